@@ -1,0 +1,30 @@
+// The saved graph, JSON format v1 (SPEC section 2, docs/graph-format.md).
+#ifndef AMPC_COMPILER_GRAPHJSON_H
+#define AMPC_COMPILER_GRAPHJSON_H
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace ampc {
+
+using Json = nlohmann::ordered_json;
+
+/// Reads a saved graph. Throws GraphError naming the node or value at fault.
+mlir::OwningOpRef<mlir::ModuleOp> importGraphJson(mlir::MLIRContext &ctx,
+                                                  llvm::StringRef text);
+
+/// Writes the graph of `module` as JSON text, one value or node per line.
+std::string exportGraphJson(mlir::ModuleOp module);
+
+/// An op attribute as JSON, and back. `attrFromJson` throws GraphError.
+Json attrToJson(mlir::Attribute attr);
+mlir::Attribute attrFromJson(mlir::MLIRContext *ctx, llvm::StringRef name,
+                             const Json &value);
+
+} // namespace ampc
+
+#endif

@@ -1,0 +1,51 @@
+#include "compiler/NodeFactory.h"
+
+#include "compiler/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+
+using namespace mlir;
+
+namespace ampc {
+
+bool isKnownOp(MLIRContext *ctx, StringRef op) {
+  return RegisteredOperationName::lookup(("graph." + op).str(), ctx).has_value();
+}
+
+Operation *createNode(OpBuilder &builder, StringRef op, StringRef nodeName,
+                      ValueRange operands, NamedAttrList attrs, TypeRange resultTypes) {
+  MLIRContext *ctx = builder.getContext();
+  std::string where = "node '" + nodeName.str() + "'";
+  auto opName = RegisteredOperationName::lookup(("graph." + op).str(), ctx);
+  if (!opName)
+    throw GraphError(where + ": unknown op '" + op.str() + "'");
+  Location loc = NameLoc::get(builder.getStringAttr(where));
+  attrs.set("name", builder.getStringAttr(nodeName));
+  // Materialise ODS defaults, as the MLIR parser does: inference reads them.
+  opName->populateDefaultAttrs(attrs);
+
+  ErrorCollector errors(ctx);
+  OperationState state(loc, *opName);
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  SmallVector<Type> types;
+  if (auto *infer = opName->getInterface<InferTypeOpInterface>()) {
+    if (failed(infer->inferReturnTypes(ctx, loc, operands,
+                                       state.attributes.getDictionary(ctx),
+                                       OpaqueProperties(nullptr), {}, types)))
+      errors.raise(where + ": invalid " + op.str());
+  } else if (!resultTypes.empty()) {
+    types.assign(resultTypes.begin(), resultTypes.end());
+  } else {
+    throw GraphError(where + ": '" + op.str() + "' needs its output's dtype and shape");
+  }
+  state.addTypes(types);
+  Operation *created = builder.create(state);
+  if (failed(verify(created))) {
+    created->erase();
+    errors.raise(where + ": invalid " + op.str());
+  }
+  return created;
+}
+
+} // namespace ampc

@@ -1,0 +1,120 @@
+#include "compiler/PrecisionReport.h"
+
+#include <cstdio>
+
+#include "compiler/GraphIO.h"
+#include "compiler/GraphJson.h"
+#include "ops/GraphNames.h"
+#include "ops/GraphOps.h"
+
+using namespace mlir;
+
+namespace ampc {
+
+std::string computeDtype(Operation *op) {
+  for (Value r : op->getResults())
+    if (graph::isFloatTensor(r.getType()))
+      return graph::dtypeName(graph::elementType(r.getType()));
+  return op->getNumResults() ? graph::dtypeName(graph::elementType(op->getResult(0).getType()))
+                             : "";
+}
+
+static double numel(Value v) {
+  return (double)cast<RankedTensorType>(v.getType()).getNumElements();
+}
+
+double nodeFlops(Operation *op) {
+  if (auto mm = dyn_cast<graph::MatmulOp>(op)) {
+    auto a = cast<RankedTensorType>(mm.getA().getType());
+    int64_t k = mm.getTransposeA() ? a.getShape().end()[-2] : a.getShape().back();
+    return 2.0 * numel(mm.getY()) * k;
+  }
+  if (auto conv = dyn_cast<graph::Conv2dOp>(op)) {
+    auto w = cast<RankedTensorType>(conv.getFilter().getType());
+    return 2.0 * numel(conv.getY()) * (w.getNumElements() / w.getDimSize(0));
+  }
+  if (isa<graph::CastOp, graph::ConstantOp, graph::FillOp, graph::EmbeddingOp>(op))
+    return 0;
+  if (auto amp = dyn_cast<graph::AmpOpInterface>(op))
+    if (amp.isPrecisionAgnostic() && !isa<graph::MaxPool2dOp>(op))
+      return 0;
+  if (isa<graph::SoftmaxOp, graph::LogSoftmaxOp, graph::LayerNormOp, graph::BatchNormOp,
+          graph::SoftmaxCrossEntropyOp>(op))
+    return 5.0 * numel(op->getOperand(0));
+  if (isa<graph::ReduceSumOp, graph::ReduceMeanOp, graph::MseLossOp, graph::MaxPool2dOp,
+          graph::AvgPool2dOp, graph::GlobalAvgPoolOp>(op))
+    return numel(op->getOperand(0));
+  return op->getNumResults() ? numel(op->getResult(0)) : 0;
+}
+
+PrecisionReport makeReport(ModuleOp module) {
+  auto g = cast<graph::GraphOp>(theGraph(module));
+  PrecisionReport r;
+  r.graph = g.getSymName().str();
+  for (Operation &op : g.getBody().front()) {
+    if (isa<graph::ReturnOp>(op) || graph::isValueOp(&op))
+      continue;
+    std::string opName = op.getName().getStringRef().drop_front(6).str();
+    std::string dtype = computeDtype(&op);
+    ++r.nodes;
+    ++r.ops[opName][dtype];
+    if (isa<graph::CastOp>(op))
+      ++r.casts;
+    double flops = nodeFlops(&op);
+    r.flopsTotal += flops;
+    if (dtype == "f16" || dtype == "bf16")
+      r.flopsLowPrecision += flops;
+  }
+  return r;
+}
+
+static double share(const PrecisionReport &r) {
+  return r.flopsTotal > 0 ? r.flopsLowPrecision / r.flopsTotal : 0.0;
+}
+
+std::string reportText(const PrecisionReport &r) {
+  char line[256];
+  std::string out = "graph " + r.graph + ": " + std::to_string(r.nodes) + " nodes, " +
+                    std::to_string(r.casts) + " casts\n";
+  std::snprintf(line, sizeof line, "%-24s %8s %8s %8s %8s\n", "op", "f32", "f16", "bf16",
+                "other");
+  out += line;
+  for (const auto &[op, counts] : r.ops) {
+    int64_t other = 0;
+    for (const auto &[dtype, n] : counts)
+      if (dtype != "f32" && dtype != "f16" && dtype != "bf16")
+        other += n;
+    auto count = [&](const char *d) {
+      auto it = counts.find(d);
+      return it == counts.end() ? 0 : it->second;
+    };
+    std::snprintf(line, sizeof line, "%-24s %8lld %8lld %8lld %8lld\n", op.c_str(),
+                  (long long)count("f32"), (long long)count("f16"),
+                  (long long)count("bf16"), (long long)other);
+    out += line;
+  }
+  std::snprintf(line, sizeof line,
+                "FLOPs: %.4g total, %.4g in low precision (%.2f%%)\n", r.flopsTotal,
+                r.flopsLowPrecision, 100.0 * share(r));
+  return out + line;
+}
+
+std::string reportJson(const PrecisionReport &r) {
+  Json ops = Json::object();
+  for (const auto &[op, counts] : r.ops) {
+    Json c = {{"f32", 0}, {"f16", 0}, {"bf16", 0}};
+    for (const auto &[dtype, n] : counts)
+      c[dtype] = n;
+    ops[op] = c;
+  }
+  Json j = {{"graph", r.graph},
+            {"nodes", r.nodes},
+            {"casts", r.casts},
+            {"flops_total", r.flopsTotal},
+            {"flops_low_precision", r.flopsLowPrecision},
+            {"low_precision_flop_share", share(r)},
+            {"ops", ops}};
+  return j.dump(2) + "\n";
+}
+
+} // namespace ampc

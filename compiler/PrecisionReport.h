@@ -1,0 +1,37 @@
+// What `ampc report` prints: per op type, how many nodes compute in each
+// dtype; the number of casts; and the share of FLOPs that run in low precision.
+#ifndef AMPC_COMPILER_PRECISIONREPORT_H
+#define AMPC_COMPILER_PRECISIONREPORT_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace ampc {
+
+struct PrecisionReport {
+  std::string graph;
+  int64_t nodes = 0, casts = 0;
+  double flopsTotal = 0, flopsLowPrecision = 0;
+  /// op -> compute dtype -> node count.
+  std::map<std::string, std::map<std::string, int64_t>> ops;
+};
+
+/// The dtype a node computes in: that of its first float output (SPEC
+/// section 2), else of its first output.
+std::string computeDtype(mlir::Operation *op);
+
+/// Estimated FLOPs of one node: 2*M*N*K for matmul and conv2d, one per output
+/// element for elementwise ops, a few per element for normalisations and
+/// softmax, none for data movement and casts.
+double nodeFlops(mlir::Operation *op);
+
+PrecisionReport makeReport(mlir::ModuleOp module);
+std::string reportText(const PrecisionReport &r);
+std::string reportJson(const PrecisionReport &r);
+
+} // namespace ampc
+
+#endif

@@ -1,0 +1,77 @@
+#include "models/Models.h"
+
+#include "compiler/Diagnostics.h"
+
+namespace ampc {
+
+int64_t ModelArgs::getInt(const std::string &key) const {
+  const std::string &text = values_.at(key);
+  size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used != text.size() || v <= 0)
+    throw GraphError("parameter '" + key + "' must be a positive integer, got '" + text + "'");
+  return v;
+}
+
+const std::vector<ModelInfo> &modelRegistry() {
+  static const std::vector<ModelInfo> models = {
+      {"simplenet", "3 Linear layers with ReLU and MSE loss (the Paddle AMP tutorial)",
+       {{"batch", "512", "batch size"}, {"hidden", "4096", "width of every layer"}},
+       buildSimpleNet},
+      {"mlp", "784-512-512-10 perceptron with cross entropy",
+       {{"batch", "64", "batch size"}, {"hidden", "512", "width of the hidden layers"}},
+       buildMlp},
+      {"mnist_cnn", "NHWC conv5x5-16, BN, ReLU, maxpool, conv5x5-64, BN, ReLU, maxpool, fc64, fc10",
+       {{"batch", "64", "batch size"}},
+       buildMnistCnn},
+      {"resnet", "ResNet 18 or 50, NHWC",
+       {{"depth", "50", "18 or 50"},
+        {"batch", "32", "batch size"},
+        {"image", "224", "image height and width"},
+        {"channels", "8", "input channels (RGB zero-padded to 8 for tensor cores)"},
+        {"classes", "1000", "number of classes"}},
+       buildResNet},
+      {"bert", "BERT encoder with a masked-LM head (defaults: BERT-base)",
+       {{"layers", "12", "encoder layers"},
+        {"hidden", "768", "hidden size"},
+        {"heads", "12", "attention heads"},
+        {"seq", "128", "sequence length"},
+        {"vocab", "30528", "vocabulary size (30522 padded to a multiple of 8)"},
+        {"batch", "8", "batch size"}},
+       buildBert},
+  };
+  return models;
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> buildModel(mlir::MLIRContext &ctx, const std::string &name,
+                                             const std::map<std::string, std::string> &sets) {
+  for (const ModelInfo &m : modelRegistry()) {
+    if (m.name != name)
+      continue;
+    std::map<std::string, std::string> values;
+    for (const ModelParam &p : m.params)
+      values[p.key] = p.defaultValue;
+    for (const auto &[key, value] : sets) {
+      if (!values.count(key)) {
+        std::string known;
+        for (const ModelParam &p : m.params)
+          known += (known.empty() ? "" : ", ") + p.key;
+        throw GraphError("model '" + name + "' has no parameter '" + key +
+                         "'; it takes: " + known);
+      }
+      values[key] = value;
+    }
+    return m.build(ctx, ModelArgs(values));
+  }
+  std::string known;
+  for (const ModelInfo &m : modelRegistry())
+    known += (known.empty() ? "" : ", ") + m.name;
+  throw GraphError("unknown model '" + name + "'; the models are: " + known);
+}
+
+} // namespace ampc

@@ -1,0 +1,22 @@
+#ifndef AMPC_AMP_INTERFACE
+#define AMPC_AMP_INTERFACE
+
+include "mlir/IR/OpBase.td"
+
+def Graph_AmpOpInterface : OpInterface<"AmpOpInterface"> {
+  let cppNamespace = "::ampc::graph";
+  let description = [{
+    The default automatic-mixed-precision policy of an op: its list (white,
+    gray, black or none) and whether it only moves or selects data, so that it
+    gives the same result in any float dtype (precision-agnostic). The AMP pass
+    reads these; custom lists override the category per run.
+  }];
+  let methods = [
+    StaticInterfaceMethod<"The op's default AMP list.",
+      "::ampc::graph::AmpCategory", "getDefaultAmpCategory">,
+    StaticInterfaceMethod<"True when the op only moves or selects data.",
+      "bool", "isPrecisionAgnostic">,
+  ];
+}
+
+#endif

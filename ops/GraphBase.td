@@ -1,0 +1,117 @@
+#ifndef AMPC_GRAPH_BASE
+#define AMPC_GRAPH_BASE
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "ops/AmpInterface.td"
+
+def Graph_Dialect : Dialect {
+  let name = "graph";
+  let cppNamespace = "::ampc::graph";
+  let summary = "Static training graphs for automatic mixed precision.";
+  let description = [{
+    A `graph.graph` holds one static computation graph: its inputs, parameters
+    and constants, the nodes that compute on them, and its outputs. Every node
+    carries the user's name; passes never rename a node or a value.
+  }];
+  // Plain attribute dictionaries: the JSON front end builds ops generically and
+  // lets the verifier report attributes of the wrong kind.
+  let usePropertiesForAttributes = 0;
+}
+
+def Graph_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
+def Graph_IntTensor : StaticShapeTensorOf<[I32, I64]>;
+def Graph_Tensor : StaticShapeTensorOf<[F16, BF16, F32, F64, I1, I32, I64]>;
+
+def Graph_DtypeAttr : TypeAttrBase<"::mlir::Type", "a graph dtype">;
+
+// Results print with the user's value names (`%fc1.matmul`), so IR dumps read
+// like the saved graph.
+class Graph_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Graph_Dialect, mnemonic,
+         !listconcat(traits, [DeclareOpInterfaceMethods<OpAsmOpInterface,
+                                                        ["getAsmResultNames"]>])> {
+  code asmNamesDef = [{
+    void $cppClass::getAsmResultNames(::mlir::OpAsmSetValueNameFn setNameFn) {
+      ::ampc::graph::setAsmResultNames(getOperation(), setNameFn);
+    }
+  }];
+  let extraClassDefinition = asmNamesDef;
+}
+
+// A node of the user's graph. `name` is the node's name. `outs` names its
+// results; when it is absent, the single result is named like the node.
+// `category` is the op's default AMP list; `agnostic` marks ops that only move
+// or select data. Result types are inferred by `inferTypes`, written in C++
+// (ops/TypeInference.cpp) unless a subclass sets `inferBody`.
+class Graph_NodeOp<string mnemonic, string category, dag args, dag res,
+                   list<Trait> traits = [], bit agnostic = 0, bit infer = 1>
+    : Graph_Op<mnemonic, !listconcat([Pure, Graph_AmpOpInterface],
+                                     !if(infer, [InferTypeOpAdaptor], []),
+                                     traits)> {
+  let arguments = !con((ins StrAttr:$name), args,
+                       (ins OptionalAttr<StrArrayAttr>:$outs));
+  let results = res;
+  let assemblyFormat =
+      "$name `(` operands `)` attr-dict `:` functional-type(operands, results)";
+  code inferBody = "";
+  let extraClassDeclaration = [{
+    static ::ampc::graph::AmpCategory getDefaultAmpCategory() {
+      return ::ampc::graph::AmpCategory::}] # category # [{;
+    }
+    static bool isPrecisionAgnostic() { return }] # !if(agnostic, "true", "false") # [{; }
+  }] # !if(infer, [{
+    static ::llvm::LogicalResult inferTypes(::mlir::Location loc, Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &types);
+  }], "");
+  let extraClassDefinition = asmNamesDef # !if(infer, [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(::mlir::MLIRContext *ctx,
+        std::optional<::mlir::Location> loc, Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      ::mlir::Location where = loc ? *loc : ::mlir::UnknownLoc::get(ctx);
+      // Attributes are checked first: inference reads them through typed accessors.
+      if (::mlir::failed(adaptor.verify(where)))
+        return ::mlir::failure();
+      return inferTypes(where, adaptor, types);
+    }
+  }], "") # inferBody;
+}
+
+// Elementwise op of one tensor: the result has the operand's type.
+class Graph_UnaryOp<string mnemonic, string category, string summaryText,
+                    dag attrs = (ins), list<Trait> traits = [], bit agnostic = 0,
+                    Type operandType = Graph_FloatTensor>
+    : Graph_NodeOp<mnemonic, category, !con((ins operandType:$x), attrs),
+                   (outs operandType:$y), traits, agnostic> {
+  let summary = summaryText;
+  let inferBody = [{
+    ::llvm::LogicalResult $cppClass::inferTypes(::mlir::Location, Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      types.push_back(adaptor.getX().getType());
+      return ::mlir::success();
+    }
+  }];
+}
+
+// Elementwise op of two tensors with numpy broadcasting.
+class Graph_BinaryOp<string mnemonic, string summaryText>
+    : Graph_NodeOp<mnemonic, "Gray", (ins Graph_Tensor:$lhs, Graph_Tensor:$rhs),
+                   (outs Graph_Tensor:$y)> {
+  let summary = summaryText;
+  let description = [{
+    Elementwise, with numpy broadcasting. Both operands have the same dtype.
+  }];
+  let inferBody = [{
+    ::llvm::LogicalResult $cppClass::inferTypes(::mlir::Location loc, Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::ampc::graph::inferBroadcast(loc, adaptor.getLhs().getType(),
+                                           adaptor.getRhs().getType(), types);
+    }
+  }];
+}
+
+#endif

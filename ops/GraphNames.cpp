@@ -1,0 +1,82 @@
+#include "ops/GraphNames.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "ops/GraphOps.h"
+
+using namespace mlir;
+
+namespace ampc::graph {
+
+StringRef nodeName(Operation *op) {
+  if (auto name = op->getAttrOfType<StringAttr>("name"))
+    return name.getValue();
+  return "";
+}
+
+StringRef valueName(Value value) {
+  auto result = dyn_cast<OpResult>(value);
+  if (!result)
+    return "";
+  Operation *op = result.getOwner();
+  if (auto outs = op->getAttrOfType<ArrayAttr>("outs")) {
+    unsigned i = result.getResultNumber();
+    if (i < outs.size())
+      if (auto s = dyn_cast<StringAttr>(outs[i]))
+        return s.getValue();
+    return "";
+  }
+  return nodeName(op);
+}
+
+bool isValueOp(Operation *op) {
+  return isa<InputOp, ParamOp, ConstOp>(op);
+}
+
+Type elementType(Type type) {
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    return shaped.getElementType();
+  return type;
+}
+
+bool isFloatTensor(Type type) {
+  return isa<FloatType>(elementType(type));
+}
+
+std::string dtypeName(Type t) {
+  if (t.isF32()) return "f32";
+  if (t.isF16()) return "f16";
+  if (t.isBF16()) return "bf16";
+  if (t.isF64()) return "f64";
+  if (t.isInteger(32)) return "i32";
+  if (t.isInteger(64)) return "i64";
+  if (t.isInteger(1)) return "i1";
+  return "";
+}
+
+Type parseDtype(MLIRContext *ctx, StringRef name) {
+  Builder b(ctx);
+  if (name == "f32") return b.getF32Type();
+  if (name == "f16") return b.getF16Type();
+  if (name == "bf16") return b.getBF16Type();
+  if (name == "f64") return b.getF64Type();
+  if (name == "i32") return b.getI32Type();
+  if (name == "i64") return b.getI64Type();
+  if (name == "i1") return b.getI1Type();
+  return nullptr;
+}
+
+} // namespace ampc::graph
+
+namespace ampc::graph {
+
+void setAsmResultNames(Operation *op, OpAsmSetValueNameFn setNameFn) {
+  for (Value v : op->getResults()) {
+    StringRef name = valueName(v);
+    if (!name.empty())
+      setNameFn(v, name);
+  }
+}
+
+} // namespace ampc::graph

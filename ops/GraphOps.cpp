@@ -1,0 +1,93 @@
+// Verifiers of the structure ops; the node ops are checked by their type
+// inference (ops/TypeInference.cpp) and ODS constraints.
+#include "ops/GraphOps.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "ops/GraphNames.h"
+
+using namespace mlir;
+using namespace ampc::graph;
+
+#define GET_OP_CLASSES
+#include "ops/GraphOps.cpp.inc"
+
+LogicalResult GraphOp::verifyRegions() {
+  llvm::StringSet<> nodes, values;
+  llvm::StringMap<Value> valueByName;
+  Block &body = getBody().front();
+  for (Operation &op : body) {
+    if (isa<ReturnOp>(op))
+      continue;
+    if (!isa<GraphDialect>(op.getDialect()))
+      return op.emitOpError("is not a graph op; a graph holds graph ops only");
+    StringRef name = nodeName(&op);
+    if (name.empty())
+      return op.emitOpError("needs a non-empty 'name'");
+    if (!isValueOp(&op)) {
+      if (!nodes.insert(name).second)
+        return op.emitOpError("duplicate node name '") << name << "'";
+      auto outs = op.getAttrOfType<ArrayAttr>("outs");
+      if (outs && outs.size() != op.getNumResults())
+        return op.emitOpError("names ") << outs.size() << " outputs in 'outs' but has "
+                                        << op.getNumResults();
+      if (!outs && op.getNumResults() != 1)
+        return op.emitOpError("has several results and needs 'outs' to name them");
+    }
+    for (Value v : op.getResults()) {
+      StringRef vname = valueName(v);
+      if (vname.empty())
+        return op.emitOpError("has an unnamed result");
+      if (!values.insert(vname).second)
+        return op.emitOpError("duplicate value name '") << vname << "'";
+      valueByName[vname] = v;
+    }
+  }
+  if (auto loss = getLoss()) {
+    auto ret = cast<ReturnOp>(body.getTerminator());
+    Value lossValue = valueByName.lookup(*loss);
+    if (!lossValue)
+      return emitOpError("loss '") << *loss << "' names no value";
+    if (!llvm::is_contained(ret.getOutputs(), lossValue))
+      return emitOpError("loss '") << *loss << "' is not a graph output";
+    auto type = cast<RankedTensorType>(lossValue.getType());
+    if (type.getRank() != 0 || !isa<FloatType>(type.getElementType()))
+      return emitOpError("loss '") << *loss << "' must be a float scalar, got "
+                                   << type;
+  }
+  return success();
+}
+
+LogicalResult ParamOp::verify() {
+  auto init = getInit();
+  if (!init)
+    return success();
+  auto kind = init->getAs<StringAttr>("kind");
+  if (!kind)
+    return emitOpError("init needs a string 'kind'");
+  static const llvm::StringMap<std::vector<StringRef>> kinds = {
+      {"zeros", {}},          {"ones", {}},
+      {"constant", {"value"}}, {"normal", {"mean", "std"}},
+      {"uniform", {"low", "high"}}, {"xavier_uniform", {}},
+      {"kaiming_normal", {}}};
+  auto it = kinds.find(kind.getValue());
+  if (it == kinds.end())
+    return emitOpError("unknown init kind '") << kind.getValue() << "'";
+  for (NamedAttribute field : *init) {
+    if (field.getName() == "kind")
+      continue;
+    if (!llvm::is_contained(it->second, field.getName().getValue()))
+      return emitOpError("init '") << kind.getValue() << "' has no field '"
+                                   << field.getName().getValue() << "'";
+    if (!isa<FloatAttr, IntegerAttr>(field.getValue()))
+      return emitOpError("init field '") << field.getName().getValue()
+                                         << "' must be a number";
+  }
+  return success();
+}
+
+LogicalResult ConstOp::verify() {
+  if (getValue().getType() != getResult().getType())
+    return emitOpError("value has type ") << getValue().getType()
+                                          << " but the result is " << getResult().getType();
+  return success();
+}

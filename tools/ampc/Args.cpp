@@ -1,0 +1,82 @@
+#include "tools/ampc/Args.h"
+
+namespace ampc::cli {
+
+Args::Args(int argc, char **argv, int first, const std::vector<OptionSpec> &specs) {
+  for (int i = first; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-o")
+      arg = "--output";
+    if (arg.size() < 2 || arg[0] != '-' || arg == "-") {
+      positionals_.push_back(arg);
+      continue;
+    }
+    std::string name = arg.substr(arg[1] == '-' ? 2 : 1);
+    std::optional<std::string> inlineValue;
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      inlineValue = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    const OptionSpec *spec = nullptr;
+    for (const OptionSpec &s : specs)
+      if (s.name == name)
+        spec = &s;
+    if (!spec)
+      throw UsageError("unknown option '" + arg + "'");
+    std::string value;
+    if (spec->takesValue) {
+      if (inlineValue)
+        value = *inlineValue;
+      else if (i + 1 < argc)
+        value = argv[++i];
+      else
+        throw UsageError("option '--" + name + "' needs a value");
+    } else if (inlineValue) {
+      throw UsageError("option '--" + name + "' takes no value");
+    }
+    auto &slot = values_[name];
+    if (!slot.empty() && !spec->repeatable)
+      throw UsageError("option '--" + name + "' is given twice");
+    slot.push_back(value);
+  }
+}
+
+std::optional<std::string> Args::get(const std::string &name) const {
+  auto it = values_.find(name);
+  if (it == values_.end())
+    return std::nullopt;
+  return it->second.back();
+}
+
+std::vector<std::string> Args::getAll(const std::string &name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+int64_t Args::getInt(const std::string &name, int64_t dflt) const {
+  auto v = get(name);
+  if (!v)
+    return dflt;
+  size_t used = 0;
+  long long n = 0;
+  try {
+    n = std::stoll(*v, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used != v->size() || n <= 0)
+    throw UsageError("option '--" + name + "' needs a positive integer, got '" + *v + "'");
+  return n;
+}
+
+std::string describeOptions(const std::vector<OptionSpec> &specs) {
+  std::string out;
+  for (const OptionSpec &s : specs) {
+    std::string left = "  --" + s.name + (s.takesValue ? " VALUE" : "");
+    left.resize(std::max<size_t>(left.size() + 2, 34), ' ');
+    out += left + s.help + "\n";
+  }
+  return out;
+}
+
+} // namespace ampc::cli

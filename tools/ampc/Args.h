@@ -1,0 +1,48 @@
+// Command-line parsing for `ampc` subcommands: positionals, `--flag`,
+// `--opt value` / `--opt=value` and repeatable options, with the errors users see.
+#ifndef AMPC_TOOLS_ARGS_H
+#define AMPC_TOOLS_ARGS_H
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ampc::cli {
+
+/// A usage mistake: unknown flag, missing value, bad value.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct OptionSpec {
+  std::string name;      // without the leading dashes
+  bool takesValue = true;
+  bool repeatable = false;
+  std::string help;
+};
+
+class Args {
+public:
+  /// Parses `argv[first..argc)` against `specs`; `-o` is an alias of `--output`.
+  Args(int argc, char **argv, int first, const std::vector<OptionSpec> &specs);
+
+  const std::vector<std::string> &positionals() const { return positionals_; }
+  bool has(const std::string &name) const { return values_.count(name) > 0; }
+  std::optional<std::string> get(const std::string &name) const;
+  std::vector<std::string> getAll(const std::string &name) const;
+  /// A positive integer option, or `dflt` when absent.
+  int64_t getInt(const std::string &name, int64_t dflt) const;
+
+private:
+  std::vector<std::string> positionals_;
+  std::map<std::string, std::vector<std::string>> values_;
+};
+
+/// One line per option, for --help.
+std::string describeOptions(const std::vector<OptionSpec> &specs);
+
+} // namespace ampc::cli
+
+#endif

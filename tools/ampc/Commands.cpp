@@ -1,0 +1,122 @@
+// The command table and the graph commands: model, rewrite, report.
+#include "tools/ampc/Commands.h"
+
+#include <iostream>
+
+#include "compiler/Diagnostics.h"
+#include "compiler/GraphIO.h"
+#include "compiler/PrecisionReport.h"
+#include "mlir/IR/MLIRContext.h"
+#include "models/Models.h"
+
+using namespace mlir;
+
+namespace ampc::cli {
+
+const std::string &inputFile(const Args &args) {
+  if (args.positionals().size() != 1)
+    throw UsageError("expects exactly one input file");
+  return args.positionals()[0];
+}
+
+std::string outputFile(const Args &args) {
+  auto out = args.get("output");
+  if (!out || out->empty())
+    throw UsageError("needs an output file: -o FILE");
+  return *out;
+}
+
+/// Runs `body`, attributing graph and usage errors to `file`.
+template <typename F> static auto onFile(const std::string &file, F body) {
+  try {
+    return body();
+  } catch (const GraphError &e) {
+    throw CliError(file, e.what());
+  } catch (const UsageError &e) {
+    throw CliError(file, e.what());
+  }
+}
+
+int runModel(const Args &args) {
+  if (args.positionals().size() != 1)
+    throw UsageError("expects one model name; the models are listed by `ampc model --list`");
+  std::string out = outputFile(args);
+  return onFile(out, [&] {
+    std::map<std::string, std::string> sets;
+    for (const std::string &kv : args.getAll("set")) {
+      size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw UsageError("--set needs key=value, got '" + kv + "'");
+      sets[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    MLIRContext ctx;
+    OwningOpRef<ModuleOp> module = buildModel(ctx, args.positionals()[0], sets);
+    saveGraph(*module, out);
+    return 0;
+  });
+}
+
+int runRewrite(const Args &args) {
+  const std::string &in = inputFile(args);
+  std::string out = outputFile(args);
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> module = onFile(in, [&] { return loadGraph(ctx, in); });
+  if (args.has("print-ir-before-amp")) {
+    llvm::errs() << "// -----// IR Dump Before AMP //----- //\n";
+    module->print(llvm::errs());
+  }
+  if (args.has("print-ir-after-amp")) {
+    llvm::errs() << "// -----// IR Dump After AMP //----- //\n";
+    module->print(llvm::errs());
+  }
+  onFile(out, [&] { saveGraph(*module, out); });
+  return 0;
+}
+
+int runReport(const Args &args) {
+  const std::string &in = inputFile(args);
+  MLIRContext ctx;
+  PrecisionReport report = onFile(in, [&] {
+    OwningOpRef<ModuleOp> module = loadGraph(ctx, in);
+    return makeReport(*module);
+  });
+  std::cout << (args.has("json") ? reportJson(report) : reportText(report));
+  return 0;
+}
+
+static int listModels(const Args &args);
+
+const std::vector<Command> &commands() {
+  static const std::vector<Command> table = {
+      {"model", "model NAME [--set key=value]... -o FILE",
+       "writes a model of the zoo as a saved graph (.json or .mlir)",
+       {{"output", true, false, "the file to write"},
+        {"set", true, true, "overrides a model parameter, key=value"},
+        {"list", false, false, "lists the models and their parameters"}},
+       listModels},
+      {"rewrite", "rewrite IN -o OUT [options]",
+       "reads, verifies and rewrites a graph (.json or .mlir)",
+       {{"output", true, false, "the file to write"},
+        {"print-ir-before-amp", false, false, "prints the IR before the AMP pass to stderr"},
+        {"print-ir-after-amp", false, false, "prints the IR after the AMP pass to stderr"}},
+       runRewrite},
+      {"report", "report FILE [--json]",
+       "per op type, the nodes computing in each dtype, the casts and the FLOP share",
+       {{"json", false, false, "prints one JSON object"}},
+       runReport},
+  };
+  return table;
+}
+
+static int listModels(const Args &args) {
+  if (!args.has("list"))
+    return runModel(args);
+  for (const ModelInfo &m : modelRegistry()) {
+    std::cout << m.name << ": " << m.summary << "\n";
+    for (const ModelParam &p : m.params)
+      std::cout << "    " << p.key << "=" << p.defaultValue << "  " << p.help << "\n";
+  }
+  return 0;
+}
+
+} // namespace ampc::cli

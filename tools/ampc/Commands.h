@@ -1,0 +1,38 @@
+// The `ampc` subcommands. Each returns the exit status or throws CliError.
+#ifndef AMPC_TOOLS_COMMANDS_H
+#define AMPC_TOOLS_COMMANDS_H
+
+#include <stdexcept>
+#include <string>
+
+#include "tools/ampc/Args.h"
+
+namespace ampc::cli {
+
+/// An error to print as `ampc: error: <file>: <what>`.
+struct CliError : std::runtime_error {
+  CliError(std::string file, const std::string &what)
+      : std::runtime_error(what), file(std::move(file)) {}
+  std::string file;
+};
+
+struct Command {
+  const char *name, *usage, *summary;
+  std::vector<OptionSpec> options;
+  int (*run)(const Args &args);
+};
+
+const std::vector<Command> &commands();
+
+int runModel(const Args &args);
+int runRewrite(const Args &args);
+int runReport(const Args &args);
+
+/// The single positional argument (the input file), or a usage error.
+const std::string &inputFile(const Args &args);
+/// The `-o`/`--output` file, or a usage error.
+std::string outputFile(const Args &args);
+
+} // namespace ampc::cli
+
+#endif

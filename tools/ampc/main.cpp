@@ -1,0 +1,55 @@
+// ampc: the user CLI. Dispatches to the subcommands and turns every error a
+// user can cause into one line, `ampc: error: <file>: <what>`, and exit 1.
+#include <cstring>
+#include <iostream>
+
+#include "compiler/Diagnostics.h"
+#include "tools/ampc/Commands.h"
+
+using namespace ampc::cli;
+
+#ifndef AMPC_VERSION
+#define AMPC_VERSION "0.0.0"
+#endif
+
+static void printHelp() {
+  std::cout << "ampc: automatic mixed precision training compiler\n\n"
+               "usage: ampc COMMAND [options]\n\ncommands:\n";
+  for (const Command &c : commands())
+    std::cout << "  " << c.usage << "\n      " << c.summary << "\n";
+  std::cout << "\n`ampc COMMAND --help` lists a command's options.\n";
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    printHelp();
+    return argc < 2 ? 1 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::cout << "ampc " AMPC_VERSION " (MLIR 19)\n";
+    return 0;
+  }
+  for (const Command &c : commands()) {
+    if (c.name != std::string(argv[1]))
+      continue;
+    for (int i = 2; i < argc; ++i)
+      if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+        std::cout << "usage: ampc " << c.usage << "\n" << c.summary << "\n\noptions:\n"
+                  << describeOptions(c.options);
+        return 0;
+      }
+    try {
+      return c.run(Args(argc, argv, 2, c.options));
+    } catch (const CliError &e) {
+      std::cerr << "ampc: error: " << (e.file.empty() ? "" : e.file + ": ") << e.what()
+                << "\n";
+    } catch (const UsageError &e) {
+      std::cerr << "ampc: error: " << c.name << ": " << e.what() << "\n";
+    } catch (const ampc::GraphError &e) {
+      std::cerr << "ampc: error: " << e.what() << "\n";
+    }
+    return 1;
+  }
+  std::cerr << "ampc: error: unknown command '" << argv[1] << "'; see ampc --help\n";
+  return 1;
+}
