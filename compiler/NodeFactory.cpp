@@ -2,7 +2,7 @@
 
 #include "compiler/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "ops/GraphOps.h"
 
 using namespace mlir;
 
@@ -29,10 +29,9 @@ Operation *createNode(OpBuilder &builder, StringRef op, StringRef nodeName,
   state.addOperands(operands);
   state.addAttributes(attrs);
   SmallVector<Type> types;
-  if (auto *infer = opName->getInterface<InferTypeOpInterface>()) {
-    if (failed(infer->inferReturnTypes(ctx, loc, operands,
-                                       state.attributes.getDictionary(ctx),
-                                       OpaqueProperties(nullptr), {}, types)))
+  if (auto *infer = opName->getInterface<graph::NodeTypeInference>()) {
+    if (failed(infer->inferNodeTypes(loc, operands, state.attributes.getDictionary(ctx),
+                                     types)))
       errors.raise(where + ": invalid " + op.str());
   } else if (!resultTypes.empty()) {
     types.assign(resultTypes.begin(), resultTypes.end());

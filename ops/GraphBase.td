@@ -5,9 +5,9 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
-include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "ops/AmpInterface.td"
+include "ops/NodeTypeInference.td"
 
 def Graph_Dialect : Dialect {
   let name = "graph";
@@ -47,11 +47,12 @@ class Graph_Op<string mnemonic, list<Trait> traits = []>
 // results; when it is absent, the single result is named like the node.
 // `category` is the op's default AMP list; `agnostic` marks ops that only move
 // or select data. Result types are inferred by `inferTypes`, written in C++
-// (ops/TypeInference.cpp) unless a subclass sets `inferBody`.
+// (ops/TypeInference.cpp) unless a subclass sets `inferBody`; the verifier
+// checks the op's result types against them.
 class Graph_NodeOp<string mnemonic, string category, dag args, dag res,
                    list<Trait> traits = [], bit agnostic = 0, bit infer = 1>
     : Graph_Op<mnemonic, !listconcat([Pure, Graph_AmpOpInterface],
-                                     !if(infer, [InferTypeOpAdaptor], []),
+                                     !if(infer, [Graph_NodeTypeInference], []),
                                      traits)> {
   let arguments = !con((ins StrAttr:$name), args,
                        (ins OptionalAttr<StrArrayAttr>:$outs));
@@ -59,6 +60,7 @@ class Graph_NodeOp<string mnemonic, string category, dag args, dag res,
   let assemblyFormat =
       "$name `(` operands `)` attr-dict `:` functional-type(operands, results)";
   code inferBody = "";
+  let hasVerifier = infer;
   let extraClassDeclaration = [{
     static ::ampc::graph::AmpCategory getDefaultAmpCategory() {
       return ::ampc::graph::AmpCategory::}] # category # [{;
@@ -67,16 +69,25 @@ class Graph_NodeOp<string mnemonic, string category, dag args, dag res,
   }] # !if(infer, [{
     static ::llvm::LogicalResult inferTypes(::mlir::Location loc, Adaptor adaptor,
         ::llvm::SmallVectorImpl<::mlir::Type> &types);
+    static ::llvm::LogicalResult inferNodeTypes(::mlir::Location loc,
+        ::mlir::ValueRange operands, ::mlir::DictionaryAttr attrs,
+        ::llvm::SmallVectorImpl<::mlir::Type> &types);
   }], "");
   let extraClassDefinition = asmNamesDef # !if(infer, [{
-    ::llvm::LogicalResult $cppClass::inferReturnTypes(::mlir::MLIRContext *ctx,
-        std::optional<::mlir::Location> loc, Adaptor adaptor,
+    ::llvm::LogicalResult $cppClass::inferNodeTypes(::mlir::Location loc,
+        ::mlir::ValueRange operands, ::mlir::DictionaryAttr attrs,
         ::llvm::SmallVectorImpl<::mlir::Type> &types) {
-      ::mlir::Location where = loc ? *loc : ::mlir::UnknownLoc::get(ctx);
+      Adaptor adaptor(operands, attrs);
       // Attributes are checked first: inference reads them through typed accessors.
-      if (::mlir::failed(adaptor.verify(where)))
+      if (::mlir::failed(adaptor.verify(loc)))
         return ::mlir::failure();
-      return inferTypes(where, adaptor, types);
+      return inferTypes(loc, adaptor, types);
+    }
+    ::llvm::LogicalResult $cppClass::verify() {
+      ::llvm::SmallVector<::mlir::Type> types;
+      if (::mlir::failed(inferTypes(getLoc(), Adaptor(*this), types)))
+        return ::mlir::failure();
+      return ::ampc::graph::checkResultTypes(getOperation(), types);
     }
   }], "") # inferBody;
 }

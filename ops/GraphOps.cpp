@@ -18,7 +18,7 @@ LogicalResult GraphOp::verifyRegions() {
   for (Operation &op : body) {
     if (isa<ReturnOp>(op))
       continue;
-    if (!isa<GraphDialect>(op.getDialect()))
+    if (!isa_and_nonnull<GraphDialect>(op.getDialect()))
       return op.emitOpError("is not a graph op; a graph holds graph ops only");
     StringRef name = nodeName(&op);
     if (name.empty())

@@ -3,17 +3,18 @@
 #define AMPC_OPS_GRAPHOPS_H
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "ops/AmpPolicy.h"
 #include "ops/GraphDialect.h"
 
 #include "ops/AmpInterface.h.inc"
+#include "ops/NodeTypeInference.h.inc"
 
 namespace ampc::graph {
 /// Names the results of a graph op after the user's value names.
@@ -24,6 +25,9 @@ void setAsmResultNames(mlir::Operation *op, mlir::OpAsmSetValueNameFn setNameFn)
 #include "ops/GraphOps.h.inc"
 
 namespace ampc::graph {
+
+/// Checks an op's result types against the inferred ones.
+llvm::LogicalResult checkResultTypes(mlir::Operation *op, mlir::TypeRange inferred);
 
 /// Result type of numpy broadcasting of two tensors of one dtype.
 llvm::LogicalResult inferBroadcast(mlir::Location loc, mlir::Type lhs,

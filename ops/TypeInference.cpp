@@ -1,7 +1,7 @@
-// Shape and dtype inference of the node ops. Inference also verifies: the
-// InferTypeOpInterface verifier compares these results with the op's result
-// types, and every user-visible shape, dtype or attribute mistake is reported
-// here with the op's name.
+// Shape and dtype inference of the node ops. Inference also verifies: each
+// node op's verifier compares these results with the op's result types, and
+// every user-visible shape, dtype or attribute mistake is reported here with
+// the op's name.
 #include "ops/InferenceUtils.h"
 
 using namespace mlir;
@@ -9,6 +9,16 @@ using namespace mlir;
 namespace ampc::graph {
 using namespace infer;
 
+
+LogicalResult checkResultTypes(Operation *op, TypeRange inferred) {
+  if (TypeRange(op->getResultTypes()) == inferred)
+    return success();
+  InFlightDiagnostic d = op->emitOpError("result types (");
+  llvm::interleaveComma(op->getResultTypes(), d);
+  d << ") differ from the inferred (";
+  llvm::interleaveComma(inferred, d);
+  return d << ")";
+}
 
 LogicalResult inferBroadcast(Location loc, Type lhs, Type rhs,
                              SmallVectorImpl<Type> &types) {

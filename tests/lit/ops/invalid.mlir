@@ -1,0 +1,398 @@
+// Every verifier of the graph dialect rejects bad IR with a clear message.
+// RUN: ampc-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
+
+graph.graph @dup_node {
+  %x = graph.input "x" : tensor<4xf32>
+  %a = graph.relu "r"(%x) {outs = ["a"]} : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+1 {{duplicate node name 'r'}}
+  %b = graph.relu "r"(%a) {outs = ["b"]} : (tensor<4xf32>) -> tensor<4xf32>
+  graph.return %b : tensor<4xf32>
+}
+
+// -----
+
+graph.graph @dup_value {
+  %x = graph.input "x" : tensor<4xf32>
+  // expected-error @+1 {{duplicate value name 'x'}}
+  %a = graph.relu "r"(%x) {outs = ["x"]} : (tensor<4xf32>) -> tensor<4xf32>
+  graph.return %a : tensor<4xf32>
+}
+
+// -----
+
+graph.graph @outs_count {
+  %x = graph.input "x" : tensor<4xf32>
+  // expected-error @+1 {{names 2 outputs in 'outs' but has 1}}
+  %a = graph.relu "r"(%x) {outs = ["a", "b"]} : (tensor<4xf32>) -> tensor<4xf32>
+  graph.return %a : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{loss 'nope' names no value}}
+graph.graph @loss_missing attributes {loss = "nope"} {
+  %x = graph.input "x" : tensor<4xf32>
+  graph.return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{loss 'x' must be a float scalar}}
+graph.graph @loss_not_scalar attributes {loss = "x"} {
+  %x = graph.input "x" : tensor<4xf32>
+  graph.return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{loss 'l' is not a graph output}}
+graph.graph @loss_not_output attributes {loss = "l"} {
+  %x = graph.input "x" : tensor<4xf32>
+  %l = graph.reduce_sum "l"(%x) : (tensor<4xf32>) -> tensor<f32>
+  graph.return %x : tensor<4xf32>
+}
+
+// -----
+
+graph.graph @empty_name {
+  // expected-error @+1 {{needs a non-empty 'name'}}
+  %x = graph.input "" : tensor<4xf32>
+  graph.return %x : tensor<4xf32>
+}
+
+// -----
+
+graph.graph @bad_init {
+  // expected-error @+1 {{init 'normal' has no field 'sigma'}}
+  %w = graph.param "w" {init = {kind = "normal", sigma = 1.0 : f64}} : tensor<4xf32>
+  graph.return %w : tensor<4xf32>
+}
+
+// -----
+
+graph.graph @const_type {
+  // expected-error @+1 {{value has type 'tensor<2xf32>' but the result is 'tensor<2xf16>'}}
+  %c = graph.const "c" {value = dense<1.0> : tensor<2xf32>} : tensor<2xf16>
+  graph.return %c : tensor<2xf16>
+}
+
+// -----
+
+graph.graph @dynamic_shape {
+  // expected-error @+1 {{must be statically shaped tensor}}
+  %x = graph.input "x" : tensor<?xf32>
+  graph.return
+}
+
+// -----
+
+graph.graph @matmul_contract {
+  %a = graph.input "a" : tensor<4x8xf32>
+  %b = graph.input "b" : tensor<4x8xf32>
+  // expected-error @+1 {{contracting dimensions differ: [4,8] x [4,8]}}
+  %y = graph.matmul "y"(%a, %b) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  graph.return %y : tensor<4x8xf32>
+}
+
+// -----
+
+graph.graph @matmul_dtype {
+  %a = graph.input "a" : tensor<4x8xf16>
+  %b = graph.input "b" : tensor<8x8xf32>
+  // expected-error @+1 {{operands have different dtypes}}
+  %y = graph.matmul "y"(%a, %b) : (tensor<4x8xf16>, tensor<8x8xf32>) -> tensor<4x8xf16>
+  graph.return %y : tensor<4x8xf16>
+}
+
+// -----
+
+graph.graph @matmul_batch {
+  %a = graph.input "a" : tensor<2x4x8xf32>
+  %b = graph.input "b" : tensor<3x8x8xf32>
+  // expected-error @+1 {{batch dimensions do not broadcast}}
+  %y = graph.matmul "y"(%a, %b) : (tensor<2x4x8xf32>, tensor<3x8x8xf32>) -> tensor<2x4x8xf32>
+  graph.return %y : tensor<2x4x8xf32>
+}
+
+// -----
+
+graph.graph @matmul_int {
+  %a = graph.input "a" : tensor<4x8xi32>
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %y = graph.matmul "y"(%a, %a) {transpose_b = true} : (tensor<4x8xi32>, tensor<4x8xi32>) -> tensor<4x4xi32>
+  graph.return %y : tensor<4x4xi32>
+}
+
+// -----
+
+graph.graph @wrong_result_type {
+  %a = graph.input "a" : tensor<4x8xf32>
+  %b = graph.input "b" : tensor<8x2xf32>
+  // expected-error @+1 {{result types ('tensor<4x3xf32>') differ from the inferred ('tensor<4x2xf32>')}}
+  %y = graph.matmul "y"(%a, %b) : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x3xf32>
+  graph.return %y : tensor<4x3xf32>
+}
+
+// -----
+
+graph.graph @conv_channels {
+  %x = graph.input "x" : tensor<1x8x8x4xf32>
+  %w = graph.input "w" : tensor<8x3x3x3xf32>
+  // expected-error @+1 {{filter [8,3,3,3] expects 3 input channels, got 4}}
+  %y = graph.conv2d "y"(%x, %w) : (tensor<1x8x8x4xf32>, tensor<8x3x3x3xf32>) -> tensor<1x6x6x8xf32>
+  graph.return %y : tensor<1x6x6x8xf32>
+}
+
+// -----
+
+graph.graph @conv_layout {
+  %x = graph.input "x" : tensor<1x8x8x4xf32>
+  %w = graph.input "w" : tensor<8x3x3x4xf32>
+  // expected-error @+1 {{layout must be NHWC or NCHW, got 'HWCN'}}
+  %y = graph.conv2d "y"(%x, %w) {layout = "HWCN"} : (tensor<1x8x8x4xf32>, tensor<8x3x3x4xf32>) -> tensor<1x6x6x8xf32>
+  graph.return %y : tensor<1x6x6x8xf32>
+}
+
+// -----
+
+graph.graph @conv_padding {
+  %x = graph.input "x" : tensor<1x8x8x4xf32>
+  %w = graph.input "w" : tensor<8x3x3x4xf32>
+  // expected-error @+1 {{padding needs 2 or 4 values, got 3}}
+  %y = graph.conv2d "y"(%x, %w) {padding = array<i64: 1, 1, 1>} : (tensor<1x8x8x4xf32>, tensor<8x3x3x4xf32>) -> tensor<1x8x8x8xf32>
+  graph.return %y : tensor<1x8x8x8xf32>
+}
+
+// -----
+
+graph.graph @conv_groups {
+  %x = graph.input "x" : tensor<1x8x8x4xf32>
+  %w = graph.input "w" : tensor<6x3x3x2xf32>
+  // expected-error @+1 {{groups (4) must divide the input and output channels}}
+  %y = graph.conv2d "y"(%x, %w) {groups = 4 : i64} : (tensor<1x8x8x4xf32>, tensor<6x3x3x2xf32>) -> tensor<1x6x6x6xf32>
+  graph.return %y : tensor<1x6x6x6xf32>
+}
+
+// -----
+
+graph.graph @conv_too_small {
+  %x = graph.input "x" : tensor<1x2x2x4xf32>
+  %w = graph.input "w" : tensor<8x3x3x4xf32>
+  // expected-error @+1 {{filter is larger than the padded input}}
+  %y = graph.conv2d "y"(%x, %w) : (tensor<1x2x2x4xf32>, tensor<8x3x3x4xf32>) -> tensor<1x1x1x8xf32>
+  graph.return %y : tensor<1x1x1x8xf32>
+}
+
+// -----
+
+graph.graph @broadcast {
+  %a = graph.input "a" : tensor<4x3xf32>
+  %b = graph.input "b" : tensor<4xf32>
+  // expected-error @+1 {{shapes [4,3] and [4] do not broadcast}}
+  %y = graph.add "y"(%a, %b) : (tensor<4x3xf32>, tensor<4xf32>) -> tensor<4x3xf32>
+  graph.return %y : tensor<4x3xf32>
+}
+
+// -----
+
+graph.graph @unary_int {
+  %a = graph.input "a" : tensor<4xi64>
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of 16-bit float}}
+  %y = graph.exp "y"(%a) : (tensor<4xi64>) -> tensor<4xi64>
+  graph.return %y : tensor<4xi64>
+}
+
+// -----
+
+graph.graph @dropout_rate {
+  %a = graph.input "a" : tensor<4xf32>
+  // expected-error @+1 {{rate must be in [0, 1), got 1}}
+  %y = graph.dropout "y"(%a) {rate = 1.0 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+  graph.return %y : tensor<4xf32>
+}
+
+// -----
+
+graph.graph @attr_kind {
+  %a = graph.input "a" : tensor<4xf32>
+  // expected-error @+1 {{attribute 'axis' failed to satisfy constraint: 64-bit signless integer attribute}}
+  %y = graph.softmax "y"(%a) {axis = "last"} : (tensor<4xf32>) -> tensor<4xf32>
+  graph.return %y : tensor<4xf32>
+}
+
+// -----
+
+graph.graph @softmax_axis {
+  %a = graph.input "a" : tensor<4xf32>
+  // expected-error @+1 {{axis is out of range for rank 1}}
+  %y = graph.softmax "y"(%a) {axis = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  graph.return %y : tensor<4xf32>
+}
+
+// -----
+
+graph.graph @reshape_count {
+  %a = graph.input "a" : tensor<4x3xf32>
+  // expected-error @+1 {{cannot reshape [4,3] to [5,-1]}}
+  %y = graph.reshape "y"(%a) {shape = array<i64: 5, -1>} : (tensor<4x3xf32>) -> tensor<5x2xf32>
+  graph.return %y : tensor<5x2xf32>
+}
+
+// -----
+
+graph.graph @transpose_perm {
+  %a = graph.input "a" : tensor<4x3xf32>
+  // expected-error @+1 {{perm [1,1] is not a permutation of rank 2}}
+  %y = graph.transpose "y"(%a) {perm = array<i64: 1, 1>} : (tensor<4x3xf32>) -> tensor<3x3xf32>
+  graph.return %y : tensor<3x3xf32>
+}
+
+// -----
+
+graph.graph @flatten_axis {
+  %a = graph.input "a" : tensor<4x3xf32>
+  // expected-error @+1 {{axis 3 is out of range for rank 2}}
+  %y = graph.flatten "y"(%a) {axis = 3 : i64} : (tensor<4x3xf32>) -> tensor<12x1xf32>
+  graph.return %y : tensor<12x1xf32>
+}
+
+// -----
+
+graph.graph @concat_shapes {
+  %a = graph.input "a" : tensor<4x3xf32>
+  %b = graph.input "b" : tensor<5x2xf32>
+  // expected-error @+1 {{operand shapes [4,3] and [5,2] differ off the axis}}
+  %y = graph.concat "y"(%a, %b) : (tensor<4x3xf32>, tensor<5x2xf32>) -> tensor<9x3xf32>
+  graph.return %y : tensor<9x3xf32>
+}
+
+// -----
+
+graph.graph @slice_lengths {
+  %a = graph.input "a" : tensor<4x3xf32>
+  // expected-error @+1 {{axes, starts and ends need the same length}}
+  %y = graph.slice "y"(%a) {axes = array<i64: 0>, starts = array<i64: 0, 1>, ends = array<i64: 2>} : (tensor<4x3xf32>) -> tensor<2x3xf32>
+  graph.return %y : tensor<2x3xf32>
+}
+
+// -----
+
+graph.graph @pool_rank {
+  %a = graph.input "a" : tensor<4x3xf32>
+  // expected-error @+1 {{expects a 4-D input}}
+  %y = graph.max_pool2d "y"(%a) {kernel = array<i64: 2, 2>} : (tensor<4x3xf32>) -> tensor<2x1xf32>
+  graph.return %y : tensor<2x1xf32>
+}
+
+// -----
+
+graph.graph @pool_padding {
+  %a = graph.input "a" : tensor<1x8x8x4xf32>
+  // expected-error @+1 {{padding must be smaller than the kernel}}
+  %y = graph.avg_pool2d "y"(%a) {kernel = array<i64: 2, 2>, padding = array<i64: 2, 2>} : (tensor<1x8x8x4xf32>) -> tensor<1x6x6x4xf32>
+  graph.return %y : tensor<1x6x6x4xf32>
+}
+
+// -----
+
+graph.graph @gap_rank {
+  %a = graph.input "a" : tensor<4x3xf32>
+  // expected-error @+1 {{expects a 4-D input}}
+  %y = graph.global_avg_pool "y"(%a) : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  graph.return %y : tensor<4x3xf32>
+}
+
+// -----
+
+graph.graph @batch_norm_params {
+  %x = graph.input "x" : tensor<2x4x4x8xf32>
+  %c = graph.input "c" : tensor<4xf32>
+  // expected-error @+1 {{scale, bias and statistics must be [8]}}
+  %y = graph.batch_norm "y"(%x, %c, %c, %c, %c) : (tensor<2x4x4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x4x8xf32>
+  graph.return %y : tensor<2x4x4x8xf32>
+}
+
+// -----
+
+graph.graph @layer_norm_params {
+  %x = graph.input "x" : tensor<2x8xf32>
+  %c = graph.input "c" : tensor<4xf32>
+  // expected-error @+1 {{scale and bias must be [8], got [4]}}
+  %y = graph.layer_norm "y"(%x, %c, %c) : (tensor<2x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x8xf32>
+  graph.return %y : tensor<2x8xf32>
+}
+
+// -----
+
+graph.graph @reduce_axes {
+  %x = graph.input "x" : tensor<2x8xf32>
+  // expected-error @+1 {{axis -1 is out of range or repeated}}
+  %y = graph.reduce_sum "y"(%x) {axes = array<i64: 1, -1>} : (tensor<2x8xf32>) -> tensor<2xf32>
+  graph.return %y : tensor<2xf32>
+}
+
+// -----
+
+graph.graph @embedding_ids {
+  %ids = graph.input "ids" : tensor<4xf32>
+  %w = graph.input "w" : tensor<16x8xf32>
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %y = graph.embedding "y"(%ids, %w) : (tensor<4xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  graph.return %y : tensor<4x8xf32>
+}
+
+// -----
+
+graph.graph @embedding_table {
+  %ids = graph.input "ids" : tensor<4xi64>
+  %w = graph.input "w" : tensor<16xf32>
+  // expected-error @+1 {{weight must be [vocab, dim]}}
+  %y = graph.embedding "y"(%ids, %w) : (tensor<4xi64>, tensor<16xf32>) -> tensor<4x16xf32>
+  graph.return %y : tensor<4x16xf32>
+}
+
+// -----
+
+graph.graph @xent_labels {
+  %logits = graph.input "logits" : tensor<4x10xf32>
+  %labels = graph.input "labels" : tensor<5xi64>
+  // expected-error @+1 {{labels [5] must be the logits' shape [4,10] without the class dimension}}
+  %y = graph.softmax_cross_entropy "y"(%logits, %labels) : (tensor<4x10xf32>, tensor<5xi64>) -> tensor<f32>
+  graph.return %y : tensor<f32>
+}
+
+// -----
+
+graph.graph @mse_shapes {
+  %a = graph.input "a" : tensor<4xf32>
+  %b = graph.input "b" : tensor<5xf32>
+  // expected-error @+1 {{prediction 'tensor<4xf32>' and target 'tensor<5xf32>' differ}}
+  %y = graph.mse_loss "y"(%a, %b) : (tensor<4xf32>, tensor<5xf32>) -> tensor<f32>
+  graph.return %y : tensor<f32>
+}
+
+// -----
+
+graph.graph @cast_target {
+  %a = graph.input "a" : tensor<4xf32>
+  // expected-error @+1 {{result #0 must be statically shaped tensor}}
+  %y = graph.cast "y"(%a) {to = i8} : (tensor<4xf32>) -> tensor<4xi8>
+  graph.return %y : tensor<4xi8>
+}
+
+// -----
+
+graph.graph @constant_dynamic {
+  // expected-error @+1 {{'graph.constant' op result #0 must be statically shaped tensor}}
+  %c = graph.constant "c"() {value = dense<1.0> : tensor<2xf32>} : () -> tensor<?xf32>
+  graph.return
+}
+
+// -----
+
+graph.graph @foreign_op {
+  %x = graph.input "x" : tensor<4xf32>
+  // expected-error @+1 {{is not a graph op; a graph holds graph ops only}}
+  "test.foreign"() : () -> ()
+  graph.return %x : tensor<4xf32>
+}
