@@ -3,6 +3,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
@@ -25,6 +26,8 @@ std::string describeLocation(Location loc) {
 
 ErrorCollector::ErrorCollector(MLIRContext *ctx) : ctx_(ctx) {
   id_ = ctx->getDiagEngine().registerHandler([this](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Warning)
+      llvm::errs() << "ampc: warning: " << diag.str() << "\n";
     if (diag.getSeverity() == DiagnosticSeverity::Error && first_.empty()) {
       std::string where = describeLocation(diag.getLocation());
       first_ = where.empty() ? diag.str() : where + ": " + diag.str();

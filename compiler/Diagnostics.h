@@ -21,7 +21,7 @@ struct GraphError : std::runtime_error {
 std::string describeLocation(mlir::Location loc);
 
 /// While alive, captures the first error diagnostic of a context instead of
-/// printing it.
+/// printing it; warnings print at once as `ampc: warning: <message>`.
 class ErrorCollector {
 public:
   explicit ErrorCollector(mlir::MLIRContext *ctx);

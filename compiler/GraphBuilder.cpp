@@ -106,7 +106,8 @@ Tensor GraphBuilder::param(StringRef name, ArrayRef<int64_t> shape, const Init &
     fields.set(key, builder_.getF64FloatAttr(v));
   auto op = createValueOp<graph::ParamOp>(
       valueLoc(builder_, full), tensorType(shape, dtype), builder_.getStringAttr(full),
-      fields.getDictionary(&context()), trainable ? nullptr : builder_.getBoolAttr(false));
+      fields.getDictionary(&context()), trainable ? nullptr : builder_.getBoolAttr(false),
+      /*master_dtype=*/nullptr);
   ErrorCollector errors(&context());
   if (failed(verify(op)))
     errors.raise("value '" + full + "': invalid param");

@@ -72,6 +72,8 @@ std::string exportGraphJson(ModuleOp module) {
         j["init"] = attrToJson(*init);
       if (auto trainable = p.getTrainable())
         j["trainable"] = *trainable;
+      if (auto master = p.getMasterDtype())
+        j["master_dtype"] = graph::dtypeName(*master);
       values.push_back(j);
     } else if (auto c = dyn_cast<graph::ConstOp>(op)) {
       Json j = valueJson(c, "const");

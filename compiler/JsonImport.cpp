@@ -214,7 +214,17 @@ void Importer::createValue(const ValueDecl &v) {
     if (v.json->contains("trainable"))
       trainable = b_.getBoolAttr(
           field(*v.json, "trainable", where, &Json::is_boolean, "true or false").get<bool>());
-    op = b_.create<graph::ParamOp>(loc, v.type, b_.getStringAttr(v.name), init, trainable);
+    TypeAttr master;
+    if (v.json->contains("master_dtype")) {
+      std::string name = field(*v.json, "master_dtype", where, &Json::is_string, "a dtype name")
+                             .get<std::string>();
+      Type t = graph::parseDtype(&ctx_, name);
+      if (!t || !isa<FloatType>(t))
+        throw GraphError(where + ": master_dtype must be a float dtype, got '" + name + "'");
+      master = TypeAttr::get(t);
+    }
+    op = b_.create<graph::ParamOp>(loc, v.type, b_.getStringAttr(v.name), init, trainable,
+                                   master);
   } else {
     std::vector<double> data;
     for (const Json &x : field(*v.json, "data", where, &Json::is_array, "a list")) {

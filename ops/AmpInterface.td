@@ -16,6 +16,11 @@ def Graph_AmpOpInterface : OpInterface<"AmpOpInterface"> {
       "::ampc::graph::AmpCategory", "getDefaultAmpCategory">,
     StaticInterfaceMethod<"True when the op only moves or selects data.",
       "bool", "isPrecisionAgnostic">,
+    StaticInterfaceMethod<[{
+        True when operand `index` stays f32 whatever dtype the op computes in
+        (batch norm's scale, bias and statistics).
+      }], "bool", "keepsOperandF32", (ins "unsigned":$index), "",
+      "return false;">,
   ];
 }
 

@@ -60,13 +60,14 @@ class Graph_NodeOp<string mnemonic, string category, dag args, dag res,
   let assemblyFormat =
       "$name `(` operands `)` attr-dict `:` functional-type(operands, results)";
   code inferBody = "";
+  code ampExtraDecl = "";
   let hasVerifier = infer;
   let extraClassDeclaration = [{
     static ::ampc::graph::AmpCategory getDefaultAmpCategory() {
       return ::ampc::graph::AmpCategory::}] # category # [{;
     }
     static bool isPrecisionAgnostic() { return }] # !if(agnostic, "true", "false") # [{; }
-  }] # !if(infer, [{
+  }] # ampExtraDecl # !if(infer, [{
     static ::llvm::LogicalResult inferTypes(::mlir::Location loc, Adaptor adaptor,
         ::llvm::SmallVectorImpl<::mlir::Type> &types);
     static ::llvm::LogicalResult inferNodeTypes(::mlir::Location loc,

@@ -49,9 +49,13 @@ def Graph_ParamOp : Graph_Op<"param"> {
     `std`), `"uniform"` (`low`, `high`), `"xavier_uniform"` or
     `"kaiming_normal"`. `trainable = false` marks state that training keeps
     but does not differentiate (batch-norm running statistics).
+    `master_dtype` (set by the AMP pass at O2) says that the optimizer keeps a
+    master copy in that dtype (f32), updates it, and rewrites this
+    low-precision copy from it; `init` initialises the master.
   }];
   let arguments = (ins StrAttr:$name, OptionalAttr<DictionaryAttr>:$init,
-                       OptionalAttr<BoolAttr>:$trainable);
+                       OptionalAttr<BoolAttr>:$trainable,
+                       OptionalAttr<Graph_DtypeAttr>:$master_dtype);
   let results = (outs Graph_Tensor:$value);
   let assemblyFormat = "$name attr-dict `:` type($value)";
   let hasVerifier = 1;

@@ -104,6 +104,9 @@ def Graph_BatchNormOp : Graph_NodeOp<"batch_norm", "Gray",
     low precision. Training normalises with the batch statistics and moves the
     running ones by `momentum`; inference uses the running statistics.
   }];
+  let ampExtraDecl = [{
+    static bool keepsOperandF32(unsigned index) { return index >= 1; }
+  }];
 }
 
 def Graph_LayerNormOp : Graph_NodeOp<"layer_norm", "Black",

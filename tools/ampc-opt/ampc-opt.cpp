@@ -5,10 +5,12 @@
 #include "mlir/Transforms/Passes.h"
 #include "ops/GraphDialect.h"
 #include "ops/GraphOps.h"
+#include "passes/Passes.h"
 
 int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
+  ampc::registerAmpcPasses();
   mlir::DialectRegistry registry;
   registry.insert<ampc::graph::GraphDialect>();
   return mlir::asMainReturnCode(

@@ -4,10 +4,13 @@
 #include <iostream>
 
 #include "compiler/Diagnostics.h"
+#include "compiler/GraphDot.h"
 #include "compiler/GraphIO.h"
+#include "compiler/Pipelines.h"
 #include "compiler/PrecisionReport.h"
 #include "mlir/IR/MLIRContext.h"
 #include "models/Models.h"
+#include "tools/ampc/AmpFlags.h"
 
 using namespace mlir;
 
@@ -59,17 +62,21 @@ int runModel(const Args &args) {
 int runRewrite(const Args &args) {
   const std::string &in = inputFile(args);
   std::string out = outputFile(args);
+  AmpSettings options = ampOptionsFrom(args);
   MLIRContext ctx;
   OwningOpRef<ModuleOp> module = onFile(in, [&] { return loadGraph(ctx, in); });
-  if (args.has("print-ir-before-amp")) {
-    llvm::errs() << "// -----// IR Dump Before AMP //----- //\n";
-    module->print(llvm::errs());
-  }
-  if (args.has("print-ir-after-amp")) {
-    llvm::errs() << "// -----// IR Dump After AMP //----- //\n";
-    module->print(llvm::errs());
-  }
+  IrPrinting printing{args.has("print-ir-before-amp"), args.has("print-ir-after-amp")};
+  onFile(in, [&] { runAmpPipeline(*module, options, printing); });
   onFile(out, [&] { saveGraph(*module, out); });
+  return 0;
+}
+
+int runDot(const Args &args) {
+  const std::string &in = inputFile(args);
+  std::string out = outputFile(args);
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> module = onFile(in, [&] { return loadGraph(ctx, in); });
+  onFile(out, [&] { writeFileAtomically(out, exportDot(*module)); });
   return 0;
 }
 
@@ -86,6 +93,12 @@ int runReport(const Args &args) {
 
 static int listModels(const Args &args);
 
+static std::vector<OptionSpec> withAmpOptions(std::vector<OptionSpec> specs) {
+  for (OptionSpec &s : ampOptionSpecs())
+    specs.push_back(s);
+  return specs;
+}
+
 const std::vector<Command> &commands() {
   static const std::vector<Command> table = {
       {"model", "model NAME [--set key=value]... -o FILE",
@@ -94,16 +107,21 @@ const std::vector<Command> &commands() {
         {"set", true, true, "overrides a model parameter, key=value"},
         {"list", false, false, "lists the models and their parameters"}},
        listModels},
-      {"rewrite", "rewrite IN -o OUT [options]",
-       "reads, verifies and rewrites a graph (.json or .mlir)",
-       {{"output", true, false, "the file to write"},
-        {"print-ir-before-amp", false, false, "prints the IR before the AMP pass to stderr"},
-        {"print-ir-after-amp", false, false, "prints the IR after the AMP pass to stderr"}},
+      {"rewrite", "rewrite IN -o OUT [AMP options] [--print-ir-before-amp] [--print-ir-after-amp]",
+       "runs the AMP pass and cast cleanup on a graph (.json or .mlir)",
+       withAmpOptions({{"output", true, false, "the file to write"},
+                       {"print-ir-before-amp", false, false,
+                        "prints the IR before the AMP pass to stderr"},
+                       {"print-ir-after-amp", false, false,
+                        "prints the IR after the AMP pass to stderr"}}),
        runRewrite},
       {"report", "report FILE [--json]",
        "per op type, the nodes computing in each dtype, the casts and the FLOP share",
        {{"json", false, false, "prints one JSON object"}},
        runReport},
+      {"dot", "dot FILE -o OUT.dot", "draws the graph for Graphviz, nodes coloured by dtype",
+       {{"output", true, false, "the .dot file to write"}},
+       runDot},
   };
   return table;
 }

@@ -27,6 +27,7 @@ const std::vector<Command> &commands();
 int runModel(const Args &args);
 int runRewrite(const Args &args);
 int runReport(const Args &args);
+int runDot(const Args &args);
 
 /// The single positional argument (the input file), or a usage error.
 const std::string &inputFile(const Args &args);

@@ -1,0 +1,103 @@
+#include "tools/ampc/AmpFlags.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "compiler/GraphJson.h"
+#include "tools/ampc/Commands.h"
+
+namespace ampc::cli {
+namespace {
+
+struct ListKey {
+  const char *flag, *key;
+  std::vector<std::string> AmpSettings::*field;
+};
+
+const ListKey kLists[] = {
+    {"custom-white-list", "custom_white_list", &AmpSettings::customWhiteList},
+    {"custom-black-list", "custom_black_list", &AmpSettings::customBlackList},
+    {"custom-gray-list", "custom_gray_list", &AmpSettings::customGrayList},
+    {"custom-black-varnames", "custom_black_varnames", &AmpSettings::customBlackVarnames},
+};
+
+std::vector<std::string> splitCommas(const std::string &text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty())
+      items.push_back(item);
+  return items;
+}
+
+void readConfig(const std::string &path, AmpSettings &options) {
+  std::ifstream in(path);
+  if (!in)
+    throw CliError(path, "cannot read the config file");
+  Json config;
+  try {
+    config = Json::parse(in);
+  } catch (const Json::parse_error &e) {
+    std::string what = e.what();
+    throw CliError(path, "malformed JSON: " + what.substr(what.find("] ") + 2));
+  }
+  if (!config.is_object())
+    throw CliError(path, "the config must be a JSON object");
+  for (auto it = config.begin(); it != config.end(); ++it) {
+    const std::string &key = it.key();
+    if (key == "level" || key == "dtype") {
+      if (!it.value().is_string())
+        throw CliError(path, "\"" + key + "\" must be a string");
+      (key == "level" ? options.level : options.dtype) = it.value().get<std::string>();
+      continue;
+    }
+    const ListKey *list = nullptr;
+    for (const ListKey &l : kLists)
+      if (key == l.key)
+        list = &l;
+    if (!list)
+      throw CliError(path, "unknown config key \"" + key + "\"");
+    std::vector<std::string> names;
+    if (!it.value().is_array())
+      throw CliError(path, "\"" + key + "\" must be a list of names");
+    for (const Json &n : it.value()) {
+      if (!n.is_string())
+        throw CliError(path, "\"" + key + "\" must be a list of names");
+      names.push_back(n.get<std::string>());
+    }
+    options.*(list->field) = names;
+  }
+}
+
+} // namespace
+
+std::vector<OptionSpec> ampOptionSpecs() {
+  return {{"level", true, false, "O0, O1 (default), O2 or O3"},
+          {"dtype", true, false, "low-precision dtype: f16 (default) or bf16"},
+          {"custom-white-list", true, true, "ops moved to the white list, a,b,..."},
+          {"custom-black-list", true, true, "ops moved to the black list, a,b,..."},
+          {"custom-gray-list", true, true, "ops moved to the gray list, a,b,..."},
+          {"custom-black-varnames", true, true, "values whose nodes stay f32, v,w,..."},
+          {"config", true, false, "a JSON object with the keys level, dtype, custom_*"}};
+}
+
+AmpSettings ampOptionsFrom(const Args &args) {
+  AmpSettings options;
+  if (auto config = args.get("config"))
+    readConfig(*config, options);
+  if (auto level = args.get("level"))
+    options.level = *level;
+  if (auto dtype = args.get("dtype"))
+    options.dtype = *dtype;
+  for (const ListKey &l : kLists)
+    if (args.has(l.flag)) {
+      std::vector<std::string> names;
+      for (const std::string &value : args.getAll(l.flag))
+        for (std::string &n : splitCommas(value))
+          names.push_back(std::move(n));
+      options.*(l.field) = names;
+    }
+  return options;
+}
+
+} // namespace ampc::cli
