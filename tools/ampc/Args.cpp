@@ -53,7 +53,7 @@ std::vector<std::string> Args::getAll(const std::string &name) const {
   return it == values_.end() ? std::vector<std::string>{} : it->second;
 }
 
-int64_t Args::getInt(const std::string &name, int64_t dflt) const {
+int64_t Args::getInt(const std::string &name, int64_t dflt, int64_t min) const {
   auto v = get(name);
   if (!v)
     return dflt;
@@ -64,8 +64,9 @@ int64_t Args::getInt(const std::string &name, int64_t dflt) const {
   } catch (const std::exception &) {
     used = 0;
   }
-  if (used != v->size() || n <= 0)
-    throw UsageError("option '--" + name + "' needs a positive integer, got '" + *v + "'");
+  if (used != v->size() || n < min)
+    throw UsageError("option '--" + name + "' needs an integer of at least " +
+                     std::to_string(min) + ", got '" + *v + "'");
   return n;
 }
 

@@ -32,8 +32,8 @@ public:
   bool has(const std::string &name) const { return values_.count(name) > 0; }
   std::optional<std::string> get(const std::string &name) const;
   std::vector<std::string> getAll(const std::string &name) const;
-  /// A positive integer option, or `dflt` when absent.
-  int64_t getInt(const std::string &name, int64_t dflt) const;
+  /// An integer option of at least `min`, or `dflt` when absent.
+  int64_t getInt(const std::string &name, int64_t dflt, int64_t min = 1) const;
 
 private:
   std::vector<std::string> positionals_;

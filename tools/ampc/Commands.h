@@ -28,6 +28,8 @@ int runModel(const Args &args);
 int runRewrite(const Args &args);
 int runReport(const Args &args);
 int runDot(const Args &args);
+int runCompile(const Args &args);
+int runRun(const Args &args);
 
 /// The single positional argument (the input file), or a usage error.
 const std::string &inputFile(const Args &args);

@@ -1,0 +1,54 @@
+// Runs a plan on the CPU: one arena for inputs and temporaries, a persistent
+// region for params and consts, and the steps in order.
+#ifndef AMPC_RUNTIME_EXECUTOR_H
+#define AMPC_RUNTIME_EXECUTOR_H
+
+#include <cstdlib>
+#include <memory>
+
+#include "runtime/Kernels.h"
+#include "runtime/Plan.h"
+
+namespace ampc::rt {
+
+struct ExecOptions {
+  /// Dropout drops and batch norm uses (and updates) batch statistics.
+  bool training = false;
+  uint64_t seed = 0;
+};
+
+class Executor {
+public:
+  /// Checks every step's kernel and allocates memory; consts are loaded and
+  /// params initialised from their init specs with `options.seed`.
+  explicit Executor(Plan plan, ExecOptions options = {});
+
+  const Plan &plan() const { return plan_; }
+  TensorRef tensor(int id) const;
+  /// The buffer called `name`; throws RuntimeError if there is none.
+  TensorRef tensor(const std::string &name) const;
+
+  /// (Re)initialises every param from its init spec.
+  void initParams(uint64_t seed);
+  /// Runs every step once. Throws RuntimeError naming the step on failure.
+  void run();
+  uint64_t iterations() const { return iteration_; }
+
+private:
+  struct Free {
+    void operator()(void *p) const { std::free(p); }
+  };
+  Plan plan_;
+  ExecOptions options_;
+  std::unique_ptr<std::byte, Free> arena_, persistent_;
+  std::vector<KernelFn> kernels_;
+  uint64_t iteration_ = 0;
+};
+
+/// Fan-in and fan-out of a parameter shape ([in, out] matrices, [Cout, ...]
+/// filters), for xavier and kaiming initialisation.
+std::pair<double, double> fans(const std::vector<int64_t> &shape);
+
+} // namespace ampc::rt
+
+#endif

@@ -1,0 +1,98 @@
+// Helpers shared by the CPU kernels.
+#ifndef AMPC_RUNTIME_KERNELS_KERNELUTIL_H
+#define AMPC_RUNTIME_KERNELS_KERNELUTIL_H
+
+#include <cstring>
+#include <vector>
+
+#include "runtime/Half.h"
+#include "runtime/Kernels.h"
+
+namespace ampc::rt {
+
+/// An f32 view of a tensor: its own data when it is f32, else a widened copy.
+class F32In {
+public:
+  explicit F32In(const TensorRef &t) {
+    if (t.dtype == DType::F32) {
+      p_ = t.as<float>();
+    } else {
+      copy_.resize(t.size());
+      toF32(t.data, t.dtype, copy_.data(), copy_.size());
+      p_ = copy_.data();
+    }
+  }
+  const float *data() const { return p_; }
+  float operator[](int64_t i) const { return p_[i]; }
+
+private:
+  std::vector<float> copy_;
+  const float *p_;
+};
+
+/// An f32 destination for a tensor: the tensor itself when it is f32, else a
+/// scratch buffer that commit() rounds into the tensor.
+class F32Out {
+public:
+  explicit F32Out(const TensorRef &t) : t_(t) {
+    if (t.dtype == DType::F32) {
+      p_ = t.as<float>();
+    } else {
+      scratch_.assign(t.size(), 0.0f);
+      p_ = scratch_.data();
+    }
+  }
+  float *data() { return p_; }
+  float &operator[](int64_t i) { return p_[i]; }
+  void commit() {
+    if (t_.dtype != DType::F32)
+      fromF32(p_, t_.data, t_.dtype, scratch_.size());
+  }
+
+private:
+  TensorRef t_;
+  std::vector<float> scratch_;
+  float *p_;
+};
+
+inline bool attrBool(const KernelContext &c, const char *k, bool d) {
+  return c.step.attrs.value(k, d);
+}
+inline int64_t attrInt(const KernelContext &c, const char *k, int64_t d) {
+  return c.step.attrs.value(k, d);
+}
+inline double attrF64(const KernelContext &c, const char *k, double d) {
+  return c.step.attrs.value(k, d);
+}
+inline std::string attrStr(const KernelContext &c, const char *k, const std::string &d) {
+  return c.step.attrs.value(k, d);
+}
+inline std::vector<int64_t> attrInts(const KernelContext &c, const char *k,
+                                     std::vector<int64_t> d = {}) {
+  auto it = c.step.attrs.find(k);
+  return it == c.step.attrs.end() ? d : it->get<std::vector<int64_t>>();
+}
+
+/// Normalises a possibly negative axis.
+inline int64_t axisOf(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+/// Row-major strides of a shape, in elements.
+inline std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
+    s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+/// Work large enough to pay for threads.
+constexpr int64_t kParallelGrain = 1 << 15;
+
+/// `n` f16/bf16/f32 elements from one tensor to another of the same dtype.
+inline void copyBytes(const TensorRef &from, const TensorRef &to) {
+  if (from.data != to.data)
+    std::memcpy(to.data, from.data, to.bytes());
+}
+
+} // namespace ampc::rt
+
+#endif

@@ -1,0 +1,154 @@
+// matmul and conv2d on OpenBLAS's sgemm; f16/bf16 operands are widened to f32
+// first and the f32 result is rounded on output.
+#include <cblas.h>
+
+#include "runtime/kernels/KernelUtil.h"
+
+namespace ampc::rt {
+namespace {
+
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+          const float *b, int64_t ldb, float *c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+}
+
+void matmul(KernelContext &c) {
+  const TensorRef &a = c.in[0], &b = c.in[1], &o = c.out[0];
+  bool ta = attrBool(c, "transpose_a", false), tb = attrBool(c, "transpose_b", false);
+  int64_t m = o.dim(-2), n = o.dim(-1), k = ta ? a.dim(-2) : a.dim(-1);
+  F32In fa(a), fb(b);
+  F32Out fo(o);
+  int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  if (b.rank() == 2 && !ta) { // fold a's batch dimensions into the rows
+    gemm(false, tb, a.size() / k, n, k, fa.data(), lda, fb.data(), ldb, fo.data(), n);
+    fo.commit();
+    return;
+  }
+  std::vector<int64_t> batch(o.shape.begin(), o.shape.end() - 2);
+  int64_t batches = numElements(batch);
+  auto batchStrides = [&](const TensorRef &t) {
+    std::vector<int64_t> dims(t.shape.begin(), t.shape.end() - 2);
+    std::vector<int64_t> s(batch.size(), 0), own = stridesOf(dims);
+    size_t off = batch.size() - dims.size();
+    int64_t matrix = t.dim(-1) * t.dim(-2);
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (dims[i] != 1)
+        s[off + i] = own[i] * matrix;
+    return s;
+  };
+  std::vector<int64_t> sa = batchStrides(a), sb = batchStrides(b);
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    int64_t rest = bi, offA = 0, offB = 0;
+    for (int64_t d = (int64_t)batch.size() - 1; d >= 0; --d) {
+      int64_t idx = rest % batch[d];
+      rest /= batch[d];
+      offA += idx * sa[d];
+      offB += idx * sb[d];
+    }
+    gemm(ta, tb, m, n, k, fa.data() + offA, lda, fb.data() + offB, ldb,
+         fo.data() + bi * m * n, n);
+  }
+  fo.commit();
+}
+
+/// Permutes a 4-D f32 tensor: out[i0..i3] = in[at perm], out shape = in shape permuted.
+std::vector<float> permute4(const float *in, const std::vector<int64_t> &shape,
+                            const int perm[4]) {
+  std::vector<int64_t> s = stridesOf(shape), os(4);
+  for (int i = 0; i < 4; ++i)
+    os[i] = shape[perm[i]];
+  std::vector<float> out(numElements(shape));
+  int64_t idx = 0;
+  for (int64_t a = 0; a < os[0]; ++a)
+    for (int64_t b = 0; b < os[1]; ++b)
+      for (int64_t c = 0; c < os[2]; ++c)
+        for (int64_t d = 0; d < os[3]; ++d)
+          out[idx++] = in[a * s[perm[0]] + b * s[perm[1]] + c * s[perm[2]] + d * s[perm[3]]];
+  return out;
+}
+
+struct ConvShape {
+  int64_t n, h, w, c, cout, kh, kw, oh, ow, groups;
+  int64_t sh, sw, dh, dw, pt, pl;
+};
+
+/// NHWC input, [Cout, KH, KW, Cin/groups] filter, NHWC output.
+void convNhwc(const ConvShape &s, const float *x, const float *f, float *y) {
+  int64_t cg = s.c / s.groups, coutg = s.cout / s.groups, cols = s.kh * s.kw * cg,
+          rowsPerImage = s.oh * s.ow;
+  bool pointwise = s.kh == 1 && s.kw == 1 && s.sh == 1 && s.sw == 1 && s.pt == 0 &&
+                   s.pl == 0 && s.groups == 1;
+  if (pointwise) {
+    gemm(false, true, s.n * s.h * s.w, s.cout, s.c, x, s.c, f, s.c, y, s.cout);
+    return;
+  }
+  int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(s.n, (4 << 20) / (rowsPerImage * cols)));
+  std::vector<float> col(chunk * rowsPerImage * cols);
+  for (int64_t n0 = 0; n0 < s.n; n0 += chunk) {
+    int64_t images = std::min(chunk, s.n - n0), rows = images * rowsPerImage;
+    for (int64_t g = 0; g < s.groups; ++g) {
+#pragma omp parallel for if (rows * cols > kParallelGrain)
+      for (int64_t r = 0; r < rows; ++r) {
+        int64_t img = n0 + r / rowsPerImage, oy = (r % rowsPerImage) / s.ow, ox = r % s.ow;
+        float *dst = col.data() + r * cols;
+        for (int64_t ky = 0; ky < s.kh; ++ky)
+          for (int64_t kx = 0; kx < s.kw; ++kx, dst += cg) {
+            int64_t iy = oy * s.sh - s.pt + ky * s.dh, ix = ox * s.sw - s.pl + kx * s.dw;
+            if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) {
+              std::fill(dst, dst + cg, 0.0f);
+              continue;
+            }
+            const float *src = x + ((img * s.h + iy) * s.w + ix) * s.c + g * cg;
+            std::copy(src, src + cg, dst);
+          }
+      }
+      gemm(false, true, rows, coutg, cols, col.data(), cols, f + g * coutg * cols, cols,
+           y + n0 * rowsPerImage * s.cout + g * coutg, s.cout);
+    }
+  }
+}
+
+void conv2d(KernelContext &c) {
+  const TensorRef &x = c.in[0], &w = c.in[1], &o = c.out[0];
+  bool nhwc = attrStr(c, "layout", "NHWC") == "NHWC";
+  std::vector<int64_t> st = attrInts(c, "strides", {1, 1}), di = attrInts(c, "dilations", {1, 1}),
+                       pad = attrInts(c, "padding", {0, 0});
+  ConvShape s;
+  s.groups = attrInt(c, "groups", 1);
+  s.n = x.dim(0);
+  s.h = nhwc ? x.dim(1) : x.dim(2);
+  s.w = nhwc ? x.dim(2) : x.dim(3);
+  s.c = nhwc ? x.dim(3) : x.dim(1);
+  s.cout = w.dim(0);
+  s.kh = nhwc ? w.dim(1) : w.dim(2);
+  s.kw = nhwc ? w.dim(2) : w.dim(3);
+  s.oh = nhwc ? o.dim(1) : o.dim(2);
+  s.ow = nhwc ? o.dim(2) : o.dim(3);
+  s.sh = st[0], s.sw = st[1], s.dh = di[0], s.dw = di[1];
+  s.pt = pad[0];
+  s.pl = pad.size() == 4 ? pad[2] : pad[1];
+  F32In fx(x), fw(w);
+  F32Out fo(o);
+  if (nhwc) {
+    convNhwc(s, fx.data(), fw.data(), fo.data());
+  } else {
+    static const int toNhwc[4] = {0, 2, 3, 1}, toNchw[4] = {0, 3, 1, 2};
+    std::vector<float> xn = permute4(fx.data(), x.shape, toNhwc);
+    std::vector<float> wn = permute4(fw.data(), w.shape, toNhwc);
+    std::vector<float> yn(o.size());
+    convNhwc(s, xn.data(), wn.data(), yn.data());
+    std::vector<float> back = permute4(yn.data(), {s.n, s.oh, s.ow, s.cout}, toNchw);
+    std::copy(back.begin(), back.end(), fo.data());
+  }
+  fo.commit();
+}
+
+} // namespace
+
+void addMatrixKernels(KernelTable &t) {
+  t["matmul"] = matmul;
+  t["conv2d"] = conv2d;
+}
+
+} // namespace ampc::rt
