@@ -9,4 +9,8 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.ampc_obj_root, "tests", "lit")
 config.environment["PATH"] = os.pathsep.join(
     [config.ampc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+config.substitutions.append(("%{ampc_tools}", config.ampc_tools_dir))
+config.substitutions.append(("%python", "python3"))
 config.substitutions.append(("%models", os.path.join(config.test_source_root, "cli", "Inputs")))
+if os.path.exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"):
+    config.available_features.add("fashion-mnist")
