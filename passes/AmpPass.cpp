@@ -7,9 +7,11 @@
 // node computes in (f32 for slots that stay f32) through one shared cast per
 // (value, dtype), and re-infer the node's result types. A graph output whose
 // producer now computes in L keeps its name and dtype: the producer writes a
-// new value `<name>.<L>` and a cast writes `<name>`. Casts of inputs, params
-// and consts go after the last of those, so the graph still lists its values
-// first. Existing casts are kept; graph-fold-casts cleans up after.
+// new value `<name>.<L>` and a cast writes `<name>`. A cast of a node's
+// result goes right after the node; a cast of an input, param or const goes
+// right before its first consumer, so the low-precision copy lives only while
+// it is needed and the graph still lists its values first. Existing casts are
+// kept; graph-fold-casts cleans up after.
 #include "passes/AmpDecision.h"
 #include "passes/Passes.h"
 
@@ -37,13 +39,13 @@ public:
       names_.insert(graph::nodeName(&op));
       for (Value v : op.getResults())
         names_.insert(graph::valueName(v));
-      if (graph::isValueOp(&op))
-        lastValueOp_ = &op;
     }
   }
 
-  /// The value `v` in dtype `element`: `v` itself or its one shared cast.
-  Value castOf(Value v, Type element) {
+  /// The value `v` in dtype `element` for `user`: `v` itself or its one
+  /// shared cast. Nodes are rewritten in order, so the first user to ask is
+  /// the first consumer.
+  Value castOf(Value v, Type element, Operation *user) {
     if (graph::elementType(v.getType()) == element)
       return v;
     auto key = std::make_pair(v, element);
@@ -52,11 +54,11 @@ public:
     std::string name =
         fresh((graph::valueName(v) + ".cast_" + graph::dtypeName(element)).str());
     Operation *def = v.getDefiningOp();
-    bool hoisted = graph::isValueOp(def);
-    builder_.setInsertionPointAfter(hoisted ? lastValueOp_ : def);
+    if (graph::isValueOp(def))
+      builder_.setInsertionPoint(user);
+    else
+      builder_.setInsertionPointAfter(def);
     Value cast = createCast(name, v, element, nullptr);
-    if (hoisted)
-      lastValueOp_ = cast.getDefiningOp();
     casts_[key] = cast;
     return cast;
   }
@@ -73,7 +75,7 @@ public:
       if (!graph::isFloatTensor(use.get().getType()))
         continue;
       Type want = amp::keepsOperandF32(op, use.getOperandNumber()) ? f32 : target;
-      use.set(castOf(use.get(), want));
+      use.set(castOf(use.get(), want, op));
     }
     auto infer = dyn_cast<graph::NodeTypeInference>(op);
     if (!infer)
@@ -147,7 +149,6 @@ private:
   OpBuilder builder_;
   llvm::StringSet<> names_;
   llvm::DenseMap<std::pair<Value, Type>, Value> casts_;
-  Operation *lastValueOp_ = nullptr;
 };
 
 /// O2: params that feed L nodes are stored in L; `master_dtype` records the

@@ -1,5 +1,6 @@
 #include "runtime/Executor.h"
 
+#include <chrono>
 #include <cmath>
 #include <random>
 
@@ -120,7 +121,14 @@ void Executor::run() {
       c.in.push_back(tensor(id));
     for (int id : s.outputs)
       c.out.push_back(tensor(id));
+    if (!options_.profile) {
+      kernels_[i](c);
+      continue;
+    }
+    auto t0 = std::chrono::steady_clock::now();
     kernels_[i](c);
+    profile_[s.kernel] +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
   ++iteration_;
 }

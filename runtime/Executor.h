@@ -4,6 +4,7 @@
 #define AMPC_RUNTIME_EXECUTOR_H
 
 #include <cstdlib>
+#include <map>
 #include <memory>
 
 #include "runtime/Kernels.h"
@@ -15,6 +16,8 @@ struct ExecOptions {
   /// Dropout drops and batch norm uses (and updates) batch statistics.
   bool training = false;
   uint64_t seed = 0;
+  /// Times every step (see Executor::profile).
+  bool profile = false;
 };
 
 class Executor {
@@ -33,6 +36,8 @@ public:
   /// Runs every step once. Throws RuntimeError naming the step on failure.
   void run();
   uint64_t iterations() const { return iteration_; }
+  /// With ExecOptions::profile: milliseconds spent per kernel name, summed over runs.
+  const std::map<std::string, double> &profile() const { return profile_; }
 
 private:
   struct Free {
@@ -43,6 +48,7 @@ private:
   std::unique_ptr<std::byte, Free> arena_, persistent_;
   std::vector<KernelFn> kernels_;
   uint64_t iteration_ = 0;
+  std::map<std::string, double> profile_;
 };
 
 /// Fan-in and fan-out of a parameter shape ([in, out] matrices, [Cout, ...]

@@ -5,7 +5,7 @@ packages=(
   cmake ninja-build ccache g++ pkg-config python3
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   nlohmann-json3-dev libgtest-dev libgmock-dev
-  libopenblas-dev zlib1g-dev dataset-fashion-mnist
+  libopenblas-dev libopenblas-openmp-dev zlib1g-dev dataset-fashion-mnist
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,7 @@
 // matmul and conv2d on OpenBLAS's sgemm; f16/bf16 operands are widened to f32
 // first and the f32 result is rounded on output.
 #include <cblas.h>
+#include <omp.h>
 
 #include "runtime/kernels/KernelUtil.h"
 
@@ -73,6 +74,39 @@ struct ConvShape {
   int64_t sh, sw, dh, dw, pt, pl;
 };
 
+/// One im2col row: the receptive field of output pixel (oy, ox) of `image`
+/// for group `g`, in (ky, kx, channel) order, zeros outside the image. With
+/// one group and no horizontal dilation, a filter row is one contiguous copy.
+void im2colRow(const ConvShape &s, const float *x, int64_t g, int64_t image, int64_t oy,
+               int64_t ox, float *dst) {
+  int64_t cg = s.c / s.groups, rowLen = s.kw * cg;
+  int64_t ix0 = ox * s.sw - s.pl;
+  for (int64_t ky = 0; ky < s.kh; ++ky, dst += rowLen) {
+    int64_t iy = oy * s.sh - s.pt + ky * s.dh;
+    if (iy < 0 || iy >= s.h) {
+      std::fill(dst, dst + rowLen, 0.0f);
+      continue;
+    }
+    const float *line = x + (image * s.h + iy) * s.w * s.c;
+    if (s.groups == 1 && s.dw == 1) {
+      int64_t first = std::max<int64_t>(0, -ix0), last = std::min<int64_t>(s.kw, s.w - ix0);
+      std::fill(dst, dst + first * cg, 0.0f);
+      if (last > first)
+        std::copy(line + (ix0 + first) * s.c, line + (ix0 + last) * s.c, dst + first * cg);
+      std::fill(dst + std::max(last, first) * cg, dst + rowLen, 0.0f);
+      continue;
+    }
+    for (int64_t kx = 0; kx < s.kw; ++kx) {
+      int64_t ix = ix0 + kx * s.dw;
+      float *out = dst + kx * cg;
+      if (ix < 0 || ix >= s.w)
+        std::fill(out, out + cg, 0.0f);
+      else
+        std::copy(line + ix * s.c + g * cg, line + ix * s.c + (g + 1) * cg, out);
+    }
+  }
+}
+
 /// NHWC input, [Cout, KH, KW, Cin/groups] filter, NHWC output.
 void convNhwc(const ConvShape &s, const float *x, const float *f, float *y) {
   int64_t cg = s.c / s.groups, coutg = s.cout / s.groups, cols = s.kh * s.kw * cg,
@@ -83,28 +117,26 @@ void convNhwc(const ConvShape &s, const float *x, const float *f, float *y) {
     gemm(false, true, s.n * s.h * s.w, s.cout, s.c, x, s.c, f, s.c, y, s.cout);
     return;
   }
-  int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(s.n, (4 << 20) / (rowsPerImage * cols)));
-  std::vector<float> col(chunk * rowsPerImage * cols);
-  for (int64_t n0 = 0; n0 < s.n; n0 += chunk) {
-    int64_t images = std::min(chunk, s.n - n0), rows = images * rowsPerImage;
-    for (int64_t g = 0; g < s.groups; ++g) {
-#pragma omp parallel for if (rows * cols > kParallelGrain)
-      for (int64_t r = 0; r < rows; ++r) {
-        int64_t img = n0 + r / rowsPerImage, oy = (r % rowsPerImage) / s.ow, ox = r % s.ow;
-        float *dst = col.data() + r * cols;
-        for (int64_t ky = 0; ky < s.kh; ++ky)
-          for (int64_t kx = 0; kx < s.kw; ++kx, dst += cg) {
-            int64_t iy = oy * s.sh - s.pt + ky * s.dh, ix = ox * s.sw - s.pl + kx * s.dw;
-            if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) {
-              std::fill(dst, dst + cg, 0.0f);
-              continue;
-            }
-            const float *src = x + ((img * s.h + iy) * s.w + ix) * s.c + g * cg;
-            std::copy(src, src + cg, dst);
-          }
+  // Chunks of images run in parallel, each with its own im2col buffer and a
+  // GEMM that OpenBLAS (OpenMP build) keeps on the calling thread: skinny
+  // convolution GEMMs scale better this way than split inside OpenBLAS.
+  int64_t threads = omp_get_max_threads();
+  int64_t budget = std::max<int64_t>(1, (4 << 20) / (rowsPerImage * cols));
+  int64_t chunk = std::max<int64_t>(1, std::min(budget, (s.n + 2 * threads - 1) / (2 * threads)));
+  int64_t chunks = (s.n + chunk - 1) / chunk;
+#pragma omp parallel
+  {
+    std::vector<float> col(chunk * rowsPerImage * cols);
+#pragma omp for schedule(dynamic)
+    for (int64_t ci = 0; ci < chunks; ++ci) {
+      int64_t n0 = ci * chunk, images = std::min(chunk, s.n - n0), rows = images * rowsPerImage;
+      for (int64_t g = 0; g < s.groups; ++g) {
+        for (int64_t r = 0; r < rows; ++r)
+          im2colRow(s, x, g, n0 + r / rowsPerImage, (r % rowsPerImage) / s.ow, r % s.ow,
+                    col.data() + r * cols);
+        gemm(false, true, rows, coutg, cols, col.data(), cols, f + g * coutg * cols, cols,
+             y + n0 * rowsPerImage * s.cout + g * coutg, s.cout);
       }
-      gemm(false, true, rows, coutg, cols, col.data(), cols, f + g * coutg * cols, cols,
-           y + n0 * rowsPerImage * s.cout + g * coutg, s.cout);
     }
   }
 }

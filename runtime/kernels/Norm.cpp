@@ -56,13 +56,23 @@ void batchNorm(KernelContext &c) {
     a[ch] = float(scale[ch] / std::sqrt(var[ch] + eps));
     b[ch] = float(bias[ch] - mean[ch] * a[ch]);
   }
+  const float *px = fx.data();
+  float *py = y.data();
 #pragma omp parallel for if (x.size() > kParallelGrain)
-  for (int64_t o = 0; o < outer; ++o)
+  for (int64_t o = 0; o < outer; ++o) {
+    if (inner == 1) { // channels last: one vectorisable row per pixel
+      const float *row = px + o * channels;
+      float *dst = py + o * channels;
+      for (int64_t ch = 0; ch < channels; ++ch)
+        dst[ch] = row[ch] * a[ch] + b[ch];
+      continue;
+    }
     for (int64_t ch = 0; ch < channels; ++ch)
       for (int64_t i = 0; i < inner; ++i) {
         int64_t at = (o * channels + ch) * inner + i;
-        y[at] = fx[at] * a[ch] + b[ch];
+        py[at] = px[at] * a[ch] + b[ch];
       }
+  }
   y.commit();
 }
 

@@ -34,25 +34,30 @@ template <bool Max> void pool(KernelContext &c) {
   Layout in = layoutOf(c.in[0], nhwc), out = layoutOf(c.out[0], nhwc);
   F32In x(c.in[0]);
   F32Out y(c.out[0]);
-#pragma omp parallel for collapse(2) if (c.out[0].size() > kParallelGrain / 16)
-  for (int64_t n = 0; n < out.n; ++n)
-    for (int64_t oy = 0; oy < out.h; ++oy)
-      for (int64_t ox = 0; ox < out.w; ++ox)
+  int64_t pixels = out.n * out.h * out.w;
+  // Each output pixel: the window's valid cells, reduced over every channel
+  // (contiguous in NHWC: the inner loop vectorises).
+#pragma omp parallel for if (c.out[0].size() > kParallelGrain)
+  for (int64_t p = 0; p < pixels; ++p) {
+    int64_t n = p / (out.h * out.w), oy = (p / out.w) % out.h, ox = p % out.w;
+    std::vector<float> acc(out.c, Max ? -std::numeric_limits<float>::infinity() : 0.0f);
+    int64_t count = 0;
+    for (int64_t ky = 0; ky < k[0]; ++ky)
+      for (int64_t kx = 0; kx < k[1]; ++kx) {
+        int64_t iy = oy * st[0] - pt + ky, ix = ox * st[1] - pl + kx;
+        if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w)
+          continue;
+        const float *src = x.data() + n * in.sn + iy * in.sh + ix * in.sw;
+        ++count;
         for (int64_t ch = 0; ch < out.c; ++ch) {
-          float acc = Max ? -std::numeric_limits<float>::infinity() : 0.0f;
-          int64_t count = 0;
-          for (int64_t ky = 0; ky < k[0]; ++ky)
-            for (int64_t kx = 0; kx < k[1]; ++kx) {
-              int64_t iy = oy * st[0] - pt + ky, ix = ox * st[1] - pl + kx;
-              if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w)
-                continue;
-              float v = x[n * in.sn + ch * in.sc + iy * in.sh + ix * in.sw];
-              acc = Max ? (v > acc || v != v ? v : acc) : acc + v;
-              ++count;
-            }
-          y[n * out.sn + ch * out.sc + oy * out.sh + ox * out.sw] =
-              Max ? acc : acc / std::max<int64_t>(count, 1);
+          float v = src[ch * in.sc];
+          acc[ch] = Max ? (v > acc[ch] || v != v ? v : acc[ch]) : acc[ch] + v;
         }
+      }
+    float *dst = y.data() + n * out.sn + oy * out.sh + ox * out.sw;
+    for (int64_t ch = 0; ch < out.c; ++ch)
+      dst[ch * out.sc] = Max ? acc[ch] : acc[ch] / std::max<int64_t>(count, 1);
+  }
   y.commit();
 }
 

@@ -132,7 +132,7 @@ int runRun(const Args &args) {
                        "; build it for " + *args.get("batch") +
                        " (for a zoo model: ampc model NAME --set batch=" + *args.get("batch") + ")");
     int64_t steps = args.getInt("steps", feed.batchesPerEpoch() ? feed.batchesPerEpoch() : 10);
-    rt::Executor ex(plan, {/*training=*/false, seed});
+    rt::Executor ex(plan, {/*training=*/false, seed, /*profile=*/args.has("profile")});
     int logits = logitsBuffer(plan, feed.batchSize());
     int64_t correct = 0;
     double loss = NAN;
@@ -170,6 +170,19 @@ int runRun(const Args &args) {
                           : NAN;
     if (!std::isnan(accuracy))
       std::printf("accuracy: %.4f\n", accuracy);
+    if (args.has("profile")) {
+      std::vector<std::pair<double, std::string>> rows;
+      double total = 0;
+      for (const auto &[kernel, msTotal] : ex.profile()) {
+        rows.push_back({msTotal / steps, kernel});
+        total += msTotal / steps;
+      }
+      std::sort(rows.rbegin(), rows.rend());
+      std::printf("time per batch by kernel:\n");
+      for (const auto &[perBatch, kernel] : rows)
+        std::printf("  %-24s %9.3f ms %5.1f%%\n", kernel.c_str(), perBatch,
+                    total > 0 ? 100 * perBatch / total : 0.0);
+    }
     std::printf("outputs of the last batch:\n");
     for (int id : plan.outputs)
       std::printf("%s\n", summary(plan.buffers[id], ex.tensor(id)).c_str());

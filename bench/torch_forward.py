@@ -1,0 +1,50 @@
+"""Forward time per batch of simplenet, mlp and mnist_cnn in PyTorch on the CPU
+(2 threads, eval mode, no grad, loss included), to set next to `ampc run`.
+Usage: python3 bench/torch_forward.py [STEPS]. Prints `model ms/batch` lines."""
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.set_num_threads(2)
+steps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+
+
+class MnistCnn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(1, 16, 5, padding=2, bias=False), nn.BatchNorm2d(16)
+        self.conv2, self.bn2 = nn.Conv2d(16, 64, 5, padding=2, bias=False), nn.BatchNorm2d(64)
+        self.fc1, self.fc2 = nn.Linear(7 * 7 * 64, 64), nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.max_pool2d(F.relu(self.bn2(self.conv2(x))), 2)
+        return self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))
+
+
+def mlp(hidden, inputs, outputs):
+    return nn.Sequential(nn.Linear(inputs, hidden), nn.ReLU(), nn.Linear(hidden, hidden),
+                         nn.ReLU(), nn.Linear(hidden, outputs))
+
+
+cases = {
+    "simplenet": (mlp(1024, 1024, 1024), torch.randn(256, 1024), torch.randn(256, 1024),
+                  F.mse_loss),
+    "mlp": (mlp(512, 784, 10), torch.randn(64, 784), torch.randint(0, 10, (64,)),
+            F.cross_entropy),
+    "mnist_cnn": (MnistCnn(), torch.randn(64, 1, 28, 28), torch.randint(0, 10, (64,)),
+                  F.cross_entropy),
+}
+with torch.no_grad():
+    for name, (model, x, y, loss) in cases.items():
+        model.eval()
+        times = []
+        for _ in range(steps + 3):
+            t0 = time.perf_counter()
+            loss(model(x), y)
+            times.append((time.perf_counter() - t0) * 1000)
+        print(f"{name} {statistics.median(times[3:]):.3f}")
