@@ -4,6 +4,7 @@
 
 #include "compiler/GraphIO.h"
 #include "compiler/GraphJson.h"
+#include "compiler/Lowering.h"
 #include "ops/GraphNames.h"
 #include "ops/GraphOps.h"
 
@@ -65,6 +66,10 @@ PrecisionReport makeReport(ModuleOp module) {
     if (dtype == "f16" || dtype == "bf16")
       r.flopsLowPrecision += flops;
   }
+  rt::Plan plan = lowerToPlan(module);
+  r.arenaBytes = plan.arenaBytes;
+  r.persistentBytes = plan.persistentBytes;
+  r.unsharedBytes = plan.unsharedBytes;
   return r;
 }
 
@@ -96,6 +101,11 @@ std::string reportText(const PrecisionReport &r) {
   std::snprintf(line, sizeof line,
                 "FLOPs: %.4g total, %.4g in low precision (%.2f%%)\n", r.flopsTotal,
                 r.flopsLowPrecision, 100.0 * share(r));
+  out += line;
+  std::snprintf(line, sizeof line,
+                "peak planned bytes: %lld (arena %lld, %lld without reuse; persistent %lld)\n",
+                (long long)r.peakBytes(), (long long)r.arenaBytes, (long long)r.unsharedBytes,
+                (long long)r.persistentBytes);
   return out + line;
 }
 
@@ -113,6 +123,10 @@ std::string reportJson(const PrecisionReport &r) {
             {"flops_total", r.flopsTotal},
             {"flops_low_precision", r.flopsLowPrecision},
             {"low_precision_flop_share", share(r)},
+            {"peak_bytes", r.peakBytes()},
+            {"arena_bytes", r.arenaBytes},
+            {"unshared_arena_bytes", r.unsharedBytes},
+            {"persistent_bytes", r.persistentBytes},
             {"ops", ops}};
   return j.dump(2) + "\n";
 }

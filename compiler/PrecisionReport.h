@@ -17,6 +17,11 @@ struct PrecisionReport {
   double flopsTotal = 0, flopsLowPrecision = 0;
   /// op -> compute dtype -> node count.
   std::map<std::string, std::map<std::string, int64_t>> ops;
+  /// The execution plan's memory: arena (inputs and temporaries, with reuse)
+  /// and persistent state (params, consts); peak = both; unshared = the
+  /// arena without reuse.
+  int64_t arenaBytes = 0, persistentBytes = 0, unsharedBytes = 0;
+  int64_t peakBytes() const { return arenaBytes + persistentBytes; }
 };
 
 /// The dtype a node computes in: that of its first float output (SPEC

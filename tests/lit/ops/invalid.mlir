@@ -396,3 +396,221 @@ graph.graph @foreign_op {
   "test.foreign"() : () -> ()
   graph.return %x : tensor<4xf32>
 }
+
+// -----
+
+graph.graph @neg_result {
+  %x = graph.input "x" : tensor<4xf32>
+  // expected-error @+1 {{result types ('tensor<4xf16>') differ from the inferred ('tensor<4xf32>')}}
+  %y = graph.neg "y"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  graph.return %y : tensor<4xf16>
+}
+
+// -----
+
+graph.graph @abs_result {
+  %x = graph.input "x" : tensor<4xf32>
+  // expected-error @+1 {{result types ('tensor<4xf16>') differ from the inferred ('tensor<4xf32>')}}
+  %y = graph.abs "y"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  graph.return %y : tensor<4xf16>
+}
+
+// -----
+
+graph.graph @relu_result {
+  %x = graph.input "x" : tensor<4xf32>
+  // expected-error @+1 {{result types ('tensor<4xf16>') differ from the inferred ('tensor<4xf32>')}}
+  %y = graph.relu "y"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  graph.return %y : tensor<4xf16>
+}
+
+// -----
+
+graph.graph @tanh_result {
+  %x = graph.input "x" : tensor<4xf32>
+  // expected-error @+1 {{result types ('tensor<4xf16>') differ from the inferred ('tensor<4xf32>')}}
+  %y = graph.tanh "y"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  graph.return %y : tensor<4xf16>
+}
+
+// -----
+
+graph.graph @sigmoid_result {
+  %x = graph.input "x" : tensor<4xf32>
+  // expected-error @+1 {{result types ('tensor<4xf16>') differ from the inferred ('tensor<4xf32>')}}
+  %y = graph.sigmoid "y"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  graph.return %y : tensor<4xf16>
+}
+
+// -----
+
+graph.graph @gelu_result {
+  %x = graph.input "x" : tensor<4xf32>
+  // expected-error @+1 {{result types ('tensor<4xf16>') differ from the inferred ('tensor<4xf32>')}}
+  %y = graph.gelu "y"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  graph.return %y : tensor<4xf16>
+}
+
+// -----
+
+graph.graph @scale_result {
+  %x = graph.input "x" : tensor<4xf32>
+  // expected-error @+1 {{result types ('tensor<4xf16>') differ from the inferred ('tensor<4xf32>')}}
+  %y = graph.scale "y"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  graph.return %y : tensor<4xf16>
+}
+
+// -----
+
+graph.graph @identity_result {
+  %x = graph.input "x" : tensor<4xf32>
+  // expected-error @+1 {{result types ('tensor<4xf16>') differ from the inferred ('tensor<4xf32>')}}
+  %y = graph.identity "y"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  graph.return %y : tensor<4xf16>
+}
+
+// -----
+
+graph.graph @log_result {
+  %x = graph.input "x" : tensor<4xf32>
+  // expected-error @+1 {{result types ('tensor<4xf16>') differ from the inferred ('tensor<4xf32>')}}
+  %y = graph.log "y"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  graph.return %y : tensor<4xf16>
+}
+
+// -----
+
+graph.graph @sqrt_result {
+  %x = graph.input "x" : tensor<4xf32>
+  // expected-error @+1 {{result types ('tensor<4xf16>') differ from the inferred ('tensor<4xf32>')}}
+  %y = graph.sqrt "y"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  graph.return %y : tensor<4xf16>
+}
+
+// -----
+
+graph.graph @rsqrt_result {
+  %x = graph.input "x" : tensor<4xf32>
+  // expected-error @+1 {{result types ('tensor<4xf16>') differ from the inferred ('tensor<4xf32>')}}
+  %y = graph.rsqrt "y"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  graph.return %y : tensor<4xf16>
+}
+
+// -----
+
+graph.graph @square_result {
+  %x = graph.input "x" : tensor<4xf32>
+  // expected-error @+1 {{result types ('tensor<4xf16>') differ from the inferred ('tensor<4xf32>')}}
+  %y = graph.square "y"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  graph.return %y : tensor<4xf16>
+}
+
+// -----
+
+graph.graph @sub_dtypes {
+  %a = graph.input "a" : tensor<4xf32>
+  %b = graph.input "b" : tensor<4xbf16>
+  // expected-error @+1 {{operands have different dtypes}}
+  %y = graph.sub "y"(%a, %b) : (tensor<4xf32>, tensor<4xbf16>) -> tensor<4xf32>
+  graph.return %y : tensor<4xf32>
+}
+
+// -----
+
+graph.graph @mul_dtypes {
+  %a = graph.input "a" : tensor<4xf32>
+  %b = graph.input "b" : tensor<4xbf16>
+  // expected-error @+1 {{operands have different dtypes}}
+  %y = graph.mul "y"(%a, %b) : (tensor<4xf32>, tensor<4xbf16>) -> tensor<4xf32>
+  graph.return %y : tensor<4xf32>
+}
+
+// -----
+
+graph.graph @div_dtypes {
+  %a = graph.input "a" : tensor<4xf32>
+  %b = graph.input "b" : tensor<4xbf16>
+  // expected-error @+1 {{operands have different dtypes}}
+  %y = graph.div "y"(%a, %b) : (tensor<4xf32>, tensor<4xbf16>) -> tensor<4xf32>
+  graph.return %y : tensor<4xf32>
+}
+
+// -----
+
+graph.graph @maximum_dtypes {
+  %a = graph.input "a" : tensor<4xf32>
+  %b = graph.input "b" : tensor<4xbf16>
+  // expected-error @+1 {{operands have different dtypes}}
+  %y = graph.maximum "y"(%a, %b) : (tensor<4xf32>, tensor<4xbf16>) -> tensor<4xf32>
+  graph.return %y : tensor<4xf32>
+}
+
+// -----
+
+graph.graph @minimum_dtypes {
+  %a = graph.input "a" : tensor<4xf32>
+  %b = graph.input "b" : tensor<4xbf16>
+  // expected-error @+1 {{operands have different dtypes}}
+  %y = graph.minimum "y"(%a, %b) : (tensor<4xf32>, tensor<4xbf16>) -> tensor<4xf32>
+  graph.return %y : tensor<4xf32>
+}
+
+// -----
+
+graph.graph @pow_exponent {
+  %x = graph.input "x" : tensor<4xf32>
+  // expected-error @+1 {{requires attribute 'exponent'}}
+  %y = graph.pow "y"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  graph.return %y : tensor<4xf32>
+}
+
+// -----
+
+graph.graph @reduce_mean_keepdims {
+  %x = graph.input "x" : tensor<2x8xf32>
+  // expected-error @+1 {{result types ('tensor<2xf32>') differ from the inferred ('tensor<2x1xf32>')}}
+  %y = graph.reduce_mean "y"(%x) {axes = array<i64: 1>, keepdims = true} : (tensor<2x8xf32>) -> tensor<2xf32>
+  graph.return %y : tensor<2xf32>
+}
+
+// -----
+
+graph.graph @log_softmax_axis {
+  %x = graph.input "x" : tensor<2x8xf32>
+  // expected-error @+1 {{axis is out of range for rank 2}}
+  %y = graph.log_softmax "y"(%x) {axis = -3 : i64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  graph.return %y : tensor<2x8xf32>
+}
+
+// -----
+
+graph.graph @scale_attr_kind {
+  %x = graph.input "x" : tensor<4xf32>
+  // expected-error @+1 {{attribute 'scale' failed to satisfy constraint: 64-bit float attribute}}
+  %y = graph.scale "y"(%x) {scale = 2 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  graph.return %y : tensor<4xf32>
+}
+
+// -----
+
+graph.graph @fill_dynamic {
+  // expected-error @+1 {{result #0 must be statically shaped tensor}}
+  %y = graph.fill "y"() : () -> tensor<?xf32>
+  graph.return
+}
+
+// -----
+
+graph.graph @param_dtype {
+  // expected-error @+1 {{result #0 must be statically shaped tensor}}
+  %w = graph.param "w" : tensor<4xi8>
+  graph.return
+}
+
+// -----
+
+graph.graph @input_type {
+  // expected-error @+1 {{invalid kind of type specified}}
+  %x = graph.input "x" : f32
+  graph.return
+}
