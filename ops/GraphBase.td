@@ -8,6 +8,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "ops/AmpInterface.td"
 include "ops/NodeTypeInference.td"
+include "ops/GradientInterface.td"
 
 def Graph_Dialect : Dialect {
   let name = "graph";
@@ -49,9 +50,16 @@ class Graph_Op<string mnemonic, list<Trait> traits = []>
 // or select data. Result types are inferred by `inferTypes`, written in C++
 // (ops/TypeInference.cpp) unless a subclass sets `inferBody`; the verifier
 // checks the op's result types against them.
+//
+// `forward` ops carry the AMP interface; backward and training ops do not,
+// which is how the AMP pass tells a training graph. `pure` ops have no side
+// effects; training updates write persistent state and are not pure.
 class Graph_NodeOp<string mnemonic, string category, dag args, dag res,
-                   list<Trait> traits = [], bit agnostic = 0, bit infer = 1>
-    : Graph_Op<mnemonic, !listconcat([Pure, Graph_AmpOpInterface],
+                   list<Trait> traits = [], bit agnostic = 0, bit infer = 1,
+                   bit forward = 1, bit pure = 1>
+    : Graph_Op<mnemonic, !listconcat(!if(pure, [Pure], [MemoryEffects<[MemWrite]>]),
+                                     !if(forward, [Graph_AmpOpInterface,
+                                                   Graph_GradientOpInterface], []),
                                      !if(infer, [Graph_NodeTypeInference], []),
                                      traits)> {
   let arguments = !con((ins StrAttr:$name), args,
@@ -67,7 +75,10 @@ class Graph_NodeOp<string mnemonic, string category, dag args, dag res,
       return ::ampc::graph::AmpCategory::}] # category # [{;
     }
     static bool isPrecisionAgnostic() { return }] # !if(agnostic, "true", "false") # [{; }
-  }] # ampExtraDecl # !if(infer, [{
+  }] # ampExtraDecl # !if(forward, [{
+    ::llvm::LogicalResult buildGradients(::ampc::graph::GradBuilder &b, ::mlir::Value dy,
+        ::llvm::ArrayRef<bool> wanted, ::llvm::SmallVectorImpl<::mlir::Value> &grads);
+  }], "") # !if(infer, [{
     static ::llvm::LogicalResult inferTypes(::mlir::Location loc, Adaptor adaptor,
         ::llvm::SmallVectorImpl<::mlir::Type> &types);
     static ::llvm::LogicalResult inferNodeTypes(::mlir::Location loc,
@@ -126,4 +137,20 @@ class Graph_BinaryOp<string mnemonic, string summaryText>
   }];
 }
 
+#endif
+
+#ifndef AMPC_GRAPH_GRAD_BASE
+#define AMPC_GRAPH_GRAD_BASE
+// A backward node made by the autodiff pass.
+class Graph_GradOp<string mnemonic, dag args, dag res, list<Trait> traits = []>
+    : Graph_NodeOp<mnemonic, "None", args, res, traits, /*agnostic=*/0, /*infer=*/1,
+                   /*forward=*/0>;
+
+// A training update: writes the persistent buffers of its first operands in
+// place (params, optimizer moments, loss-scaling counters). No results.
+class Graph_UpdateOp<string mnemonic, dag args, list<Trait> traits = []>
+    : Graph_NodeOp<mnemonic, "None", args, (outs), traits, /*agnostic=*/0, /*infer=*/0,
+                   /*forward=*/0, /*pure=*/0> {
+  let hasVerifier = 1;
+}
 #endif

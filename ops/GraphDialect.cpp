@@ -7,6 +7,7 @@ using namespace ampc::graph;
 #include "ops/GraphDialect.cpp.inc"
 #include "ops/AmpInterface.cpp.inc"
 #include "ops/NodeTypeInference.cpp.inc"
+#include "ops/GradientInterface.cpp.inc"
 
 void GraphDialect::initialize() {
   addOperations<

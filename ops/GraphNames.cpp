@@ -80,3 +80,24 @@ void setAsmResultNames(Operation *op, OpAsmSetValueNameFn setNameFn) {
 }
 
 } // namespace ampc::graph
+
+namespace ampc::graph {
+
+NameTable::NameTable(Operation *graph) {
+  graph->walk([&](Operation *op) {
+    if (!nodeName(op).empty())
+      names_.insert(nodeName(op));
+    for (Value v : op->getResults())
+      names_.insert(valueName(v));
+  });
+}
+
+std::string NameTable::fresh(StringRef base) {
+  std::string name = base.str();
+  for (int i = 1; names_.contains(name); ++i)
+    name = base.str() + "_" + std::to_string(i);
+  names_.insert(name);
+  return name;
+}
+
+} // namespace ampc::graph

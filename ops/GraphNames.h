@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace ampc::graph {
 
@@ -28,6 +29,18 @@ std::string dtypeName(mlir::Type elementType);
 
 /// Parses a dtype name; null when it is not one.
 mlir::Type parseDtype(mlir::MLIRContext *ctx, llvm::StringRef name);
+
+/// Every node and value name of a graph, to make fresh ones: `fresh(base)`
+/// returns `base`, or `base_1`, `base_2`, ... when taken, and reserves it.
+class NameTable {
+public:
+  explicit NameTable(mlir::Operation *graph);
+  std::string fresh(llvm::StringRef base);
+  bool contains(llvm::StringRef name) const { return names_.contains(name); }
+
+private:
+  llvm::StringSet<> names_;
+};
 
 } // namespace ampc::graph
 

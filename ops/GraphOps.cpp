@@ -30,7 +30,7 @@ LogicalResult GraphOp::verifyRegions() {
       if (outs && outs.size() != op.getNumResults())
         return op.emitOpError("names ") << outs.size() << " outputs in 'outs' but has "
                                         << op.getNumResults();
-      if (!outs && op.getNumResults() != 1)
+      if (!outs && op.getNumResults() > 1)
         return op.emitOpError("has several results and needs 'outs' to name them");
     }
     for (Value v : op.getResults()) {

@@ -13,7 +13,10 @@
 #include "ops/AmpPolicy.h"
 #include "ops/GraphDialect.h"
 
+#include "ops/GradBuilder.h"
+
 #include "ops/AmpInterface.h.inc"
+#include "ops/GradientInterface.h.inc"
 #include "ops/NodeTypeInference.h.inc"
 
 namespace ampc::graph {

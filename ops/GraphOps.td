@@ -169,5 +169,7 @@ def Graph_FillOp : Graph_NodeOp<"fill", "None",
 }
 
 include "ops/NnOps.td"
+include "ops/GradOps.td"
+include "ops/TrainOps.td"
 
 #endif

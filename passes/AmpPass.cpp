@@ -34,13 +34,7 @@ using amp::Precision;
 
 class CastInserter {
 public:
-  explicit CastInserter(graph::GraphOp g) : graph_(g), builder_(g.getContext()) {
-    for (Operation &op : g.getBody().front()) {
-      names_.insert(graph::nodeName(&op));
-      for (Value v : op.getResults())
-        names_.insert(graph::valueName(v));
-    }
-  }
+  explicit CastInserter(graph::GraphOp g) : builder_(g.getContext()), names_(g) {}
 
   /// The value `v` in dtype `element` for `user`: `v` itself or its one
   /// shared cast. Nodes are rewritten in order, so the first user to ask is
@@ -101,13 +95,7 @@ private:
     return nullptr;
   }
 
-  std::string fresh(std::string base) {
-    std::string name = base;
-    for (int i = 1; names_.contains(name); ++i)
-      name = base + "_" + std::to_string(i);
-    names_.insert(name);
-    return name;
-  }
+  std::string fresh(const std::string &base) { return names_.fresh(base); }
 
   Value createCast(StringRef node, Value x, Type element, ArrayAttr outs) {
     auto type = RankedTensorType::get(cast<RankedTensorType>(x.getType()).getShape(),
@@ -145,9 +133,8 @@ private:
     casts_[{result, element}] = cast;
   }
 
-  graph::GraphOp graph_;
   OpBuilder builder_;
-  llvm::StringSet<> names_;
+  graph::NameTable names_;
   llvm::DenseMap<std::pair<Value, Type>, Value> casts_;
 };
 

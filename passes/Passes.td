@@ -43,4 +43,58 @@ def GraphFoldCasts : Pass<"graph-fold-casts", "::ampc::graph::GraphOp"> {
   }];
 }
 
+def GraphAutodiff : Pass<"graph-autodiff", "::ampc::graph::GraphOp"> {
+  let summary = "Derives the backward of a forward graph from each op's gradient rule";
+  let description = [{
+    Reverse-mode differentiation of the graph's loss with respect to every
+    trainable param, seeded with 1 (the loss-scaling pass turns the seed into
+    the loss scale). Each param's gradient is named `<param>.grad`.
+  }];
+}
+
+def GraphLossScaling : Pass<"graph-loss-scaling", "::ampc::graph::GraphOp"> {
+  let summary = "Loss scaling, the fused finite check, and gradient accumulation";
+  let description = [{
+    Seeds the backward with the loss scale S (state `loss_scale`, with the
+    counters `loss_scale.good` and `loss_scale.bad`), brings every gradient to
+    f32, accumulates them over `accumulate` micro-batches when that is above 1,
+    unscales them and checks them for inf/nan in one
+    `check_finite_and_unscale` (`found_inf` becomes a graph output), and
+    updates S by Paddle's rule. Mode `static` keeps S fixed; `none` uses S = 1;
+    both still skip non-finite steps.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"dynamic\"", "dynamic, static or none">,
+    Option<"initLossScaling", "init-loss-scaling", "double", /*default=*/"65536.0", "initial S">,
+    Option<"incrEveryNSteps", "incr-every-n-steps", "int64_t", /*default=*/"2000",
+           "finite steps before S grows">,
+    Option<"decrEveryNNanOrInf", "decr-every-n-nan-or-inf", "int64_t", /*default=*/"1",
+           "non-finite steps before S shrinks">,
+    Option<"incrRatio", "incr-ratio", "double", /*default=*/"2.0", "growth factor">,
+    Option<"decrRatio", "decr-ratio", "double", /*default=*/"0.5", "backoff factor">,
+    Option<"accumulate", "accumulate", "int64_t", /*default=*/"1",
+           "micro-batches per optimizer step">,
+  ];
+}
+
+def GraphOptimizer : Pass<"graph-optimizer", "::ampc::graph::GraphOp"> {
+  let summary = "Adds the optimizer updates of every trainable param";
+  let description = [{
+    Adds an `lr` input and, per trainable param, its optimizer state and an
+    update conditional on `found_inf`. Params stored in low precision (AMP O2)
+    get an f32 master copy `<param>.master`: the optimizer updates the master
+    and `assign` rewrites the low-precision copy from it.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, momentum, adam or adamw">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9", "momentum factor">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's beta2">,
+    Option<"epsilon", "epsilon", "double", /*default=*/"1e-8", "Adam's epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "decoupled weight decay (default: 0.01 for adamw, 0 otherwise)">,
+  ];
+}
+
 #endif

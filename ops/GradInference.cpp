@@ -1,0 +1,242 @@
+// Type inference (and so verification) of the backward ops, and verifiers of
+// the training updates.
+#include "ops/InferenceUtils.h"
+
+using namespace mlir;
+
+namespace ampc::graph {
+using namespace infer;
+
+namespace {
+
+LogicalResult shapedLike(Location loc, StringRef op, ArrayRef<int64_t> shape, Value like,
+                         SmallVectorImpl<Type> &types) {
+  for (int64_t d : shape)
+    if (d < 0)
+      return opError(loc, op) << "shape " << shapeString(shape) << " has a negative dimension";
+  types.push_back(RankedTensorType::get(shape, elementType(like.getType())));
+  return success();
+}
+
+bool isScalar(Value v) { return cast<RankedTensorType>(v.getType()).getRank() == 0; }
+
+} // namespace
+
+LogicalResult BroadcastToOp::inferTypes(Location loc, Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  SmallVector<int64_t> out;
+  if (!broadcastShapes(ranked(adaptor.getX()).getShape(), adaptor.getShape(), out) ||
+      ArrayRef<int64_t>(out) != adaptor.getShape())
+    return opError<BroadcastToOp>(loc) << "cannot broadcast "
+                                       << shapeString(ranked(adaptor.getX()).getShape())
+                                       << " to " << shapeString(adaptor.getShape());
+  return shapedLike(loc, getOperationName(), adaptor.getShape(), adaptor.getX(), types);
+}
+
+LogicalResult ReduceToOp::inferTypes(Location loc, Adaptor adaptor,
+                                     SmallVectorImpl<Type> &types) {
+  SmallVector<int64_t> out;
+  ArrayRef<int64_t> from = ranked(adaptor.getX()).getShape();
+  if (!broadcastShapes(adaptor.getShape(), from, out) || ArrayRef<int64_t>(out) != from)
+    return opError<ReduceToOp>(loc) << shapeString(adaptor.getShape())
+                                    << " does not broadcast to " << shapeString(from);
+  return shapedLike(loc, getOperationName(), adaptor.getShape(), adaptor.getX(), types);
+}
+
+LogicalResult UnaryBackwardOp::inferTypes(Location loc, Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  static const StringRef fns[] = {"relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "abs",
+                                  "exp",  "log",  "sqrt",      "rsqrt", "square", "pow"};
+  if (!llvm::is_contained(fns, adaptor.getFn()))
+    return opError<UnaryBackwardOp>(loc) << "unknown function '" << adaptor.getFn() << "'";
+  Type dy = adaptor.getDy().getType();
+  if (adaptor.getX().getType() != dy || adaptor.getY().getType() != dy)
+    return opError<UnaryBackwardOp>(loc) << "x, y and dy must have one type";
+  types.push_back(dy);
+  return success();
+}
+
+LogicalResult MinMaxBackwardOp::inferTypes(Location loc, Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  if (adaptor.getFn() != "max" && adaptor.getFn() != "min")
+    return opError<MinMaxBackwardOp>(loc) << "fn must be max or min";
+  SmallVector<Type> shape;
+  if (failed(inferBroadcast(loc, adaptor.getA().getType(), adaptor.getB().getType(), shape)))
+    return failure();
+  if (shape[0] != adaptor.getDy().getType())
+    return opError<MinMaxBackwardOp>(loc) << "dy must have the broadcast shape";
+  types.append({shape[0], shape[0]});
+  return success();
+}
+
+LogicalResult Conv2dBackwardInputOp::inferTypes(Location loc, Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  if (failed(sameDtype(loc, getOperationName(), adaptor.getDy().getType(),
+                       adaptor.getFilter().getType())))
+    return failure();
+  return shapedLike(loc, getOperationName(), adaptor.getInputShape(), adaptor.getDy(), types);
+}
+
+LogicalResult Conv2dBackwardFilterOp::inferTypes(Location loc, Adaptor adaptor,
+                                                 SmallVectorImpl<Type> &types) {
+  if (failed(sameDtype(loc, getOperationName(), adaptor.getDy().getType(),
+                       adaptor.getX().getType())))
+    return failure();
+  return shapedLike(loc, getOperationName(), adaptor.getFilterShape(), adaptor.getDy(), types);
+}
+
+LogicalResult MaxPool2dBackwardOp::inferTypes(Location loc, Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  if (failed(sameDtype(loc, getOperationName(), adaptor.getDy().getType(),
+                       adaptor.getX().getType())))
+    return failure();
+  types.push_back(adaptor.getX().getType());
+  return success();
+}
+
+LogicalResult AvgPool2dBackwardOp::inferTypes(Location loc, Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  return shapedLike(loc, getOperationName(), adaptor.getInputShape(), adaptor.getDy(), types);
+}
+
+static LogicalResult normBackward(Location loc, StringRef op, Value x, Value dy, Value scale,
+                                  SmallVectorImpl<Type> &types) {
+  if (x.getType() != dy.getType())
+    return opError(loc, op) << "x and dy must have one type";
+  types.append({x.getType(), scale.getType(), scale.getType()});
+  return success();
+}
+
+LogicalResult BatchNormBackwardOp::inferTypes(Location loc, Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  return normBackward(loc, getOperationName(), adaptor.getX(), adaptor.getDy(),
+                      adaptor.getScale(), types);
+}
+
+LogicalResult LayerNormBackwardOp::inferTypes(Location loc, Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  return normBackward(loc, getOperationName(), adaptor.getX(), adaptor.getDy(),
+                      adaptor.getScale(), types);
+}
+
+LogicalResult SoftmaxBackwardOp::inferTypes(Location loc, Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  if (adaptor.getY().getType() != adaptor.getDy().getType())
+    return opError<SoftmaxBackwardOp>(loc) << "y and dy must have one type";
+  int64_t axis = adaptor.getAxis();
+  if (!normaliseAxis(axis, ranked(adaptor.getY()).getRank()))
+    return opError<SoftmaxBackwardOp>(loc) << "axis is out of range";
+  types.push_back(adaptor.getY().getType());
+  return success();
+}
+
+LogicalResult SoftmaxCrossEntropyBackwardOp::inferTypes(Location loc, Adaptor adaptor,
+                                                        SmallVectorImpl<Type> &types) {
+  if (!isScalar(adaptor.getDloss()))
+    return opError<SoftmaxCrossEntropyBackwardOp>(loc) << "dloss must be a scalar";
+  types.push_back(adaptor.getLogits().getType());
+  return success();
+}
+
+LogicalResult MseLossBackwardOp::inferTypes(Location loc, Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  if (!isScalar(adaptor.getDloss()) ||
+      adaptor.getPrediction().getType() != adaptor.getTarget().getType())
+    return opError<MseLossBackwardOp>(loc) << "needs prediction and target of one type "
+                                              "and a scalar dloss";
+  types.push_back(adaptor.getPrediction().getType());
+  return success();
+}
+
+LogicalResult EmbeddingBackwardOp::inferTypes(Location loc, Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  auto dy = ranked(adaptor.getDy());
+  if (adaptor.getVocab() < 1 || dy.getRank() < 1)
+    return opError<EmbeddingBackwardOp>(loc) << "needs a positive vocab and a ranked dy";
+  types.push_back(RankedTensorType::get({adaptor.getVocab(), dy.getShape().back()},
+                                        dy.getElementType()));
+  return success();
+}
+
+LogicalResult SliceBackwardOp::inferTypes(Location loc, Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return shapedLike(loc, getOperationName(), adaptor.getInputShape(), adaptor.getDy(), types);
+}
+
+LogicalResult CheckFiniteAndUnscaleOp::inferTypes(Location loc, Adaptor adaptor,
+                                                  SmallVectorImpl<Type> &types) {
+  if (!isScalar(adaptor.getScale()))
+    return opError<CheckFiniteAndUnscaleOp>(loc) << "scale must be a scalar";
+  for (Value g : adaptor.getGrads())
+    types.push_back(g.getType());
+  types.push_back(RankedTensorType::get({}, IntegerType::get(loc.getContext(), 1)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Training updates.
+//===----------------------------------------------------------------------===//
+
+static LogicalResult isFlag(Operation *op, Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (t.getRank() != 0 || !t.getElementType().isInteger(1))
+    return op->emitOpError("found_inf must be an i1 scalar, got ") << t;
+  return success();
+}
+
+static LogicalResult scalars(Operation *op, ValueRange vs) {
+  for (Value v : vs)
+    if (!isScalar(v))
+      return op->emitOpError("expects a scalar, got ") << v.getType();
+  return success();
+}
+
+static LogicalResult sameShapes(Operation *op, Value param, ValueRange others) {
+  for (Value v : others)
+    if (cast<RankedTensorType>(v.getType()).getShape() !=
+        cast<RankedTensorType>(param.getType()).getShape())
+      return op->emitOpError("operand shapes differ: ") << param.getType() << " and "
+                                                        << v.getType();
+  return success();
+}
+
+LogicalResult UpdateLossScalingOp::verify() {
+  if (failed(isFlag(*this, getFoundInf())) ||
+      failed(scalars(*this, {getScale(), getGood(), getBad()})))
+    return failure();
+  if (getIncrEveryNSteps() < 1 || getDecrEveryNNanOrInf() < 1 ||
+      getIncrRatio().convertToDouble() < 1.0 || getDecrRatio().convertToDouble() <= 0.0 ||
+      getDecrRatio().convertToDouble() > 1.0)
+    return emitOpError("needs counts >= 1, incr_ratio >= 1 and decr_ratio in (0, 1]");
+  return success();
+}
+
+LogicalResult SgdOp::verify() {
+  if (failed(isFlag(*this, getFoundInf())) || failed(scalars(*this, {getLr()})))
+    return failure();
+  return sameShapes(*this, getParam(), {getGrad()});
+}
+
+LogicalResult MomentumOp::verify() {
+  if (failed(isFlag(*this, getFoundInf())) || failed(scalars(*this, {getLr()})))
+    return failure();
+  return sameShapes(*this, getParam(), {getGrad(), getVelocity()});
+}
+
+LogicalResult AdamOp::verify() {
+  if (failed(isFlag(*this, getFoundInf())) || failed(scalars(*this, {getLr(), getStep()})))
+    return failure();
+  return sameShapes(*this, getParam(), {getGrad(), getM(), getV()});
+}
+
+LogicalResult CountStepOp::verify() {
+  if (failed(isFlag(*this, getFoundInf())))
+    return failure();
+  return scalars(*this, {getStep()});
+}
+
+LogicalResult AssignOp::verify() { return sameShapes(*this, getTarget(), {getValue()}); }
+
+LogicalResult AccumulateOp::verify() { return sameShapes(*this, getAcc(), {getGrad()}); }
+
+} // namespace ampc::graph

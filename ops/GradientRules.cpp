@@ -1,0 +1,319 @@
+// The gradient rule of every forward op (GradientOpInterface). `g` comes in
+// with one null entry per operand; a rule fills the ones flagged in `want`.
+// A null result from the builder means a backward node failed to verify (the
+// error is already emitted).
+#include "ops/GraphNames.h"
+#include "ops/GraphOps.h"
+
+using namespace mlir;
+
+namespace ampc::graph {
+namespace {
+
+ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
+
+LogicalResult done(ArrayRef<Value> grads, ArrayRef<bool> want) {
+  for (size_t i = 0; i < grads.size(); ++i)
+    if (want[i] && !grads[i])
+      return failure();
+  return success();
+}
+
+NamedAttrList keep(Operation *op, ArrayRef<StringRef> names) {
+  NamedAttrList attrs;
+  for (StringRef n : names)
+    if (Attribute a = op->getAttr(n))
+      attrs.set(n, a);
+  return attrs;
+}
+
+} // namespace
+
+#define RULE(Op)                                                               \
+  LogicalResult Op::buildGradients(GradBuilder &b, Value dy, ArrayRef<bool> want, \
+                                   SmallVectorImpl<Value> &g)
+
+RULE(MatmulOp) {
+  Value a = getA(), bm = getB();
+  bool ta = getTransposeA(), tb = getTransposeB();
+  if (want[0]) {
+    Value da = !ta ? b.matmul(dy, bm, false, !tb) : b.matmul(bm, dy, tb, true);
+    g[0] = b.reduceTo(da, a);
+  }
+  if (want[1]) {
+    int64_t rankA = shapeOf(a).size();
+    if (shapeOf(bm).size() == 2 && rankA > 2 && !ta) {
+      // One GEMM over all rows instead of a batch of GEMMs and a reduction.
+      int64_t k = shapeOf(a).back(), n = shapeOf(dy).back();
+      Value a2 = b.reshape(a, {-1, k}), dy2 = b.reshape(dy, {-1, n});
+      g[1] = !tb ? b.matmul(a2, dy2, true, false) : b.matmul(dy2, a2, true, false);
+    } else {
+      Value db = !tb ? (!ta ? b.matmul(a, dy, true, false) : b.matmul(a, dy, false, false))
+                     : (!ta ? b.matmul(dy, a, true, false) : b.matmul(dy, a, true, true));
+      g[1] = b.reduceTo(db, bm);
+    }
+  }
+  return done(g, want);
+}
+
+RULE(Conv2dOp) {
+  NamedAttrList attrs =
+      keep(*this, {"strides", "padding", "dilations", "groups", "layout"});
+  if (want[0]) {
+    NamedAttrList a = attrs;
+    a.set("input_shape", b.builder().getDenseI64ArrayAttr(shapeOf(getX())));
+    g[0] = b.value("conv2d_backward_input", {dy, getFilter()}, a, "grad_input");
+  }
+  if (want[1]) {
+    NamedAttrList a = attrs;
+    a.set("filter_shape", b.builder().getDenseI64ArrayAttr(shapeOf(getFilter())));
+    g[1] = b.value("conv2d_backward_filter", {getX(), dy}, a, "grad_filter");
+  }
+  return done(g, want);
+}
+
+RULE(AddOp) {
+  if (want[0]) g[0] = b.reduceTo(dy, getLhs());
+  if (want[1]) g[1] = b.reduceTo(dy, getRhs());
+  return done(g, want);
+}
+
+RULE(SubOp) {
+  if (want[0]) g[0] = b.reduceTo(dy, getLhs());
+  if (want[1]) g[1] = b.reduceTo(b.neg(dy), getRhs());
+  return done(g, want);
+}
+
+RULE(MulOp) {
+  if (want[0]) g[0] = b.reduceTo(b.mul(dy, getRhs()), getLhs());
+  if (want[1]) g[1] = b.reduceTo(b.mul(dy, getLhs()), getRhs());
+  return done(g, want);
+}
+
+RULE(DivOp) {
+  if (want[0]) g[0] = b.reduceTo(b.div(dy, getRhs()), getLhs());
+  if (want[1]) g[1] = b.reduceTo(b.neg(b.div(b.mul(dy, getY()), getRhs())), getRhs());
+  return done(g, want);
+}
+
+static LogicalResult minMax(GradBuilder &b, Operation *op, StringRef fn, Value dy,
+                            ArrayRef<bool> want, SmallVectorImpl<Value> &g) {
+  NamedAttrList attrs;
+  attrs.set("fn", b.builder().getStringAttr(fn));
+  Operation *both = b.node("minmax_backward", {op->getOperand(0), op->getOperand(1), dy}, attrs);
+  if (!both)
+    return failure();
+  if (want[0]) g[0] = b.reduceTo(both->getResult(0), op->getOperand(0));
+  if (want[1]) g[1] = b.reduceTo(both->getResult(1), op->getOperand(1));
+  return done(g, want);
+}
+
+RULE(MaximumOp) { return minMax(b, *this, "max", dy, want, g); }
+RULE(MinimumOp) { return minMax(b, *this, "min", dy, want, g); }
+
+RULE(NegOp) {
+  g[0] = b.neg(dy);
+  return done(g, want);
+}
+
+RULE(ScaleOp) {
+  g[0] = b.scale(dy, getScale().convertToDouble());
+  return done(g, want);
+}
+
+#define UNARY_RULE(Op, fn)                                                     \
+  RULE(Op) {                                                                   \
+    g[0] = b.unaryBackward(fn, getX(), getY(), dy);                            \
+    return done(g, want);                                                      \
+  }
+UNARY_RULE(AbsOp, "abs")
+UNARY_RULE(ReluOp, "relu")
+UNARY_RULE(TanhOp, "tanh")
+UNARY_RULE(SigmoidOp, "sigmoid")
+UNARY_RULE(ExpOp, "exp")
+UNARY_RULE(LogOp, "log")
+UNARY_RULE(SqrtOp, "sqrt")
+UNARY_RULE(RsqrtOp, "rsqrt")
+UNARY_RULE(SquareOp, "square")
+#undef UNARY_RULE
+
+RULE(GeluOp) {
+  g[0] = b.unaryBackward(getApproximate() ? "gelu_tanh" : "gelu", getX(), getY(), dy);
+  return done(g, want);
+}
+
+RULE(PowOp) {
+  g[0] = b.unaryBackward("pow", getX(), getY(), dy, getExponent().convertToDouble());
+  return done(g, want);
+}
+
+RULE(DropoutOp) {
+  // The same rate and seed regenerate the forward mask in the same step.
+  g[0] = b.value("dropout", {dy}, keep(*this, {"rate", "seed"}));
+  return done(g, want);
+}
+
+RULE(IdentityOp) {
+  g[0] = dy;
+  return done(g, want);
+}
+
+RULE(ReshapeOp) {
+  g[0] = b.reshape(dy, shapeOf(getX()));
+  return done(g, want);
+}
+
+RULE(FlattenOp) {
+  g[0] = b.reshape(dy, shapeOf(getX()));
+  return done(g, want);
+}
+
+RULE(TransposeOp) {
+  ArrayRef<int64_t> perm = getPerm();
+  SmallVector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    inverse[perm[i]] = i;
+  g[0] = b.transpose(dy, inverse);
+  return done(g, want);
+}
+
+RULE(ConcatOp) {
+  int64_t rank = shapeOf(dy).size(), axis = getAxis() < 0 ? getAxis() + rank : getAxis();
+  int64_t start = 0;
+  for (size_t i = 0; i < getInputs().size(); ++i) {
+    int64_t size = shapeOf(getInputs()[i])[axis];
+    if (want[i]) {
+      NamedAttrList attrs;
+      attrs.set("axes", b.builder().getDenseI64ArrayAttr({axis}));
+      attrs.set("starts", b.builder().getDenseI64ArrayAttr({start}));
+      attrs.set("ends", b.builder().getDenseI64ArrayAttr({start + size}));
+      g[i] = b.value("slice", {dy}, attrs);
+    }
+    start += size;
+  }
+  return done(g, want);
+}
+
+RULE(SliceOp) {
+  NamedAttrList attrs = keep(*this, {"axes", "starts", "ends"});
+  attrs.set("input_shape", b.builder().getDenseI64ArrayAttr(shapeOf(getX())));
+  g[0] = b.value("slice_backward", {dy}, attrs);
+  return done(g, want);
+}
+
+RULE(MaxPool2dOp) {
+  g[0] = b.value("max_pool2d_backward", {getX(), dy},
+                 keep(*this, {"kernel", "strides", "padding", "layout"}));
+  return done(g, want);
+}
+
+RULE(AvgPool2dOp) {
+  NamedAttrList attrs = keep(*this, {"kernel", "strides", "padding", "layout"});
+  attrs.set("input_shape", b.builder().getDenseI64ArrayAttr(shapeOf(getX())));
+  g[0] = b.value("avg_pool2d_backward", {dy}, attrs);
+  return done(g, want);
+}
+
+RULE(GlobalAvgPoolOp) {
+  ArrayRef<int64_t> x = shapeOf(getX());
+  bool nhwc = getLayout() == "NHWC";
+  int64_t n = x[0], c = nhwc ? x[3] : x[1], hw = nhwc ? x[1] * x[2] : x[2] * x[3];
+  Value shaped = b.reshape(dy, nhwc ? SmallVector<int64_t>{n, 1, 1, c}
+                                    : SmallVector<int64_t>{n, c, 1, 1});
+  g[0] = b.scale(b.broadcastTo(shaped, x), 1.0 / double(hw));
+  return done(g, want);
+}
+
+RULE(BatchNormOp) {
+  Operation *bw = b.node("batch_norm_backward", {getX(), dy, getScale()},
+                         keep(*this, {"epsilon", "layout"}));
+  if (!bw)
+    return failure();
+  for (int i = 0; i < 3; ++i)
+    if (want[i]) g[i] = bw->getResult(i);
+  return done(g, want); // running statistics have no gradient
+}
+
+RULE(LayerNormOp) {
+  Operation *bw = b.node("layer_norm_backward", {getX(), dy, getScale()},
+                         keep(*this, {"epsilon", "axis"}));
+  if (!bw)
+    return failure();
+  for (int i = 0; i < 3; ++i)
+    if (want[i]) g[i] = bw->getResult(i);
+  return done(g, want);
+}
+
+static Value reduceBackward(GradBuilder &b, Value x, Value dy, ArrayRef<int64_t> axes,
+                            bool keepdims, bool mean) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  SmallVector<int64_t> kept(shape.begin(), shape.end());
+  int64_t count = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    bool reduced = axes.empty() ||
+                   llvm::any_of(axes, [&](int64_t a) { return (a < 0 ? a + (int64_t)shape.size() : a) == (int64_t)d; });
+    if (reduced) {
+      kept[d] = 1;
+      count *= shape[d];
+    }
+  }
+  Value g = b.broadcastTo(b.reshape(dy, kept), shape);
+  return mean ? b.scale(g, 1.0 / double(count)) : g;
+}
+
+RULE(ReduceSumOp) {
+  g[0] = reduceBackward(b, getX(), dy, getAxes(), getKeepdims(), false);
+  return done(g, want);
+}
+
+RULE(ReduceMeanOp) {
+  g[0] = reduceBackward(b, getX(), dy, getAxes(), getKeepdims(), true);
+  return done(g, want);
+}
+
+RULE(SoftmaxOp) {
+  g[0] = b.value("softmax_backward", {getY(), dy}, keep(*this, {"axis"}));
+  return done(g, want);
+}
+
+RULE(LogSoftmaxOp) {
+  NamedAttrList attrs = keep(*this, {"axis"});
+  attrs.set("log", b.builder().getBoolAttr(true));
+  g[0] = b.value("softmax_backward", {getY(), dy}, attrs);
+  return done(g, want);
+}
+
+RULE(EmbeddingOp) {
+  if (want[1]) {
+    NamedAttrList attrs;
+    attrs.set("vocab", b.builder().getI64IntegerAttr(shapeOf(getWeight())[0]));
+    g[1] = b.value("embedding_backward", {getIds(), dy}, attrs);
+  }
+  return done(g, want);
+}
+
+RULE(SoftmaxCrossEntropyOp) {
+  if (want[0])
+    g[0] = b.value("softmax_cross_entropy_backward", {getLogits(), getLabels(), dy});
+  return done(g, want);
+}
+
+RULE(MseLossOp) {
+  Value dp = b.value("mse_loss_backward", {getPrediction(), getTarget(), dy});
+  if (want[0]) g[0] = dp;
+  if (want[1]) g[1] = dp ? b.neg(dp) : Value();
+  return done(g, want);
+}
+
+RULE(CastOp) {
+  // Gradients of f32 values come back in f32 through the cast.
+  g[0] = b.cast(dy, elementType(getX().getType()));
+  return done(g, want);
+}
+
+RULE(ConstantOp) { return success(); }
+RULE(FillOp) { return success(); }
+
+#undef RULE
+
+} // namespace ampc::graph

@@ -1,0 +1,91 @@
+#ifndef AMPC_TRAIN_OPS
+#define AMPC_TRAIN_OPS
+
+//===----------------------------------------------------------------------===//
+// Loss scaling and optimizers. The updates write the persistent buffers of
+// their state operands in place, after every read of them in the step.
+//===----------------------------------------------------------------------===//
+
+def Graph_CheckFiniteAndUnscaleOp : Graph_NodeOp<"check_finite_and_unscale", "None",
+    (ins Variadic<Graph_FloatTensor>:$grads, Graph_FloatTensor:$scale),
+    (outs Variadic<Graph_FloatTensor>:$unscaled, Graph_Tensor:$found_inf),
+    [], /*agnostic=*/0, /*infer=*/1, /*forward=*/0> {
+  let summary = "Divides gradients by the loss scale and flags any inf or nan";
+  let description = [{
+    One fused pass over the whole gradient list: `unscaled[i] = grads[i] /
+    scale` and `found_inf` (an i1 scalar) is true when any element of any
+    gradient is inf or nan.
+  }];
+}
+
+def Graph_UpdateLossScalingOp : Graph_UpdateOp<"update_loss_scaling",
+    (ins Graph_Tensor:$found_inf, Graph_FloatTensor:$scale, Graph_FloatTensor:$good,
+         Graph_FloatTensor:$bad,
+         DefaultValuedAttr<I64Attr, "2000">:$incr_every_n_steps,
+         DefaultValuedAttr<I64Attr, "1">:$decr_every_n_nan_or_inf,
+         DefaultValuedAttr<F64Attr, "2.0">:$incr_ratio,
+         DefaultValuedAttr<F64Attr, "0.5">:$decr_ratio,
+         DefaultValuedAttr<BoolAttr, "true">:$dynamic)> {
+  let summary = "Paddle's dynamic loss-scaling rule";
+  let description = [{
+    If `found_inf`: good := 0, bad += 1, and when bad reaches
+    `decr_every_n_nan_or_inf`, scale := max(scale * decr_ratio, 1), bad := 0.
+    Else: bad := 0, good += 1, and when good reaches `incr_every_n_steps`,
+    scale := scale * incr_ratio if that is finite, good := 0. With `dynamic`
+    false the scale stays fixed. Writes scale, good and bad in place.
+  }];
+}
+
+def Graph_SgdOp : Graph_UpdateOp<"sgd",
+    (ins Graph_FloatTensor:$param, Graph_FloatTensor:$grad, Graph_FloatTensor:$lr,
+         Graph_Tensor:$found_inf)> {
+  let summary = "param -= lr * grad, unless found_inf";
+  let description = [{ `lr` is a scalar input. Writes `param` in place. }];
+}
+
+def Graph_MomentumOp : Graph_UpdateOp<"momentum",
+    (ins Graph_FloatTensor:$param, Graph_FloatTensor:$grad, Graph_FloatTensor:$lr,
+         Graph_Tensor:$found_inf, Graph_FloatTensor:$velocity,
+         DefaultValuedAttr<F64Attr, "0.9">:$momentum)> {
+  let summary = "v = momentum * v + grad; param -= lr * v, unless found_inf";
+  let description = [{ Writes `param` and `velocity` in place. }];
+}
+
+def Graph_AdamOp : Graph_UpdateOp<"adam",
+    (ins Graph_FloatTensor:$param, Graph_FloatTensor:$grad, Graph_FloatTensor:$lr,
+         Graph_Tensor:$found_inf, Graph_FloatTensor:$m, Graph_FloatTensor:$v,
+         Graph_FloatTensor:$step,
+         DefaultValuedAttr<F64Attr, "0.9">:$beta1,
+         DefaultValuedAttr<F64Attr, "0.999">:$beta2,
+         DefaultValuedAttr<F64Attr, "1.0e-8">:$epsilon,
+         DefaultValuedAttr<F64Attr, "0.0">:$weight_decay)> {
+  let summary = "Adam (AdamW when weight_decay > 0), unless found_inf";
+  let description = [{
+    m, v: first and second moments; `step` is the count of applied updates
+    (already incremented for this one) for bias correction. Weight decay is
+    decoupled: param -= lr * weight_decay * param. Writes param, m, v in place.
+  }];
+}
+
+def Graph_CountStepOp : Graph_UpdateOp<"count_step",
+    (ins Graph_FloatTensor:$step, Graph_Tensor:$found_inf)> {
+  let summary = "step += 1, unless found_inf";
+  let description = [{ The count of applied optimizer steps. }];
+}
+
+def Graph_AssignOp : Graph_UpdateOp<"assign",
+    (ins Graph_Tensor:$target, Graph_Tensor:$value)> {
+  let summary = "Writes value (cast to target's dtype) into target's buffer";
+  let description = [{
+    Refreshes the low-precision copy of a param from its f32 master (AMP O2),
+    or resets a gradient accumulator.
+  }];
+}
+
+def Graph_AccumulateOp : Graph_UpdateOp<"accumulate",
+    (ins Graph_FloatTensor:$acc, Graph_FloatTensor:$grad)> {
+  let summary = "acc += grad (in acc's dtype, f32)";
+  let description = [{ Gradient accumulation over micro-batches. }];
+}
+
+#endif

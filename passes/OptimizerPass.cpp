@@ -1,0 +1,109 @@
+// graph-optimizer.
+//
+// Algorithm: find `found_inf` and every param's unscaled gradient (made by
+// graph-loss-scaling); add the `lr` input. For each trainable param: pick the
+// update target (the param, or a new f32 master `<param>.master` for a param
+// stored in low precision), create the optimizer's state (`<param>.velocity`;
+// `<param>.adam_m`, `<param>.adam_v` and one shared `optimizer.step` counted
+// by `count_step`), and append the update, conditional on found_inf. A master
+// is followed by `assign` of it to the low-precision param. The updates run in
+// the apply phase when gradients are accumulated.
+#include "passes/Passes.h"
+#include "passes/TrainingUtil.h"
+
+#include "mlir/IR/Verifier.h"
+
+namespace ampc {
+#define GEN_PASS_DEF_GRAPHOPTIMIZER
+#include "passes/Passes.h.inc"
+} // namespace ampc
+
+using namespace mlir;
+
+namespace ampc {
+namespace {
+
+struct GraphOptimizerPass : impl::GraphOptimizerBase<GraphOptimizerPass> {
+  using GraphOptimizerBase::GraphOptimizerBase;
+  void runOnOperation() override;
+};
+
+void GraphOptimizerPass::runOnOperation() {
+  graph::GraphOp g = getOperation();
+  static const StringRef kinds[] = {"sgd", "momentum", "adam", "adamw"};
+  if (!llvm::is_contained(kinds, optimizer)) {
+    g.emitError("optimizer must be sgd, momentum, adam or adamw, got '") << optimizer << "'";
+    return signalPassFailure();
+  }
+  Value foundInf = train::findValue(g, "found_inf");
+  if (!foundInf) {
+    g.emitError("the optimizer needs the finite check: run graph-loss-scaling first");
+    return signalPassFailure();
+  }
+  Operation *check = foundInf.getDefiningOp();
+  bool applyPhase = train::isApplyPhase(check);
+  MLIRContext *ctx = g.getContext();
+  auto f32Scalar = RankedTensorType::get({}, Float32Type::get(ctx));
+  graph::NameTable names(g);
+
+  Value lr = train::findValue(g, "lr");
+  if (!lr) {
+    OpBuilder vb(ctx);
+    vb.setInsertionPointToStart(&g.getBody().front());
+    lr = vb.create<graph::InputOp>(NameLoc::get(vb.getStringAttr("value 'lr'")), f32Scalar,
+                                   names.fresh("lr"));
+  }
+  bool adam = optimizer == "adam" || optimizer == "adamw";
+  double decay = weightDecay >= 0 ? weightDecay.getValue() : (optimizer == "adamw" ? 0.01 : 0.0);
+
+  OpBuilder b = train::atEnd(g);
+  graph::GradBuilder gb(b, [&](StringRef n) { return names.fresh(n); });
+  std::vector<Operation *> updates;
+  Value step;
+  if (adam) {
+    step = train::addState(g, names, "optimizer.step", f32Scalar, "zeros");
+    updates.push_back(gb.create("count_step", "optimizer.count_step", {step, foundInf}));
+  }
+  for (graph::ParamOp p : train::trainableParams(g)) {
+    Value grad = train::findValue(g, train::unscaledGradName(p.getName()));
+    if (!grad)
+      continue;
+    std::string name = p.getName().str();
+    auto f32Type = cast<RankedTensorType>(grad.getType());
+    Value target = p.getValue();
+    if (p.getMasterDtype()) {
+      target = train::addState(g, names, name + ".master", f32Type, "zeros");
+      // The master starts from the param's own initial values (runtime).
+      cast<graph::ParamOp>(target.getDefiningOp()).setInitAttr(*p.getInit());
+    }
+    NamedAttrList attrs;
+    SmallVector<Value> operands = {target, grad, lr, foundInf};
+    StringRef op = "sgd";
+    if (optimizer == "momentum") {
+      op = "momentum";
+      operands.push_back(train::addState(g, names, name + ".velocity", f32Type, "zeros"));
+      attrs.set("momentum", b.getF64FloatAttr(momentum));
+    } else if (adam) {
+      op = "adam";
+      operands.push_back(train::addState(g, names, name + ".adam_m", f32Type, "zeros"));
+      operands.push_back(train::addState(g, names, name + ".adam_v", f32Type, "zeros"));
+      operands.push_back(step);
+      attrs.set("beta1", b.getF64FloatAttr(beta1));
+      attrs.set("beta2", b.getF64FloatAttr(beta2));
+      attrs.set("epsilon", b.getF64FloatAttr(epsilon));
+      attrs.set("weight_decay", b.getF64FloatAttr(decay));
+    }
+    Operation *update = gb.create(op, name + "." + op.str(), operands, attrs);
+    if (failed(verify(update)))
+      return signalPassFailure();
+    updates.push_back(update);
+    if (p.getMasterDtype())
+      updates.push_back(gb.create("assign", name + ".from_master", {p.getValue(), target}));
+  }
+  if (applyPhase)
+    for (Operation *op : updates)
+      train::markApplyPhase(op);
+}
+
+} // namespace
+} // namespace ampc
