@@ -57,9 +57,13 @@ Dataset loadFashionMnist(const std::string &dir, bool train) {
   return d;
 }
 
-DataFeed::DataFeed(const Plan &plan, const std::string &spec, bool train, uint64_t seed)
+DataFeed::DataFeed(const Plan &plan, const std::string &spec, bool train, uint64_t seed,
+                   const std::vector<std::string> &ignore)
     : plan_(plan), seed_(seed), intRange_(plan.buffers.size(), 2) {
   for (int id : plan.inputs)
+    if (std::find(ignore.begin(), ignore.end(), plan.buffers[id].name) == ignore.end())
+      inputs_.push_back(id);
+  for (int id : inputs_)
     if (!plan.buffers[id].shape.empty())
       batch_ = plan.buffers[id].shape[0];
   // Integer inputs range over what their consumers accept.
@@ -78,7 +82,7 @@ DataFeed::DataFeed(const Plan &plan, const std::string &spec, bool train, uint64
   if (spec.size() > 14)
     dir = spec.substr(14);
   synthetic_ = false;
-  for (int id : plan.inputs) {
+  for (int id : inputs_) {
     const Buffer &b = plan.buffers[id];
     int64_t perSample = b.shape.empty() ? 0 : numElements(b.shape) / b.shape[0];
     if (isFloat(b.dtype) && perSample == 784 && images_ < 0)
@@ -107,7 +111,7 @@ void DataFeed::shuffle(uint64_t seed) {
 void DataFeed::fill(Executor &ex, int64_t index) {
   if (synthetic_) {
     std::mt19937_64 rng(seed_ * 1000003ull + (uint64_t)index);
-    for (int id : plan_.inputs) {
+    for (int id : inputs_) {
       TensorRef t = ex.tensor(id);
       int64_t n = t.size();
       if (isFloat(t.dtype)) {

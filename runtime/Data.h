@@ -36,7 +36,9 @@ constexpr const char *kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 /// integer label input).
 class DataFeed {
 public:
-  DataFeed(const Plan &plan, const std::string &spec, bool train, uint64_t seed);
+  /// Inputs named in `ignore` (such as the learning rate) are left alone.
+  DataFeed(const Plan &plan, const std::string &spec, bool train, uint64_t seed,
+           const std::vector<std::string> &ignore = {});
   int64_t batchSize() const { return batch_; }
   /// Batches in one pass over the data set; 0 for synthetic data.
   int64_t batchesPerEpoch() const;
@@ -49,6 +51,7 @@ public:
 
 private:
   const Plan &plan_;
+  std::vector<int> inputs_; // the inputs this feed fills
   bool synthetic_ = true;
   uint64_t seed_;
   int64_t batch_ = 1;

@@ -47,6 +47,7 @@ Executor::Executor(Plan plan, ExecOptions options)
     if (!k)
       throw PlanError("step '" + s.name + "': unknown kernel '" + s.kernel + "'");
     kernels_.push_back(k);
+    applyOnly_.push_back(s.attrs.value("phase", "") == "apply");
   }
   arena_.reset(allocate(plan_.arenaBytes));
   persistent_.reset(allocate(plan_.persistentBytes));
@@ -85,7 +86,12 @@ void Executor::initParams(uint64_t seed) {
       continue;
     std::string kind = b.init.value("kind", "zeros");
     auto field = [&](const char *k, double d) { return b.init.value(k, d); };
-    std::mt19937_64 rng(hashName(b.name, seed));
+    // An f32 master (AMP O2) starts from its low-precision param's values.
+    std::string rngName = b.name;
+    if (rngName.size() > 7 && rngName.compare(rngName.size() - 7, 7, ".master") == 0 &&
+        plan_.find(rngName.substr(0, rngName.size() - 7)) >= 0)
+      rngName.resize(rngName.size() - 7);
+    std::mt19937_64 rng(hashName(rngName, seed));
     int64_t n = numElements(b.shape);
     std::vector<float> values(n, 0.0f);
     auto [fanIn, fanOut] = fans(b.shape);
@@ -113,8 +119,10 @@ void Executor::initParams(uint64_t seed) {
   }
 }
 
-void Executor::run() {
+void Executor::run(bool apply) {
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    if (applyOnly_[i] && !apply)
+      continue;
     const Step &s = plan_.steps[i];
     KernelContext c{s, {}, {}, options_.training, options_.seed, iteration_};
     for (int id : s.inputs)

@@ -33,8 +33,10 @@ public:
 
   /// (Re)initialises every param from its init spec.
   void initParams(uint64_t seed);
-  /// Runs every step once. Throws RuntimeError naming the step on failure.
-  void run();
+  /// Runs the steps once. Steps of the `apply` phase (the optimizer when
+  /// gradients are accumulated) run only when `apply` is true. Throws
+  /// RuntimeError naming the step on failure.
+  void run(bool apply = true);
   uint64_t iterations() const { return iteration_; }
   /// With ExecOptions::profile: milliseconds spent per kernel name, summed over runs.
   const std::map<std::string, double> &profile() const { return profile_; }
@@ -47,6 +49,7 @@ private:
   ExecOptions options_;
   std::unique_ptr<std::byte, Free> arena_, persistent_;
   std::vector<KernelFn> kernels_;
+  std::vector<bool> applyOnly_;
   uint64_t iteration_ = 0;
   std::map<std::string, double> profile_;
 };

@@ -12,6 +12,9 @@ static const KernelTable &table() {
     addNormKernels(t);
     addReduceKernels(t);
     addLossKernels(t);
+    addBackwardKernels(t);
+    addConvPoolBackwardKernels(t);
+    addTrainingKernels(t);
     return t;
   }();
   return t;

@@ -43,6 +43,9 @@ void addPoolingKernels(KernelTable &t);
 void addNormKernels(KernelTable &t);
 void addReduceKernels(KernelTable &t);
 void addLossKernels(KernelTable &t);
+void addBackwardKernels(KernelTable &t);
+void addConvPoolBackwardKernels(KernelTable &t);
+void addTrainingKernels(KernelTable &t);
 
 } // namespace ampc::rt
 

@@ -1,0 +1,219 @@
+// Backward kernels of elementwise ops, broadcasting, softmax, losses,
+// embedding and slice. Computed in f32 (sums in f64), rounded on output.
+#include <cmath>
+
+#include "runtime/kernels/KernelUtil.h"
+
+namespace ampc::rt {
+namespace {
+
+/// For each element of `big` (row-major), the index of the element of
+/// `small` it broadcasts from (numpy rules, `small` right-aligned).
+template <typename F>
+void forEachBroadcast(const std::vector<int64_t> &big, const std::vector<int64_t> &small, F f) {
+  size_t rank = big.size(), off = rank - small.size();
+  std::vector<int64_t> stride(rank, 0), own = stridesOf(small);
+  for (size_t i = 0; i < small.size(); ++i)
+    if (small[i] != 1)
+      stride[off + i] = own[i];
+  std::vector<int64_t> idx(rank, 0);
+  int64_t at = 0, n = numElements(big);
+  for (int64_t i = 0; i < n; ++i) {
+    f(i, at);
+    for (int64_t d = (int64_t)rank - 1; d >= 0; --d) {
+      at += stride[d];
+      if (++idx[d] < big[d])
+        break;
+      at -= stride[d] * big[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+void broadcastTo(KernelContext &c) {
+  F32In x(c.in[0]);
+  F32Out y(c.out[0]);
+  forEachBroadcast(c.out[0].shape, c.in[0].shape, [&](int64_t i, int64_t j) { y[i] = x[j]; });
+  y.commit();
+}
+
+void reduceTo(KernelContext &c) {
+  F32In x(c.in[0]);
+  std::vector<double> acc(c.out[0].size(), 0.0);
+  forEachBroadcast(c.in[0].shape, c.out[0].shape, [&](int64_t i, int64_t j) { acc[j] += x[i]; });
+  F32Out y(c.out[0]);
+  for (size_t i = 0; i < acc.size(); ++i)
+    y[i] = float(acc[i]);
+  y.commit();
+}
+
+void unaryBackward(KernelContext &c) {
+  std::string fn = attrStr(c, "fn", "");
+  float e = (float)attrF64(c, "exponent", 1.0);
+  F32In x(c.in[0]), y(c.in[1]), dy(c.in[2]);
+  F32Out dx(c.out[0]);
+  int64_t n = c.out[0].size();
+  auto derivative = [&](float xv, float yv) -> float {
+    if (fn == "relu") return xv > 0.0f ? 1.0f : 0.0f;
+    if (fn == "tanh") return 1.0f - yv * yv;
+    if (fn == "sigmoid") return yv * (1.0f - yv);
+    if (fn == "abs") return xv > 0.0f ? 1.0f : (xv < 0.0f ? -1.0f : 0.0f);
+    if (fn == "exp") return yv;
+    if (fn == "log") return 1.0f / xv;
+    if (fn == "sqrt") return 0.5f / yv;
+    if (fn == "rsqrt") return -0.5f * yv * yv * yv;
+    if (fn == "square") return 2.0f * xv;
+    if (fn == "pow") return e * std::pow(xv, e - 1.0f);
+    if (fn == "gelu") {
+      float cdf = 0.5f * (1.0f + std::erf(xv * 0.70710678f));
+      return cdf + xv * 0.39894228f * std::exp(-0.5f * xv * xv);
+    }
+    // gelu_tanh
+    float u = 0.7978845608f * (xv + 0.044715f * xv * xv * xv), t = std::tanh(u);
+    return 0.5f * (1.0f + t) + 0.5f * xv * (1.0f - t * t) * 0.7978845608f *
+                                   (1.0f + 3.0f * 0.044715f * xv * xv);
+  };
+  for (int64_t i = 0; i < n; ++i)
+    dx[i] = dy[i] * derivative(x[i], y[i]);
+  dx.commit();
+}
+
+void minMaxBackward(KernelContext &c) {
+  bool max = attrStr(c, "fn", "max") == "max";
+  const std::vector<int64_t> &shape = c.in[2].shape;
+  F32In a(c.in[0]), b(c.in[1]), dy(c.in[2]);
+  std::vector<float> ab(c.in[2].size()), bb(ab.size());
+  forEachBroadcast(shape, c.in[0].shape, [&](int64_t i, int64_t j) { ab[i] = a[j]; });
+  forEachBroadcast(shape, c.in[1].shape, [&](int64_t i, int64_t j) { bb[i] = b[j]; });
+  F32Out da(c.out[0]), db(c.out[1]);
+  for (size_t i = 0; i < ab.size(); ++i) {
+    bool first = max ? ab[i] >= bb[i] : ab[i] <= bb[i];
+    da[i] = first ? dy[i] : 0.0f;
+    db[i] = first ? 0.0f : dy[i];
+  }
+  da.commit();
+  db.commit();
+}
+
+void softmaxBackward(KernelContext &c) {
+  const TensorRef &yt = c.in[0];
+  bool log = attrBool(c, "log", false);
+  int64_t axis = axisOf(attrInt(c, "axis", -1), yt.rank()), dim = yt.shape[axis], inner = 1;
+  for (int64_t d = axis + 1; d < yt.rank(); ++d)
+    inner *= yt.shape[d];
+  int64_t outer = (dim * inner) != 0 ? yt.size() / (dim * inner) : 0;
+  F32In y(yt), dy(c.in[1]);
+  F32Out dx(c.out[0]);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t base = o * dim * inner + i;
+      double dot = 0;
+      for (int64_t k = 0; k < dim; ++k)
+        dot += log ? dy[base + k * inner] : double(dy[base + k * inner]) * y[base + k * inner];
+      for (int64_t k = 0; k < dim; ++k) {
+        int64_t at = base + k * inner;
+        dx[at] = log ? float(dy[at] - std::exp(double(y[at])) * dot)
+                     : float(y[at] * (dy[at] - dot));
+      }
+    }
+  dx.commit();
+}
+
+float scalarOf(const TensorRef &t) {
+  float v;
+  toF32(t.data, t.dtype, &v, 1);
+  return v;
+}
+
+void softmaxCrossEntropyBackward(KernelContext &c) {
+  const TensorRef &logits = c.in[0], &labels = c.in[1];
+  int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0;
+  double factor = rows ? scalarOf(c.in[2]) / double(rows) : 0.0;
+  F32In x(logits);
+  F32Out dx(c.out[0]);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t label = labels.dtype == DType::I64 ? labels.as<int64_t>()[r] : labels.as<int32_t>()[r];
+    if (label < 0 || label >= classes)
+      c.fail("label " + std::to_string(label) + " is out of range");
+    const float *row = x.data() + r * classes;
+    float max = row[0];
+    for (int64_t k = 1; k < classes; ++k)
+      max = std::max(max, row[k]);
+    double sum = 0;
+    for (int64_t k = 0; k < classes; ++k)
+      sum += std::exp(double(row[k] - max));
+    for (int64_t k = 0; k < classes; ++k) {
+      double p = std::exp(double(row[k] - max)) / sum;
+      dx[r * classes + k] = float((p - (k == label ? 1.0 : 0.0)) * factor);
+    }
+  }
+  dx.commit();
+}
+
+void mseLossBackward(KernelContext &c) {
+  int64_t n = c.in[0].size();
+  double factor = n ? 2.0 * scalarOf(c.in[2]) / double(n) : 0.0;
+  F32In p(c.in[0]), t(c.in[1]);
+  F32Out dx(c.out[0]);
+  for (int64_t i = 0; i < n; ++i)
+    dx[i] = float((double(p[i]) - t[i]) * factor);
+  dx.commit();
+}
+
+void embeddingBackward(KernelContext &c) {
+  const TensorRef &ids = c.in[0];
+  int64_t vocab = c.out[0].dim(0), dim = c.out[0].dim(1);
+  F32In dy(c.in[1]);
+  std::vector<float> acc(c.out[0].size(), 0.0f);
+  for (int64_t i = 0; i < ids.size(); ++i) {
+    int64_t id = ids.dtype == DType::I64 ? ids.as<int64_t>()[i] : ids.as<int32_t>()[i];
+    if (id < 0 || id >= vocab)
+      c.fail("id " + std::to_string(id) + " is out of range [0, " + std::to_string(vocab) + ")");
+    for (int64_t k = 0; k < dim; ++k)
+      acc[id * dim + k] += dy[i * dim + k];
+  }
+  fromF32(acc.data(), c.out[0].data, c.out[0].dtype, acc.size());
+}
+
+void sliceBackward(KernelContext &c) {
+  const TensorRef &dy = c.in[0], &dx = c.out[0];
+  std::memset(dx.data, 0, dx.bytes());
+  std::vector<int64_t> axes = attrInts(c, "axes"), starts = attrInts(c, "starts");
+  std::vector<int64_t> begin(dx.rank(), 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axisOf(axes[i], dx.rank()), dim = dx.shape[a], s = starts[i];
+    s = s < 0 ? s + dim : s;
+    begin[a] = std::min(std::max<int64_t>(s, 0), dim);
+  }
+  size_t es = dtypeSize(dx.dtype);
+  std::vector<int64_t> xs = stridesOf(dx.shape);
+  int64_t inner = dy.rank() ? dy.shape.back() : 1;
+  if (dy.size() == 0)
+    return;
+  int64_t rows = dy.size() / inner;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t rest = r, offset = dy.rank() ? begin.back() : 0;
+    for (int64_t d = dy.rank() - 2; d >= 0; --d) {
+      offset += (rest % dy.shape[d] + begin[d]) * xs[d];
+      rest /= dy.shape[d];
+    }
+    std::memcpy(static_cast<char *>(dx.data) + offset * es,
+                static_cast<const char *>(dy.data) + r * inner * es, inner * es);
+  }
+}
+
+} // namespace
+
+void addBackwardKernels(KernelTable &t) {
+  t["broadcast_to"] = broadcastTo;
+  t["reduce_to"] = reduceTo;
+  t["unary_backward"] = unaryBackward;
+  t["minmax_backward"] = minMaxBackward;
+  t["softmax_backward"] = softmaxBackward;
+  t["softmax_cross_entropy_backward"] = softmaxCrossEntropyBackward;
+  t["mse_loss_backward"] = mseLossBackward;
+  t["embedding_backward"] = embeddingBackward;
+  t["slice_backward"] = sliceBackward;
+}
+
+} // namespace ampc::rt

@@ -1,0 +1,275 @@
+// Backward kernels of conv2d (input and filter), max/avg pooling, batch norm
+// and layer norm. NCHW goes through NHWC, as in the forward kernels.
+#include <cblas.h>
+#include <cmath>
+#include <limits>
+
+#include "runtime/kernels/KernelUtil.h"
+
+namespace ampc::rt {
+namespace {
+
+struct Conv {
+  int64_t n, h, w, c, cout, kh, kw, oh, ow, groups, sh, sw, dh, dw, pt, pl;
+  bool nhwc;
+};
+
+Conv convOf(const KernelContext &c, const std::vector<int64_t> &x,
+            const std::vector<int64_t> &filter, const std::vector<int64_t> &y) {
+  Conv s;
+  s.nhwc = attrStr(c, "layout", "NHWC") == "NHWC";
+  std::vector<int64_t> st = attrInts(c, "strides", {1, 1}), di = attrInts(c, "dilations", {1, 1}),
+                       pad = attrInts(c, "padding", {0, 0});
+  s.groups = attrInt(c, "groups", 1);
+  s.n = x[0];
+  s.h = s.nhwc ? x[1] : x[2];
+  s.w = s.nhwc ? x[2] : x[3];
+  s.c = s.nhwc ? x[3] : x[1];
+  s.cout = filter[0];
+  s.kh = s.nhwc ? filter[1] : filter[2];
+  s.kw = s.nhwc ? filter[2] : filter[3];
+  s.oh = s.nhwc ? y[1] : y[2];
+  s.ow = s.nhwc ? y[2] : y[3];
+  s.sh = st[0], s.sw = st[1], s.dh = di[0], s.dw = di[1];
+  s.pt = pad[0];
+  s.pl = pad.size() == 4 ? pad[2] : pad[1];
+  return s;
+}
+
+/// 4-D permutation of an f32 buffer (out shape = in shape permuted).
+std::vector<float> permute(const float *in, const std::vector<int64_t> &shape, const int p[4]) {
+  std::vector<int64_t> s = stridesOf(shape);
+  std::vector<float> out(numElements(shape));
+  int64_t i = 0;
+  for (int64_t a = 0; a < shape[p[0]]; ++a)
+    for (int64_t b = 0; b < shape[p[1]]; ++b)
+      for (int64_t c = 0; c < shape[p[2]]; ++c)
+        for (int64_t d = 0; d < shape[p[3]]; ++d)
+          out[i++] = in[a * s[p[0]] + b * s[p[1]] + c * s[p[2]] + d * s[p[3]]];
+  return out;
+}
+
+const int kToNhwc[4] = {0, 2, 3, 1}, kToNchw[4] = {0, 3, 1, 2};
+
+/// The (ky, kx, channel) receptive-field offset of output pixel (oy, ox) in
+/// image `n`, or -1 outside the image.
+template <typename F> void forEachTap(const Conv &s, int64_t n, int64_t oy, int64_t ox,
+                                      int64_t g, F f) {
+  int64_t cg = s.c / s.groups, col = 0;
+  for (int64_t ky = 0; ky < s.kh; ++ky)
+    for (int64_t kx = 0; kx < s.kw; ++kx)
+      for (int64_t ch = 0; ch < cg; ++ch, ++col) {
+        int64_t iy = oy * s.sh - s.pt + ky * s.dh, ix = ox * s.sw - s.pl + kx * s.dw;
+        bool inside = iy >= 0 && iy < s.h && ix >= 0 && ix < s.w;
+        f(col, inside ? ((n * s.h + iy) * s.w + ix) * s.c + g * cg + ch : -1);
+      }
+}
+
+void convBackwardInput(KernelContext &c) {
+  const TensorRef &dyT = c.in[0], &fT = c.in[1], &dxT = c.out[0];
+  Conv s = convOf(c, dxT.shape, fT.shape, dyT.shape);
+  F32In dyIn(dyT), fIn(fT);
+  std::vector<float> dy(dyIn.data(), dyIn.data() + dyT.size()), f(fIn.data(), fIn.data() + fT.size());
+  if (!s.nhwc) {
+    dy = permute(dy.data(), dyT.shape, kToNhwc);
+    f = permute(f.data(), fT.shape, kToNhwc);
+  }
+  int64_t cg = s.c / s.groups, coutg = s.cout / s.groups, cols = s.kh * s.kw * cg,
+          rows = s.oh * s.ow;
+  std::vector<float> dx(dxT.size(), 0.0f);
+#pragma omp parallel
+  {
+    std::vector<float> dcol(rows * cols);
+#pragma omp for schedule(dynamic)
+    for (int64_t n = 0; n < s.n; ++n)
+      for (int64_t g = 0; g < s.groups; ++g) {
+        // dcol = dy_g [rows, coutg] x filter_g [coutg, cols]
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, cols, coutg, 1.0f,
+                    dy.data() + n * rows * s.cout + g * coutg, s.cout,
+                    f.data() + g * coutg * cols, cols, 0.0f, dcol.data(), cols);
+        for (int64_t r = 0; r < rows; ++r)
+          forEachTap(s, n, r / s.ow, r % s.ow, g, [&](int64_t col, int64_t at) {
+            if (at >= 0)
+              dx[at] += dcol[r * cols + col];
+          });
+      }
+  }
+  if (!s.nhwc)
+    dx = permute(dx.data(), {s.n, s.h, s.w, s.c}, kToNchw);
+  fromF32(dx.data(), dxT.data, dxT.dtype, dx.size());
+}
+
+void convBackwardFilter(KernelContext &c) {
+  const TensorRef &xT = c.in[0], &dyT = c.in[1], &dfT = c.out[0];
+  Conv s = convOf(c, xT.shape, dfT.shape, dyT.shape);
+  F32In xIn(xT), dyIn(dyT);
+  std::vector<float> x(xIn.data(), xIn.data() + xT.size()), dy(dyIn.data(), dyIn.data() + dyT.size());
+  if (!s.nhwc) {
+    x = permute(x.data(), xT.shape, kToNhwc);
+    dy = permute(dy.data(), dyT.shape, kToNhwc);
+  }
+  int64_t cg = s.c / s.groups, coutg = s.cout / s.groups, cols = s.kh * s.kw * cg,
+          rows = s.oh * s.ow;
+  std::vector<float> df(s.cout * cols, 0.0f), col(rows * cols);
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t g = 0; g < s.groups; ++g) {
+      for (int64_t r = 0; r < rows; ++r)
+        forEachTap(s, n, r / s.ow, r % s.ow, g, [&](int64_t k, int64_t at) {
+          col[r * cols + k] = at >= 0 ? x[at] : 0.0f;
+        });
+      // df_g [coutg, cols] += dy_g^T [coutg, rows] x col [rows, cols]
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, coutg, cols, rows, 1.0f,
+                  dy.data() + n * rows * s.cout + g * coutg, s.cout, col.data(), cols, 1.0f,
+                  df.data() + g * coutg * cols, cols);
+    }
+  if (!s.nhwc) // [Cout, KH, KW, Cg] -> [Cout, Cg, KH, KW]
+    df = permute(df.data(), {s.cout, s.kh, s.kw, cg}, kToNchw);
+  fromF32(df.data(), dfT.data, dfT.dtype, df.size());
+}
+
+struct Pool {
+  std::vector<int64_t> kernel, strides;
+  int64_t pt, pl, n, c, h, w, oh, ow;
+  int64_t sn, sc, sh, sw, osn, osc, osh, osw;
+};
+
+Pool poolOf(const KernelContext &c, const std::vector<int64_t> &x, const std::vector<int64_t> &y) {
+  bool nhwc = attrStr(c, "layout", "NHWC") == "NHWC";
+  Pool p;
+  p.kernel = attrInts(c, "kernel");
+  p.strides = attrInts(c, "strides", p.kernel);
+  std::vector<int64_t> pad = attrInts(c, "padding", {0, 0});
+  p.pt = pad[0];
+  p.pl = pad.size() == 4 ? pad[2] : pad[1];
+  p.n = x[0];
+  p.c = nhwc ? x[3] : x[1];
+  p.h = nhwc ? x[1] : x[2];
+  p.w = nhwc ? x[2] : x[3];
+  p.oh = nhwc ? y[1] : y[2];
+  p.ow = nhwc ? y[2] : y[3];
+  auto strides = [&](int64_t h, int64_t w, int64_t &sn, int64_t &sc, int64_t &sh, int64_t &sw) {
+    sn = p.c * h * w;
+    sc = nhwc ? 1 : h * w;
+    sh = nhwc ? w * p.c : w;
+    sw = nhwc ? p.c : 1;
+  };
+  strides(p.h, p.w, p.sn, p.sc, p.sh, p.sw);
+  strides(p.oh, p.ow, p.osn, p.osc, p.osh, p.osw);
+  return p;
+}
+
+template <bool Max> void poolBackward(KernelContext &c) {
+  const TensorRef &dyT = Max ? c.in[1] : c.in[0], &dxT = c.out[0];
+  Pool p = poolOf(c, dxT.shape, dyT.shape);
+  std::vector<float> x;
+  if (Max) {
+    x.resize(c.in[0].size());
+    toF32(c.in[0].data, c.in[0].dtype, x.data(), x.size());
+  }
+  F32In dy(dyT);
+  std::vector<float> dx(dxT.size(), 0.0f);
+#pragma omp parallel for
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t oy = 0; oy < p.oh; ++oy)
+      for (int64_t ox = 0; ox < p.ow; ++ox)
+        for (int64_t ch = 0; ch < p.c; ++ch) {
+          float g = dy[n * p.osn + ch * p.osc + oy * p.osh + ox * p.osw];
+          int64_t best = -1, count = 0;
+          float bestValue = -std::numeric_limits<float>::infinity();
+          for (int pass = 0; pass < (Max ? 1 : 2); ++pass)
+            for (int64_t ky = 0; ky < p.kernel[0]; ++ky)
+              for (int64_t kx = 0; kx < p.kernel[1]; ++kx) {
+                int64_t iy = oy * p.strides[0] - p.pt + ky, ix = ox * p.strides[1] - p.pl + kx;
+                if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w)
+                  continue;
+                int64_t at = n * p.sn + ch * p.sc + iy * p.sh + ix * p.sw;
+                if (Max) {
+                  if (best < 0 || x[at] > bestValue)
+                    best = at, bestValue = x[at];
+                } else if (pass == 0) {
+                  ++count;
+                } else {
+                  dx[at] += g / float(count);
+                }
+              }
+          if (Max && best >= 0)
+            dx[best] += g;
+        }
+  fromF32(dx.data(), dxT.data, dxT.dtype, dx.size());
+}
+
+/// Shared by batch norm (over all but the channel axis) and layer norm (over
+/// the trailing `inner` elements of each row): dx, dscale, dbias.
+void normBackward(KernelContext &c, bool batch) {
+  const TensorRef &xT = c.in[0];
+  F32In x(xT), dy(c.in[1]), scale(c.in[2]);
+  double eps = attrF64(c, "epsilon", 1e-5);
+  int64_t groups, span, outer, inner;
+  if (batch) { // groups = channels; each channel spans outer x inner elements
+    bool nhwc = attrStr(c, "layout", "NHWC") == "NHWC";
+    int64_t axis = nhwc ? xT.rank() - 1 : 1;
+    groups = xT.shape[axis];
+    inner = 1;
+    for (int64_t d = axis + 1; d < xT.rank(); ++d)
+      inner *= xT.shape[d];
+    outer = xT.size() / (groups * inner);
+    span = outer * inner;
+  } else { // groups = rows; the scale runs along each row
+    int64_t axis = axisOf(attrInt(c, "axis", -1), xT.rank());
+    inner = 1;
+    for (int64_t d = axis; d < xT.rank(); ++d)
+      inner *= xT.shape[d];
+    groups = inner ? xT.size() / inner : 0;
+    span = inner;
+    outer = 1;
+  }
+  auto at = [&](int64_t g, int64_t k) {
+    return batch ? ((k / inner) * groups + g) * inner + k % inner : g * inner + k;
+  };
+  F32Out dx(c.out[0]);
+  std::vector<double> dscale(c.in[2].size(), 0.0), dbias(c.in[2].size(), 0.0);
+  for (int64_t g = 0; g < groups; ++g) {
+    double mean = 0, var = 0;
+    for (int64_t k = 0; k < span; ++k)
+      mean += x[at(g, k)];
+    mean /= span;
+    for (int64_t k = 0; k < span; ++k)
+      var += (x[at(g, k)] - mean) * (x[at(g, k)] - mean);
+    var /= span;
+    double inv = 1.0 / std::sqrt(var + eps), sumD = 0, sumDX = 0;
+    for (int64_t k = 0; k < span; ++k) {
+      double xhat = (x[at(g, k)] - mean) * inv, d = dy[at(g, k)];
+      double s = batch ? scale[g] : scale[k];
+      sumD += d * s;
+      sumDX += d * s * xhat;
+      if (batch) {
+        dscale[g] += d * xhat;
+        dbias[g] += d;
+      } else {
+        dscale[k] += d * xhat;
+        dbias[k] += d;
+      }
+    }
+    for (int64_t k = 0; k < span; ++k) {
+      double xhat = (x[at(g, k)] - mean) * inv, s = batch ? scale[g] : scale[k];
+      dx[at(g, k)] = float(inv * (dy[at(g, k)] * s - sumD / span - xhat * sumDX / span));
+    }
+  }
+  dx.commit();
+  std::vector<float> ds(dscale.begin(), dscale.end()), db(dbias.begin(), dbias.end());
+  fromF32(ds.data(), c.out[1].data, c.out[1].dtype, ds.size());
+  fromF32(db.data(), c.out[2].data, c.out[2].dtype, db.size());
+}
+
+} // namespace
+
+void addConvPoolBackwardKernels(KernelTable &t) {
+  t["conv2d_backward_input"] = convBackwardInput;
+  t["conv2d_backward_filter"] = convBackwardFilter;
+  t["max_pool2d_backward"] = poolBackward<true>;
+  t["avg_pool2d_backward"] = poolBackward<false>;
+  t["batch_norm_backward"] = [](KernelContext &c) { normBackward(c, true); };
+  t["layer_norm_backward"] = [](KernelContext &c) { normBackward(c, false); };
+}
+
+} // namespace ampc::rt

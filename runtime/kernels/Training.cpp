@@ -1,0 +1,146 @@
+// Training kernels: the fused finite check, the loss-scaling rule, the
+// optimizers and the state updates. Updates write their first operands'
+// (persistent) buffers in place and do nothing when found_inf is set.
+#include <cmath>
+
+#include "runtime/kernels/KernelUtil.h"
+
+namespace ampc::rt {
+namespace {
+
+float scalar(const TensorRef &t) {
+  float v;
+  toF32(t.data, t.dtype, &v, 1);
+  return v;
+}
+
+void setScalar(const TensorRef &t, float v) { fromF32(&v, t.data, t.dtype, 1); }
+
+bool flag(const TensorRef &t) { return t.as<uint8_t>()[0] != 0; }
+
+void checkFiniteAndUnscale(KernelContext &c) {
+  size_t n = c.out.size() - 1;
+  float inverse = 1.0f / scalar(c.in[n]);
+  bool found = false;
+  for (size_t i = 0; i < n; ++i) {
+    F32In g(c.in[i]);
+    F32Out out(c.out[i]);
+    int64_t size = c.in[i].size();
+    for (int64_t k = 0; k < size; ++k) {
+      float v = g[k];
+      found |= !std::isfinite(v);
+      out[k] = v * inverse;
+    }
+    out.commit();
+  }
+  c.out[n].as<uint8_t>()[0] = found;
+}
+
+void updateLossScaling(KernelContext &c) {
+  bool found = flag(c.in[0]);
+  const TensorRef &scale = c.in[1], &good = c.in[2], &bad = c.in[3];
+  double s = scalar(scale);
+  int64_t goodSteps = (int64_t)scalar(good), badSteps = (int64_t)scalar(bad);
+  if (found) {
+    goodSteps = 0;
+    if (++badSteps >= attrInt(c, "decr_every_n_nan_or_inf", 1)) {
+      if (attrBool(c, "dynamic", true))
+        s = std::max(s * attrF64(c, "decr_ratio", 0.5), 1.0);
+      badSteps = 0;
+    }
+  } else {
+    badSteps = 0;
+    if (++goodSteps >= attrInt(c, "incr_every_n_steps", 2000)) {
+      double grown = s * attrF64(c, "incr_ratio", 2.0);
+      if (attrBool(c, "dynamic", true) && std::isfinite((float)grown))
+        s = grown;
+      goodSteps = 0;
+    }
+  }
+  setScalar(scale, (float)s);
+  setScalar(good, (float)goodSteps);
+  setScalar(bad, (float)badSteps);
+}
+
+/// Runs `update(param, grad, index)` over f32 views and writes param back.
+template <typename F> void updateParam(KernelContext &c, F update) {
+  if (flag(c.in[3]))
+    return;
+  const TensorRef &p = c.in[0];
+  std::vector<float> param(p.size());
+  toF32(p.data, p.dtype, param.data(), param.size());
+  F32In grad(c.in[1]);
+  for (int64_t i = 0; i < p.size(); ++i)
+    update(param[i], grad[i], i);
+  fromF32(param.data(), p.data, p.dtype, param.size());
+}
+
+void sgd(KernelContext &c) {
+  float lr = scalar(c.in[2]);
+  updateParam(c, [&](float &p, float g, int64_t) { p -= lr * g; });
+}
+
+void momentum(KernelContext &c) {
+  float lr = scalar(c.in[2]), mu = (float)attrF64(c, "momentum", 0.9);
+  float *v = c.in[4].as<float>();
+  updateParam(c, [&](float &p, float g, int64_t i) {
+    v[i] = mu * v[i] + g;
+    p -= lr * v[i];
+  });
+}
+
+void adam(KernelContext &c) {
+  float lr = scalar(c.in[2]);
+  double b1 = attrF64(c, "beta1", 0.9), b2 = attrF64(c, "beta2", 0.999),
+         eps = attrF64(c, "epsilon", 1e-8), decay = attrF64(c, "weight_decay", 0.0);
+  double t = std::max(1.0f, scalar(c.in[6]));
+  double c1 = 1.0 - std::pow(b1, t), c2 = 1.0 - std::pow(b2, t);
+  float *m = c.in[4].as<float>(), *v = c.in[5].as<float>();
+  updateParam(c, [&](float &p, float g, int64_t i) {
+    if (decay != 0.0)
+      p -= float(lr * decay * p);
+    m[i] = float(b1 * m[i] + (1 - b1) * g);
+    v[i] = float(b2 * v[i] + (1 - b2) * double(g) * g);
+    p -= float(lr * (m[i] / c1) / (std::sqrt(v[i] / c2) + eps));
+  });
+}
+
+void countStep(KernelContext &c) {
+  if (!flag(c.in[1]))
+    setScalar(c.in[0], scalar(c.in[0]) + 1.0f);
+}
+
+void assign(KernelContext &c) {
+  const TensorRef &target = c.in[0], &value = c.in[1];
+  if (target.dtype == value.dtype) {
+    copyBytes(value, target);
+    return;
+  }
+  F32In v(value);
+  fromF32(v.data(), target.data, target.dtype, target.size());
+}
+
+void accumulate(KernelContext &c) {
+  const TensorRef &acc = c.in[0];
+  std::vector<float> sum(acc.size());
+  toF32(acc.data, acc.dtype, sum.data(), sum.size());
+  F32In g(c.in[1]);
+  for (int64_t i = 0; i < acc.size(); ++i)
+    sum[i] += g[i];
+  fromF32(sum.data(), acc.data, acc.dtype, sum.size());
+}
+
+} // namespace
+
+void addTrainingKernels(KernelTable &t) {
+  t["check_finite_and_unscale"] = checkFiniteAndUnscale;
+  t["update_loss_scaling"] = updateLossScaling;
+  t["sgd"] = sgd;
+  t["momentum"] = momentum;
+  t["adam"] = adam;
+  t["count_step"] = countStep;
+  t["assign"] = assign;
+  t["accumulate"] = accumulate;
+}
+
+} // namespace ampc::rt
