@@ -7,7 +7,7 @@ using namespace mlir;
 
 namespace ampc {
 
-void runAmpPipeline(ModuleOp module, const AmpSettings &settings, IrPrinting printing) {
+static GraphAmpOptions ampOptions(const AmpSettings &settings) {
   GraphAmpOptions options;
   options.level = settings.level;
   options.dtype = settings.dtype;
@@ -16,10 +16,14 @@ void runAmpPipeline(ModuleOp module, const AmpSettings &settings, IrPrinting pri
   options.customGrayList = settings.customGrayList;
   options.customBlackVarnames = settings.customBlackVarnames;
   options.moveCastsUpstream = settings.moveCastsUpstream;
+  return options;
+}
+
+void runAmpPipeline(ModuleOp module, const AmpSettings &settings, IrPrinting printing) {
   MLIRContext *ctx = module.getContext();
   PassManager pm(ctx);
   OpPassManager &graphPm = pm.nest<graph::GraphOp>();
-  graphPm.addPass(createGraphAmp(options));
+  graphPm.addPass(createGraphAmp(ampOptions(settings)));
   graphPm.addPass(createGraphFoldCasts());
   if (printing.beforeAmp || printing.afterAmp) {
     ctx->disableMultithreading();
@@ -32,6 +36,53 @@ void runAmpPipeline(ModuleOp module, const AmpSettings &settings, IrPrinting pri
   ErrorCollector errors(ctx);
   if (failed(pm.run(module)))
     errors.raise("the AMP pipeline failed");
+}
+
+} // namespace ampc
+
+namespace ampc {
+
+std::string lossScalingMode(const AmpSettings &amp, const TrainSettings &settings) {
+  if (!settings.lossScaling.empty())
+    return settings.lossScaling;
+  return amp.dtype == "f16" && amp.level != "O0" ? "dynamic" : "none";
+}
+
+void runTrainingPipeline(ModuleOp module, const AmpSettings &amp, const TrainSettings &settings) {
+  MLIRContext *ctx = module.getContext();
+  PassManager pm(ctx);
+  OpPassManager &graphPm = pm.nest<graph::GraphOp>();
+  graphPm.addPass(createGraphAmp(ampOptions(amp)));
+  graphPm.addPass(createGraphFoldCasts());
+  graphPm.addPass(createGraphAutodiff());
+  GraphLossScalingOptions scaling;
+  scaling.mode = lossScalingMode(amp, settings);
+  scaling.initLossScaling = settings.initLossScaling;
+  scaling.incrEveryNSteps = settings.incrEveryNSteps;
+  scaling.decrEveryNNanOrInf = settings.decrEveryNNanOrInf;
+  scaling.incrRatio = settings.incrRatio;
+  scaling.decrRatio = settings.decrRatio;
+  scaling.accumulate = settings.accumulate;
+  graphPm.addPass(createGraphLossScaling(scaling));
+  GraphOptimizerOptions optimizer;
+  optimizer.optimizer = settings.optimizer;
+  optimizer.weightDecay = settings.weightDecay;
+  graphPm.addPass(createGraphOptimizer(optimizer));
+  graphPm.addPass(createGraphFoldCasts());
+  if (!settings.printIrAfter.empty()) {
+    ctx->disableMultithreading();
+    std::vector<std::string> passes;
+    for (const std::string &stage : settings.printIrAfter)
+      passes.push_back(stage == "amp" ? "graph-amp" : "graph-" + stage);
+    pm.enableIRPrinting([](Pass *, Operation *) { return false; },
+                        [passes](Pass *pass, Operation *) {
+                          return llvm::is_contained(passes, pass->getArgument().str());
+                        },
+                        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
+  }
+  ErrorCollector errors(ctx);
+  if (failed(pm.run(module)))
+    errors.raise("the training pipeline failed");
 }
 
 } // namespace ampc

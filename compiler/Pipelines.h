@@ -20,6 +20,27 @@ struct IrPrinting {
   bool beforeAmp = false, afterAmp = false;
 };
 
+/// The training options of SPEC section 5.
+struct TrainSettings {
+  /// dynamic, static or none; empty: dynamic for f16 at O1-O3, none otherwise
+  /// (bf16 and f32 keep f32's range).
+  std::string lossScaling;
+  double initLossScaling = 65536.0, incrRatio = 2.0, decrRatio = 0.5;
+  int64_t incrEveryNSteps = 2000, decrEveryNNanOrInf = 1, accumulate = 1;
+  std::string optimizer = "sgd";
+  double weightDecay = -1.0; // default per optimizer
+  /// Stages whose IR prints to stderr: amp, autodiff, loss-scaling, optimizer.
+  std::vector<std::string> printIrAfter;
+};
+
+/// The loss-scaling mode `settings` resolve to for these AMP settings.
+std::string lossScalingMode(const AmpSettings &amp, const TrainSettings &settings);
+
+/// AMP, then autodiff, loss scaling, optimizer and cast cleanup: the module
+/// becomes one training step. Throws GraphError.
+void runTrainingPipeline(mlir::ModuleOp module, const AmpSettings &amp,
+                         const TrainSettings &settings);
+
 /// Runs the AMP pass and the cast cleanup (graph-amp, graph-fold-casts) on
 /// every graph of the module. Warnings print as `ampc: warning: ...`; errors
 /// throw GraphError. IR dumps go to stderr through MLIR's IR printing.

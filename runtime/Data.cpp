@@ -104,6 +104,7 @@ DataFeed::DataFeed(const Plan &plan, const std::string &spec, bool train, uint64
 int64_t DataFeed::batchesPerEpoch() const { return synthetic_ ? 0 : data_.count / batch_; }
 
 void DataFeed::shuffle(uint64_t seed) {
+  std::iota(order_.begin(), order_.end(), 0); // the same order for a seed, always
   std::mt19937_64 rng(seed);
   std::shuffle(order_.begin(), order_.end(), rng);
 }

@@ -38,6 +38,8 @@ public:
   /// RuntimeError naming the step on failure.
   void run(bool apply = true);
   uint64_t iterations() const { return iteration_; }
+  /// Restores the run count (it keys dropout's random streams) on resume.
+  void setIterations(uint64_t n) { iteration_ = n; }
   /// With ExecOptions::profile: milliseconds spent per kernel name, summed over runs.
   const std::map<std::string, double> &profile() const { return profile_; }
 

@@ -30,6 +30,7 @@ int runReport(const Args &args);
 int runDot(const Args &args);
 int runCompile(const Args &args);
 int runRun(const Args &args);
+int runTrain(const Args &args);
 
 /// The single positional argument (the input file), or a usage error.
 const std::string &inputFile(const Args &args);

@@ -1,0 +1,163 @@
+// `ampc train`: compiles a training step (AMP, autodiff, loss scaling,
+// optimizer) and runs the training loop on the CPU runtime.
+#include <cmath>
+#include <iostream>
+
+#include "compiler/Diagnostics.h"
+#include "compiler/GraphIO.h"
+#include "compiler/GraphJson.h"
+#include "compiler/Lowering.h"
+#include "compiler/Pipelines.h"
+#include "mlir/IR/MLIRContext.h"
+#include "runtime/Trainer.h"
+#include "tools/ampc/AmpFlags.h"
+#include "tools/ampc/Commands.h"
+#include "tools/ampc/Progress.h"
+
+using namespace mlir;
+
+namespace ampc::cli {
+namespace {
+
+double getDouble(const Args &args, const std::string &name, double dflt) {
+  auto v = args.get(name);
+  if (!v)
+    return dflt;
+  size_t used = 0;
+  double d = 0;
+  try {
+    d = std::stod(*v, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used != v->size() || !std::isfinite(d) || d < 0)
+    throw UsageError("option '--" + name + "' needs a non-negative number, got '" + *v + "'");
+  return d;
+}
+
+TrainSettings trainSettingsFrom(const Args &args) {
+  TrainSettings s;
+  s.lossScaling = args.get("loss-scaling").value_or("");
+  if (!s.lossScaling.empty() && s.lossScaling != "dynamic" && s.lossScaling != "static" &&
+      s.lossScaling != "none")
+    throw UsageError("--loss-scaling must be dynamic, static or none, got '" + s.lossScaling + "'");
+  s.initLossScaling = getDouble(args, "init-loss-scaling", s.initLossScaling);
+  s.incrEveryNSteps = args.getInt("incr-every-n-steps", s.incrEveryNSteps);
+  s.decrEveryNNanOrInf = args.getInt("decr-every-n-nan-or-inf", s.decrEveryNNanOrInf);
+  s.incrRatio = getDouble(args, "incr-ratio", s.incrRatio);
+  s.decrRatio = getDouble(args, "decr-ratio", s.decrRatio);
+  s.accumulate = args.getInt("accumulate", 1);
+  s.optimizer = args.get("optimizer").value_or("sgd");
+  if (s.optimizer != "sgd" && s.optimizer != "momentum" && s.optimizer != "adam" &&
+      s.optimizer != "adamw")
+    throw UsageError("--optimizer must be sgd, momentum, adam or adamw, got '" + s.optimizer + "'");
+  s.weightDecay = args.has("weight-decay") ? getDouble(args, "weight-decay", 0) : -1.0;
+  for (const std::string &stage : args.getAll("print-ir-after")) {
+    if (stage != "amp" && stage != "autodiff" && stage != "loss-scaling" && stage != "optimizer")
+      throw UsageError("--print-ir-after takes amp, autodiff, loss-scaling or optimizer, got '" +
+                       stage + "'");
+    s.printIrAfter.push_back(stage);
+  }
+  return s;
+}
+
+} // namespace
+
+int runTrain(const Args &args) {
+  const std::string &in = inputFile(args);
+  AmpSettings amp = ampOptionsFrom(args);
+  auto fail = [&](const std::string &file, const std::string &what) -> int {
+    throw CliError(file, what);
+  };
+  TrainSettings settings;
+  rt::TrainOptions options;
+  try {
+    settings = trainSettingsFrom(args);
+    options.data = args.get("data").value_or("synthetic");
+    options.steps = args.getInt("steps", 0);
+    options.epochs = args.getInt("epochs", 1);
+    options.lr = getDouble(args, "lr", 0.01);
+    options.seed = args.getInt("seed", 0, 0);
+    options.accumulate = settings.accumulate;
+    options.checkpoint = args.get("checkpoint").value_or("");
+    options.resume = args.get("resume").value_or("");
+  } catch (const UsageError &e) {
+    return fail(in, e.what());
+  }
+  rt::Plan trainPlan, evalPlan;
+  try {
+    MLIRContext ctx;
+    OwningOpRef<ModuleOp> forward = loadGraph(ctx, in);
+    OwningOpRef<ModuleOp> training = forward->clone();
+    runAmpPipeline(*forward, amp);
+    evalPlan = lowerToPlan(*forward);
+    runTrainingPipeline(*training, amp, settings);
+    trainPlan = lowerToPlan(*training);
+  } catch (const GraphError &e) {
+    return fail(in, e.what());
+  }
+  if (args.has("batch") && !trainPlan.inputs.empty()) {
+    int64_t batch = args.getInt("batch", 1);
+    for (int id : trainPlan.inputs)
+      if (!trainPlan.buffers[id].shape.empty() && trainPlan.buffers[id].shape[0] != batch)
+        return fail(in, "the graph takes batches of " +
+                            std::to_string(trainPlan.buffers[id].shape[0]) + "; build it for " +
+                            std::to_string(batch) + " (for a zoo model: ampc model NAME --set batch=" +
+                            std::to_string(batch) + ")");
+  }
+  rt::TrainResult result;
+  try {
+    rt::Trainer trainer(trainPlan, evalPlan, options);
+    Progress progress("train", 0);
+    std::unique_ptr<Progress> bar;
+    result = trainer.run([&](const rt::TrainProgress &p) {
+      if (!bar)
+        bar = std::make_unique<Progress>("train", p.totalSteps);
+      char status[128];
+      std::snprintf(status, sizeof status, "loss %.4f  scale %g  %.1f ms/step  skipped %lld",
+                    p.loss, p.lossScale, p.stepMs, (long long)p.skipped);
+      bar->update(p.step, status);
+    });
+    if (bar)
+      bar->finish();
+  } catch (const rt::RuntimeError &e) {
+    return fail(in, e.what());
+  } catch (const rt::PlanError &e) {
+    return fail(in, e.what());
+  }
+  std::printf("%s: %lld steps of %lld x %lld samples, %.3f ms/step (median), %.1f samples/s, "
+              "peak %lld bytes\n",
+              trainPlan.name.c_str(), (long long)result.steps, (long long)settings.accumulate,
+              (long long)result.batch, result.stepMsMedian, result.samplesPerS,
+              (long long)result.peakBytes);
+  std::printf("final loss: %.6g\nloss scale: %g (%s), skipped steps: %lld\n", result.finalLoss,
+              result.lossScale, lossScalingMode(amp, settings).c_str(),
+              (long long)result.skipped);
+  if (result.evalAccuracy)
+    std::printf("eval accuracy: %.4f\n", *result.evalAccuracy);
+  if (auto file = args.get("metrics-json")) {
+    Json m = {{"command", "train"},
+              {"graph", trainPlan.name},
+              {"steps", result.steps},
+              {"batch", result.batch},
+              {"accumulate", settings.accumulate},
+              {"step_ms_median", result.stepMsMedian},
+              {"samples_per_s", result.samplesPerS},
+              {"final_loss", result.finalLoss},
+              {"loss_scale", result.lossScale},
+              {"skipped_steps", result.skipped},
+              {"peak_bytes", result.peakBytes},
+              {"arena_bytes", trainPlan.arenaBytes},
+              {"persistent_bytes", trainPlan.persistentBytes}};
+    if (result.evalAccuracy)
+      m["eval_accuracy"] = *result.evalAccuracy;
+    try {
+      writeFileAtomically(*file, m.dump(2) + "\n");
+    } catch (const GraphError &e) {
+      return fail(*file, e.what());
+    }
+  }
+  return 0;
+}
+
+} // namespace ampc::cli
