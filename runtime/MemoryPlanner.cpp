@@ -1,7 +1,8 @@
 // Memory planning (planMemory in runtime/Plan.h).
 //
 // Algorithm: compute each buffer's live range [definition, last use] over the
-// step order (inputs are live from the start, graph outputs to the end).
+// step order. Inputs live through the whole run (a driver may set one, such
+// as the learning rate, once for many runs); graph outputs live to the end.
 // Group buffers into storages: the output of reshape/flatten/identity joins
 // its input's storage, and an elementwise step's output joins the storage of
 // a same-sized, same-dtype input whose storage dies at that step (in place).
@@ -43,8 +44,10 @@ struct Storage {
 void planMemory(Plan &plan) {
   int n = plan.buffers.size(), steps = plan.steps.size();
   std::vector<int> def(n, INT_MAX), last(n, -1);
-  for (int id : plan.inputs)
+  for (int id : plan.inputs) {
     def[id] = -1;
+    last[id] = steps;
+  }
   for (int i = 0; i < steps; ++i) {
     for (int out : plan.steps[i].outputs)
       def[out] = std::min(def[out], i);
@@ -52,7 +55,7 @@ void planMemory(Plan &plan) {
       last[in] = std::max(last[in], i);
   }
   for (int id : plan.outputs)
-    last[id] = steps;
+    last[id] = std::max(last[id], steps);
   if (plan.loss >= 0)
     last[plan.loss] = steps;
 

@@ -1,0 +1,59 @@
+// graph-autodiff: backward nodes from each rule, summed contributions, the
+// param gradients named <param>.grad, casts carrying f32 gradients back.
+// RUN: ampc-opt %s -split-input-file --pass-pipeline='builtin.module(graph.graph(graph-autodiff))' | FileCheck %s
+
+// CHECK-LABEL: graph.graph @linear
+// CHECK: %loss.grad_seed = graph.fill "loss.grad_seed"() {value = 1.000000e+00 : f64} : () -> tensor<f32>
+// CHECK: %loss.grad = graph.mse_loss_backward "loss.grad"(%y, %t, %loss.grad_seed)
+// CHECK: %b.grad = graph.reduce_to "y.grad"(%loss.grad) {outs = ["b.grad"], shape = array<i64: 8>}
+// CHECK: %w.grad = graph.matmul "mm.grad"(%x, %loss.grad) {outs = ["w.grad"], transpose_a = true}
+// CHECK: graph.return %loss
+graph.graph @linear attributes {loss = "loss"} {
+  %x = graph.input "x" : tensor<4x8xf32>
+  %t = graph.input "t" : tensor<4x8xf32>
+  %w = graph.param "w" : tensor<8x8xf32>
+  %b = graph.param "b" : tensor<8xf32>
+  %mm = graph.matmul "mm"(%x, %w) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %y = graph.add "y"(%mm, %b) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %loss = graph.mse_loss "loss"(%y, %t) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<f32>
+  graph.return %loss : tensor<f32>
+}
+
+// -----
+
+// A value used twice gets the sum of both contributions; an f16 compute
+// path brings the param's gradient back to f32 through the cast's rule.
+// CHECK-LABEL: graph.graph @shared_and_cast
+// CHECK: %e.grad = graph.unary_backward "e.grad"(%w.cast_f16, %e, %s.grad_1) {fn = "exp"}
+// CHECK: %h.grad = graph.unary_backward "h.grad"(%w.cast_f16, %h, %s.grad) {fn = "tanh"}
+// CHECK: %h.grad.sum = graph.add "h.grad.sum"(%e.grad, %h.grad)
+// CHECK: %w.grad = graph.cast "w.cast_f16.grad"(%{{.*}}) {outs = ["w.grad"], to = f32} : (tensor<4xf16>) -> tensor<4xf32>
+graph.graph @shared_and_cast attributes {loss = "loss"} {
+  %w = graph.param "w" : tensor<4xf32>
+  %w16 = graph.cast "w.cast_f16"(%w) {to = f16} : (tensor<4xf32>) -> tensor<4xf16>
+  %h = graph.tanh "h"(%w16) : (tensor<4xf16>) -> tensor<4xf16>
+  %e = graph.exp "e"(%w16) : (tensor<4xf16>) -> tensor<4xf16>
+  %s = graph.mul "s"(%h, %e) : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+  %s32 = graph.cast "s32"(%s) {to = f32} : (tensor<4xf16>) -> tensor<4xf32>
+  %loss = graph.reduce_sum "loss"(%s32) : (tensor<4xf32>) -> tensor<f32>
+  graph.return %loss : tensor<f32>
+}
+
+// -----
+
+// Integer inputs and non-trainable state get no gradient; batch norm's
+// backward gives scale and bias gradients in f32.
+// CHECK-LABEL: graph.graph @state
+// CHECK: graph.batch_norm_backward "bn.grad"(%x, %{{.*}}, %scale) {{.*}}outs = ["bn.grad.0", "scale.grad", "bias.grad"]
+// CHECK-NOT: mean.grad
+graph.graph @state attributes {loss = "loss"} {
+  %x = graph.input "x" : tensor<2x2x2x4xf32>
+  %scale = graph.param "scale" : tensor<4xf32>
+  %bias = graph.param "bias" : tensor<4xf32>
+  %mean = graph.param "mean" {trainable = false} : tensor<4xf32>
+  %var = graph.param "var" {trainable = false} : tensor<4xf32>
+  %bn = graph.batch_norm "bn"(%x, %scale, %bias, %mean, %var) : (tensor<2x2x2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x2x2x4xf32>
+  %loss = graph.reduce_mean "loss"(%bn) : (tensor<2x2x2x4xf32>) -> tensor<f32>
+  graph.return %loss : tensor<f32>
+}
+
