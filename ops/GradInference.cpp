@@ -167,8 +167,8 @@ LogicalResult CheckFiniteAndUnscaleOp::inferTypes(Location loc, Adaptor adaptor,
                                                   SmallVectorImpl<Type> &types) {
   if (!isScalar(adaptor.getScale()))
     return opError<CheckFiniteAndUnscaleOp>(loc) << "scale must be a scalar";
-  for (Value g : adaptor.getGrads())
-    types.push_back(g.getType());
+  for (Value g : adaptor.getGrads()) // unscaled gradients are f32, whatever came in
+    types.push_back(RankedTensorType::get(ranked(g).getShape(), Float32Type::get(loc.getContext())));
   types.push_back(RankedTensorType::get({}, IntegerType::get(loc.getContext(), 1)));
   return success();
 }

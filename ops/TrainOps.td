@@ -13,8 +13,9 @@ def Graph_CheckFiniteAndUnscaleOp : Graph_NodeOp<"check_finite_and_unscale", "No
   let summary = "Divides gradients by the loss scale and flags any inf or nan";
   let description = [{
     One fused pass over the whole gradient list: `unscaled[i] = grads[i] /
-    scale` and `found_inf` (an i1 scalar) is true when any element of any
-    gradient is inf or nan.
+    scale`, in f32 whatever the gradient's dtype (so an f16 gradient needs no
+    separate cast), and `found_inf` (an i1 scalar) is true when any element
+    of any gradient is inf or nan.
   }];
 }
 

@@ -2,9 +2,11 @@
 //
 // Algorithm: create the scale state (`loss_scale`, `loss_scale.good`,
 // `loss_scale.bad`) unless the mode is none; replace the backward's seed
-// (`grad_seed`) by the scale; cast every param gradient to f32; with
-// accumulation, add them into f32 accumulators `<param>.grad_acc` every
-// micro-batch and read the accumulators in the apply phase; run one
+// (`grad_seed`) by the scale; take every param gradient as it is computed
+// (an f16 gradient cast to f32 is read before its cast, which then dies: the
+// finite check converts while it unscales); with accumulation, add them into
+// f32 accumulators `<param>.grad_acc` every micro-batch and read the
+// accumulators in the apply phase; run one
 // `check_finite_and_unscale` over all of them (results `<param>.grad_unscaled`
 // and `found_inf`, which becomes a graph output); update the scale; reset the
 // accumulators. Apply-phase ops carry `phase = "apply"`.
@@ -72,8 +74,12 @@ void GraphLossScalingPass::runOnOperation() {
     if (!grad)
       continue;
     params.push_back(p);
-    gb.setForward(grad.getDefiningOp());
-    grads.push_back(gb.cast(grad, Float32Type::get(ctx)));
+    // The f32 cast of a low-precision gradient: read what it casts instead;
+    // left without users, graph-fold-casts removes it.
+    if (auto cast = grad.getDefiningOp<graph::CastOp>())
+      if (grad.use_empty() && graph::isFloatTensor(cast.getX().getType()))
+        grad = cast.getX();
+    grads.push_back(grad);
   }
   std::vector<Operation *> apply;
   SmallVector<Value> accumulators;

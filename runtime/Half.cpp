@@ -91,7 +91,24 @@ uint16_t f32ToBf16(float value) {
 
 float bf16ToF32(uint16_t b) { return floatOf(uint32_t(b) << 16); }
 
+/// Splits a large conversion over the OpenMP threads.
+template <typename F> bool inParallel(size_t n, F convert) {
+  constexpr size_t kChunk = 1 << 16;
+  if (n < 4 * kChunk)
+    return false;
+  int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for
+  for (int64_t c = 0; c < chunks; ++c)
+    convert(c * kChunk, std::min(kChunk, n - c * kChunk));
+  return true;
+}
+
 void toF32(const void *src, DType dtype, float *dst, size_t n) {
+  if (dtype != DType::F32 &&
+      inParallel(n, [&](size_t at, size_t count) {
+        toF32(static_cast<const char *>(src) + at * dtypeSize(dtype), dtype, dst + at, count);
+      }))
+    return;
   switch (dtype) {
   case DType::F32:
     std::memcpy(dst, src, n * 4);
@@ -126,6 +143,11 @@ void toF32(const void *src, DType dtype, float *dst, size_t n) {
 }
 
 void fromF32(const float *src, void *dst, DType dtype, size_t n) {
+  if (dtype != DType::F32 &&
+      inParallel(n, [&](size_t at, size_t count) {
+        fromF32(src + at, static_cast<char *>(dst) + at * dtypeSize(dtype), dtype, count);
+      }))
+    return;
   switch (dtype) {
   case DType::F32:
     std::memcpy(dst, src, n * 4);

@@ -24,7 +24,7 @@ Trainer::Trainer(Plan train, std::optional<Plan> eval, TrainOptions options)
 TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onStep) {
   if (plan_.loss < 0)
     throw RuntimeError("the plan has no loss to train");
-  Executor ex(plan_, {/*training=*/true, options_.seed});
+  Executor ex(plan_, {/*training=*/true, options_.seed, options_.profile});
   DataFeed feed(plan_, options_.data, /*train=*/true, options_.seed, {"lr"});
   int lr = plan_.find("lr"), found = plan_.find("found_inf"), scale = plan_.find("loss_scale");
   if (lr < 0 || found < 0)
@@ -87,6 +87,7 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onSte
                     {"iteration", std::to_string(ex.iterations())},
                     {"skipped_steps", std::to_string(skipped)},
                     {"accumulate", std::to_string(k)}});
+  result.profile = ex.profile();
   if (eval_ && feed.labelled())
     result.evalAccuracy = evaluate(ex);
   return result;

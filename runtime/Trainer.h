@@ -20,6 +20,8 @@ struct TrainOptions {
   uint64_t seed = 0;
   int64_t accumulate = 1;
   std::string checkpoint, resume;
+  /// Times every kernel (TrainResult::profile).
+  bool profile = false;
 };
 
 struct TrainProgress {
@@ -33,6 +35,8 @@ struct TrainResult {
   double stepMsMedian = 0, samplesPerS = 0, finalLoss = 0, lossScale = 1;
   std::optional<double> evalAccuracy;
   int64_t peakBytes = 0;
+  /// With TrainOptions::profile: milliseconds per kernel name over the run.
+  std::map<std::string, double> profile;
 };
 
 class Trainer {

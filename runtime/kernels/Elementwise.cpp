@@ -140,6 +140,10 @@ void cast(KernelContext &c) {
   auto small = [](DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; };
   if (x.dtype == y.dtype) {
     copyBytes(x, y);
+  } else if (small(x.dtype) && y.dtype == DType::F32) {
+    toF32(x.data, x.dtype, y.as<float>(), y.size()); // one pass, no copy
+  } else if (x.dtype == DType::F32 && small(y.dtype)) {
+    fromF32(x.as<float>(), y.data, y.dtype, y.size());
   } else if (small(x.dtype) && small(y.dtype)) {
     F32In fx(x);
     fromF32(fx.data(), y.data, y.dtype, y.size());

@@ -1,6 +1,7 @@
 // Training kernels: the fused finite check, the loss-scaling rule, the
 // optimizers and the state updates. Updates write their first operands'
 // (persistent) buffers in place and do nothing when found_inf is set.
+#include <algorithm>
 #include <cmath>
 
 #include "runtime/kernels/KernelUtil.h"
@@ -22,16 +23,27 @@ void checkFiniteAndUnscale(KernelContext &c) {
   size_t n = c.out.size() - 1;
   float inverse = 1.0f / scalar(c.in[n]);
   bool found = false;
+  constexpr int64_t kChunk = 4096; // widened and checked while in L1
   for (size_t i = 0; i < n; ++i) {
-    F32In g(c.in[i]);
-    F32Out out(c.out[i]);
-    int64_t size = c.in[i].size();
-    for (int64_t k = 0; k < size; ++k) {
-      float v = g[k];
-      found |= !std::isfinite(v);
-      out[k] = v * inverse;
+    const TensorRef &grad = c.in[i];
+    float *out = c.out[i].as<float>();
+    int64_t size = grad.size(), chunks = (size + kChunk - 1) / kChunk;
+    // v * 0 is NaN exactly when v is inf or NaN: a sum of those flags every
+    // non-finite value without a branch, so the loop vectorises.
+    float poison = 0.0f;
+#pragma omp parallel for reduction(+ : poison) if (size > kParallelGrain)
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+      int64_t at = ch * kChunk, count = std::min(kChunk, size - at);
+      const float *g = grad.dtype == DType::F32 ? grad.as<float>() + at : out + at;
+      if (grad.dtype != DType::F32)
+        toF32(static_cast<const char *>(grad.data) + at * dtypeSize(grad.dtype), grad.dtype,
+              out + at, count);
+      for (int64_t k = 0; k < count; ++k) {
+        poison += g[k] * 0.0f;
+        out[at + k] = g[k] * inverse;
+      }
     }
-    out.commit();
+    found |= poison != poison;
   }
   c.out[n].as<uint8_t>()[0] = found;
 }
@@ -62,17 +74,27 @@ void updateLossScaling(KernelContext &c) {
   setScalar(bad, (float)badSteps);
 }
 
-/// Runs `update(param, grad, index)` over f32 views and writes param back.
+/// Runs `update(param, grad, index)` over f32 views (in place for an f32
+/// param) and writes the param back.
 template <typename F> void updateParam(KernelContext &c, F update) {
   if (flag(c.in[3]))
     return;
   const TensorRef &p = c.in[0];
-  std::vector<float> param(p.size());
-  toF32(p.data, p.dtype, param.data(), param.size());
+  std::vector<float> copy;
+  float *param = p.as<float>();
+  if (p.dtype != DType::F32) {
+    copy.resize(p.size());
+    toF32(p.data, p.dtype, copy.data(), copy.size());
+    param = copy.data();
+  }
   F32In grad(c.in[1]);
-  for (int64_t i = 0; i < p.size(); ++i)
-    update(param[i], grad[i], i);
-  fromF32(param.data(), p.data, p.dtype, param.size());
+  const float *g = grad.data();
+  int64_t n = p.size();
+#pragma omp parallel for if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    update(param[i], g[i], i);
+  if (p.dtype != DType::F32)
+    fromF32(param, p.data, p.dtype, n);
 }
 
 void sgd(KernelContext &c) {

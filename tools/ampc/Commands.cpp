@@ -93,6 +93,12 @@ int runReport(const Args &args) {
 
 static int listModels(const Args &args);
 
+static std::vector<OptionSpec> withTrainingOptions(std::vector<OptionSpec> specs) {
+  for (OptionSpec &s : trainingOptionSpecs())
+    specs.push_back(s);
+  return specs;
+}
+
 static std::vector<OptionSpec> withAmpOptions(std::vector<OptionSpec> specs) {
   for (OptionSpec &s : ampOptionSpecs())
     specs.push_back(s);
@@ -119,9 +125,10 @@ const std::vector<Command> &commands() {
        "per op type, the nodes computing in each dtype, the casts and the FLOP share",
        {{"json", false, false, "prints one JSON object"}},
        runReport},
-      {"compile", "compile IN -o PLAN.json [AMP options]",
-       "runs the AMP pipeline and writes the execution plan",
-       withAmpOptions({{"output", true, false, "the plan file to write"}}),
+      {"compile", "compile IN -o PLAN.json [AMP options] [--train [training options]]",
+       "runs the AMP pipeline (and with --train the training passes) and writes the plan",
+       withAmpOptions(withTrainingOptions({{"output", true, false, "the plan file to write"},
+                                           {"train", false, false, "compiles a training step"}})),
        runCompile},
       {"run", "run IN [AMP options] [--batch N] [--data synthetic|fashion-mnist[:DIR]] "
               "[--steps N] [--seed S] [--metrics-json FILE]",
@@ -135,26 +142,17 @@ const std::vector<Command> &commands() {
        runRun},
       {"train", "train IN [AMP options] [training options]",
        "compiles a training step (autodiff, loss scaling, optimizer) and trains on the CPU",
-       withAmpOptions({
+       withAmpOptions(withTrainingOptions({
            {"steps", true, false, "optimizer steps (default: --epochs over real data, 100 otherwise)"},
            {"epochs", true, false, "passes over the training set (default 1)"},
            {"batch", true, false, "the batch size (must be the graph's)"},
            {"data", true, false, "synthetic (default) or fashion-mnist[:DIR]"},
-           {"optimizer", true, false, "sgd (default), momentum, adam or adamw"},
            {"lr", true, false, "learning rate (0.01)"},
-           {"weight-decay", true, false, "decoupled weight decay (adamw: 0.01)"},
-           {"loss-scaling", true, false, "dynamic, static or none (default: dynamic for f16)"},
-           {"init-loss-scaling", true, false, "initial loss scale (65536)"},
-           {"incr-every-n-steps", true, false, "finite steps before the scale grows (2000)"},
-           {"decr-every-n-nan-or-inf", true, false, "non-finite steps before it shrinks (1)"},
-           {"incr-ratio", true, false, "growth factor (2)"},
-           {"decr-ratio", true, false, "backoff factor (0.5)"},
-           {"accumulate", true, false, "micro-batches per optimizer step (1)"},
            {"seed", true, false, "seed of init, shuffling, dropout and synthetic data (0)"},
            {"checkpoint", true, false, "writes the training state (safetensors) at the end"},
            {"resume", true, false, "continues from a checkpoint"},
            {"metrics-json", true, false, "writes the run's figures as JSON"},
-           {"print-ir-after", true, true, "prints the IR after amp|autodiff|loss-scaling|optimizer"}}),
+           {"profile", false, false, "prints the time per step of each kernel"}})),
        runTrain},
       {"dot", "dot FILE -o OUT.dot", "draws the graph for Graphviz, nodes coloured by dtype",
        {{"output", true, false, "the .dot file to write"}},

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "compiler/Pipelines.h"
 #include "tools/ampc/Args.h"
 
 namespace ampc::cli {
@@ -31,6 +32,11 @@ int runDot(const Args &args);
 int runCompile(const Args &args);
 int runRun(const Args &args);
 int runTrain(const Args &args);
+
+/// The training options (optimizer, loss scaling, accumulation, IR printing)
+/// of `train` and `compile --train`; throws UsageError on a bad value.
+std::vector<OptionSpec> trainingOptionSpecs();
+TrainSettings trainSettingsFrom(const Args &args);
 
 /// The single positional argument (the input file), or a usage error.
 const std::string &inputFile(const Args &args);

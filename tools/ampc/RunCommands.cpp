@@ -33,13 +33,18 @@ bool isPlanFile(const std::string &path) {
   return std::string(head).find("\"ampc.plan\"") != std::string::npos;
 }
 
-/// Loads a graph, runs the AMP pipeline and lowers it; or loads a plan.
-rt::Plan planFor(const std::string &in, const AmpSettings &settings) {
+/// Loads a graph, runs the AMP pipeline (or the training pipeline) and
+/// lowers it; or loads a plan.
+rt::Plan planFor(const std::string &in, const AmpSettings &settings,
+                 const TrainSettings *training = nullptr) {
   if (isPlanFile(in))
     return rt::loadPlan(in);
   MLIRContext ctx;
   OwningOpRef<ModuleOp> module = loadGraph(ctx, in);
-  runAmpPipeline(*module, settings);
+  if (training)
+    runTrainingPipeline(*module, settings, *training);
+  else
+    runAmpPipeline(*module, settings);
   return lowerToPlan(*module);
 }
 
@@ -114,7 +119,12 @@ int runCompile(const Args &args) {
   const std::string &in = inputFile(args);
   std::string out = outputFile(args);
   AmpSettings settings = ampOptionsFrom(args);
-  rt::Plan plan = onInput(in, [&] { return planFor(in, settings); });
+  rt::Plan plan = onInput(in, [&] {
+    if (!args.has("train"))
+      return planFor(in, settings);
+    TrainSettings training = trainSettingsFrom(args);
+    return planFor(in, settings, &training);
+  });
   onInput(out, [&] { writeFileAtomically(out, rt::planToJson(plan)); });
   return 0;
 }

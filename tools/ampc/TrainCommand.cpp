@@ -1,5 +1,6 @@
 // `ampc train`: compiles a training step (AMP, autodiff, loss scaling,
 // optimizer) and runs the training loop on the CPU runtime.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
@@ -35,6 +36,8 @@ double getDouble(const Args &args, const std::string &name, double dflt) {
   return d;
 }
 
+} // namespace
+
 TrainSettings trainSettingsFrom(const Args &args) {
   TrainSettings s;
   s.lossScaling = args.get("loss-scaling").value_or("");
@@ -61,7 +64,18 @@ TrainSettings trainSettingsFrom(const Args &args) {
   return s;
 }
 
-} // namespace
+std::vector<OptionSpec> trainingOptionSpecs() {
+  return {{"optimizer", true, false, "sgd (default), momentum, adam or adamw"},
+          {"weight-decay", true, false, "decoupled weight decay (adamw: 0.01)"},
+          {"loss-scaling", true, false, "dynamic, static or none (default: dynamic for f16)"},
+          {"init-loss-scaling", true, false, "initial loss scale (65536)"},
+          {"incr-every-n-steps", true, false, "finite steps before the scale grows (2000)"},
+          {"decr-every-n-nan-or-inf", true, false, "non-finite steps before it shrinks (1)"},
+          {"incr-ratio", true, false, "growth factor (2)"},
+          {"decr-ratio", true, false, "backoff factor (0.5)"},
+          {"accumulate", true, false, "micro-batches per optimizer step (1)"},
+          {"print-ir-after", true, true, "prints the IR after amp|autodiff|loss-scaling|optimizer"}};
+}
 
 int runTrain(const Args &args) {
   const std::string &in = inputFile(args);
@@ -81,6 +95,7 @@ int runTrain(const Args &args) {
     options.accumulate = settings.accumulate;
     options.checkpoint = args.get("checkpoint").value_or("");
     options.resume = args.get("resume").value_or("");
+    options.profile = args.has("profile");
   } catch (const UsageError &e) {
     return fail(in, e.what());
   }
@@ -135,6 +150,25 @@ int runTrain(const Args &args) {
               (long long)result.skipped);
   if (result.evalAccuracy)
     std::printf("eval accuracy: %.4f\n", *result.evalAccuracy);
+  double ampShare = 0;
+  if (options.profile) {
+    std::vector<std::pair<double, std::string>> rows;
+    double total = 0, amp = 0;
+    for (const auto &[kernel, ms] : result.profile) {
+      rows.push_back({ms, kernel});
+      total += ms;
+      if (kernel == "cast" || kernel == "check_finite_and_unscale" ||
+          kernel == "update_loss_scaling")
+        amp += ms;
+    }
+    ampShare = total > 0 ? amp / total : 0;
+    std::sort(rows.rbegin(), rows.rend());
+    std::printf("time per step by kernel:\n");
+    for (const auto &[ms, kernel] : rows)
+      std::printf("  %-32s %9.3f ms %5.1f%%\n", kernel.c_str(),
+                  ms / std::max<int64_t>(result.steps, 1), total > 0 ? 100 * ms / total : 0.0);
+    std::printf("casts, finite check and scale update: %.2f%% of the step\n", 100 * ampShare);
+  }
   if (auto file = args.get("metrics-json")) {
     Json m = {{"command", "train"},
               {"graph", trainPlan.name},
@@ -151,6 +185,8 @@ int runTrain(const Args &args) {
               {"persistent_bytes", trainPlan.persistentBytes}};
     if (result.evalAccuracy)
       m["eval_accuracy"] = *result.evalAccuracy;
+    if (options.profile)
+      m["amp_overhead_share"] = ampShare;
     try {
       writeFileAtomically(*file, m.dump(2) + "\n");
     } catch (const GraphError &e) {
