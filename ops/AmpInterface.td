@@ -21,6 +21,12 @@ def Graph_AmpOpInterface : OpInterface<"AmpOpInterface"> {
         (batch norm's scale, bias and statistics).
       }], "bool", "keepsOperandF32", (ins "unsigned":$index), "",
       "return false;">,
+    StaticInterfaceMethod<[{
+        True when operand `index` may stay in low precision while the op
+        computes in f32: the kernel widens it, exactly, so no f32 copy is
+        made (the logits of softmax_cross_entropy).
+      }], "bool", "widensOperand", (ins "unsigned":$index), "",
+      "return false;">,
   ];
 }
 

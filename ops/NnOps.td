@@ -180,7 +180,12 @@ def Graph_SoftmaxCrossEntropyOp : Graph_NodeOp<"softmax_cross_entropy", "Black",
   let summary = "Mean cross entropy of softmax(logits) against integer labels";
   let description = [{
     `logits` is `[..., C]` and `labels` has its shape without the last
-    dimension; the result is the scalar mean over all rows.
+    dimension; the result is the scalar mean over all rows. f16 or bf16
+    logits are widened to f32 inside (exactly) and the loss is f32, so the
+    AMP pass feeds low-precision logits without an f32 copy.
+  }];
+  let ampExtraDecl = [{
+    static bool widensOperand(unsigned index) { return index == 0; }
   }];
 }
 

@@ -90,6 +90,11 @@ bool keepsOperandF32(Operation *op, unsigned index) {
   return iface && iface.keepsOperandF32(index);
 }
 
+bool widensOperand(Operation *op, unsigned index) {
+  auto iface = dyn_cast<graph::AmpOpInterface>(op);
+  return iface && iface.widensOperand(index);
+}
+
 std::vector<Operation *> graphNodes(graph::GraphOp g) {
   std::vector<Operation *> nodes;
   for (Operation &op : g.getBody().front())

@@ -47,6 +47,10 @@ graph::AmpCategory categoryOf(mlir::Operation *op, const AmpConfig &config);
 /// True when operand `index` of `op` stays f32 whatever `op` computes in.
 bool keepsOperandF32(mlir::Operation *op, unsigned index);
 
+/// True when operand `index` of `op` may stay in low precision (the op widens
+/// it exactly while computing in f32).
+bool widensOperand(mlir::Operation *op, unsigned index);
+
 /// The node ops of a graph in block (topological) order.
 std::vector<mlir::Operation *> graphNodes(graph::GraphOp g);
 

@@ -11,7 +11,9 @@
 // result goes right after the node; a cast of an input, param or const goes
 // right before its first consumer, so the low-precision copy lives only while
 // it is needed and the graph still lists its values first. Existing casts are
-// kept; graph-fold-casts cleans up after.
+// kept; graph-fold-casts cleans up after. An f32 node takes a low-precision
+// value uncast in the slots its op widens exactly (the logits of
+// softmax_cross_entropy): no f32 copy of them is made.
 #include "passes/AmpDecision.h"
 #include "passes/Passes.h"
 
@@ -68,6 +70,10 @@ public:
     for (OpOperand &use : op->getOpOperands()) {
       if (!graph::isFloatTensor(use.get().getType()))
         continue;
+      Type have = graph::elementType(use.get().getType());
+      if (precision != Precision::Low && amp::widensOperand(op, use.getOperandNumber()) &&
+          (have.isF16() || have.isBF16()))
+        continue; // the op widens it itself: no f32 copy
       Type want = amp::keepsOperandF32(op, use.getOperandNumber()) ? f32 : target;
       use.set(castOf(use.get(), want, op));
     }

@@ -98,6 +98,28 @@ void GraphAutodiffPass::runOnOperation() {
     }
   }
 
+  // Recompute casts of inputs and params in the backward.
+  llvm::DenseMap<Value, Value> recast;
+  for (Operation *op = seed->getNextNode(); op && !isa<graph::ReturnOp>(op);
+       op = op->getNextNode())
+    for (OpOperand &use : op->getOpOperands()) {
+      auto cast = use.get().getDefiningOp<graph::CastOp>();
+      if (!cast || !cast->isBeforeInBlock(seed) || !cast.getX().getDefiningOp() ||
+          !graph::isValueOp(cast.getX().getDefiningOp()))
+        continue;
+      Value &copy = recast[use.get()];
+      if (!copy) {
+        OpBuilder before(op);
+        graph::GradBuilder rb(before, [&](StringRef n) { return names.fresh(n); });
+        NamedAttrList attrs;
+        attrs.set("to", cast.getToAttr());
+        copy = rb.create("cast", (graph::valueName(use.get()) + ".recast").str(), {cast.getX()},
+                         attrs)
+                   ->getResult(0);
+      }
+      use.set(copy);
+    }
+
   for (graph::ParamOp p : params) {
     Value grad = gradOf.lookup(p.getValue());
     if (!grad) {

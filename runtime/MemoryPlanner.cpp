@@ -4,8 +4,9 @@
 // step order. Inputs live through the whole run (a driver may set one, such
 // as the learning rate, once for many runs); graph outputs live to the end.
 // Group buffers into storages: the output of reshape/flatten/identity joins
-// its input's storage, and an elementwise step's output joins the storage of
-// a same-sized, same-dtype input whose storage dies at that step (in place).
+// its input's storage, and an elementwise step's output (or an unscaled
+// gradient of check_finite_and_unscale) joins the storage of a same-sized,
+// same-dtype input whose storage dies at that step (in place).
 // Persistent buffers (params, consts) are laid out one after another. The
 // arena storages are placed greedily by decreasing size, each at the lowest
 // aligned offset that no placed storage with an overlapping live range uses.
@@ -79,6 +80,18 @@ void planMemory(Plan &plan) {
 
   for (int i = 0; i < steps; ++i) {
     const Step &s = plan.steps[i];
+    if (s.kernel == "check_finite_and_unscale") {
+      // Gradient k is unscaled in place when it is an f32 temporary that
+      // dies here: the whole gradient list is live at this step.
+      for (size_t k = 0; k + 1 < s.outputs.size(); ++k) {
+        int in = s.inputs[k], out = s.outputs[k];
+        const Buffer &ib = plan.buffers[in], &ob = plan.buffers[out];
+        if (ib.kind == BufferKind::Temp && ib.dtype == ob.dtype && ib.bytes == ob.bytes &&
+            storageEnd(root[in]) == i)
+          join(out, in);
+      }
+      continue;
+    }
     if (s.outputs.size() != 1)
       continue;
     int out = s.outputs[0];

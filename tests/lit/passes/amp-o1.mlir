@@ -146,12 +146,15 @@ graph.graph @existing_casts {
 
 // -----
 
-// Integer values are never cast: ids and labels keep their dtype.
+// Integer values are never cast: ids and labels keep their dtype. The loss
+// reads the f16 logits as they are: it widens them exactly itself (no f32
+// copy), and its result is f32.
 // CHECK-LABEL: graph.graph @integers
 // CHECK-NOT: graph.cast "ids
 // CHECK-NOT: graph.cast "labels
 // CHECK: %emb = graph.embedding "emb"(%ids, %table) : (tensor<4xi64>, tensor<16x8xf32>) -> tensor<4x8xf32>
-// CHECK: %xent = graph.softmax_cross_entropy "xent"(%logits.cast_f32, %labels)
+// CHECK-NOT: logits.cast_f32
+// CHECK: %xent = graph.softmax_cross_entropy "xent"(%logits, %labels) : (tensor<4x8xf16>, tensor<4xi64>) -> tensor<f32>
 graph.graph @integers attributes {loss = "xent"} {
   %ids = graph.input "ids" : tensor<4xi64>
   %labels = graph.input "labels" : tensor<4xi64>

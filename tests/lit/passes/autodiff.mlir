@@ -24,8 +24,10 @@ graph.graph @linear attributes {loss = "loss"} {
 // A value used twice gets the sum of both contributions; an f16 compute
 // path brings the param's gradient back to f32 through the cast's rule.
 // CHECK-LABEL: graph.graph @shared_and_cast
-// CHECK: %e.grad = graph.unary_backward "e.grad"(%w.cast_f16, %e, %s.grad_1) {fn = "exp"}
-// CHECK: %h.grad = graph.unary_backward "h.grad"(%w.cast_f16, %h, %s.grad) {fn = "tanh"}
+// The backward reads a fresh cast of the param, not the forward's copy.
+// CHECK: %w.cast_f16.recast = graph.cast "w.cast_f16.recast"(%w) {to = f16}
+// CHECK: %e.grad = graph.unary_backward "e.grad"(%w.cast_f16.recast, %e, %s.grad_1) {fn = "exp"}
+// CHECK: %h.grad = graph.unary_backward "h.grad"(%w.cast_f16.recast, %h, %s.grad) {fn = "tanh"}
 // CHECK: %h.grad.sum = graph.add "h.grad.sum"(%e.grad, %h.grad)
 // CHECK: %w.grad = graph.cast "w.cast_f16.grad"(%{{.*}}) {outs = ["w.grad"], to = f32} : (tensor<4xf16>) -> tensor<4xf32>
 graph.graph @shared_and_cast attributes {loss = "loss"} {

@@ -21,7 +21,7 @@ graph.graph @net attributes {loss = "loss"} {
 // O1: %loss_scale.good = graph.param "loss_scale.good" {init = {kind = "zeros"}, trainable = false}
 // O1: %loss_scale.bad = graph.param "loss_scale.bad"
 // O1: %w.velocity = graph.param "w.velocity" {init = {kind = "zeros"}, trainable = false} : tensor<8x8xf32>
-// O1: graph.softmax_cross_entropy_backward "loss.grad"(%mm.cast_f32, %labels, %loss_scale)
+// O1: graph.softmax_cross_entropy_backward "loss.grad"(%mm, %labels, %loss_scale) : (tensor<4x8xf16>
 // The f16 gradient goes into the finite check, which unscales it to f32.
 // O1: %w.grad_unscaled, %found_inf = graph.check_finite_and_unscale "check_finite"(%mm.grad, %loss_scale) {outs = ["w.grad_unscaled", "found_inf"]} : (tensor<8x8xf16>, tensor<f32>) -> (tensor<8x8xf32>, tensor<i1>)
 // O1: graph.update_loss_scaling "update_loss_scaling"(%found_inf, %loss_scale, %loss_scale.good, %loss_scale.bad) : (tensor<i1>, tensor<f32>, tensor<f32>, tensor<f32>) -> ()

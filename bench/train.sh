@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Training figures: 1-epoch Fashion-MNIST test accuracy of mlp and mnist_cnn
+# at O0, O1 f16 and O2 f16 next to PyTorch (same network, SGD, batch 64);
+# simplenet (hidden 1024, batch 256) SGD step time at O0 and O1 against
+# PyTorch; planned training memory of BERT-base (seq 128, batch 8) at O0 and
+# O1; the step-time share of casts, finite check and scale update at O1.
+# Usage: bench/train.sh [accuracy|step|memory|overhead]... (default: all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ampc=build/bin/ampc
+torch_python=/usr/bin/python3 # Debian's python3-torch lives with the system Python
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export OMP_NUM_THREADS=2
+parts=${*:-accuracy step memory overhead}
+field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
+
+for part in $parts; do case $part in
+accuracy)
+  echo "== 1 epoch of Fashion-MNIST, SGD, batch 64: test accuracy"
+  for spec in "mlp 0.1" "mnist_cnn 0.05"; do
+    set -- $spec
+    $ampc model $1 -o "$tmp/$1.json"
+    line="$1 (lr $2):"
+    for level in O0 O1 O2; do
+      $ampc train "$tmp/$1.json" --level $level --data fashion-mnist --epochs 1 --lr $2 \
+        --metrics-json "$tmp/m.json" > /dev/null 2>&1
+      line="$line $level $(field "$tmp/m.json" eval_accuracy)"
+    done
+    echo "$line torch-f32 $($torch_python bench/torch_train.py accuracy $1 $2 | cut -d' ' -f2)"
+  done ;;
+step)
+  echo "== simplenet (hidden 1024, batch 256) SGD step, median ms"
+  $ampc model simplenet --set hidden=1024 --set batch=256 -o "$tmp/sn.json"
+  for level in O0 O1; do
+    $ampc train "$tmp/sn.json" --level $level --steps 20 --metrics-json "$tmp/s.json" > /dev/null 2>&1
+    echo "ampc $level: $(field "$tmp/s.json" step_ms_median)"
+  done
+  echo "torch f32: $($torch_python bench/torch_train.py step | cut -d' ' -f2)" ;;
+memory)
+  echo "== planned training memory, BERT-base seq 128 batch 8 (bytes)"
+  $ampc model bert -o "$tmp/bert.json"
+  for level in O0 O1 O2; do
+    $ampc compile --train "$tmp/bert.json" --level $level -o "$tmp/plan.json"
+    python3 - "$tmp/plan.json" $level <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+print(f"{sys.argv[2]}: peak {p['peak_bytes']/2**20:.1f} MiB = arena {p['arena_bytes']/2**20:.1f} MiB + persistent {p['persistent_bytes']/2**20:.1f} MiB")
+PY
+  done ;;
+overhead)
+  echo "== O1 step-time share of casts, finite check and scale update"
+  $ampc model simplenet --set hidden=1024 --set batch=256 -o "$tmp/sn.json"
+  $ampc model mnist_cnn -o "$tmp/cnn.json"
+  $ampc model bert --set layers=2 --set batch=2 -o "$tmp/bert2.json"
+  for g in sn cnn bert2; do
+    $ampc train "$tmp/$g.json" --steps 5 --profile --metrics-json "$tmp/o.json" > /dev/null 2>&1
+    echo "$g: $(python3 -c "import json,sys; print('%.2f%%' % (100*json.load(open(sys.argv[1]))['amp_overhead_share']))" "$tmp/o.json")"
+  done ;;
+esac; done
