@@ -98,14 +98,21 @@ void GraphAutodiffPass::runOnOperation() {
     }
   }
 
-  // Recompute casts of inputs and params in the backward.
+  // Recompute casts in the backward where their sources stay alive anyway.
+  auto readByBackward = [&](Value v) {
+    return llvm::any_of(v.getUsers(), [&](Operation *u) {
+      return !isa<graph::CastOp>(u) && seed->isBeforeInBlock(u);
+    });
+  };
   llvm::DenseMap<Value, Value> recast;
   for (Operation *op = seed->getNextNode(); op && !isa<graph::ReturnOp>(op);
        op = op->getNextNode())
     for (OpOperand &use : op->getOpOperands()) {
       auto cast = use.get().getDefiningOp<graph::CastOp>();
-      if (!cast || !cast->isBeforeInBlock(seed) || !cast.getX().getDefiningOp() ||
-          !graph::isValueOp(cast.getX().getDefiningOp()))
+      if (!cast || !cast->isBeforeInBlock(seed))
+        continue;
+      Operation *source = cast.getX().getDefiningOp();
+      if (!source || !(graph::isValueOp(source) || readByBackward(cast.getX())))
         continue;
       Value &copy = recast[use.get()];
       if (!copy) {

@@ -1,15 +1,20 @@
 // Memory planning (planMemory in runtime/Plan.h).
 //
-// Algorithm: compute each buffer's live range [definition, last use] over the
-// step order. Inputs live through the whole run (a driver may set one, such
-// as the learning rate, once for many runs); graph outputs live to the end.
+// Algorithm: compute each buffer's live range [definition, last use] over
+// positions in the step order: step i spans positions i*M .. i*M+M-1. A
+// check_finite_and_unscale processes its gradient list in order, so its k-th
+// gradient is last read, and its k-th result written, at position i*M+k: a
+// result can take the memory of gradients already consumed in the same step.
+// Inputs live through the whole run (a driver may set one, such as the
+// learning rate, once for many runs); graph outputs live to the end.
 // Group buffers into storages: the output of reshape/flatten/identity joins
 // its input's storage, and an elementwise step's output (or an unscaled
 // gradient of check_finite_and_unscale) joins the storage of a same-sized,
 // same-dtype input whose storage dies at that step (in place).
 // Persistent buffers (params, consts) are laid out one after another. The
-// arena storages are placed greedily by decreasing size, each at the lowest
-// aligned offset that no placed storage with an overlapping live range uses.
+// arena storages are placed greedily, each at the lowest aligned offset that
+// no placed storage with an overlapping live range uses, in two orders
+// (largest first; longest-lived first), keeping the smaller arena.
 #include <algorithm>
 #include <climits>
 #include <numeric>
@@ -44,21 +49,27 @@ struct Storage {
 
 void planMemory(Plan &plan) {
   int n = plan.buffers.size(), steps = plan.steps.size();
+  int stride = 1;
+  for (const Step &s : plan.steps)
+    stride = std::max<int>(stride, s.inputs.size() + 1);
+  auto inOrder = [&](const Step &s) { return s.kernel == "check_finite_and_unscale"; };
+  int end = steps * stride;
   std::vector<int> def(n, INT_MAX), last(n, -1);
   for (int id : plan.inputs) {
     def[id] = -1;
-    last[id] = steps;
+    last[id] = end;
   }
   for (int i = 0; i < steps; ++i) {
-    for (int out : plan.steps[i].outputs)
-      def[out] = std::min(def[out], i);
-    for (int in : plan.steps[i].inputs)
-      last[in] = std::max(last[in], i);
+    const Step &s = plan.steps[i];
+    for (size_t k = 0; k < s.outputs.size(); ++k)
+      def[s.outputs[k]] = std::min<int>(def[s.outputs[k]], i * stride + (inOrder(s) ? k : 0));
+    for (size_t k = 0; k < s.inputs.size(); ++k)
+      last[s.inputs[k]] = std::max<int>(last[s.inputs[k]], i * stride + (inOrder(s) ? k : 0));
   }
   for (int id : plan.outputs)
-    last[id] = std::max(last[id], steps);
+    last[id] = std::max(last[id], end);
   if (plan.loss >= 0)
-    last[plan.loss] = steps;
+    last[plan.loss] = end;
 
   std::vector<int> root(n);
   std::iota(root.begin(), root.end(), 0);
@@ -87,7 +98,7 @@ void planMemory(Plan &plan) {
         int in = s.inputs[k], out = s.outputs[k];
         const Buffer &ib = plan.buffers[in], &ob = plan.buffers[out];
         if (ib.kind == BufferKind::Temp && ib.dtype == ob.dtype && ib.bytes == ob.bytes &&
-            storageEnd(root[in]) == i)
+            storageEnd(root[in]) == i * stride + (int)k)
           join(out, in);
       }
       continue;
@@ -96,6 +107,7 @@ void planMemory(Plan &plan) {
       continue;
     int out = s.outputs[0];
     const Buffer &ob = plan.buffers[out];
+    int at = i * stride;
     if (aliasKernels().count(s.kernel) && s.inputs.size() == 1 && inArena(s.inputs[0]) &&
         plan.buffers[s.inputs[0]].bytes == ob.bytes) {
       join(out, s.inputs[0]);
@@ -106,7 +118,7 @@ void planMemory(Plan &plan) {
     for (int in : s.inputs) {
       const Buffer &ib = plan.buffers[in];
       if (ib.kind != BufferKind::Temp || ib.dtype != ob.dtype || ib.bytes != ob.bytes ||
-          storageEnd(root[in]) != i)
+          storageEnd(root[in]) != at)
         continue;
       join(out, in);
       break;
@@ -134,33 +146,47 @@ void planMemory(Plan &plan) {
     s.start = std::min(s.start, def[id] == INT_MAX ? -1 : def[id]);
     s.end = std::max({s.end, last[id], def[id] == INT_MAX ? -1 : def[id]});
   }
-  std::vector<int> order;
+  std::vector<int> roots;
   for (int id = 0; id < n; ++id)
     if (inArena(id) && root[id] == id)
-      order.push_back(id);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      roots.push_back(id);
+  // Greedy placement in a given order; returns the arena size.
+  auto place = [&](const std::vector<int> &order) {
+    std::vector<int> placed;
+    int64_t arena = 0;
+    for (int id : order) {
+      Storage &s = storages[id];
+      std::vector<const Storage *> overlapping;
+      for (int p : placed)
+        if (storages[p].start <= s.end && s.start <= storages[p].end)
+          overlapping.push_back(&storages[p]);
+      std::sort(overlapping.begin(), overlapping.end(),
+                [](const Storage *a, const Storage *b) { return a->offset < b->offset; });
+      int64_t offset = 0;
+      for (const Storage *p : overlapping) {
+        if (offset + s.bytes <= p->offset)
+          break;
+        offset = std::max(offset, alignUp(p->offset + p->bytes));
+      }
+      s.offset = offset;
+      arena = std::max(arena, alignUp(offset + s.bytes));
+      placed.push_back(id);
+    }
+    return arena;
+  };
+  // Two orders (largest first; longest-lived first, then largest); the
+  // smaller arena wins.
+  std::vector<int> bySize = roots, byLife = roots;
+  std::stable_sort(bySize.begin(), bySize.end(), [&](int a, int b) {
     return storages[a].bytes > storages[b].bytes;
   });
-  std::vector<int> placed;
-  int64_t arena = 0;
-  for (int id : order) {
-    Storage &s = storages[id];
-    std::vector<const Storage *> overlapping;
-    for (int p : placed)
-      if (storages[p].start <= s.end && s.start <= storages[p].end)
-        overlapping.push_back(&storages[p]);
-    std::sort(overlapping.begin(), overlapping.end(),
-              [](const Storage *a, const Storage *b) { return a->offset < b->offset; });
-    int64_t offset = 0;
-    for (const Storage *p : overlapping) {
-      if (offset + s.bytes <= p->offset)
-        break;
-      offset = std::max(offset, alignUp(p->offset + p->bytes));
-    }
-    s.offset = offset;
-    arena = std::max(arena, alignUp(offset + s.bytes));
-    placed.push_back(id);
-  }
+  std::stable_sort(byLife.begin(), byLife.end(), [&](int a, int b) {
+    int64_t la = storages[a].end - storages[a].start, lb = storages[b].end - storages[b].start;
+    return la != lb ? la > lb : storages[a].bytes > storages[b].bytes;
+  });
+  int64_t lifeArena = place(byLife), arena = place(bySize);
+  if (lifeArena < arena)
+    arena = place(byLife); // offsets of the last placement are the ones kept
   for (int id = 0; id < n; ++id)
     if (inArena(id))
       plan.buffers[id].offset = storages[root[id]].offset;
