@@ -178,28 +178,11 @@ void embeddingBackward(KernelContext &c) {
 void sliceBackward(KernelContext &c) {
   const TensorRef &dy = c.in[0], &dx = c.out[0];
   std::memset(dx.data, 0, dx.bytes());
-  std::vector<int64_t> axes = attrInts(c, "axes"), starts = attrInts(c, "starts");
-  std::vector<int64_t> begin(dx.rank(), 0);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t a = axisOf(axes[i], dx.rank()), dim = dx.shape[a], s = starts[i];
-    s = s < 0 ? s + dim : s;
-    begin[a] = std::min(std::max<int64_t>(s, 0), dim);
-  }
-  size_t es = dtypeSize(dx.dtype);
-  std::vector<int64_t> xs = stridesOf(dx.shape);
-  int64_t inner = dy.rank() ? dy.shape.back() : 1;
-  if (dy.size() == 0)
-    return;
-  int64_t rows = dy.size() / inner;
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t rest = r, offset = dy.rank() ? begin.back() : 0;
-    for (int64_t d = dy.rank() - 2; d >= 0; --d) {
-      offset += (rest % dy.shape[d] + begin[d]) * xs[d];
-      rest /= dy.shape[d];
-    }
+  size_t es = dtypeSize(dx.dtype), row = (dy.rank() ? dy.shape.back() : 1) * es;
+  forEachSliceRow(dx.shape, dy.shape, sliceBegin(c, dx.shape), [&](int64_t r, int64_t offset) {
     std::memcpy(static_cast<char *>(dx.data) + offset * es,
-                static_cast<const char *>(dy.data) + r * inner * es, inner * es);
-  }
+                static_cast<const char *>(dy.data) + r * row, row);
+  });
 }
 
 } // namespace

@@ -87,6 +87,38 @@ inline std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
 /// Work large enough to pay for threads.
 constexpr int64_t kParallelGrain = 1 << 15;
 
+/// Where a slice (attributes axes/starts, numpy semantics) of `full` starts.
+inline std::vector<int64_t> sliceBegin(const KernelContext &c, const std::vector<int64_t> &full) {
+  std::vector<int64_t> axes = attrInts(c, "axes"), starts = attrInts(c, "starts");
+  std::vector<int64_t> begin(full.size(), 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axisOf(axes[i], full.size()), dim = full[a], s = starts[i];
+    s = s < 0 ? s + dim : s;
+    begin[a] = std::min(std::max<int64_t>(s, 0), dim);
+  }
+  return begin;
+}
+
+/// Calls `f(partRow, fullOffset)` for every innermost row of a slice `part`
+/// of `full` that starts at `begin`; rows are `part.back()` elements long.
+template <typename F>
+void forEachSliceRow(const std::vector<int64_t> &full, const std::vector<int64_t> &part,
+                     const std::vector<int64_t> &begin, F f) {
+  int64_t inner = part.empty() ? 1 : part.back();
+  if (numElements(part) == 0)
+    return;
+  std::vector<int64_t> strides = stridesOf(full);
+  int64_t rows = numElements(part) / inner, rank = part.size();
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t rest = r, offset = rank ? begin.back() : 0;
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      offset += (rest % part[d] + begin[d]) * strides[d];
+      rest /= part[d];
+    }
+    f(r, offset);
+  }
+}
+
 /// `n` f16/bf16/f32 elements from one tensor to another of the same dtype.
 inline void copyBytes(const TensorRef &from, const TensorRef &to) {
   if (from.data != to.data)

@@ -53,28 +53,11 @@ void concat(KernelContext &c) {
 
 void slice(KernelContext &c) {
   const TensorRef &x = c.in[0], &y = c.out[0];
-  std::vector<int64_t> axes = attrInts(c, "axes"), starts = attrInts(c, "starts");
-  std::vector<int64_t> begin(x.rank(), 0);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t a = axisOf(axes[i], x.rank()), dim = x.shape[a], s = starts[i];
-    s = s < 0 ? s + dim : s;
-    begin[a] = std::min(std::max<int64_t>(s, 0), dim);
-  }
-  size_t es = dtypeSize(x.dtype);
-  std::vector<int64_t> xs = stridesOf(x.shape);
-  int64_t rows = y.rank() ? y.size() / std::max<int64_t>(y.shape.back(), 1) : 1;
-  int64_t inner = y.rank() ? y.shape.back() : 1;
-  if (y.size() == 0)
-    return;
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t rest = r, offset = y.rank() ? begin.back() : 0;
-    for (int64_t d = y.rank() - 2; d >= 0; --d) {
-      offset += (rest % y.shape[d] + begin[d]) * xs[d];
-      rest /= y.shape[d];
-    }
-    std::memcpy(static_cast<char *>(y.data) + r * inner * es,
-                static_cast<const char *>(x.data) + offset * es, inner * es);
-  }
+  size_t es = dtypeSize(x.dtype), row = (y.rank() ? y.shape.back() : 1) * es;
+  forEachSliceRow(x.shape, y.shape, sliceBegin(c, x.shape), [&](int64_t r, int64_t offset) {
+    std::memcpy(static_cast<char *>(y.data) + r * row,
+                static_cast<const char *>(x.data) + offset * es, row);
+  });
 }
 
 void embedding(KernelContext &c) {
