@@ -237,6 +237,14 @@ LogicalResult CountStepOp::verify() {
 
 LogicalResult AssignOp::verify() { return sameShapes(*this, getTarget(), {getValue()}); }
 
+LogicalResult RestoreIfSkippedOp::verify() {
+  if (failed(isFlag(*this, getFoundInf())))
+    return failure();
+  if (getTarget().getType() != getBackup().getType())
+    return emitOpError("target and backup must have one type");
+  return success();
+}
+
 LogicalResult AccumulateOp::verify() { return sameShapes(*this, getAcc(), {getGrad()}); }
 
 } // namespace ampc::graph

@@ -83,6 +83,16 @@ def Graph_AssignOp : Graph_UpdateOp<"assign",
   }];
 }
 
+def Graph_RestoreIfSkippedOp : Graph_UpdateOp<"restore_if_skipped",
+    (ins Graph_Tensor:$target, Graph_Tensor:$backup, Graph_Tensor:$found_inf)> {
+  let summary = "target := backup when found_inf";
+  let description = [{
+    Undoes a change the forward made to state (batch norm's running
+    statistics) when the step is skipped: with the `assign` of `backup` at the
+    start of the step, a skipped step changes no state.
+  }];
+}
+
 def Graph_AccumulateOp : Graph_UpdateOp<"accumulate",
     (ins Graph_FloatTensor:$acc, Graph_FloatTensor:$grad)> {
   let summary = "acc += grad (in acc's dtype, f32)";

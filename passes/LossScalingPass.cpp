@@ -9,7 +9,10 @@
 // accumulators in the apply phase; run one
 // `check_finite_and_unscale` over all of them (results `<param>.grad_unscaled`
 // and `found_inf`, which becomes a graph output); update the scale; reset the
-// accumulators. Apply-phase ops carry `phase = "apply"`.
+// accumulators. Apply-phase ops carry `phase = "apply"`. State the forward
+// changes in place (batch norm's running statistics) is copied at the start
+// of the step and restored at its end when found_inf: a skipped step changes
+// nothing but the scale counters.
 #include "passes/Passes.h"
 #include "passes/TrainingUtil.h"
 
@@ -130,6 +133,34 @@ void GraphLossScalingPass::runOnOperation() {
   if (accumulate > 1)
     for (Operation *op : apply)
       train::markApplyPhase(op);
+
+  // Batch norm's running statistics: back up at the start, restore if skipped.
+  Operation *firstNode = nullptr;
+  for (Operation &op : g.getBody().front())
+    if (!graph::isValueOp(&op)) {
+      firstNode = &op;
+      break;
+    }
+  SmallVector<Value> statistics;
+  g.walk([&](graph::BatchNormOp bn) {
+    for (Value v : {bn.getMean(), bn.getVariance()})
+      if (v.getDefiningOp<graph::ParamOp>() && !llvm::is_contained(statistics, v))
+        statistics.push_back(v);
+  });
+  for (Value stat : statistics) {
+    std::string name = graph::valueName(stat).str();
+    Value backup = train::addState(g, names, name + ".backup",
+                                   cast<RankedTensorType>(stat.getType()), "zeros");
+    OpBuilder top(firstNode);
+    graph::GradBuilder tb(top, [&](StringRef n) { return names.fresh(n); });
+    Operation *save = tb.create("assign", name + ".save", {backup, stat});
+    Operation *restore = gb.create("restore_if_skipped", name + ".restore",
+                                   {stat, backup, foundInf});
+    if (accumulate > 1) {
+      train::markFirstPhase(save);
+      train::markApplyPhase(restore);
+    }
+  }
 
   auto ret = cast<graph::ReturnOp>(g.getBody().front().getTerminator());
   ret.getOutputsMutable().append(foundInf);

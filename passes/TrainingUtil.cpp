@@ -48,6 +48,10 @@ void markApplyPhase(Operation *op) {
   op->setAttr("phase", StringAttr::get(op->getContext(), "apply"));
 }
 
+void markFirstPhase(Operation *op) {
+  op->setAttr("phase", StringAttr::get(op->getContext(), "first"));
+}
+
 bool isApplyPhase(Operation *op) {
   auto phase = op->getAttrOfType<StringAttr>("phase");
   return phase && phase.getValue() == "apply";

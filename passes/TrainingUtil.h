@@ -24,6 +24,8 @@ mlir::Value addState(graph::GraphOp g, graph::NameTable &names, llvm::StringRef 
 /// Marks an op to run only on the micro-batch that applies the update, when
 /// gradients are accumulated.
 void markApplyPhase(mlir::Operation *op);
+/// Marks an op to run only on the first micro-batch of an accumulation window.
+void markFirstPhase(mlir::Operation *op);
 bool isApplyPhase(mlir::Operation *op);
 
 /// A builder before the graph's terminator.

@@ -48,6 +48,7 @@ Executor::Executor(Plan plan, ExecOptions options)
       throw PlanError("step '" + s.name + "': unknown kernel '" + s.kernel + "'");
     kernels_.push_back(k);
     applyOnly_.push_back(s.attrs.value("phase", "") == "apply");
+    firstOnly_.push_back(s.attrs.value("phase", "") == "first");
   }
   arena_.reset(allocate(plan_.arenaBytes));
   persistent_.reset(allocate(plan_.persistentBytes));
@@ -119,9 +120,9 @@ void Executor::initParams(uint64_t seed) {
   }
 }
 
-void Executor::run(bool apply) {
+void Executor::run(bool apply, bool first) {
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
-    if (applyOnly_[i] && !apply)
+    if ((applyOnly_[i] && !apply) || (firstOnly_[i] && !first))
       continue;
     const Step &s = plan_.steps[i];
     KernelContext c{s, {}, {}, options_.training, options_.seed, iteration_};

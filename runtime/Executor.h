@@ -33,10 +33,11 @@ public:
 
   /// (Re)initialises every param from its init spec.
   void initParams(uint64_t seed);
-  /// Runs the steps once. Steps of the `apply` phase (the optimizer when
-  /// gradients are accumulated) run only when `apply` is true. Throws
-  /// RuntimeError naming the step on failure.
-  void run(bool apply = true);
+  /// Runs the steps once. With gradient accumulation, steps of the `apply`
+  /// phase (the optimizer) run only when `apply`, and steps of the `first`
+  /// phase (state backups) only when `first`: the last and the first
+  /// micro-batch of a window. Throws RuntimeError naming the step on failure.
+  void run(bool apply = true, bool first = true);
   uint64_t iterations() const { return iteration_; }
   /// Restores the run count (it keys dropout's random streams) on resume.
   void setIterations(uint64_t n) { iteration_ = n; }
@@ -51,7 +52,7 @@ private:
   ExecOptions options_;
   std::unique_ptr<std::byte, Free> arena_, persistent_;
   std::vector<KernelFn> kernels_;
-  std::vector<bool> applyOnly_;
+  std::vector<bool> applyOnly_, firstOnly_;
   uint64_t iteration_ = 0;
   std::map<std::string, double> profile_;
 };

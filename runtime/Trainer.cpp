@@ -60,7 +60,7 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onSte
     feed.fill(ex, perEpoch ? i % perEpoch : i);
     bool apply = (i + 1) % k == 0;
     auto t0 = std::chrono::steady_clock::now();
-    ex.run(apply);
+    ex.run(apply, /*first=*/i % k == 0);
     stepMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     result.finalLoss = readScalar(ex, plan_.loss);
     if (!apply)

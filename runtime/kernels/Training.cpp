@@ -142,6 +142,11 @@ void assign(KernelContext &c) {
   fromF32(v.data(), target.data, target.dtype, target.size());
 }
 
+void restoreIfSkipped(KernelContext &c) {
+  if (flag(c.in[2]))
+    copyBytes(c.in[1], c.in[0]);
+}
+
 void accumulate(KernelContext &c) {
   const TensorRef &acc = c.in[0];
   std::vector<float> sum(acc.size());
@@ -163,6 +168,7 @@ void addTrainingKernels(KernelTable &t) {
   t["count_step"] = countStep;
   t["assign"] = assign;
   t["accumulate"] = accumulate;
+  t["restore_if_skipped"] = restoreIfSkipped;
 }
 
 } // namespace ampc::rt

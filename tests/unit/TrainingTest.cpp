@@ -163,6 +163,36 @@ TEST(LossScaling, AnInjectedInfSkipsTheStepAndBacksOff) {
   EXPECT_EQ(*t.ex->tensor("loss_scale.good").as<float>(), 1.0f);
 }
 
+TEST(LossScaling, ASkippedStepLeavesBatchNormStatisticsAlone) {
+  mlir::MLIRContext ctx;
+  GraphBuilder b(ctx, "bn");
+  Tensor x = b.input("x", {4, 2, 2, 8});
+  Tensor h = b.conv2d(x, b.param("f", {8, 1, 1, 8}, Init::kaimingNormal()));
+  Tensor mean = b.param("mean", {8}, Init::zeros(), "f32", false);
+  Tensor var = b.param("var", {8}, Init::ones(), "f32", false);
+  h = b.batchNorm(h, b.param("scale", {8}, Init::ones()), b.param("bias", {8}, Init::zeros()),
+                  mean, var);
+  b.setLoss(b.reduceMean(b.cast(h, "f32"), {}, false, "loss"));
+  auto m = b.finish();
+  runTrainingPipeline(*m, AmpSettings{}, TrainSettings{});
+  rt::Plan plan = lowerToPlan(*m);
+  rt::Executor ex(plan, {true, 1});
+  float *px = ex.tensor("x").as<float>();
+  for (int i = 0; i < 128; ++i)
+    px[i] = 0.01f * i;
+  px[3] = INFINITY;
+  std::vector<float> before(ex.tensor("mean").as<float>(), ex.tensor("mean").as<float>() + 8);
+  ex.run();
+  EXPECT_TRUE(*ex.tensor("found_inf").as<uint8_t>());
+  EXPECT_EQ(std::vector<float>(ex.tensor("mean").as<float>(), ex.tensor("mean").as<float>() + 8),
+            before);
+  px[3] = 0.03f;
+  ex.run();
+  EXPECT_FALSE(*ex.tensor("found_inf").as<uint8_t>());
+  EXPECT_NE(std::vector<float>(ex.tensor("mean").as<float>(), ex.tensor("mean").as<float>() + 8),
+            before);
+}
+
 TEST(Training, TheAmpPassRefusesATrainingGraph) {
   mlir::MLIRContext ctx;
   GraphBuilder b(ctx, "g");
