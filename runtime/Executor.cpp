@@ -1,6 +1,7 @@
 #include "runtime/Executor.h"
 
 #include <chrono>
+#include <malloc.h>
 #include <cmath>
 #include <random>
 
@@ -40,8 +41,22 @@ std::pair<double, double> fans(const std::vector<int64_t> &shape) {
   return {receptive * shape.back(), receptive * shape[0]};
 }
 
+/// Kernels allocate scratch tensors on every call. glibc would serve large
+/// ones with fresh mmaps and unmap them on free, so every call would fault
+/// its pages in again (several ms per training step in a VM); keeping freed
+/// memory in the heap makes the next allocation reuse resident pages.
+static void keepFreedMemory() {
+  static const bool done = [] {
+    mallopt(M_MMAP_THRESHOLD, 512 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    return true;
+  }();
+  (void)done;
+}
+
 Executor::Executor(Plan plan, ExecOptions options)
     : plan_(std::move(plan)), options_(options) {
+  keepFreedMemory();
   for (const Step &s : plan_.steps) {
     KernelFn k = findKernel(s.kernel);
     if (!k)

@@ -1,16 +1,17 @@
 // Backward kernels of conv2d (input and filter), max/avg pooling, batch norm
 // and layer norm. NCHW goes through NHWC, as in the forward kernels.
 #include <cblas.h>
+#include <omp.h>
 #include <cmath>
 #include <limits>
 
+#include "runtime/kernels/Im2col.h"
 #include "runtime/kernels/KernelUtil.h"
 
 namespace ampc::rt {
 namespace {
 
-struct Conv {
-  int64_t n, h, w, c, cout, kh, kw, oh, ow, groups, sh, sw, dh, dw, pt, pl;
+struct Conv : ConvShape {
   bool nhwc;
 };
 
@@ -51,48 +52,46 @@ std::vector<float> permute(const float *in, const std::vector<int64_t> &shape, c
 
 const int kToNhwc[4] = {0, 2, 3, 1}, kToNchw[4] = {0, 3, 1, 2};
 
-/// The (ky, kx, channel) receptive-field offset of output pixel (oy, ox) in
-/// image `n`, or -1 outside the image.
-template <typename F> void forEachTap(const Conv &s, int64_t n, int64_t oy, int64_t ox,
-                                      int64_t g, F f) {
-  int64_t cg = s.c / s.groups, col = 0;
-  for (int64_t ky = 0; ky < s.kh; ++ky)
-    for (int64_t kx = 0; kx < s.kw; ++kx)
-      for (int64_t ch = 0; ch < cg; ++ch, ++col) {
-        int64_t iy = oy * s.sh - s.pt + ky * s.dh, ix = ox * s.sw - s.pl + kx * s.dw;
-        bool inside = iy >= 0 && iy < s.h && ix >= 0 && ix < s.w;
-        f(col, inside ? ((n * s.h + iy) * s.w + ix) * s.c + g * cg + ch : -1);
-      }
+/// Images per im2col chunk: about 4M floats of columns, and at least two
+/// chunks per thread when there are enough images.
+int64_t chunkOf(const Conv &s, int64_t cols) {
+  int64_t threads = omp_get_max_threads(), rows = s.oh * s.ow;
+  int64_t budget = std::max<int64_t>(1, (4 << 20) / std::max<int64_t>(1, rows * cols));
+  return std::max<int64_t>(1, std::min(budget, (s.n + 2 * threads - 1) / (2 * threads)));
 }
 
 void convBackwardInput(KernelContext &c) {
   const TensorRef &dyT = c.in[0], &fT = c.in[1], &dxT = c.out[0];
   Conv s = convOf(c, dxT.shape, fT.shape, dyT.shape);
   F32In dyIn(dyT), fIn(fT);
-  std::vector<float> dy(dyIn.data(), dyIn.data() + dyT.size()), f(fIn.data(), fIn.data() + fT.size());
+  std::vector<float> dyN, fN;
+  const float *dy = dyIn.data(), *f = fIn.data();
   if (!s.nhwc) {
-    dy = permute(dy.data(), dyT.shape, kToNhwc);
-    f = permute(f.data(), fT.shape, kToNhwc);
+    dyN = permute(dy, dyT.shape, kToNhwc);
+    fN = permute(f, fT.shape, kToNhwc);
+    dy = dyN.data();
+    f = fN.data();
   }
   int64_t cg = s.c / s.groups, coutg = s.cout / s.groups, cols = s.kh * s.kw * cg,
-          rows = s.oh * s.ow;
+          rows = s.oh * s.ow, chunk = chunkOf(s, cols), chunks = (s.n + chunk - 1) / chunk;
   std::vector<float> dx(dxT.size(), 0.0f);
+  // Chunks hold whole images, so their col2im writes never overlap.
 #pragma omp parallel
   {
-    std::vector<float> dcol(rows * cols);
+    std::vector<float> dcol(chunk * rows * cols);
 #pragma omp for schedule(dynamic)
-    for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t ci = 0; ci < chunks; ++ci) {
+      int64_t n0 = ci * chunk, images = std::min(chunk, s.n - n0), r0 = n0 * rows;
       for (int64_t g = 0; g < s.groups; ++g) {
-        // dcol = dy_g [rows, coutg] x filter_g [coutg, cols]
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, cols, coutg, 1.0f,
-                    dy.data() + n * rows * s.cout + g * coutg, s.cout,
-                    f.data() + g * coutg * cols, cols, 0.0f, dcol.data(), cols);
-        for (int64_t r = 0; r < rows; ++r)
-          forEachTap(s, n, r / s.ow, r % s.ow, g, [&](int64_t col, int64_t at) {
-            if (at >= 0)
-              dx[at] += dcol[r * cols + col];
-          });
+        // dcol = dy_g [images*rows, coutg] x filter_g [coutg, cols]
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, images * rows, cols, coutg, 1.0f,
+                    dy + r0 * s.cout + g * coutg, s.cout, f + g * coutg * cols, cols, 0.0f,
+                    dcol.data(), cols);
+        for (int64_t r = 0; r < images * rows; ++r)
+          col2imRow(s, dcol.data() + r * cols, g, n0 + r / rows, (r % rows) / s.ow, r % s.ow,
+                    dx.data());
       }
+    }
   }
   if (!s.nhwc)
     dx = permute(dx.data(), {s.n, s.h, s.w, s.c}, kToNchw);
@@ -103,25 +102,37 @@ void convBackwardFilter(KernelContext &c) {
   const TensorRef &xT = c.in[0], &dyT = c.in[1], &dfT = c.out[0];
   Conv s = convOf(c, xT.shape, dfT.shape, dyT.shape);
   F32In xIn(xT), dyIn(dyT);
-  std::vector<float> x(xIn.data(), xIn.data() + xT.size()), dy(dyIn.data(), dyIn.data() + dyT.size());
+  std::vector<float> xN, dyN;
+  const float *x = xIn.data(), *dy = dyIn.data();
   if (!s.nhwc) {
-    x = permute(x.data(), xT.shape, kToNhwc);
-    dy = permute(dy.data(), dyT.shape, kToNhwc);
+    xN = permute(x, xT.shape, kToNhwc);
+    dyN = permute(dy, dyT.shape, kToNhwc);
+    x = xN.data();
+    dy = dyN.data();
   }
   int64_t cg = s.c / s.groups, coutg = s.cout / s.groups, cols = s.kh * s.kw * cg,
-          rows = s.oh * s.ow;
-  std::vector<float> df(s.cout * cols, 0.0f), col(rows * cols);
-  for (int64_t n = 0; n < s.n; ++n)
-    for (int64_t g = 0; g < s.groups; ++g) {
-      for (int64_t r = 0; r < rows; ++r)
-        forEachTap(s, n, r / s.ow, r % s.ow, g, [&](int64_t k, int64_t at) {
-          col[r * cols + k] = at >= 0 ? x[at] : 0.0f;
-        });
-      // df_g [coutg, cols] += dy_g^T [coutg, rows] x col [rows, cols]
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, coutg, cols, rows, 1.0f,
-                  dy.data() + n * rows * s.cout + g * coutg, s.cout, col.data(), cols, 1.0f,
-                  df.data() + g * coutg * cols, cols);
+          rows = s.oh * s.ow, chunk = chunkOf(s, cols), chunks = (s.n + chunk - 1) / chunk;
+  std::vector<float> df(s.cout * cols, 0.0f);
+  // Each thread sums its chunks into its own gradient, then they add up.
+#pragma omp parallel
+  {
+    std::vector<float> col(chunk * rows * cols), partial(df.size(), 0.0f);
+#pragma omp for schedule(dynamic)
+    for (int64_t ci = 0; ci < chunks; ++ci) {
+      int64_t n0 = ci * chunk, images = std::min(chunk, s.n - n0), r0 = n0 * rows;
+      for (int64_t g = 0; g < s.groups; ++g) {
+        for (int64_t r = 0; r < images * rows; ++r)
+          im2colRow(s, x, g, n0 + r / rows, (r % rows) / s.ow, r % s.ow, col.data() + r * cols);
+        // partial_g [coutg, cols] += dy_g^T [coutg, rows] x col [rows, cols]
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, coutg, cols, images * rows, 1.0f,
+                    dy + r0 * s.cout + g * coutg, s.cout, col.data(), cols, 1.0f,
+                    partial.data() + g * coutg * cols, cols);
+      }
     }
+#pragma omp critical
+    for (size_t i = 0; i < df.size(); ++i)
+      df[i] += partial[i];
+  }
   if (!s.nhwc) // [Cout, KH, KW, Cg] -> [Cout, Cg, KH, KW]
     df = permute(df.data(), {s.cout, s.kh, s.kw, cg}, kToNchw);
   fromF32(df.data(), dfT.data, dfT.dtype, df.size());
@@ -168,40 +179,101 @@ template <bool Max> void poolBackward(KernelContext &c) {
   }
   F32In dy(dyT);
   std::vector<float> dx(dxT.size(), 0.0f);
+  // Per output pixel, the window is scanned once for every channel (channels
+  // are contiguous in NHWC); images run in parallel, so writes never race.
 #pragma omp parallel for
-  for (int64_t n = 0; n < p.n; ++n)
+  for (int64_t n = 0; n < p.n; ++n) {
+    std::vector<int64_t> best(p.c);
+    std::vector<float> bestValue(p.c);
     for (int64_t oy = 0; oy < p.oh; ++oy)
-      for (int64_t ox = 0; ox < p.ow; ++ox)
-        for (int64_t ch = 0; ch < p.c; ++ch) {
-          float g = dy[n * p.osn + ch * p.osc + oy * p.osh + ox * p.osw];
-          int64_t best = -1, count = 0;
-          float bestValue = -std::numeric_limits<float>::infinity();
-          for (int pass = 0; pass < (Max ? 1 : 2); ++pass)
-            for (int64_t ky = 0; ky < p.kernel[0]; ++ky)
-              for (int64_t kx = 0; kx < p.kernel[1]; ++kx) {
-                int64_t iy = oy * p.strides[0] - p.pt + ky, ix = ox * p.strides[1] - p.pl + kx;
-                if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w)
-                  continue;
-                int64_t at = n * p.sn + ch * p.sc + iy * p.sh + ix * p.sw;
-                if (Max) {
-                  if (best < 0 || x[at] > bestValue)
-                    best = at, bestValue = x[at];
-                } else if (pass == 0) {
-                  ++count;
-                } else {
-                  dx[at] += g / float(count);
-                }
+      for (int64_t ox = 0; ox < p.ow; ++ox) {
+        const float *g = dy.data() + n * p.osn + oy * p.osh + ox * p.osw;
+        std::fill(best.begin(), best.end(), -1);
+        std::fill(bestValue.begin(), bestValue.end(), -std::numeric_limits<float>::infinity());
+        int64_t count = 0;
+        for (int64_t ky = 0; ky < p.kernel[0]; ++ky)
+          for (int64_t kx = 0; kx < p.kernel[1]; ++kx) {
+            int64_t iy = oy * p.strides[0] - p.pt + ky, ix = ox * p.strides[1] - p.pl + kx;
+            if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w)
+              continue;
+            ++count;
+            int64_t at = n * p.sn + iy * p.sh + ix * p.sw;
+            if (Max)
+              for (int64_t ch = 0; ch < p.c; ++ch) {
+                float v = x[at + ch * p.sc];
+                if (best[ch] < 0 || v > bestValue[ch])
+                  best[ch] = at + ch * p.sc, bestValue[ch] = v;
               }
-          if (Max && best >= 0)
-            dx[best] += g;
+          }
+        if (Max) {
+          for (int64_t ch = 0; ch < p.c; ++ch)
+            if (best[ch] >= 0)
+              dx[best[ch]] += g[ch * p.osc];
+          continue;
         }
+        for (int64_t ky = 0; ky < p.kernel[0]; ++ky)
+          for (int64_t kx = 0; kx < p.kernel[1]; ++kx) {
+            int64_t iy = oy * p.strides[0] - p.pt + ky, ix = ox * p.strides[1] - p.pl + kx;
+            if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w)
+              continue;
+            float *d = dx.data() + n * p.sn + iy * p.sh + ix * p.sw;
+            for (int64_t ch = 0; ch < p.c; ++ch)
+              d[ch * p.sc] += g[ch * p.osc] / float(count);
+          }
+      }
+  }
   fromF32(dx.data(), dxT.data, dxT.dtype, dx.size());
+}
+
+/// Batch norm backward with channels last: every pass runs over [rows, C]
+/// row by row, so the inner loop over channels is contiguous.
+void batchNormBackwardChannelsLast(KernelContext &c, int64_t rows, int64_t channels) {
+  F32In x(c.in[0]), dy(c.in[1]), scale(c.in[2]);
+  double eps = attrF64(c, "epsilon", 1e-5);
+  std::vector<double> mean(channels, 0.0), var(channels, 0.0), sumD(channels, 0.0),
+      sumDX(channels, 0.0);
+  const float *px = x.data(), *pd = dy.data();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t ch = 0; ch < channels; ++ch)
+      mean[ch] += px[r * channels + ch];
+  for (double &m : mean)
+    m /= rows;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t ch = 0; ch < channels; ++ch) {
+      double d = px[r * channels + ch] - mean[ch];
+      var[ch] += d * d;
+    }
+  std::vector<double> inv(channels);
+  for (int64_t ch = 0; ch < channels; ++ch)
+    inv[ch] = 1.0 / std::sqrt(var[ch] / rows + eps);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t ch = 0; ch < channels; ++ch) {
+      double g = pd[r * channels + ch], xhat = (px[r * channels + ch] - mean[ch]) * inv[ch];
+      sumD[ch] += g;
+      sumDX[ch] += g * xhat;
+    }
+  F32Out dx(c.out[0]);
+  float *out = dx.data();
+#pragma omp parallel for if (rows * channels > kParallelGrain)
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t ch = 0; ch < channels; ++ch) {
+      double xhat = (px[r * channels + ch] - mean[ch]) * inv[ch];
+      out[r * channels + ch] = float(scale[ch] * inv[ch] *
+                                     (pd[r * channels + ch] - sumD[ch] / rows -
+                                      xhat * sumDX[ch] / rows));
+    }
+  dx.commit();
+  std::vector<float> ds(sumDX.begin(), sumDX.end()), db(sumD.begin(), sumD.end());
+  fromF32(ds.data(), c.out[1].data, c.out[1].dtype, channels);
+  fromF32(db.data(), c.out[2].data, c.out[2].dtype, channels);
 }
 
 /// Shared by batch norm (over all but the channel axis) and layer norm (over
 /// the trailing `inner` elements of each row): dx, dscale, dbias.
 void normBackward(KernelContext &c, bool batch) {
   const TensorRef &xT = c.in[0];
+  if (batch && attrStr(c, "layout", "NHWC") == "NHWC")
+    return batchNormBackwardChannelsLast(c, xT.size() / xT.shape.back(), xT.shape.back());
   F32In x(xT), dy(c.in[1]), scale(c.in[2]);
   double eps = attrF64(c, "epsilon", 1e-5);
   int64_t groups, span, outer, inner;

@@ -3,6 +3,7 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include "runtime/kernels/Im2col.h"
 #include "runtime/kernels/KernelUtil.h"
 
 namespace ampc::rt {
@@ -67,44 +68,6 @@ std::vector<float> permute4(const float *in, const std::vector<int64_t> &shape,
         for (int64_t d = 0; d < os[3]; ++d)
           out[idx++] = in[a * s[perm[0]] + b * s[perm[1]] + c * s[perm[2]] + d * s[perm[3]]];
   return out;
-}
-
-struct ConvShape {
-  int64_t n, h, w, c, cout, kh, kw, oh, ow, groups;
-  int64_t sh, sw, dh, dw, pt, pl;
-};
-
-/// One im2col row: the receptive field of output pixel (oy, ox) of `image`
-/// for group `g`, in (ky, kx, channel) order, zeros outside the image. With
-/// one group and no horizontal dilation, a filter row is one contiguous copy.
-void im2colRow(const ConvShape &s, const float *x, int64_t g, int64_t image, int64_t oy,
-               int64_t ox, float *dst) {
-  int64_t cg = s.c / s.groups, rowLen = s.kw * cg;
-  int64_t ix0 = ox * s.sw - s.pl;
-  for (int64_t ky = 0; ky < s.kh; ++ky, dst += rowLen) {
-    int64_t iy = oy * s.sh - s.pt + ky * s.dh;
-    if (iy < 0 || iy >= s.h) {
-      std::fill(dst, dst + rowLen, 0.0f);
-      continue;
-    }
-    const float *line = x + (image * s.h + iy) * s.w * s.c;
-    if (s.groups == 1 && s.dw == 1) {
-      int64_t first = std::max<int64_t>(0, -ix0), last = std::min<int64_t>(s.kw, s.w - ix0);
-      std::fill(dst, dst + first * cg, 0.0f);
-      if (last > first)
-        std::copy(line + (ix0 + first) * s.c, line + (ix0 + last) * s.c, dst + first * cg);
-      std::fill(dst + std::max(last, first) * cg, dst + rowLen, 0.0f);
-      continue;
-    }
-    for (int64_t kx = 0; kx < s.kw; ++kx) {
-      int64_t ix = ix0 + kx * s.dw;
-      float *out = dst + kx * cg;
-      if (ix < 0 || ix >= s.w)
-        std::fill(out, out + cg, 0.0f);
-      else
-        std::copy(line + ix * s.c + g * cg, line + ix * s.c + (g + 1) * cg, out);
-    }
-  }
 }
 
 /// NHWC input, [Cout, KH, KW, Cin/groups] filter, NHWC output.

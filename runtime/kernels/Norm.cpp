@@ -21,18 +21,26 @@ void batchNorm(KernelContext &c) {
   F32Out y(c.out[0]);
   std::vector<double> mean(channels), var(channels);
   if (c.training) {
+    // Row-major passes; the innermost loop runs over contiguous elements.
+    const float *px = fx.data();
     for (int64_t o = 0; o < outer; ++o)
-      for (int64_t ch = 0; ch < channels; ++ch)
+      for (int64_t ch = 0; ch < channels; ++ch) {
+        const float *row = px + (o * channels + ch) * inner;
+        double sum = 0;
         for (int64_t i = 0; i < inner; ++i)
-          mean[ch] += fx[(o * channels + ch) * inner + i];
+          sum += row[i];
+        mean[ch] += sum;
+      }
     for (double &m : mean)
       m /= count;
     for (int64_t o = 0; o < outer; ++o)
-      for (int64_t ch = 0; ch < channels; ++ch)
-        for (int64_t i = 0; i < inner; ++i) {
-          double d = fx[(o * channels + ch) * inner + i] - mean[ch];
-          var[ch] += d * d;
-        }
+      for (int64_t ch = 0; ch < channels; ++ch) {
+        const float *row = px + (o * channels + ch) * inner;
+        double sum = 0;
+        for (int64_t i = 0; i < inner; ++i)
+          sum += (row[i] - mean[ch]) * (row[i] - mean[ch]);
+        var[ch] += sum;
+      }
     std::vector<float> runMean(channels), runVar(channels);
     toF32(c.in[3].data, c.in[3].dtype, runMean.data(), channels);
     toF32(c.in[4].data, c.in[4].dtype, runVar.data(), channels);
