@@ -113,11 +113,15 @@ void convBackwardFilter(KernelContext &c) {
   int64_t cg = s.c / s.groups, coutg = s.cout / s.groups, cols = s.kh * s.kw * cg,
           rows = s.oh * s.ow, chunk = chunkOf(s, cols), chunks = (s.n + chunk - 1) / chunk;
   std::vector<float> df(s.cout * cols, 0.0f);
-  // Each thread sums its chunks into its own gradient, then they add up.
+  // Each thread sums a fixed (static) share of the chunks into its own
+  // gradient; the partial sums are added in thread order, so the result is
+  // the same bits on every run (exact resume depends on it).
+  std::vector<std::vector<float>> partials(omp_get_max_threads());
 #pragma omp parallel
   {
-    std::vector<float> col(chunk * rows * cols), partial(df.size(), 0.0f);
-#pragma omp for schedule(dynamic)
+    std::vector<float> col(chunk * rows * cols), &partial = partials[omp_get_thread_num()];
+    partial.assign(df.size(), 0.0f);
+#pragma omp for schedule(static)
     for (int64_t ci = 0; ci < chunks; ++ci) {
       int64_t n0 = ci * chunk, images = std::min(chunk, s.n - n0), r0 = n0 * rows;
       for (int64_t g = 0; g < s.groups; ++g) {
@@ -129,10 +133,10 @@ void convBackwardFilter(KernelContext &c) {
                     partial.data() + g * coutg * cols, cols);
       }
     }
-#pragma omp critical
-    for (size_t i = 0; i < df.size(); ++i)
-      df[i] += partial[i];
   }
+  for (const std::vector<float> &partial : partials)
+    for (size_t i = 0; i < partial.size(); ++i)
+      df[i] += partial[i];
   if (!s.nhwc) // [Cout, KH, KW, Cg] -> [Cout, Cg, KH, KW]
     df = permute(df.data(), {s.cout, s.kh, s.kw, cg}, kToNchw);
   fromF32(df.data(), dfT.data, dfT.dtype, df.size());
