@@ -29,8 +29,8 @@ for m in simplenet mlp mnist_cnn; do
   done
   t=$(awk -v m=$m '$1 == m {print $2}' "$tmp/torch.txt")
   o0=$(ms "$tmp/$m.O0.json"); o1=$(ms "$tmp/$m.O1.json")
-  printf '%-10s %12s %12s %12s %12.2f %12.2f\n' $m "$o0" "$o1" "$t" \
-    "$(echo "$o0 / $t" | bc -l)" "$(echo "$o1 / $t" | bc -l)"
+  printf '%-10s %12s %12s %12s %12s %12s\n' $m "$o0" "$o1" "$t" \
+    "$(python3 -c "print('%.2f' % ($o0 / $t))")" "$(python3 -c "print('%.2f' % ($o1 / $t))")"
 done
 
 echo
