@@ -29,17 +29,6 @@ std::string outputFile(const Args &args) {
   return *out;
 }
 
-/// Runs `body`, attributing graph and usage errors to `file`.
-template <typename F> static auto onFile(const std::string &file, F body) {
-  try {
-    return body();
-  } catch (const GraphError &e) {
-    throw CliError(file, e.what());
-  } catch (const UsageError &e) {
-    throw CliError(file, e.what());
-  }
-}
-
 int runModel(const Args &args) {
   if (args.positionals().size() != 1)
     throw UsageError("expects one model name; the models are listed by `ampc model --list`");

@@ -5,7 +5,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "compiler/Diagnostics.h"
 #include "compiler/Pipelines.h"
+#include "runtime/Kernels.h"
 #include "tools/ampc/Args.h"
 
 namespace ampc::cli {
@@ -37,6 +39,22 @@ int runTrain(const Args &args);
 /// of `train` and `compile --train`; throws UsageError on a bad value.
 std::vector<OptionSpec> trainingOptionSpecs();
 TrainSettings trainSettingsFrom(const Args &args);
+
+/// Runs `body`, turning the errors a user can cause (graph, plan, runtime and
+/// usage errors) into a CliError that names `file`.
+template <typename F> auto onFile(const std::string &file, F body) {
+  try {
+    return body();
+  } catch (const GraphError &e) {
+    throw CliError(file, e.what());
+  } catch (const rt::PlanError &e) {
+    throw CliError(file, e.what());
+  } catch (const rt::RuntimeError &e) {
+    throw CliError(file, e.what());
+  } catch (const UsageError &e) {
+    throw CliError(file, e.what());
+  }
+}
 
 /// The single positional argument (the input file), or a usage error.
 const std::string &inputFile(const Args &args);

@@ -48,20 +48,6 @@ rt::Plan planFor(const std::string &in, const AmpSettings &settings,
   return lowerToPlan(*module);
 }
 
-template <typename F> auto onInput(const std::string &file, F body) {
-  try {
-    return body();
-  } catch (const GraphError &e) {
-    throw CliError(file, e.what());
-  } catch (const rt::PlanError &e) {
-    throw CliError(file, e.what());
-  } catch (const rt::RuntimeError &e) {
-    throw CliError(file, e.what());
-  } catch (const UsageError &e) {
-    throw CliError(file, e.what());
-  }
-}
-
 double median(std::vector<double> v) {
   if (v.empty())
     return 0;
@@ -119,13 +105,13 @@ int runCompile(const Args &args) {
   const std::string &in = inputFile(args);
   std::string out = outputFile(args);
   AmpSettings settings = ampOptionsFrom(args);
-  rt::Plan plan = onInput(in, [&] {
+  rt::Plan plan = onFile(in, [&] {
     if (!args.has("train"))
       return planFor(in, settings);
     TrainSettings training = trainSettingsFrom(args);
     return planFor(in, settings, &training);
   });
-  onInput(out, [&] { writeFileAtomically(out, rt::planToJson(plan)); });
+  onFile(out, [&] { writeFileAtomically(out, rt::planToJson(plan)); });
   return 0;
 }
 
@@ -134,7 +120,7 @@ int runRun(const Args &args) {
   AmpSettings settings = ampOptionsFrom(args);
   std::string data = args.get("data").value_or("synthetic");
   uint64_t seed = args.getInt("seed", 0, 0);
-  return onInput(in, [&] {
+  return onFile(in, [&] {
     rt::Plan plan = planFor(in, settings);
     rt::DataFeed feed(plan, data, /*train=*/false, seed);
     if (args.has("batch") && args.getInt("batch", 0) != feed.batchSize())

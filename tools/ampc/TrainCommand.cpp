@@ -80,12 +80,9 @@ std::vector<OptionSpec> trainingOptionSpecs() {
 int runTrain(const Args &args) {
   const std::string &in = inputFile(args);
   AmpSettings amp = ampOptionsFrom(args);
-  auto fail = [&](const std::string &file, const std::string &what) -> int {
-    throw CliError(file, what);
-  };
   TrainSettings settings;
   rt::TrainOptions options;
-  try {
+  onFile(in, [&] {
     settings = trainSettingsFrom(args);
     options.data = args.get("data").value_or("synthetic");
     options.steps = args.getInt("steps", 0);
@@ -96,11 +93,9 @@ int runTrain(const Args &args) {
     options.checkpoint = args.get("checkpoint").value_or("");
     options.resume = args.get("resume").value_or("");
     options.profile = args.has("profile");
-  } catch (const UsageError &e) {
-    return fail(in, e.what());
-  }
+  });
   rt::Plan trainPlan, evalPlan;
-  try {
+  onFile(in, [&] {
     MLIRContext ctx;
     OwningOpRef<ModuleOp> forward = loadGraph(ctx, in);
     OwningOpRef<ModuleOp> training = forward->clone();
@@ -108,24 +103,22 @@ int runTrain(const Args &args) {
     evalPlan = lowerToPlan(*forward);
     runTrainingPipeline(*training, amp, settings);
     trainPlan = lowerToPlan(*training);
-  } catch (const GraphError &e) {
-    return fail(in, e.what());
-  }
-  if (args.has("batch") && !trainPlan.inputs.empty()) {
+  });
+  onFile(in, [&] {
+    if (!args.has("batch"))
+      return;
     int64_t batch = args.getInt("batch", 1);
     for (int id : trainPlan.inputs)
       if (!trainPlan.buffers[id].shape.empty() && trainPlan.buffers[id].shape[0] != batch)
-        return fail(in, "the graph takes batches of " +
-                            std::to_string(trainPlan.buffers[id].shape[0]) + "; build it for " +
-                            std::to_string(batch) + " (for a zoo model: ampc model NAME --set batch=" +
-                            std::to_string(batch) + ")");
-  }
-  rt::TrainResult result;
-  try {
+        throw UsageError("the graph takes batches of " +
+                         std::to_string(trainPlan.buffers[id].shape[0]) + "; build it for " +
+                         std::to_string(batch) + " (for a zoo model: ampc model NAME --set batch=" +
+                         std::to_string(batch) + ")");
+  });
+  rt::TrainResult result = onFile(in, [&] {
     rt::Trainer trainer(trainPlan, evalPlan, options);
-    Progress progress("train", 0);
     std::unique_ptr<Progress> bar;
-    result = trainer.run([&](const rt::TrainProgress &p) {
+    rt::TrainResult r = trainer.run([&](const rt::TrainProgress &p) {
       if (!bar)
         bar = std::make_unique<Progress>("train", p.totalSteps);
       char status[128];
@@ -135,11 +128,8 @@ int runTrain(const Args &args) {
     });
     if (bar)
       bar->finish();
-  } catch (const rt::RuntimeError &e) {
-    return fail(in, e.what());
-  } catch (const rt::PlanError &e) {
-    return fail(in, e.what());
-  }
+    return r;
+  });
   std::printf("%s: %lld steps of %lld x %lld samples, %.3f ms/step (median), %.1f samples/s, "
               "peak %lld bytes\n",
               trainPlan.name.c_str(), (long long)result.steps, (long long)settings.accumulate,
@@ -187,11 +177,7 @@ int runTrain(const Args &args) {
       m["eval_accuracy"] = *result.evalAccuracy;
     if (options.profile)
       m["amp_overhead_share"] = ampShare;
-    try {
-      writeFileAtomically(*file, m.dump(2) + "\n");
-    } catch (const GraphError &e) {
-      return fail(*file, e.what());
-    }
+    onFile(*file, [&] { writeFileAtomically(*file, m.dump(2) + "\n"); });
   }
   return 0;
 }
