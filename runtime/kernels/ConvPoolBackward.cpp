@@ -52,12 +52,8 @@ std::vector<float> permute(const float *in, const std::vector<int64_t> &shape, c
 
 const int kToNhwc[4] = {0, 2, 3, 1}, kToNchw[4] = {0, 3, 1, 2};
 
-/// Images per im2col chunk: about 4M floats of columns, and at least two
-/// chunks per thread when there are enough images.
 int64_t chunkOf(const Conv &s, int64_t cols) {
-  int64_t threads = omp_get_max_threads(), rows = s.oh * s.ow;
-  int64_t budget = std::max<int64_t>(1, (4 << 20) / std::max<int64_t>(1, rows * cols));
-  return std::max<int64_t>(1, std::min(budget, (s.n + 2 * threads - 1) / (2 * threads)));
+  return imagesPerChunk(s, cols, omp_get_max_threads());
 }
 
 void convBackwardInput(KernelContext &c) {

@@ -46,6 +46,14 @@ inline void im2colRow(const ConvShape &s, const float *x, int64_t g, int64_t ima
   }
 }
 
+/// Images per im2col chunk: about 4M floats of columns, and at least two
+/// chunks per thread when there are enough images.
+inline int64_t imagesPerChunk(const ConvShape &s, int64_t cols, int64_t threads) {
+  int64_t rows = s.oh * s.ow;
+  int64_t budget = std::max<int64_t>(1, (4 << 20) / std::max<int64_t>(1, rows * cols));
+  return std::max<int64_t>(1, std::min(budget, (s.n + 2 * threads - 1) / (2 * threads)));
+}
+
 /// The reverse of im2colRow: adds a row of column gradients back into the
 /// image gradient `dx` (NHWC).
 inline void col2imRow(const ConvShape &s, const float *src, int64_t g, int64_t image,

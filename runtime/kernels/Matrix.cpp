@@ -83,9 +83,7 @@ void convNhwc(const ConvShape &s, const float *x, const float *f, float *y) {
   // Chunks of images run in parallel, each with its own im2col buffer and a
   // GEMM that OpenBLAS (OpenMP build) keeps on the calling thread: skinny
   // convolution GEMMs scale better this way than split inside OpenBLAS.
-  int64_t threads = omp_get_max_threads();
-  int64_t budget = std::max<int64_t>(1, (4 << 20) / (rowsPerImage * cols));
-  int64_t chunk = std::max<int64_t>(1, std::min(budget, (s.n + 2 * threads - 1) / (2 * threads)));
+  int64_t chunk = imagesPerChunk(s, cols, omp_get_max_threads());
   int64_t chunks = (s.n + chunk - 1) / chunk;
 #pragma omp parallel
   {
