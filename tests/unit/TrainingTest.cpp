@@ -193,6 +193,59 @@ TEST(LossScaling, ASkippedStepLeavesBatchNormStatisticsAlone) {
             before);
 }
 
+/// loss = sum((x @ w) * R): its gradient does not depend on w, so two plain
+/// steps on x1 then x2 equal one accumulated step with the summed gradient.
+rt::Plan linearLossPlan(mlir::MLIRContext &ctx, int64_t accumulate) {
+  GraphBuilder b(ctx, "linear");
+  Tensor x = b.input("x", {4, 8});
+  Tensor w = b.param("w", {8, 8}, Init::normal(0.1));
+  std::vector<double> r(32);
+  for (size_t i = 0; i < r.size(); ++i)
+    r[i] = 0.01 * double(i % 7) - 0.02;
+  Tensor y = b.mul(b.matmul(x, w), b.constValue("R", {4, 8}, r));
+  b.setLoss(b.reduceSum(y, {}, false, "loss"));
+  auto m = b.finish();
+  AmpSettings amp;
+  amp.level = "O0";
+  TrainSettings train;
+  train.accumulate = accumulate;
+  runTrainingPipeline(*m, amp, train);
+  return lowerToPlan(*m);
+}
+
+TEST(Training, AccumulationSumsMicroBatchGradients) {
+  mlir::MLIRContext ctx;
+  rt::Plan plain = linearLossPlan(ctx, 1), accumulated = linearLossPlan(ctx, 2);
+  rt::Executor a(plain, {true, 4}), b(accumulated, {true, 4});
+  float lr = 0.5f;
+  for (rt::Executor *ex : {&a, &b})
+    *ex->tensor("lr").as<float>() = lr;
+  auto feed = [](rt::Executor &ex, float base) {
+    float *x = ex.tensor("x").as<float>();
+    for (int i = 0; i < 32; ++i)
+      x[i] = base + 0.1f * i;
+  };
+  feed(a, 1.0f);
+  a.run();
+  feed(a, -2.0f);
+  a.run();
+  feed(b, 1.0f);
+  b.run(/*apply=*/false, /*first=*/true);
+  std::vector<float> between(b.tensor("w").as<float>(), b.tensor("w").as<float>() + 64);
+  feed(b, -2.0f);
+  b.run(/*apply=*/true, /*first=*/false);
+  float *wa = a.tensor("w").as<float>(), *wb = b.tensor("w").as<float>();
+  std::vector<float> init(64);
+  rt::Executor fresh(plain, {true, 4});
+  std::copy_n(fresh.tensor("w").as<float>(), 64, init.begin());
+  EXPECT_EQ(between, init) << "no update before the window's last micro-batch";
+  for (int i = 0; i < 64; ++i)
+    EXPECT_NEAR(wa[i], wb[i], 1e-5f) << i;
+  EXPECT_NE(std::vector<float>(wb, wb + 64), init);
+  std::vector<float> acc(b.tensor("w.grad_acc").as<float>(), b.tensor("w.grad_acc").as<float>() + 64);
+  EXPECT_EQ(acc, std::vector<float>(64, 0.0f)) << "the accumulator is reset after applying";
+}
+
 TEST(Training, TheAmpPassRefusesATrainingGraph) {
   mlir::MLIRContext ctx;
   GraphBuilder b(ctx, "g");
