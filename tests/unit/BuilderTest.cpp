@@ -1,5 +1,6 @@
 // The C++ builder API: names and scopes, inference, outputs and loss, errors.
 #include "compiler/GraphBuilder.h"
+#include "compiler/GraphIO.h"
 #include "compiler/Layers.h"
 #include "mlir/IR/MLIRContext.h"
 #include "ops/GraphNames.h"
@@ -115,6 +116,24 @@ TEST(Builder, ConstantsRoundToTheirDtype) {
   auto values = llvm::cast<mlir::DenseElementsAttr>(op.getValue()).getValues<llvm::APFloat>();
   EXPECT_EQ(values[0].convertToDouble(), 65504.0);
   EXPECT_TRUE(values[1].isInfinity());
+}
+
+TEST(Builder, TheReadmeExampleBuildsAndSaves) {
+  std::string path = ::testing::TempDir() + "/readme-mlp.json";
+  {
+    // Verbatim from README.md.
+    mlir::MLIRContext ctx;
+    ampc::GraphBuilder b(ctx, "mlp");
+    ampc::Tensor x = b.input("x", {64, 784});
+    ampc::Tensor labels = b.input("labels", {64}, "i64");
+    ampc::Tensor h = b.relu(ampc::linear(b, x, 512, "fc1"), "relu1");
+    h = b.relu(ampc::linear(b, h, 512, "fc2"), "relu2");
+    b.setLoss(b.softmaxCrossEntropy(ampc::linear(b, h, 10, "fc3"), labels, "loss"));
+    ampc::saveGraph(*b.finish(), path);
+  }
+  mlir::MLIRContext ctx;
+  auto m = loadGraph(ctx, path);
+  EXPECT_EQ((*m->getOps<graph::GraphOp>().begin()).getLoss(), "loss");
 }
 
 } // namespace
