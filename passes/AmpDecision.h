@@ -26,8 +26,10 @@ struct AmpConfig {
   /// Op name without `graph.` -> the list a custom list moves it to.
   llvm::StringMap<graph::AmpCategory> categoryOverride;
   llvm::StringSet<> blackVarnames;
-  /// Rule 4 (precision-agnostic ops take the cast upstream). Off gives
-  /// Paddle's rule: gray follows producers, black wins.
+  /// Rule 4 (precision-agnostic ops take the cast upstream) and low-precision
+  /// operands left uncast in the slots an op widens exactly. Off gives
+  /// Paddle's rule: gray follows producers, black wins, every f32 consumer
+  /// gets a cast.
   bool moveCastsUpstream = true;
 };
 

@@ -60,7 +60,7 @@ public:
   }
 
   /// Gives `op`'s operands the dtype it computes in, then re-infers its results.
-  LogicalResult rewrite(Operation *op, Precision precision, Type low) {
+  LogicalResult rewrite(Operation *op, Precision precision, Type low, bool widen) {
     if (isa<graph::CastOp, graph::ConstantOp, graph::FillOp>(op))
       return success();
     Type target = precision == Precision::Low ? low : computeType(op);
@@ -71,8 +71,8 @@ public:
       if (!graph::isFloatTensor(use.get().getType()))
         continue;
       Type have = graph::elementType(use.get().getType());
-      if (precision != Precision::Low && amp::widensOperand(op, use.getOperandNumber()) &&
-          (have.isF16() || have.isBF16()))
+      if (widen && precision != Precision::Low &&
+          amp::widensOperand(op, use.getOperandNumber()) && (have.isF16() || have.isBF16()))
         continue; // the op widens it itself: no f32 copy
       Type want = amp::keepsOperandF32(op, use.getOperandNumber()) ? f32 : target;
       use.set(castOf(use.get(), want, op));
@@ -196,7 +196,7 @@ struct GraphAmpPass : impl::GraphAmpBase<GraphAmpPass> {
       storeParamsInLow(g, d, config->low);
     CastInserter inserter(g);
     for (Operation *op : amp::graphNodes(g))
-      if (failed(inserter.rewrite(op, d.lookup(op), config->low)))
+      if (failed(inserter.rewrite(op, d.lookup(op), config->low, config->moveCastsUpstream)))
         return signalPassFailure();
   }
 };

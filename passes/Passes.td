@@ -28,8 +28,8 @@ def GraphAmp : Pass<"graph-amp", "::ampc::graph::GraphOp"> {
     ListOption<"customBlackVarnames", "custom-black-varnames", "std::string",
                "values whose producers and consumers stay f32">,
     Option<"moveCastsUpstream", "move-casts-upstream", "bool", /*default=*/"true",
-           "rule 4: precision-agnostic ops take their cast upstream; false gives "
-           "Paddle's rule, for comparison">,
+           "rule 4 (precision-agnostic ops take their cast upstream) and exact "
+           "widening in loss slots; false gives Paddle's rule, for comparison">,
   ];
 }
 
