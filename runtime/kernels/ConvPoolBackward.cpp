@@ -52,6 +52,24 @@ std::vector<float> permute(const float *in, const std::vector<int64_t> &shape, c
 
 const int kToNhwc[4] = {0, 2, 3, 1}, kToNchw[4] = {0, 3, 1, 2};
 
+/// An f32 view of a 4-D operand in NHWC (OHWI for filters): its own data, or
+/// a permuted copy when the op's layout is NCHW.
+class NhwcIn {
+public:
+  NhwcIn(const TensorRef &t, bool nhwc) : in_(t), p_(in_.data()) {
+    if (!nhwc) {
+      copy_ = permute(p_, t.shape, kToNhwc);
+      p_ = copy_.data();
+    }
+  }
+  const float *data() const { return p_; }
+
+private:
+  F32In in_;
+  std::vector<float> copy_;
+  const float *p_;
+};
+
 int64_t chunkOf(const Conv &s, int64_t cols) {
   return imagesPerChunk(s, cols, omp_get_max_threads());
 }
@@ -59,15 +77,8 @@ int64_t chunkOf(const Conv &s, int64_t cols) {
 void convBackwardInput(KernelContext &c) {
   const TensorRef &dyT = c.in[0], &fT = c.in[1], &dxT = c.out[0];
   Conv s = convOf(c, dxT.shape, fT.shape, dyT.shape);
-  F32In dyIn(dyT), fIn(fT);
-  std::vector<float> dyN, fN;
+  NhwcIn dyIn(dyT, s.nhwc), fIn(fT, s.nhwc);
   const float *dy = dyIn.data(), *f = fIn.data();
-  if (!s.nhwc) {
-    dyN = permute(dy, dyT.shape, kToNhwc);
-    fN = permute(f, fT.shape, kToNhwc);
-    dy = dyN.data();
-    f = fN.data();
-  }
   int64_t cg = s.c / s.groups, coutg = s.cout / s.groups, cols = s.kh * s.kw * cg,
           rows = s.oh * s.ow, chunk = chunkOf(s, cols), chunks = (s.n + chunk - 1) / chunk;
   std::vector<float> dx(dxT.size(), 0.0f);
@@ -97,15 +108,8 @@ void convBackwardInput(KernelContext &c) {
 void convBackwardFilter(KernelContext &c) {
   const TensorRef &xT = c.in[0], &dyT = c.in[1], &dfT = c.out[0];
   Conv s = convOf(c, xT.shape, dfT.shape, dyT.shape);
-  F32In xIn(xT), dyIn(dyT);
-  std::vector<float> xN, dyN;
+  NhwcIn xIn(xT, s.nhwc), dyIn(dyT, s.nhwc);
   const float *x = xIn.data(), *dy = dyIn.data();
-  if (!s.nhwc) {
-    xN = permute(x, xT.shape, kToNhwc);
-    dyN = permute(dy, dyT.shape, kToNhwc);
-    x = xN.data();
-    dy = dyN.data();
-  }
   int64_t cg = s.c / s.groups, coutg = s.cout / s.groups, cols = s.kh * s.kw * cg,
           rows = s.oh * s.ow, chunk = chunkOf(s, cols), chunks = (s.n + chunk - 1) / chunk;
   std::vector<float> df(s.cout * cols, 0.0f);
