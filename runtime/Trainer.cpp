@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include "runtime/Checkpoint.h"
 #include "runtime/Half.h"
@@ -24,6 +25,15 @@ Trainer::Trainer(Plan train, std::optional<Plan> eval, TrainOptions options)
 TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onStep) {
   if (plan_.loss < 0)
     throw RuntimeError("the plan has no loss to train");
+  if (!options_.checkpoint.empty()) {
+    // Fail before training, not after it, when the checkpoint cannot be written.
+    std::string probe = options_.checkpoint + ".probe";
+    std::FILE *f = std::fopen(probe.c_str(), "wb");
+    if (!f)
+      throw RuntimeError(options_.checkpoint + ": cannot write the checkpoint");
+    std::fclose(f);
+    std::remove(probe.c_str());
+  }
   Executor ex(plan_, {/*training=*/true, options_.seed, options_.profile});
   DataFeed feed(plan_, options_.data, /*train=*/true, options_.seed, {"lr"});
   int lr = plan_.find("lr"), found = plan_.find("found_inf"), scale = plan_.find("loss_scale");
