@@ -22,6 +22,14 @@ const std::string &inputFile(const Args &args) {
   return args.positionals()[0];
 }
 
+void checkDevice(const Args &args) {
+  std::string device = args.get("device").value_or("cpu");
+  if (device == "cuda")
+    throw UsageError("--device cuda: this ampc has no CUDA backend yet; use --device cpu");
+  if (device != "cpu")
+    throw UsageError("--device must be cpu or cuda, got '" + device + "'");
+}
+
 std::string outputFile(const Args &args) {
   auto out = args.get("output");
   if (!out || out->empty())
@@ -127,6 +135,7 @@ const std::vector<Command> &commands() {
                        {"steps", true, false, "batches to run (default: one pass, or 10)"},
                        {"seed", true, false, "seed of the params and synthetic data (0)"},
                        {"metrics-json", true, false, "writes the run's figures as JSON"},
+                       {"device", true, false, "cpu (default) or cuda"},
                        {"profile", false, false, "prints the time per batch of each kernel"}}),
        runRun},
       {"train", "train IN [AMP options] [training options]",
@@ -141,6 +150,7 @@ const std::vector<Command> &commands() {
            {"checkpoint", true, false, "writes the training state (safetensors) at the end"},
            {"resume", true, false, "continues from a checkpoint"},
            {"metrics-json", true, false, "writes the run's figures as JSON"},
+           {"device", true, false, "cpu (default) or cuda"},
            {"profile", false, false, "prints the time per step of each kernel"}})),
        runTrain},
       {"dot", "dot FILE -o OUT.dot", "draws the graph for Graphviz, nodes coloured by dtype",

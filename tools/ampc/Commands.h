@@ -56,6 +56,10 @@ template <typename F> auto onFile(const std::string &file, F body) {
   }
 }
 
+/// Checks `--device`: cpu (the default) runs; cuda is refused until the CUDA
+/// backend exists.
+void checkDevice(const Args &args);
+
 /// The single positional argument (the input file), or a usage error.
 const std::string &inputFile(const Args &args);
 /// The `-o`/`--output` file, or a usage error.

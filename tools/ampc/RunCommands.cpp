@@ -121,6 +121,7 @@ int runRun(const Args &args) {
   std::string data = args.get("data").value_or("synthetic");
   uint64_t seed = args.getInt("seed", 0, 0);
   return onFile(in, [&] {
+    checkDevice(args);
     rt::Plan plan = planFor(in, settings);
     rt::DataFeed feed(plan, data, /*train=*/false, seed);
     if (args.has("batch") && args.getInt("batch", 0) != feed.batchSize())

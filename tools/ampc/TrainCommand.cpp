@@ -83,6 +83,7 @@ int runTrain(const Args &args) {
   TrainSettings settings;
   rt::TrainOptions options;
   onFile(in, [&] {
+    checkDevice(args);
     settings = trainSettingsFrom(args);
     options.data = args.get("data").value_or("synthetic");
     options.steps = args.getInt("steps", 0);
