@@ -11,47 +11,6 @@
 namespace ampc::rt {
 namespace {
 
-struct Conv : ConvShape {
-  bool nhwc;
-};
-
-Conv convOf(const KernelContext &c, const std::vector<int64_t> &x,
-            const std::vector<int64_t> &filter, const std::vector<int64_t> &y) {
-  Conv s;
-  s.nhwc = attrStr(c, "layout", "NHWC") == "NHWC";
-  std::vector<int64_t> st = attrInts(c, "strides", {1, 1}), di = attrInts(c, "dilations", {1, 1}),
-                       pad = attrInts(c, "padding", {0, 0});
-  s.groups = attrInt(c, "groups", 1);
-  s.n = x[0];
-  s.h = s.nhwc ? x[1] : x[2];
-  s.w = s.nhwc ? x[2] : x[3];
-  s.c = s.nhwc ? x[3] : x[1];
-  s.cout = filter[0];
-  s.kh = s.nhwc ? filter[1] : filter[2];
-  s.kw = s.nhwc ? filter[2] : filter[3];
-  s.oh = s.nhwc ? y[1] : y[2];
-  s.ow = s.nhwc ? y[2] : y[3];
-  s.sh = st[0], s.sw = st[1], s.dh = di[0], s.dw = di[1];
-  s.pt = pad[0];
-  s.pl = pad.size() == 4 ? pad[2] : pad[1];
-  return s;
-}
-
-/// 4-D permutation of an f32 buffer (out shape = in shape permuted).
-std::vector<float> permute(const float *in, const std::vector<int64_t> &shape, const int p[4]) {
-  std::vector<int64_t> s = stridesOf(shape);
-  std::vector<float> out(numElements(shape));
-  int64_t i = 0;
-  for (int64_t a = 0; a < shape[p[0]]; ++a)
-    for (int64_t b = 0; b < shape[p[1]]; ++b)
-      for (int64_t c = 0; c < shape[p[2]]; ++c)
-        for (int64_t d = 0; d < shape[p[3]]; ++d)
-          out[i++] = in[a * s[p[0]] + b * s[p[1]] + c * s[p[2]] + d * s[p[3]]];
-  return out;
-}
-
-const int kToNhwc[4] = {0, 2, 3, 1}, kToNchw[4] = {0, 3, 1, 2};
-
 /// An f32 view of a 4-D operand in NHWC (OHWI for filters): its own data, or
 /// a permuted copy when the op's layout is NCHW.
 class NhwcIn {
@@ -70,13 +29,13 @@ private:
   const float *p_;
 };
 
-int64_t chunkOf(const Conv &s, int64_t cols) {
+int64_t chunkOf(const ConvShape &s, int64_t cols) {
   return imagesPerChunk(s, cols, omp_get_max_threads());
 }
 
 void convBackwardInput(KernelContext &c) {
   const TensorRef &dyT = c.in[0], &fT = c.in[1], &dxT = c.out[0];
-  Conv s = convOf(c, dxT.shape, fT.shape, dyT.shape);
+  ConvShape s = convShapeOf(c, dxT.shape, fT.shape, dyT.shape);
   NhwcIn dyIn(dyT, s.nhwc), fIn(fT, s.nhwc);
   const float *dy = dyIn.data(), *f = fIn.data();
   int64_t cg = s.c / s.groups, coutg = s.cout / s.groups, cols = s.kh * s.kw * cg,
@@ -107,7 +66,7 @@ void convBackwardInput(KernelContext &c) {
 
 void convBackwardFilter(KernelContext &c) {
   const TensorRef &xT = c.in[0], &dyT = c.in[1], &dfT = c.out[0];
-  Conv s = convOf(c, xT.shape, dfT.shape, dyT.shape);
+  ConvShape s = convShapeOf(c, xT.shape, dfT.shape, dyT.shape);
   NhwcIn xIn(xT, s.nhwc), dyIn(dyT, s.nhwc);
   const float *x = xIn.data(), *dy = dyIn.data();
   int64_t cg = s.c / s.groups, coutg = s.cout / s.groups, cols = s.kh * s.kw * cg,

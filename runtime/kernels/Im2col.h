@@ -5,13 +5,58 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
+
+#include "runtime/kernels/KernelUtil.h"
 
 namespace ampc::rt {
 
 struct ConvShape {
   int64_t n, h, w, c, cout, kh, kw, oh, ow, groups;
   int64_t sh, sw, dh, dw, pt, pl;
+  bool nhwc = true;
 };
+
+/// A convolution's sizes from its operands' shapes (input x, filter, output
+/// y, in the op's layout) and attributes.
+inline ConvShape convShapeOf(const KernelContext &c, const std::vector<int64_t> &x,
+                             const std::vector<int64_t> &filter, const std::vector<int64_t> &y) {
+  ConvShape s;
+  s.nhwc = attrStr(c, "layout", "NHWC") == "NHWC";
+  std::vector<int64_t> st = attrInts(c, "strides", {1, 1}), di = attrInts(c, "dilations", {1, 1}),
+                       pad = attrInts(c, "padding", {0, 0});
+  s.groups = attrInt(c, "groups", 1);
+  s.n = x[0];
+  s.h = s.nhwc ? x[1] : x[2];
+  s.w = s.nhwc ? x[2] : x[3];
+  s.c = s.nhwc ? x[3] : x[1];
+  s.cout = filter[0];
+  s.kh = s.nhwc ? filter[1] : filter[2];
+  s.kw = s.nhwc ? filter[2] : filter[3];
+  s.oh = s.nhwc ? y[1] : y[2];
+  s.ow = s.nhwc ? y[2] : y[3];
+  s.sh = st[0], s.sw = st[1], s.dh = di[0], s.dw = di[1];
+  s.pt = pad[0];
+  s.pl = pad.size() == 4 ? pad[2] : pad[1];
+  return s;
+}
+
+/// Layout permutations for NCHW operands.
+constexpr int kToNhwc[4] = {0, 2, 3, 1}, kToNchw[4] = {0, 3, 1, 2};
+
+/// A 4-D f32 permutation: out dimension i is in dimension p[i].
+inline std::vector<float> permute(const float *in, const std::vector<int64_t> &shape,
+                                  const int p[4]) {
+  std::vector<int64_t> s = stridesOf(shape);
+  std::vector<float> out(numElements(shape));
+  int64_t i = 0;
+  for (int64_t a = 0; a < shape[p[0]]; ++a)
+    for (int64_t b = 0; b < shape[p[1]]; ++b)
+      for (int64_t c = 0; c < shape[p[2]]; ++c)
+        for (int64_t d = 0; d < shape[p[3]]; ++d)
+          out[i++] = in[a * s[p[0]] + b * s[p[1]] + c * s[p[2]] + d * s[p[3]]];
+  return out;
+}
 
 /// One im2col row: the receptive field of output pixel (oy, ox) of `image`
 /// for group `g`, in (ky, kx, channel) order, zeros outside the image. With

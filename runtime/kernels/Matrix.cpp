@@ -54,21 +54,6 @@ void matmul(KernelContext &c) {
   fo.commit();
 }
 
-/// Permutes a 4-D f32 tensor: out[i0..i3] = in[at perm], out shape = in shape permuted.
-std::vector<float> permute4(const float *in, const std::vector<int64_t> &shape,
-                            const int perm[4]) {
-  std::vector<int64_t> s = stridesOf(shape), os(4);
-  for (int i = 0; i < 4; ++i)
-    os[i] = shape[perm[i]];
-  std::vector<float> out(numElements(shape));
-  int64_t idx = 0;
-  for (int64_t a = 0; a < os[0]; ++a)
-    for (int64_t b = 0; b < os[1]; ++b)
-      for (int64_t c = 0; c < os[2]; ++c)
-        for (int64_t d = 0; d < os[3]; ++d)
-          out[idx++] = in[a * s[perm[0]] + b * s[perm[1]] + c * s[perm[2]] + d * s[perm[3]]];
-  return out;
-}
 
 /// NHWC input, [Cout, KH, KW, Cin/groups] filter, NHWC output.
 void convNhwc(const ConvShape &s, const float *x, const float *f, float *y) {
@@ -104,34 +89,17 @@ void convNhwc(const ConvShape &s, const float *x, const float *f, float *y) {
 
 void conv2d(KernelContext &c) {
   const TensorRef &x = c.in[0], &w = c.in[1], &o = c.out[0];
-  bool nhwc = attrStr(c, "layout", "NHWC") == "NHWC";
-  std::vector<int64_t> st = attrInts(c, "strides", {1, 1}), di = attrInts(c, "dilations", {1, 1}),
-                       pad = attrInts(c, "padding", {0, 0});
-  ConvShape s;
-  s.groups = attrInt(c, "groups", 1);
-  s.n = x.dim(0);
-  s.h = nhwc ? x.dim(1) : x.dim(2);
-  s.w = nhwc ? x.dim(2) : x.dim(3);
-  s.c = nhwc ? x.dim(3) : x.dim(1);
-  s.cout = w.dim(0);
-  s.kh = nhwc ? w.dim(1) : w.dim(2);
-  s.kw = nhwc ? w.dim(2) : w.dim(3);
-  s.oh = nhwc ? o.dim(1) : o.dim(2);
-  s.ow = nhwc ? o.dim(2) : o.dim(3);
-  s.sh = st[0], s.sw = st[1], s.dh = di[0], s.dw = di[1];
-  s.pt = pad[0];
-  s.pl = pad.size() == 4 ? pad[2] : pad[1];
+  ConvShape s = convShapeOf(c, x.shape, w.shape, o.shape);
   F32In fx(x), fw(w);
   F32Out fo(o);
-  if (nhwc) {
+  if (s.nhwc) {
     convNhwc(s, fx.data(), fw.data(), fo.data());
   } else {
-    static const int toNhwc[4] = {0, 2, 3, 1}, toNchw[4] = {0, 3, 1, 2};
-    std::vector<float> xn = permute4(fx.data(), x.shape, toNhwc);
-    std::vector<float> wn = permute4(fw.data(), w.shape, toNhwc);
+    std::vector<float> xn = permute(fx.data(), x.shape, kToNhwc);
+    std::vector<float> wn = permute(fw.data(), w.shape, kToNhwc);
     std::vector<float> yn(o.size());
     convNhwc(s, xn.data(), wn.data(), yn.data());
-    std::vector<float> back = permute4(yn.data(), {s.n, s.oh, s.ow, s.cout}, toNchw);
+    std::vector<float> back = permute(yn.data(), {s.n, s.oh, s.ow, s.cout}, kToNchw);
     std::copy(back.begin(), back.end(), fo.data());
   }
   fo.commit();
