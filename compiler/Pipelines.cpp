@@ -7,7 +7,8 @@ using namespace mlir;
 
 namespace ampc {
 
-static GraphAmpOptions ampOptions(const AmpSettings &settings) {
+/// The AMP rewrite both pipelines start with: graph-amp, then cast folding.
+static void addAmpPasses(OpPassManager &graphPm, const AmpSettings &settings) {
   GraphAmpOptions options;
   options.level = settings.level;
   options.dtype = settings.dtype;
@@ -16,15 +17,15 @@ static GraphAmpOptions ampOptions(const AmpSettings &settings) {
   options.customGrayList = settings.customGrayList;
   options.customBlackVarnames = settings.customBlackVarnames;
   options.moveCastsUpstream = settings.moveCastsUpstream;
-  return options;
+  graphPm.addPass(createGraphAmp(options));
+  graphPm.addPass(createGraphFoldCasts());
 }
 
 void runAmpPipeline(ModuleOp module, const AmpSettings &settings, IrPrinting printing) {
   MLIRContext *ctx = module.getContext();
   PassManager pm(ctx);
   OpPassManager &graphPm = pm.nest<graph::GraphOp>();
-  graphPm.addPass(createGraphAmp(ampOptions(settings)));
-  graphPm.addPass(createGraphFoldCasts());
+  addAmpPasses(graphPm, settings);
   if (printing.beforeAmp || printing.afterAmp) {
     ctx->disableMultithreading();
     auto isAmp = [](Pass *pass) { return pass->getArgument() == "graph-amp"; };
@@ -38,10 +39,6 @@ void runAmpPipeline(ModuleOp module, const AmpSettings &settings, IrPrinting pri
     errors.raise("the AMP pipeline failed");
 }
 
-} // namespace ampc
-
-namespace ampc {
-
 std::string lossScalingMode(const AmpSettings &amp, const TrainSettings &settings) {
   if (!settings.lossScaling.empty())
     return settings.lossScaling;
@@ -52,8 +49,7 @@ void runTrainingPipeline(ModuleOp module, const AmpSettings &amp, const TrainSet
   MLIRContext *ctx = module.getContext();
   PassManager pm(ctx);
   OpPassManager &graphPm = pm.nest<graph::GraphOp>();
-  graphPm.addPass(createGraphAmp(ampOptions(amp)));
-  graphPm.addPass(createGraphFoldCasts());
+  addAmpPasses(graphPm, amp);
   graphPm.addPass(createGraphAutodiff());
   GraphLossScalingOptions scaling;
   scaling.mode = lossScalingMode(amp, settings);

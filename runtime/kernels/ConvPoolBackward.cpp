@@ -29,17 +29,14 @@ private:
   const float *p_;
 };
 
-int64_t chunkOf(const ConvShape &s, int64_t cols) {
-  return imagesPerChunk(s, cols, omp_get_max_threads());
-}
-
 void convBackwardInput(KernelContext &c) {
   const TensorRef &dyT = c.in[0], &fT = c.in[1], &dxT = c.out[0];
   ConvShape s = convShapeOf(c, dxT.shape, fT.shape, dyT.shape);
   NhwcIn dyIn(dyT, s.nhwc), fIn(fT, s.nhwc);
   const float *dy = dyIn.data(), *f = fIn.data();
   int64_t cg = s.c / s.groups, coutg = s.cout / s.groups, cols = s.kh * s.kw * cg,
-          rows = s.oh * s.ow, chunk = chunkOf(s, cols), chunks = (s.n + chunk - 1) / chunk;
+          rows = s.oh * s.ow, chunk = imagesPerChunk(s, cols, omp_get_max_threads()),
+          chunks = (s.n + chunk - 1) / chunk;
   std::vector<float> dx(dxT.size(), 0.0f);
   // Chunks hold whole images, so their col2im writes never overlap.
 #pragma omp parallel
@@ -53,9 +50,7 @@ void convBackwardInput(KernelContext &c) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, images * rows, cols, coutg, 1.0f,
                     dy + r0 * s.cout + g * coutg, s.cout, f + g * coutg * cols, cols, 0.0f,
                     dcol.data(), cols);
-        for (int64_t r = 0; r < images * rows; ++r)
-          col2imRow(s, dcol.data() + r * cols, g, n0 + r / rows, (r % rows) / s.ow, r % s.ow,
-                    dx.data());
+        col2imImages(s, dcol.data(), g, n0, images, dx.data());
       }
     }
   }
@@ -70,7 +65,8 @@ void convBackwardFilter(KernelContext &c) {
   NhwcIn xIn(xT, s.nhwc), dyIn(dyT, s.nhwc);
   const float *x = xIn.data(), *dy = dyIn.data();
   int64_t cg = s.c / s.groups, coutg = s.cout / s.groups, cols = s.kh * s.kw * cg,
-          rows = s.oh * s.ow, chunk = chunkOf(s, cols), chunks = (s.n + chunk - 1) / chunk;
+          rows = s.oh * s.ow, chunk = imagesPerChunk(s, cols, omp_get_max_threads()),
+          chunks = (s.n + chunk - 1) / chunk;
   std::vector<float> df(s.cout * cols, 0.0f);
   // Each thread sums a fixed (static) share of the chunks into its own
   // gradient; the partial sums are added in thread order, so the result is
@@ -84,8 +80,7 @@ void convBackwardFilter(KernelContext &c) {
     for (int64_t ci = 0; ci < chunks; ++ci) {
       int64_t n0 = ci * chunk, images = std::min(chunk, s.n - n0), r0 = n0 * rows;
       for (int64_t g = 0; g < s.groups; ++g) {
-        for (int64_t r = 0; r < images * rows; ++r)
-          im2colRow(s, x, g, n0 + r / rows, (r % rows) / s.ow, r % s.ow, col.data() + r * cols);
+        im2colImages(s, x, g, n0, images, col.data());
         // partial_g [coutg, cols] += dy_g^T [coutg, rows] x col [rows, cols]
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, coutg, cols, images * rows, 1.0f,
                     dy + r0 * s.cout + g * coutg, s.cout, col.data(), cols, 1.0f,

@@ -122,6 +122,23 @@ inline void col2imRow(const ConvShape &s, const float *src, int64_t g, int64_t i
   }
 }
 
+/// im2col rows of `images` whole images from `first` on, group `g`:
+/// [images * OH * OW, KH * KW * Cg] into `col`.
+inline void im2colImages(const ConvShape &s, const float *x, int64_t g, int64_t first,
+                         int64_t images, float *col) {
+  int64_t rows = s.oh * s.ow, cols = s.kh * s.kw * (s.c / s.groups);
+  for (int64_t r = 0; r < images * rows; ++r)
+    im2colRow(s, x, g, first + r / rows, (r % rows) / s.ow, r % s.ow, col + r * cols);
+}
+
+/// The reverse of im2colImages: adds the column gradients back into `dx`.
+inline void col2imImages(const ConvShape &s, const float *dcol, int64_t g, int64_t first,
+                         int64_t images, float *dx) {
+  int64_t rows = s.oh * s.ow, cols = s.kh * s.kw * (s.c / s.groups);
+  for (int64_t r = 0; r < images * rows; ++r)
+    col2imRow(s, dcol + r * cols, g, first + r / rows, (r % rows) / s.ow, r % s.ow, dx);
+}
+
 } // namespace ampc::rt
 
 #endif

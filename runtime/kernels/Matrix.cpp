@@ -77,9 +77,7 @@ void convNhwc(const ConvShape &s, const float *x, const float *f, float *y) {
     for (int64_t ci = 0; ci < chunks; ++ci) {
       int64_t n0 = ci * chunk, images = std::min(chunk, s.n - n0), rows = images * rowsPerImage;
       for (int64_t g = 0; g < s.groups; ++g) {
-        for (int64_t r = 0; r < rows; ++r)
-          im2colRow(s, x, g, n0 + r / rowsPerImage, (r % rowsPerImage) / s.ow, r % s.ow,
-                    col.data() + r * cols);
+        im2colImages(s, x, g, n0, images, col.data());
         gemm(false, true, rows, coutg, cols, col.data(), cols, f + g * coutg * cols, cols,
              y + n0 * rowsPerImage * s.cout + g * coutg, s.cout);
       }
