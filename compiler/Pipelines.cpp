@@ -64,6 +64,8 @@ void runTrainingPipeline(ModuleOp module, const AmpSettings &amp, const TrainSet
   optimizer.optimizer = settings.optimizer;
   optimizer.weightDecay = settings.weightDecay;
   graphPm.addPass(createGraphOptimizer(optimizer));
+  if (settings.foldUnscale)
+    graphPm.addPass(createGraphFoldUnscale());
   graphPm.addPass(createGraphFoldCasts());
   if (!settings.printIrAfter.empty()) {
     ctx->disableMultithreading();

@@ -29,6 +29,8 @@ struct TrainSettings {
   int64_t incrEveryNSteps = 2000, decrEveryNNanOrInf = 1, accumulate = 1;
   std::string optimizer = "sgd";
   double weightDecay = -1.0; // default per optimizer
+  /// graph-fold-unscale; off keeps the unscaled f32 gradients (for comparisons).
+  bool foldUnscale = true;
   /// Stages whose IR prints to stderr: amp, autodiff, loss-scaling, optimizer.
   std::vector<std::string> printIrAfter;
 };
@@ -36,8 +38,8 @@ struct TrainSettings {
 /// The loss-scaling mode `settings` resolve to for these AMP settings.
 std::string lossScalingMode(const AmpSettings &amp, const TrainSettings &settings);
 
-/// AMP, then autodiff, loss scaling, optimizer and cast cleanup: the module
-/// becomes one training step. Throws GraphError.
+/// AMP, then autodiff, loss scaling, optimizer, unscale folding and cast
+/// cleanup: the module becomes one training step. Throws GraphError.
 void runTrainingPipeline(mlir::ModuleOp module, const AmpSettings &amp,
                          const TrainSettings &settings);
 

@@ -173,6 +173,11 @@ LogicalResult CheckFiniteAndUnscaleOp::inferTypes(Location loc, Adaptor adaptor,
   return success();
 }
 
+LogicalResult CheckFiniteOp::inferTypes(Location loc, Adaptor, SmallVectorImpl<Type> &types) {
+  types.push_back(RankedTensorType::get({}, IntegerType::get(loc.getContext(), 1)));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Training updates.
 //===----------------------------------------------------------------------===//
@@ -211,20 +216,28 @@ LogicalResult UpdateLossScalingOp::verify() {
   return success();
 }
 
+/// lr, and grad_scale when present, are scalars.
+static LogicalResult rates(Operation *op, Value lr, Value gradScale) {
+  if (gradScale)
+    return scalars(op, {lr, gradScale});
+  return scalars(op, {lr});
+}
+
 LogicalResult SgdOp::verify() {
-  if (failed(isFlag(*this, getFoundInf())) || failed(scalars(*this, {getLr()})))
+  if (failed(isFlag(*this, getFoundInf())) || failed(rates(*this, getLr(), getGradScale())))
     return failure();
   return sameShapes(*this, getParam(), {getGrad()});
 }
 
 LogicalResult MomentumOp::verify() {
-  if (failed(isFlag(*this, getFoundInf())) || failed(scalars(*this, {getLr()})))
+  if (failed(isFlag(*this, getFoundInf())) || failed(rates(*this, getLr(), getGradScale())))
     return failure();
   return sameShapes(*this, getParam(), {getGrad(), getVelocity()});
 }
 
 LogicalResult AdamOp::verify() {
-  if (failed(isFlag(*this, getFoundInf())) || failed(scalars(*this, {getLr(), getStep()})))
+  if (failed(isFlag(*this, getFoundInf())) || failed(scalars(*this, {getStep()})) ||
+      failed(rates(*this, getLr(), getGradScale())))
     return failure();
   return sameShapes(*this, getParam(), {getGrad(), getM(), getV()});
 }

@@ -19,6 +19,18 @@ def Graph_CheckFiniteAndUnscaleOp : Graph_NodeOp<"check_finite_and_unscale", "No
   }];
 }
 
+def Graph_CheckFiniteOp : Graph_NodeOp<"check_finite", "None",
+    (ins Variadic<Graph_FloatTensor>:$grads), (outs Graph_Tensor:$found_inf),
+    [], /*agnostic=*/0, /*infer=*/1, /*forward=*/0> {
+  let summary = "Flags any inf or nan in a gradient list";
+  let description = [{
+    `found_inf` (an i1 scalar) is true when any element of any gradient is inf
+    or nan. What `check_finite_and_unscale` becomes when every unscaled
+    gradient feeds an optimizer that divides by the scale itself
+    (graph-fold-unscale): the gradients are read once and nothing is written.
+  }];
+}
+
 def Graph_UpdateLossScalingOp : Graph_UpdateOp<"update_loss_scaling",
     (ins Graph_Tensor:$found_inf, Graph_FloatTensor:$scale, Graph_FloatTensor:$good,
          Graph_FloatTensor:$bad,
@@ -39,23 +51,32 @@ def Graph_UpdateLossScalingOp : Graph_UpdateOp<"update_loss_scaling",
 
 def Graph_SgdOp : Graph_UpdateOp<"sgd",
     (ins Graph_FloatTensor:$param, Graph_FloatTensor:$grad, Graph_FloatTensor:$lr,
-         Graph_Tensor:$found_inf)> {
+         Graph_Tensor:$found_inf, Optional<Graph_FloatTensor>:$grad_scale)> {
   let summary = "param -= lr * grad, unless found_inf";
-  let description = [{ `lr` is a scalar input. Writes `param` in place. }];
+  let description = [{
+    `lr` is a scalar input. Writes `param` in place. With `grad_scale`, `grad` is the scaled
+    gradient and the update uses `grad * (1 / grad_scale)` computed in f32, the
+    value `check_finite_and_unscale` would have written.
+  }];
 }
 
 def Graph_MomentumOp : Graph_UpdateOp<"momentum",
     (ins Graph_FloatTensor:$param, Graph_FloatTensor:$grad, Graph_FloatTensor:$lr,
          Graph_Tensor:$found_inf, Graph_FloatTensor:$velocity,
+         Optional<Graph_FloatTensor>:$grad_scale,
          DefaultValuedAttr<F64Attr, "0.9">:$momentum)> {
   let summary = "v = momentum * v + grad; param -= lr * v, unless found_inf";
-  let description = [{ Writes `param` and `velocity` in place. }];
+  let description = [{
+    Writes `param` and `velocity` in place. With `grad_scale`, `grad` is the scaled
+    gradient and the update uses `grad * (1 / grad_scale)` computed in f32, the
+    value `check_finite_and_unscale` would have written.
+  }];
 }
 
 def Graph_AdamOp : Graph_UpdateOp<"adam",
     (ins Graph_FloatTensor:$param, Graph_FloatTensor:$grad, Graph_FloatTensor:$lr,
          Graph_Tensor:$found_inf, Graph_FloatTensor:$m, Graph_FloatTensor:$v,
-         Graph_FloatTensor:$step,
+         Graph_FloatTensor:$step, Optional<Graph_FloatTensor>:$grad_scale,
          DefaultValuedAttr<F64Attr, "0.9">:$beta1,
          DefaultValuedAttr<F64Attr, "0.999">:$beta2,
          DefaultValuedAttr<F64Attr, "1.0e-8">:$epsilon,
@@ -64,7 +85,9 @@ def Graph_AdamOp : Graph_UpdateOp<"adam",
   let description = [{
     m, v: first and second moments; `step` is the count of applied updates
     (already incremented for this one) for bias correction. Weight decay is
-    decoupled: param -= lr * weight_decay * param. Writes param, m, v in place.
+    decoupled: param -= lr * weight_decay * param. Writes param, m, v in place. With `grad_scale`, `grad` is the scaled
+    gradient and the update uses `grad * (1 / grad_scale)` computed in f32, the
+    value `check_finite_and_unscale` would have written.
   }];
 }
 

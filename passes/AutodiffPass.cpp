@@ -7,7 +7,9 @@
 // rule for the gradients of the operands that depend on a param, appending
 // the backward nodes before the terminator; sum the contributions of values
 // with several consumers. Finally name each param's gradient `<param>.grad`
-// (renaming a fresh backward value, or through an identity).
+// (renaming a fresh backward value, or through an identity). Two placements
+// for memory: casts the backward reads are recomputed there when their source
+// stays alive anyway, and widening casts move down to their first consumer.
 #include "passes/Passes.h"
 #include "passes/TrainingUtil.h"
 
@@ -126,6 +128,23 @@ void GraphAutodiffPass::runOnOperation() {
       }
       use.set(copy);
     }
+
+  // A widening cast in the backward (the gradient of an f32 -> L cast) moves
+  // down to its first consumer: until then the narrow value lives instead.
+  SmallVector<graph::CastOp> widening;
+  for (Operation *op = seed->getNextNode(); op; op = op->getNextNode())
+    if (auto c = dyn_cast<graph::CastOp>(op))
+      if (graph::elementType(c.getY().getType()).getIntOrFloatBitWidth() >
+          graph::elementType(c.getX().getType()).getIntOrFloatBitWidth())
+        widening.push_back(c);
+  for (graph::CastOp c : widening) {
+    Operation *first = nullptr;
+    for (Operation *user : c->getUsers())
+      if (!first || user->isBeforeInBlock(first))
+        first = user;
+    if (first)
+      c->moveBefore(first);
+  }
 
   for (graph::ParamOp p : params) {
     Value grad = gradOf.lookup(p.getValue());

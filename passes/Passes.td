@@ -97,4 +97,14 @@ def GraphOptimizer : Pass<"graph-optimizer", "::ampc::graph::GraphOp"> {
   ];
 }
 
+def GraphFoldUnscale : Pass<"graph-fold-unscale", "::ampc::graph::GraphOp"> {
+  let summary = "Lets the optimizer updates unscale their gradients themselves";
+  let description = [{
+    Where every unscaled gradient of a `check_finite_and_unscale` is read only
+    by optimizer updates, the updates take the scaled gradient and the scale
+    (`grad_scale`) and the op becomes a `check_finite` that writes nothing but
+    `found_inf`. Bit for bit the same training; no f32 copy of the gradients.
+  }];
+}
+
 #endif

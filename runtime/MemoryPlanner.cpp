@@ -13,11 +13,13 @@
 // same-dtype input whose storage dies at that step (in place).
 // Persistent buffers (params, consts) are laid out one after another. The
 // arena storages are placed greedily, each at the lowest aligned offset that
-// no placed storage with an overlapping live range uses, in two orders
-// (largest first; longest-lived first), keeping the smaller arena.
+// no placed storage with an overlapping live range uses (or in the smallest
+// such gap), in three orders (largest first; longest-lived first; most bytes
+// live around it first), keeping the smallest arena.
 #include <algorithm>
 #include <climits>
 #include <numeric>
+#include <map>
 #include <set>
 
 #include "runtime/Plan.h"
@@ -150,43 +152,88 @@ void planMemory(Plan &plan) {
   for (int id = 0; id < n; ++id)
     if (inArena(id) && root[id] == id)
       roots.push_back(id);
-  // Greedy placement in a given order; returns the arena size.
-  auto place = [&](const std::vector<int> &order) {
+  // Greedy placement in a given order, each storage at the lowest offset
+  // (first fit) or in the smallest gap (best fit) that no placed storage
+  // with an overlapping live range uses; returns the arena size.
+  auto place = [&](const std::vector<int> &order, bool bestFit) {
     std::vector<int> placed;
     int64_t arena = 0;
+    std::vector<const Storage *> overlapping;
     for (int id : order) {
       Storage &s = storages[id];
-      std::vector<const Storage *> overlapping;
+      overlapping.clear();
       for (int p : placed)
         if (storages[p].start <= s.end && s.start <= storages[p].end)
           overlapping.push_back(&storages[p]);
       std::sort(overlapping.begin(), overlapping.end(),
                 [](const Storage *a, const Storage *b) { return a->offset < b->offset; });
-      int64_t offset = 0;
+      int64_t offset = 0, best = -1, bestGap = INT64_MAX;
       for (const Storage *p : overlapping) {
-        if (offset + s.bytes <= p->offset)
-          break;
+        if (offset + s.bytes <= p->offset) {
+          if (!bestFit) {
+            best = offset;
+            break;
+          }
+          if (p->offset - offset < bestGap) {
+            bestGap = p->offset - offset;
+            best = offset;
+          }
+        }
         offset = std::max(offset, alignUp(p->offset + p->bytes));
       }
-      s.offset = offset;
-      arena = std::max(arena, alignUp(offset + s.bytes));
+      s.offset = best >= 0 ? best : offset;
+      arena = std::max(arena, alignUp(s.offset + s.bytes));
       placed.push_back(id);
     }
     return arena;
   };
-  // Two orders (largest first; longest-lived first, then largest); the
-  // smaller arena wins.
-  std::vector<int> bySize = roots, byLife = roots;
-  std::stable_sort(bySize.begin(), bySize.end(), [&](int a, int b) {
+  // The live bytes over the step and, per storage, the most bytes live at
+  // once during its life: storages live at the peak are placed first.
+  std::map<int, int64_t> delta;
+  for (int r : roots) {
+    delta[storages[r].start] += storages[r].bytes;
+    delta[storages[r].end + 1] -= storages[r].bytes;
+  }
+  std::vector<std::pair<int, int64_t>> live; // (position, bytes from there)
+  int64_t current = 0;
+  plan.liveBytes = 0;
+  for (auto [at, d] : delta) {
+    live.push_back({at, current += d});
+    plan.liveBytes = std::max(plan.liveBytes, current);
+  }
+  auto pressure = [&](const Storage &s) {
+    auto it = std::upper_bound(live.begin(), live.end(), std::make_pair(s.start, INT64_MAX));
+    int64_t most = it == live.begin() ? 0 : std::prev(it)->second;
+    for (; it != live.end() && it->first <= s.end; ++it)
+      most = std::max(most, it->second);
+    return most;
+  };
+  std::vector<int64_t> pressureOf(n, 0);
+  for (int r : roots)
+    pressureOf[r] = pressure(storages[r]);
+  // Orders: largest first; longest-lived first; most pressure first (each
+  // then largest), each first fit and best fit. The smallest arena wins.
+  std::vector<std::vector<int>> orders(3, roots);
+  std::stable_sort(orders[0].begin(), orders[0].end(), [&](int a, int b) {
     return storages[a].bytes > storages[b].bytes;
   });
-  std::stable_sort(byLife.begin(), byLife.end(), [&](int a, int b) {
+  std::stable_sort(orders[1].begin(), orders[1].end(), [&](int a, int b) {
     int64_t la = storages[a].end - storages[a].start, lb = storages[b].end - storages[b].start;
     return la != lb ? la > lb : storages[a].bytes > storages[b].bytes;
   });
-  int64_t lifeArena = place(byLife), arena = place(bySize);
-  if (lifeArena < arena)
-    arena = place(byLife); // offsets of the last placement are the ones kept
+  std::stable_sort(orders[2].begin(), orders[2].end(), [&](int a, int b) {
+    return pressureOf[a] != pressureOf[b] ? pressureOf[a] > pressureOf[b]
+                                          : storages[a].bytes > storages[b].bytes;
+  });
+  int64_t arena = INT64_MAX;
+  std::pair<int, bool> bestWay;
+  for (int o = 0; o < 3; ++o)
+    for (bool bestFit : {false, true})
+      if (int64_t size = place(orders[o], bestFit); size < arena) {
+        arena = size;
+        bestWay = {o, bestFit};
+      }
+  place(orders[bestWay.first], bestWay.second); // keep the winner's offsets
   for (int id = 0; id < n; ++id)
     if (inArena(id))
       plan.buffers[id].offset = storages[root[id]].offset;

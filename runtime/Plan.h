@@ -57,6 +57,9 @@ struct Plan {
   int64_t arenaBytes = 0, persistentBytes = 0;
   /// The arena's size with no reuse: every input and temporary apart.
   int64_t unsharedBytes = 0;
+  /// The most arena bytes live at once, a lower bound of arenaBytes (set by
+  /// planMemory; not saved in the plan file).
+  int64_t liveBytes = 0;
   int64_t peakBytes() const { return arenaBytes + persistentBytes; }
   /// The buffer called `name`, or -1.
   int find(const std::string &name) const;

@@ -19,11 +19,12 @@ void setScalar(const TensorRef &t, float v) { fromF32(&v, t.data, t.dtype, 1); }
 
 bool flag(const TensorRef &t) { return t.as<uint8_t>()[0] != 0; }
 
+constexpr int64_t kChunk = 4096; // widened and used while in L1
+
 void checkFiniteAndUnscale(KernelContext &c) {
   size_t n = c.out.size() - 1;
   float inverse = 1.0f / scalar(c.in[n]);
   bool found = false;
-  constexpr int64_t kChunk = 4096; // widened and checked while in L1
   for (size_t i = 0; i < n; ++i) {
     const TensorRef &grad = c.in[i];
     float *out = c.out[i].as<float>();
@@ -74,38 +75,85 @@ void updateLossScaling(KernelContext &c) {
   setScalar(bad, (float)badSteps);
 }
 
-/// Runs `update(param, grad, index)` over f32 views (in place for an f32
-/// param) and writes the param back.
-template <typename F> void updateParam(KernelContext &c, F update) {
+/// True when any element of `t` is inf or nan: an all-ones exponent, tested
+/// on the bits (no conversion, so the loop vectorises).
+template <typename Bits>
+bool anyNonFinite(const Bits *v, int64_t n, Bits exponent) {
+  Bits seen = 0;
+#pragma omp parallel for reduction(| : seen) if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    seen |= Bits((v[i] & exponent) == exponent);
+  return seen != 0;
+}
+
+void checkFinite(KernelContext &c) {
+  bool found = false;
+  for (const TensorRef &g : c.in) {
+    if (found)
+      break;
+    switch (g.dtype) {
+    case DType::F32:
+      found = anyNonFinite(g.as<uint32_t>(), g.size(), uint32_t(0x7f800000));
+      break;
+    case DType::F16:
+      found = anyNonFinite(g.as<uint16_t>(), g.size(), uint16_t(0x7c00));
+      break;
+    case DType::BF16:
+      found = anyNonFinite(g.as<uint16_t>(), g.size(), uint16_t(0x7f80));
+      break;
+    default: {
+      F32In v(g);
+      for (int64_t i = 0; i < g.size() && !found; ++i)
+        found = !std::isfinite(v[i]);
+    }
+    }
+  }
+  c.out[0].as<uint8_t>()[0] = found;
+}
+
+/// Runs `update(param, grad, index)` over f32 views of param and grad, a
+/// chunk at a time (an f16 param or gradient is widened chunk by chunk and a
+/// low-precision param rounded back). `operands` is the update's operand
+/// count without the optional grad_scale: when that is present the gradient
+/// is multiplied by 1 / grad_scale first, as check_finite_and_unscale does.
+template <typename F> void updateParam(KernelContext &c, size_t operands, F update) {
   if (flag(c.in[3]))
     return;
-  const TensorRef &p = c.in[0];
-  std::vector<float> copy;
-  float *param = p.as<float>();
-  if (p.dtype != DType::F32) {
-    copy.resize(p.size());
-    toF32(p.data, p.dtype, copy.data(), copy.size());
-    param = copy.data();
-  }
-  F32In grad(c.in[1]);
-  const float *g = grad.data();
-  int64_t n = p.size();
+  const TensorRef &p = c.in[0], &grad = c.in[1];
+  bool scaled = c.in.size() > operands;
+  float inverse = scaled ? 1.0f / scalar(c.in[operands]) : 1.0f;
+  int64_t n = p.size(), chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for if (n > kParallelGrain)
-  for (int64_t i = 0; i < n; ++i)
-    update(param[i], g[i], i);
-  if (p.dtype != DType::F32)
-    fromF32(param, p.data, p.dtype, n);
+  for (int64_t ch = 0; ch < chunks; ++ch) {
+    int64_t at = ch * kChunk, count = std::min(kChunk, n - at);
+    float pLocal[kChunk], gLocal[kChunk];
+    float *param = p.dtype == DType::F32 ? p.as<float>() + at : pLocal;
+    const float *g = grad.dtype == DType::F32 && !scaled ? grad.as<float>() + at : gLocal;
+    if (p.dtype != DType::F32)
+      toF32(static_cast<const char *>(p.data) + at * dtypeSize(p.dtype), p.dtype, pLocal, count);
+    if (g == gLocal) {
+      toF32(static_cast<const char *>(grad.data) + at * dtypeSize(grad.dtype), grad.dtype,
+            gLocal, count);
+      if (scaled)
+        for (int64_t k = 0; k < count; ++k)
+          gLocal[k] *= inverse;
+    }
+    for (int64_t k = 0; k < count; ++k)
+      update(param[k], g[k], at + k);
+    if (p.dtype != DType::F32)
+      fromF32(pLocal, static_cast<char *>(p.data) + at * dtypeSize(p.dtype), p.dtype, count);
+  }
 }
 
 void sgd(KernelContext &c) {
   float lr = scalar(c.in[2]);
-  updateParam(c, [&](float &p, float g, int64_t) { p -= lr * g; });
+  updateParam(c, 4, [&](float &p, float g, int64_t) { p -= lr * g; });
 }
 
 void momentum(KernelContext &c) {
   float lr = scalar(c.in[2]), mu = (float)attrF64(c, "momentum", 0.9);
   float *v = c.in[4].as<float>();
-  updateParam(c, [&](float &p, float g, int64_t i) {
+  updateParam(c, 5, [&](float &p, float g, int64_t i) {
     v[i] = mu * v[i] + g;
     p -= lr * v[i];
   });
@@ -118,7 +166,7 @@ void adam(KernelContext &c) {
   double t = std::max(1.0f, scalar(c.in[6]));
   double c1 = 1.0 - std::pow(b1, t), c2 = 1.0 - std::pow(b2, t);
   float *m = c.in[4].as<float>(), *v = c.in[5].as<float>();
-  updateParam(c, [&](float &p, float g, int64_t i) {
+  updateParam(c, 7, [&](float &p, float g, int64_t i) {
     if (decay != 0.0)
       p -= float(lr * decay * p);
     m[i] = float(b1 * m[i] + (1 - b1) * g);
@@ -161,6 +209,7 @@ void accumulate(KernelContext &c) {
 
 void addTrainingKernels(KernelTable &t) {
   t["check_finite_and_unscale"] = checkFiniteAndUnscale;
+  t["check_finite"] = checkFinite;
   t["update_loss_scaling"] = updateLossScaling;
   t["sgd"] = sgd;
   t["momentum"] = momentum;

@@ -1,10 +1,14 @@
 // Loss scaling and optimizer semantics: Paddle's update_loss_scaling op
 // tests, PyTorch's GradScaler sequence, f16 gradient underflow recovered by
-// dynamic scaling, an injected inf that skips the step and backs off, and the
-// AMP pass refusing a training graph.
+// dynamic scaling, an injected inf that skips the step and backs off, the
+// finite check, unscale folding changing no bit, and the AMP pass refusing a
+// training graph.
 #include <cmath>
+#include <cstring>
+#include <map>
 
 #include "compiler/GraphBuilder.h"
+#include "compiler/Layers.h"
 #include "compiler/Lowering.h"
 #include "compiler/Pipelines.h"
 #include "mlir/IR/MLIRContext.h"
@@ -244,6 +248,135 @@ TEST(Training, AccumulationSumsMicroBatchGradients) {
   EXPECT_NE(std::vector<float>(wb, wb + 64), init);
   std::vector<float> acc(b.tensor("w.grad_acc").as<float>(), b.tensor("w.grad_acc").as<float>() + 64);
   EXPECT_EQ(acc, std::vector<float>(64, 0.0f)) << "the accumulator is reset after applying";
+}
+
+TEST(LossScaling, TheFiniteCheckSeesEveryNonFiniteValueInEveryDtype) {
+  rt::Plan plan;
+  int id = 0;
+  auto buffer = [&](const char *name, rt::BufferKind kind, rt::DType t, int64_t n) {
+    rt::Buffer b;
+    b.id = id++;
+    b.name = name;
+    b.kind = kind;
+    b.dtype = t;
+    b.shape = {n};
+    b.bytes = n * rt::dtypeSize(t);
+    plan.buffers.push_back(b);
+    return b.id;
+  };
+  const int64_t n = 70000; // above the parallel grain
+  int a = buffer("a", rt::BufferKind::Input, rt::DType::F32, n);
+  int h = buffer("h", rt::BufferKind::Input, rt::DType::F16, n);
+  int bf = buffer("bf", rt::BufferKind::Input, rt::DType::BF16, n);
+  int found = buffer("found_inf", rt::BufferKind::Temp, rt::DType::I1, 1);
+  plan.buffers[found].shape = {};
+  plan.inputs = {a, h, bf};
+  plan.outputs = {found};
+  plan.steps.push_back({"check", "check_finite", {a, h, bf}, {found}, rt::Json::object()});
+  rt::planMemory(plan);
+  rt::Executor ex(plan);
+  auto fill = [&](const char *name, float v) {
+    rt::TensorRef t = ex.tensor(name);
+    std::vector<float> values(n, v);
+    values[1] = 65504.0f;      // f16's largest finite
+    values[2] = 5.96e-8f;      // an f16 subnormal
+    values[3] = -1.0e-40f;     // an f32 subnormal
+    rt::fromF32(values.data(), t.data, t.dtype, n);
+  };
+  auto check = [&] {
+    ex.run();
+    return *ex.tensor("found_inf").as<uint8_t>() != 0;
+  };
+  for (const char *name : {"a", "h", "bf"})
+    fill(name, 0.25f);
+  EXPECT_FALSE(check());
+  struct Case {
+    const char *tensor;
+    int64_t at;
+    float value;
+  } cases[] = {{"a", n - 1, INFINITY}, {"a", 0, NAN},      {"h", n - 1, -INFINITY},
+               {"h", 5, NAN},          {"bf", n - 1, NAN}, {"bf", 7, INFINITY}};
+  for (const Case &c : cases) {
+    rt::TensorRef t = ex.tensor(c.tensor);
+    std::vector<char> saved((char *)t.data, (char *)t.data + t.bytes());
+    rt::fromF32(&c.value, (char *)t.data + c.at * rt::dtypeSize(t.dtype), t.dtype, 1);
+    EXPECT_TRUE(check()) << c.tensor << "[" << c.at << "] = " << c.value;
+    std::copy(saved.begin(), saved.end(), (char *)t.data);
+    EXPECT_FALSE(check());
+  }
+}
+
+/// Trains a two-layer net for a few steps (one with an inf in the input) and
+/// returns every persistent buffer's bytes: params, masters, moments, scale.
+std::map<std::string, std::vector<char>> trainTwoLayers(const std::string &level,
+                                                        const std::string &optimizer,
+                                                        int64_t accumulate, bool foldUnscale,
+                                                        std::vector<std::string> *kernels) {
+  mlir::MLIRContext ctx;
+  GraphBuilder b(ctx, "two_layers");
+  Tensor x = b.input("x", {16, 32});
+  Tensor labels = b.input("labels", {16}, "i64");
+  Tensor h = b.relu(linear(b, x, 32, "fc1"));
+  b.setLoss(b.softmaxCrossEntropy(linear(b, h, 8, "fc2"), labels, "loss"));
+  auto m = b.finish();
+  AmpSettings amp;
+  amp.level = level;
+  TrainSettings train;
+  train.optimizer = optimizer;
+  train.accumulate = accumulate;
+  train.foldUnscale = foldUnscale;
+  train.initLossScaling = 1024;
+  runTrainingPipeline(*m, amp, train);
+  rt::Plan plan = lowerToPlan(*m);
+  for (const rt::Step &s : plan.steps)
+    kernels->push_back(s.kernel);
+  rt::Executor ex(plan, {true, 3});
+  *ex.tensor("lr").as<float>() = 0.05f;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (int step = 0; step < 6; ++step) {
+    float *px = ex.tensor("x").as<float>();
+    for (int i = 0; i < 16 * 32; ++i)
+      px[i] = dist(rng);
+    if (step == 2)
+      px[17] = INFINITY;
+    for (int i = 0; i < 16; ++i)
+      ex.tensor("labels").as<int64_t>()[i] = (i * 5 + step) % 8;
+    bool last = (step + 1) % accumulate == 0, first = step % accumulate == 0;
+    ex.run(last, first);
+  }
+  std::map<std::string, std::vector<char>> state;
+  for (const rt::Buffer &buf : plan.buffers)
+    if (buf.kind == rt::BufferKind::Param) {
+      rt::TensorRef t = ex.tensor(buf.name);
+      state[buf.name] = std::vector<char>((char *)t.data, (char *)t.data + t.bytes());
+    }
+  return state;
+}
+
+TEST(Training, FoldingTheUnscaleIntoTheUpdatesChangesNoBit) {
+  struct Case {
+    const char *level, *optimizer;
+    int64_t accumulate;
+  } cases[] = {{"O1", "sgd", 1}, {"O1", "momentum", 2}, {"O1", "adamw", 1},
+               {"O2", "adam", 2}, {"O0", "sgd", 1}};
+  for (const Case &c : cases) {
+    std::vector<std::string> folded, unfolded;
+    auto a = trainTwoLayers(c.level, c.optimizer, c.accumulate, true, &folded);
+    auto b = trainTwoLayers(c.level, c.optimizer, c.accumulate, false, &unfolded);
+    std::string what = std::string(c.level) + " " + c.optimizer;
+    EXPECT_TRUE(llvm::is_contained(folded, "check_finite")) << what;
+    EXPECT_FALSE(llvm::is_contained(folded, "check_finite_and_unscale")) << what;
+    EXPECT_TRUE(llvm::is_contained(unfolded, "check_finite_and_unscale")) << what;
+    ASSERT_EQ(a.size(), b.size()) << what;
+    for (const auto &[name, bytes] : a)
+      EXPECT_EQ(bytes, b[name]) << what << ": " << name;
+    if (c.level != std::string("O0")) { // the step with an inf was skipped
+      float scale;
+      std::memcpy(&scale, a["loss_scale"].data(), 4);
+      EXPECT_EQ(scale, 512.0f) << what;
+    }
+  }
 }
 
 TEST(Training, TheAmpPassRefusesATrainingGraph) {

@@ -148,7 +148,7 @@ int runTrain(const Args &args) {
     for (const auto &[kernel, ms] : result.profile) {
       rows.push_back({ms, kernel});
       total += ms;
-      if (kernel == "cast" || kernel == "check_finite_and_unscale" ||
+      if (kernel == "cast" || kernel == "check_finite_and_unscale" || kernel == "check_finite" ||
           kernel == "update_loss_scaling")
         amp += ms;
     }

@@ -614,3 +614,41 @@ graph.graph @input_type {
   %x = graph.input "x" : f32
   graph.return
 }
+
+// -----
+
+graph.graph @sgd_grad_scale_not_scalar {
+  %lr = graph.input "lr" : tensor<f32>
+  %flag = graph.input "flag" : tensor<i1>
+  %g = graph.input "g" : tensor<8xf16>
+  %s = graph.input "s" : tensor<2xf32>
+  %w = graph.param "w" : tensor<8xf32>
+  // expected-error @+1 {{expects a scalar, got 'tensor<2xf32>'}}
+  graph.sgd "w.sgd"(%w, %g, %lr, %flag, %s) : (tensor<8xf32>, tensor<8xf16>, tensor<f32>, tensor<i1>, tensor<2xf32>) -> ()
+  graph.return
+}
+
+// -----
+
+graph.graph @adam_grad_shape {
+  %lr = graph.input "lr" : tensor<f32>
+  %flag = graph.input "flag" : tensor<i1>
+  %g = graph.input "g" : tensor<4xf16>
+  %s = graph.input "s" : tensor<f32>
+  %w = graph.param "w" : tensor<8xf32>
+  %m = graph.param "m" : tensor<8xf32>
+  %v = graph.param "v" : tensor<8xf32>
+  %t = graph.param "t" : tensor<f32>
+  // expected-error @+1 {{operand shapes differ: 'tensor<8xf32>' and 'tensor<4xf16>'}}
+  graph.adam "w.adam"(%w, %g, %lr, %flag, %m, %v, %t, %s) : (tensor<8xf32>, tensor<4xf16>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<f32>) -> ()
+  graph.return
+}
+
+// -----
+
+graph.graph @check_finite_result {
+  %g = graph.input "g" : tensor<8xf16>
+  // expected-error @+1 {{result types ('tensor<f32>') differ from the inferred ('tensor<i1>')}}
+  %found = graph.check_finite "check"(%g) : (tensor<8xf16>) -> tensor<f32>
+  graph.return
+}

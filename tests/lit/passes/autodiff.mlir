@@ -59,3 +59,26 @@ graph.graph @state attributes {loss = "loss"} {
   graph.return %loss : tensor<f32>
 }
 
+
+// -----
+
+// A param read in f32 early and through an f16 cast late (tied weights): the
+// f32 cast of the late gradient moves down to the sum, so the f16 gradient
+// lives through the backward in between instead of its f32 copy.
+// CHECK-LABEL: graph.graph @tied
+// CHECK: %mm.grad_1 = graph.matmul "mm.grad_1"(%h16, %y.grad) {transpose_a = true}
+// CHECK: %h16.grad = graph.cast "h16.grad"(%mm.grad) {to = f32}
+// CHECK-NEXT: %h.grad = graph.matmul "h.grad"(%x, %h16.grad) {transpose_a = true}
+// CHECK-NEXT: %w16.grad = graph.cast "w16.grad"(%mm.grad_1) {to = f32}
+// CHECK-NEXT: %w.grad = graph.add "h.grad.sum"(%w16.grad, %h.grad) {outs = ["w.grad"]}
+graph.graph @tied attributes {loss = "loss"} {
+  %x = graph.input "x" : tensor<4x8xf32>
+  %w = graph.param "w" : tensor<8x8xf32>
+  %h = graph.matmul "h"(%x, %w) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %h16 = graph.cast "h16"(%h) {to = f16} : (tensor<4x8xf32>) -> tensor<4x8xf16>
+  %w16 = graph.cast "w16"(%w) {to = f16} : (tensor<8x8xf32>) -> tensor<8x8xf16>
+  %mm = graph.matmul "mm"(%h16, %w16) : (tensor<4x8xf16>, tensor<8x8xf16>) -> tensor<4x8xf16>
+  %y = graph.cast "y"(%mm) {to = f32} : (tensor<4x8xf16>) -> tensor<4x8xf32>
+  %loss = graph.reduce_mean "loss"(%y) : (tensor<4x8xf32>) -> tensor<f32>
+  graph.return %loss : tensor<f32>
+}
