@@ -7,9 +7,10 @@
 // rule for the gradients of the operands that depend on a param, appending
 // the backward nodes before the terminator; sum the contributions of values
 // with several consumers. Finally name each param's gradient `<param>.grad`
-// (renaming a fresh backward value, or through an identity). Two placements
-// for memory: casts the backward reads are recomputed there when their source
-// stays alive anyway, and widening casts move down to their first consumer.
+// (renaming a fresh backward value, or through an identity). Then place
+// backward work for memory (passes/BackwardPlacement.h): recompute f32 results
+// of widened L values, recast forward casts, sink widening casts.
+#include "passes/BackwardPlacement.h"
 #include "passes/Passes.h"
 #include "passes/TrainingUtil.h"
 
@@ -100,51 +101,10 @@ void GraphAutodiffPass::runOnOperation() {
     }
   }
 
-  // Recompute casts in the backward where their sources stay alive anyway.
-  auto readByBackward = [&](Value v) {
-    return llvm::any_of(v.getUsers(), [&](Operation *u) {
-      return !isa<graph::CastOp>(u) && seed->isBeforeInBlock(u);
-    });
-  };
-  llvm::DenseMap<Value, Value> recast;
-  for (Operation *op = seed->getNextNode(); op && !isa<graph::ReturnOp>(op);
-       op = op->getNextNode())
-    for (OpOperand &use : op->getOpOperands()) {
-      auto cast = use.get().getDefiningOp<graph::CastOp>();
-      if (!cast || !cast->isBeforeInBlock(seed))
-        continue;
-      Operation *source = cast.getX().getDefiningOp();
-      if (!source || !(graph::isValueOp(source) || readByBackward(cast.getX())))
-        continue;
-      Value &copy = recast[use.get()];
-      if (!copy) {
-        OpBuilder before(op);
-        graph::GradBuilder rb(before, [&](StringRef n) { return names.fresh(n); });
-        NamedAttrList attrs;
-        attrs.set("to", cast.getToAttr());
-        copy = rb.create("cast", (graph::valueName(use.get()) + ".recast").str(), {cast.getX()},
-                         attrs)
-                   ->getResult(0);
-      }
-      use.set(copy);
-    }
-
-  // A widening cast in the backward (the gradient of an f32 -> L cast) moves
-  // down to its first consumer: until then the narrow value lives instead.
-  SmallVector<graph::CastOp> widening;
-  for (Operation *op = seed->getNextNode(); op; op = op->getNextNode())
-    if (auto c = dyn_cast<graph::CastOp>(op))
-      if (graph::elementType(c.getY().getType()).getIntOrFloatBitWidth() >
-          graph::elementType(c.getX().getType()).getIntOrFloatBitWidth())
-        widening.push_back(c);
-  for (graph::CastOp c : widening) {
-    Operation *first = nullptr;
-    for (Operation *user : c->getUsers())
-      if (!first || user->isBeforeInBlock(first))
-        first = user;
-    if (first)
-      c->moveBefore(first);
-  }
+  // Memory: less of the forward stays alive for the backward.
+  train::recomputeWidenedOps(seed, names);
+  train::recastForwardCasts(seed, names);
+  train::sinkWideningCasts(seed);
 
   for (graph::ParamOp p : params) {
     Value grad = gradOf.lookup(p.getValue());

@@ -38,7 +38,9 @@ const std::set<std::string> &inPlaceKernels() {
   static const std::set<std::string> k = {
       "add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "scale",
       "relu", "gelu", "tanh", "sigmoid", "dropout", "exp", "log", "sqrt", "rsqrt",
-      "square", "pow"};
+      "square", "pow",
+      // Row kernels that read a row's elements before writing the same ones.
+      "softmax_backward", "softmax_cross_entropy_backward"};
   return k;
 }
 

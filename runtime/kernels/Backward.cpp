@@ -2,6 +2,7 @@
 // embedding and slice. Computed in f32 (sums in f64), rounded on output.
 #include <cmath>
 
+#include "runtime/kernels/Exp.h"
 #include "runtime/kernels/KernelUtil.h"
 
 namespace ampc::rt {
@@ -151,27 +152,35 @@ float scalarOf(const TensorRef &t) {
 
 void softmaxCrossEntropyBackward(KernelContext &c) {
   const TensorRef &logits = c.in[0], &labels = c.in[1];
+  const TensorRef &out = c.out[0];
   int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0;
   double factor = rows ? scalarOf(c.in[2]) / double(rows) : 0.0;
-  F32In x(logits);
-  F32Out dx(c.out[0]);
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t label = labels.dtype == DType::I64 ? labels.as<int64_t>()[r] : labels.as<int32_t>()[r];
-    if (label < 0 || label >= classes)
-      c.fail("label " + std::to_string(label) + " is out of range");
-    const float *row = x.data() + r * classes;
-    float max = row[0];
-    for (int64_t k = 1; k < classes; ++k)
-      max = std::max(max, row[k]);
-    double sum = 0;
-    for (int64_t k = 0; k < classes; ++k)
-      sum += std::exp(double(row[k] - max));
-    for (int64_t k = 0; k < classes; ++k) {
-      double p = std::exp(double(row[k] - max)) / sum;
-      dx[r * classes + k] = float((p - (k == label ? 1.0 : 0.0)) * factor);
+  std::vector<int64_t> label = rowLabels(c, labels, rows, classes);
+  // Rows in parallel: exp(x - max) into the f32 row, then scaled in place.
+#pragma omp parallel if (logits.size() > kParallelGrain)
+  {
+    bool wide = logits.dtype == DType::F32, wideOut = out.dtype == DType::F32;
+    std::vector<float> row(wide ? 0 : classes), e(wideOut ? 0 : classes);
+#pragma omp for
+    for (int64_t r = 0; r < rows; ++r) {
+      const float *x = logits.as<float>() + r * classes;
+      if (!wide) {
+        toF32(static_cast<const char *>(logits.data) + r * classes * dtypeSize(logits.dtype),
+              logits.dtype, row.data(), classes);
+        x = row.data();
+      }
+      float *dx = wideOut ? out.as<float>() + r * classes : e.data();
+      float max;
+      double sum = expShiftedRow(x, classes, dx, max);
+      float target = dx[label[r]], inverse = float(factor / sum);
+      for (int64_t k = 0; k < classes; ++k)
+        dx[k] *= inverse;
+      dx[label[r]] = float((target / sum - 1.0) * factor); // no cancellation in f32
+      if (!wideOut)
+        fromF32(dx, static_cast<char *>(out.data) + r * classes * dtypeSize(out.dtype),
+                out.dtype, classes);
     }
   }
-  dx.commit();
 }
 
 void mseLossBackward(KernelContext &c) {

@@ -119,6 +119,20 @@ void forEachSliceRow(const std::vector<int64_t> &full, const std::vector<int64_t
   }
 }
 
+/// The class labels (i32 or i64) of `rows` rows, each checked against
+/// `classes` (before any parallel loop: a bad label fails the step).
+inline std::vector<int64_t> rowLabels(KernelContext &c, const TensorRef &labels, int64_t rows,
+                                      int64_t classes) {
+  std::vector<int64_t> label(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    label[r] = labels.dtype == DType::I64 ? labels.as<int64_t>()[r] : labels.as<int32_t>()[r];
+    if (label[r] < 0 || label[r] >= classes)
+      c.fail("label " + std::to_string(label[r]) + " is out of range [0, " +
+             std::to_string(classes) + ")");
+  }
+  return label;
+}
+
 /// `n` f16/bf16/f32 elements from one tensor to another of the same dtype.
 inline void copyBytes(const TensorRef &from, const TensorRef &to) {
   if (from.data != to.data)

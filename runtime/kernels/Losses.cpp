@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/kernels/Exp.h"
 #include "runtime/kernels/KernelUtil.h"
 
 namespace ampc::rt {
@@ -10,21 +11,24 @@ namespace {
 void softmaxCrossEntropy(KernelContext &c) {
   const TensorRef &logits = c.in[0], &labels = c.in[1];
   int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0;
-  F32In x(logits);
+  std::vector<int64_t> label = rowLabels(c, labels, rows, classes);
   double total = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t label = labels.dtype == DType::I64 ? labels.as<int64_t>()[r] : labels.as<int32_t>()[r];
-    if (label < 0 || label >= classes)
-      c.fail("label " + std::to_string(label) + " is out of range [0, " +
-             std::to_string(classes) + ")");
-    const float *row = x.data() + r * classes;
-    float max = -std::numeric_limits<float>::infinity();
-    for (int64_t k = 0; k < classes; ++k)
-      max = std::max(max, row[k]);
-    double sum = 0;
-    for (int64_t k = 0; k < classes; ++k)
-      sum += std::exp(double(row[k] - max));
-    total += std::log(sum) + max - row[label];
+  // Rows in parallel; a low-precision row is widened into scratch first.
+#pragma omp parallel reduction(+ : total) if (logits.size() > kParallelGrain)
+  {
+    std::vector<float> row(logits.dtype == DType::F32 ? 0 : classes), e(classes);
+#pragma omp for
+    for (int64_t r = 0; r < rows; ++r) {
+      const float *x = logits.as<float>() + r * classes;
+      if (logits.dtype != DType::F32) {
+        toF32(static_cast<const char *>(logits.data) + r * classes * dtypeSize(logits.dtype),
+              logits.dtype, row.data(), classes);
+        x = row.data();
+      }
+      float max;
+      double sum = expShiftedRow(x, classes, e.data(), max);
+      total += std::log(sum) + max - x[label[r]];
+    }
   }
   float loss = float(rows ? total / rows : 0.0);
   fromF32(&loss, c.out[0].data, c.out[0].dtype, 1);

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/kernels/Exp.h"
 #include "runtime/kernels/KernelUtil.h"
 
 namespace ampc::rt {
@@ -53,6 +54,17 @@ template <bool Log> void softmax(KernelContext &c) {
   int64_t outer = (dim * inner) != 0 ? x.size() / (dim * inner) : 0;
   F32In fx(x);
   F32Out y(c.out[0]);
+  if (inner == 1 && !Log) { // the last axis: contiguous rows, vectorised exp
+#pragma omp parallel for if (x.size() > kParallelGrain)
+    for (int64_t o = 0; o < outer; ++o) {
+      float max, *py = y.data() + o * dim;
+      float inverse = float(1.0 / expShiftedRow(fx.data() + o * dim, dim, py, max));
+      for (int64_t k = 0; k < dim; ++k)
+        py[k] *= inverse;
+    }
+    y.commit();
+    return;
+  }
 #pragma omp parallel for collapse(2) if (x.size() > kParallelGrain)
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {

@@ -11,6 +11,7 @@
 #include "compiler/Layers.h"
 #include "compiler/Lowering.h"
 #include "compiler/Pipelines.h"
+#include "models/Models.h"
 #include "mlir/IR/MLIRContext.h"
 #include "tests/unit/RuntimeTestUtil.h"
 #include "tests/unit/TestUtil.h"
@@ -376,6 +377,73 @@ TEST(Training, FoldingTheUnscaleIntoTheUpdatesChangesNoBit) {
       std::memcpy(&scale, a["loss_scale"].data(), 4);
       EXPECT_EQ(scale, 512.0f) << what;
     }
+  }
+}
+
+/// One SGD step (lr 1) of a small BERT at `level`: every param's change.
+std::map<std::string, std::vector<float>> bertStep(const std::string &level) {
+  mlir::MLIRContext ctx;
+  auto m = buildModel(ctx, "bert", {{"layers", "1"}, {"batch", "2"}, {"seq", "8"},
+                                    {"vocab", "64"}, {"hidden", "32"}, {"heads", "2"}});
+  AmpSettings amp;
+  amp.level = level;
+  runTrainingPipeline(*m, amp, TrainSettings{});
+  rt::Plan plan = lowerToPlan(*m);
+  rt::Executor ex(plan, {true, 7});
+  for (int id : plan.inputs) {
+    rt::TensorRef t = ex.tensor(id);
+    for (int64_t i = 0; i < t.size(); ++i)
+      if (t.dtype == rt::DType::I64)
+        t.as<int64_t>()[i] = (i * 7 + 3) % 64;
+      else if (t.dtype == rt::DType::I32)
+        t.as<int32_t>()[i] = (i * 7 + 3) % 64;
+  }
+  *ex.tensor("lr").as<float>() = 1.0f;
+  std::map<std::string, std::vector<float>> before, delta;
+  auto read = [&](const rt::Buffer &b) {
+    rt::TensorRef t = ex.tensor(b.id);
+    std::vector<float> v(t.size());
+    rt::toF32(t.data, t.dtype, v.data(), v.size());
+    return v;
+  };
+  for (const rt::Buffer &b : plan.buffers)
+    if (b.kind == rt::BufferKind::Param && b.trainable)
+      before[b.name] = read(b);
+  ex.run();
+  EXPECT_FALSE(*ex.tensor("found_inf").as<uint8_t>());
+  for (const rt::Buffer &b : plan.buffers)
+    if (b.kind == rt::BufferKind::Param && b.trainable) {
+      std::vector<float> after = read(b);
+      for (size_t i = 0; i < after.size(); ++i)
+        after[i] -= before[b.name][i];
+      delta[b.name] = after;
+    }
+  return delta;
+}
+
+TEST(Training, O1GradientsOfBertAgreeWithO0) {
+  // O1 recomputes the attention probabilities from the f16 scores in the
+  // backward; its gradients must still be O0's within f16 rounding.
+  // (The key bias's gradient is zero in exact arithmetic: softmax ignores a
+  // constant per row. It is compared against the largest change.)
+  auto o0 = bertStep("O0"), o1 = bertStep("O1");
+  double largest = 0;
+  for (const auto &[name, d0] : o0) {
+    double norm = 0;
+    for (float v : d0)
+      norm += double(v) * v;
+    largest = std::max(largest, std::sqrt(norm));
+  }
+  ASSERT_GT(largest, 0.0);
+  for (const auto &[name, d0] : o0) {
+    ASSERT_TRUE(o1.count(name)) << name;
+    const std::vector<float> &d1 = o1[name];
+    double norm = 0, gap = 0;
+    for (size_t i = 0; i < d0.size(); ++i) {
+      norm += double(d0[i]) * d0[i];
+      gap += double(d0[i] - d1[i]) * (d0[i] - d1[i]);
+    }
+    EXPECT_LT(std::sqrt(gap), 0.02 * std::sqrt(norm) + 1e-4 * largest) << name;
   }
 }
 

@@ -82,3 +82,29 @@ graph.graph @tied attributes {loss = "loss"} {
   %loss = graph.reduce_mean "loss"(%y) : (tensor<4x8xf32>) -> tensor<f32>
   graph.return %loss : tensor<f32>
 }
+
+// -----
+
+// softmax of widened f16 scores: the backward recomputes the f32 probabilities
+// (and their f16 cast) from the f16 scores, which stay alive instead.
+// CHECK-LABEL: graph.graph @attention
+// CHECK: %ctx.grad = graph.matmul "ctx.grad"(%out.grad, %k)
+// CHECK-NEXT: %wide.recompute = graph.cast "wide.recompute"(%scores) {to = f32}
+// CHECK-NEXT: %probs.recompute = graph.softmax "probs.recompute"(%wide.recompute)
+// CHECK-NEXT: %p16.recompute = graph.cast "p16.recompute"(%probs.recompute) {to = f16}
+// CHECK-NEXT: graph.matmul "ctx.grad_1"(%p16.recompute, %out.grad) {transpose_a = true}
+// CHECK: graph.softmax_backward "probs.grad"(%probs.recompute, %p16.grad)
+graph.graph @attention attributes {loss = "loss"} {
+  %q = graph.input "q" : tensor<2x4x8xf16>
+  %w = graph.param "w" : tensor<8x8xf32>
+  %w16 = graph.cast "w16"(%w) {to = f16} : (tensor<8x8xf32>) -> tensor<8x8xf16>
+  %k = graph.matmul "k"(%q, %w16) : (tensor<2x4x8xf16>, tensor<8x8xf16>) -> tensor<2x4x8xf16>
+  %scores = graph.matmul "scores"(%q, %k) {transpose_b = true} : (tensor<2x4x8xf16>, tensor<2x4x8xf16>) -> tensor<2x4x4xf16>
+  %wide = graph.cast "wide"(%scores) {to = f32} : (tensor<2x4x4xf16>) -> tensor<2x4x4xf32>
+  %probs = graph.softmax "probs"(%wide) : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %p16 = graph.cast "p16"(%probs) {to = f16} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf16>
+  %ctx = graph.matmul "ctx"(%p16, %k) : (tensor<2x4x4xf16>, tensor<2x4x8xf16>) -> tensor<2x4x8xf16>
+  %out = graph.cast "out"(%ctx) {to = f32} : (tensor<2x4x8xf16>) -> tensor<2x4x8xf32>
+  %loss = graph.reduce_mean "loss"(%out) : (tensor<2x4x8xf32>) -> tensor<f32>
+  graph.return %loss : tensor<f32>
+}
