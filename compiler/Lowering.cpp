@@ -10,11 +10,36 @@ using namespace mlir;
 
 namespace ampc {
 
-rt::Plan lowerToPlan(ModuleOp module) {
+namespace {
+
+/// Whether `use` is an operand that its kernel widens to f32 before use
+/// (and so can read an f32 value rounded instead of an f16/bf16 copy).
+bool widenedByKernel(OpOperand &use) {
+  Operation *op = use.getOwner();
+  if (isa<graph::MatmulOp, graph::Conv2dOp>(op))
+    return true;
+  return isa<graph::Conv2dBackwardInputOp>(op) && use.getOperandNumber() == 1;
+}
+
+/// A cast of an f32 param or input to f16/bf16 whose every reader widens it
+/// again: lowering runs no step for it; the readers round the source.
+bool fusable(graph::CastOp cast) {
+  Operation *source = cast.getX().getDefiningOp();
+  if (!source || !isa<graph::ParamOp, graph::InputOp>(source) ||
+      !graph::elementType(cast.getX().getType()).isF32() ||
+      !isa<Float16Type, BFloat16Type>(graph::elementType(cast.getY().getType())))
+    return false;
+  return llvm::all_of(cast.getY().getUses(), widenedByKernel);
+}
+
+} // namespace
+
+rt::Plan lowerToPlan(ModuleOp module, bool fuseCasts) {
   auto g = cast<graph::GraphOp>(theGraph(module));
   rt::Plan plan;
   plan.name = g.getSymName().str();
   llvm::DenseMap<Value, int> ids;
+  llvm::DenseMap<Value, std::string> roundedTo; // fused casts' results
   auto addBuffer = [&](Value v, rt::BufferKind kind) -> rt::Buffer & {
     auto type = cast<RankedTensorType>(v.getType());
     rt::Buffer b;
@@ -44,12 +69,20 @@ rt::Plan lowerToPlan(ModuleOp module) {
     } else if (auto ret = dyn_cast<graph::ReturnOp>(op)) {
       for (Value v : ret.getOutputs())
         plan.outputs.push_back(ids.lookup(v));
+    } else if (auto c = dyn_cast<graph::CastOp>(op); c && fuseCasts && fusable(c)) {
+      ids[c.getY()] = ids.lookup(c.getX());
+      roundedTo[c.getY()] = graph::dtypeName(graph::elementType(c.getY().getType()));
     } else {
       rt::Step step;
       step.name = graph::nodeName(&op).str();
       step.kernel = op.getName().getStringRef().drop_front(strlen("graph.")).str();
-      for (Value in : op.getOperands())
+      std::vector<std::string> round;
+      for (Value in : op.getOperands()) {
         step.inputs.push_back(ids.lookup(in));
+        round.push_back(roundedTo.lookup(in));
+      }
+      if (llvm::any_of(round, [](const std::string &r) { return !r.empty(); }))
+        step.attrs["round_inputs"] = round;
       for (Value out : op.getResults())
         step.outputs.push_back(addBuffer(out, rt::BufferKind::Temp).id);
       NamedAttrList attrs(op.getAttrs());

@@ -1,5 +1,6 @@
 #include "runtime/Half.h"
 
+#include <algorithm>
 #include <cstring>
 #include <immintrin.h>
 
@@ -178,6 +179,18 @@ void fromF32(const float *src, void *dst, DType dtype, size_t n) {
     for (size_t i = 0; i < n; ++i)
       static_cast<uint8_t *>(dst)[i] = src[i] != 0.0f;
     return;
+  }
+}
+
+void roundThrough(const float *src, DType dtype, float *dst, size_t n) {
+  constexpr size_t kChunk = 4096; // the narrow copy stays in L1
+  int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for if (n > (1 << 15))
+  for (int64_t c = 0; c < chunks; ++c) {
+    size_t at = c * kChunk, count = std::min(kChunk, n - at);
+    uint16_t narrow[kChunk];
+    fromF32(src + at, narrow, dtype, count);
+    toF32(narrow, dtype, dst + at, count);
   }
 }
 

@@ -19,6 +19,9 @@ float bf16ToF32(uint16_t bits);
 void toF32(const void *src, DType dtype, float *dst, size_t n);
 /// `n` f32 values to any dtype, rounding to nearest even for f16/bf16.
 void fromF32(const float *src, void *dst, DType dtype, size_t n);
+/// dst = toF32(fromF32(src)): f32 values rounded to `dtype` and widened back
+/// in one pass (a cast to f16/bf16 fused into a kernel that widens anyway).
+void roundThrough(const float *src, DType dtype, float *dst, size_t n);
 
 } // namespace ampc::rt
 

@@ -15,7 +15,8 @@ namespace {
 /// a permuted copy when the op's layout is NCHW.
 class NhwcIn {
 public:
-  NhwcIn(const TensorRef &t, bool nhwc) : in_(t), p_(in_.data()) {
+  NhwcIn(const TensorRef &t, bool nhwc, DType roundTo = DType::F32)
+      : in_(t, roundTo), p_(in_.data()) {
     if (!nhwc) {
       copy_ = permute(p_, t.shape, kToNhwc);
       p_ = copy_.data();
@@ -32,7 +33,7 @@ private:
 void convBackwardInput(KernelContext &c) {
   const TensorRef &dyT = c.in[0], &fT = c.in[1], &dxT = c.out[0];
   ConvShape s = convShapeOf(c, dxT.shape, fT.shape, dyT.shape);
-  NhwcIn dyIn(dyT, s.nhwc), fIn(fT, s.nhwc);
+  NhwcIn dyIn(dyT, s.nhwc), fIn(fT, s.nhwc, roundedInput(c, 1));
   const float *dy = dyIn.data(), *f = fIn.data();
   int64_t cg = s.c / s.groups, coutg = s.cout / s.groups, cols = s.kh * s.kw * cg,
           rows = s.oh * s.ow, chunk = imagesPerChunk(s, cols, omp_get_max_threads()),

@@ -13,8 +13,13 @@ namespace ampc::rt {
 /// An f32 view of a tensor: its own data when it is f32, else a widened copy.
 class F32In {
 public:
-  explicit F32In(const TensorRef &t) {
-    if (t.dtype == DType::F32) {
+  /// With `roundTo` f16/bf16, an f32 tensor is read rounded to that dtype.
+  explicit F32In(const TensorRef &t, DType roundTo = DType::F32) {
+    if (t.dtype == DType::F32 && roundTo != DType::F32) {
+      copy_.resize(t.size());
+      roundThrough(t.as<float>(), roundTo, copy_.data(), copy_.size());
+      p_ = copy_.data();
+    } else if (t.dtype == DType::F32) {
       p_ = t.as<float>();
     } else {
       copy_.resize(t.size());
@@ -117,6 +122,17 @@ void forEachSliceRow(const std::vector<int64_t> &full, const std::vector<int64_t
     }
     f(r, offset);
   }
+}
+
+/// The dtype input `i` is rounded to before use, or F32: the plan's
+/// `round_inputs` (one dtype name or "" per input) marks where lowering
+/// fused a cast of a param or input into this step.
+inline DType roundedInput(const KernelContext &c, size_t i) {
+  auto it = c.step.attrs.find("round_inputs");
+  if (it == c.step.attrs.end() || !it->is_array() || i >= it->size() ||
+      !(*it)[i].is_string() || (*it)[i].get<std::string>().empty())
+    return DType::F32;
+  return parseDType((*it)[i].get<std::string>()).value_or(DType::F32);
 }
 
 /// The class labels (i32 or i64) of `rows` rows, each checked against

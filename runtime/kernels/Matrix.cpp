@@ -19,7 +19,7 @@ void matmul(KernelContext &c) {
   const TensorRef &a = c.in[0], &b = c.in[1], &o = c.out[0];
   bool ta = attrBool(c, "transpose_a", false), tb = attrBool(c, "transpose_b", false);
   int64_t m = o.dim(-2), n = o.dim(-1), k = ta ? a.dim(-2) : a.dim(-1);
-  F32In fa(a), fb(b);
+  F32In fa(a, roundedInput(c, 0)), fb(b, roundedInput(c, 1));
   F32Out fo(o);
   int64_t lda = ta ? m : k, ldb = tb ? k : n;
   if (b.rank() == 2 && !ta) { // fold a's batch dimensions into the rows
@@ -88,7 +88,7 @@ void convNhwc(const ConvShape &s, const float *x, const float *f, float *y) {
 void conv2d(KernelContext &c) {
   const TensorRef &x = c.in[0], &w = c.in[1], &o = c.out[0];
   ConvShape s = convShapeOf(c, x.shape, w.shape, o.shape);
-  F32In fx(x), fw(w);
+  F32In fx(x, roundedInput(c, 0)), fw(w, roundedInput(c, 1));
   F32Out fo(o);
   if (s.nhwc) {
     convNhwc(s, fx.data(), fw.data(), fo.data());
