@@ -1,7 +1,8 @@
 // exp in f32 written so that loops over it vectorise (glibc's expf does not
 // without -ffast-math): Cody-Waite range reduction and Cephes' polynomial,
-// within 2 ulp of the true value on [-87.3, 88.7]; below, the result is the
-// smallest normal (2^-126) times a fraction, not a subnormal.
+// within 2 ulp of the true value on [-87.3, 88.3]; inputs are clamped to that
+// range (below, no subnormal results; above, exp(88.37)). The kernels call it
+// on x - max <= 0.
 #ifndef AMPC_RUNTIME_KERNELS_EXP_H
 #define AMPC_RUNTIME_KERNELS_EXP_H
 
@@ -11,7 +12,7 @@ namespace ampc::rt {
 
 inline float vectorExp(float x) {
   x = x < -87.33654f ? -87.33654f : x;
-  x = x > 88.72283f ? 88.72283f : x;
+  x = x > 88.37626f ? 88.37626f : x; // 2^127 at most: finite
   // n = round(x / ln 2) by the 1.5 * 2^23 trick (exact for |n| < 2^22).
   float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;
   float r = x - n * 0.693359375f + n * 2.12194440e-4f;
