@@ -12,11 +12,13 @@ namespace ampc {
 
 namespace {
 
-/// Whether `use` is an operand that its kernel widens to f32 before use
-/// (and so can read an f32 value rounded instead of an f16/bf16 copy).
+/// Whether `use` is an operand that its kernel widens to f32 before use, and
+/// so can read an f32 value rounded instead of an f16/bf16 copy: operands of
+/// matmul, conv2d and binary elementwise ops, conv2d_backward_input's filter.
 bool widenedByKernel(OpOperand &use) {
   Operation *op = use.getOwner();
-  if (isa<graph::MatmulOp, graph::Conv2dOp>(op))
+  if (isa<graph::MatmulOp, graph::Conv2dOp, graph::AddOp, graph::SubOp, graph::MulOp,
+          graph::DivOp, graph::MaximumOp, graph::MinimumOp>(op))
     return true;
   return isa<graph::Conv2dBackwardInputOp>(op) && use.getOperandNumber() == 1;
 }

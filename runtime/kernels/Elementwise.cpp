@@ -63,7 +63,7 @@ template <typename Op> void binary(KernelContext &c, Op op) {
   case DType::I1:
     c.fail("arithmetic on i1 is not supported");
   default: {
-    F32In fa(a), fb(b);
+    F32In fa(a, roundedInput(c, 0)), fb(b, roundedInput(c, 1));
     F32Out fo(o);
     broadcastLoop(fa.data(), a.shape, fb.data(), b.shape, fo.data(), o.shape, op);
     fo.commit();
