@@ -39,6 +39,7 @@ const std::set<std::string> &inPlaceKernels() {
       "add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "scale",
       "relu", "gelu", "tanh", "sigmoid", "dropout", "exp", "log", "sqrt", "rsqrt",
       "square", "pow",
+      "unary_backward",
       // Row kernels that read a row's elements before writing the same ones.
       "softmax_backward", "softmax_cross_entropy_backward"};
   return k;

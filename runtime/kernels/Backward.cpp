@@ -52,11 +52,12 @@ void reduceTo(KernelContext &c) {
 template <typename D> void applyDerivative(KernelContext &c, D derivative) {
   F32In x(c.in[0]), y(c.in[1]), dy(c.in[2]);
   F32Out dx(c.out[0]);
-  const float *__restrict px = x.data(), *__restrict py = y.data(), *__restrict pd = dy.data();
-  float *__restrict out = dx.data();
+  const float *px = x.data(), *py = y.data(), *pd = dy.data();
+  float *out = dx.data();
   int64_t n = c.out[0].size();
-  // Restrict pointers and simd: derivatives like relu's become vector
-  // selects instead of data-dependent branches.
+  // simd: derivatives like relu's become vector selects instead of
+  // data-dependent branches. Element i is read before it is written, so the
+  // planner may give dx the memory of x, y or dy.
 #pragma omp parallel for simd if (n > kParallelGrain)
   for (int64_t i = 0; i < n; ++i)
     out[i] = pd[i] * derivative(px[i], py[i]);
