@@ -13,8 +13,10 @@ namespace ampc::rt {
 inline float vectorExp(float x) {
   x = x < -87.33654f ? -87.33654f : x;
   x = x > 88.37626f ? 88.37626f : x; // 2^127 at most: finite
-  // n = round(x / ln 2) by the 1.5 * 2^23 trick (exact for |n| < 2^22).
-  float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;
+  // n = round(x / ln 2) by the 1.5 * 2^23 trick (exact for |n| < 2^22);
+  // a NaN x gets n = 0 (a defined conversion) and stays NaN through r.
+  float t = x * 1.44269504f;
+  float n = ((t == t ? t : 0.0f) + 12582912.0f) - 12582912.0f;
   float r = x - n * 0.693359375f + n * 2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
@@ -24,9 +26,9 @@ inline float vectorExp(float x) {
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
   union {
-    int32_t bits;
+    uint32_t bits;
     float value;
-  } scale = {(int32_t(n) + 127) << 23}; // 2^n
+  } scale = {uint32_t(int32_t(n) + 127) << 23}; // 2^n
   return p * scale.value;
 }
 

@@ -437,6 +437,7 @@ TEST(Kernels, VectorExpIsWithinTwoUlpOverItsRange) {
   EXPECT_EQ(rt::vectorExp(0.0f), 1.0f);
   EXPECT_GT(rt::vectorExp(-1000.0f), 0.0f); // clamped, no NaN
   EXPECT_TRUE(std::isfinite(rt::vectorExp(1000.0f)));
+  EXPECT_TRUE(std::isnan(rt::vectorExp(NAN)));
 }
 
 TEST(KernelErrors, CastRoundsToNearestEvenAndOverflowsToInf) {
