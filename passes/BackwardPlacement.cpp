@@ -115,11 +115,9 @@ void sinkWideningCasts(Operation *seed) {
     if (auto c = dyn_cast<graph::CastOp>(op); c && isWidening(c))
       widening.push_back(c);
   for (graph::CastOp c : widening) {
-    Operation *first = nullptr;
-    for (Operation *user : c->getUsers())
-      if (!first || user->isBeforeInBlock(first))
-        first = user;
-    if (first)
+    SmallVector<OpOperand *> uses = llvm::to_vector(
+        llvm::map_range(c.getY().getUses(), [](OpOperand &use) { return &use; }));
+    if (Operation *first = earliest(uses))
       c->moveBefore(first);
   }
 }

@@ -52,26 +52,30 @@ bool isOne(Value scale) {
 }
 
 void fold(graph::CheckFiniteAndUnscaleOp check) {
-  Value scale = check.getScale();
+  bool read = false; // nothing reads the unscaled gradients: leave the op
   for (Value unscaled : check.getUnscaled())
-    for (OpOperand &use : unscaled.getUses())
+    for (OpOperand &use : unscaled.getUses()) {
       if (!foldableUse(use))
         return;
+      read = true;
+    }
+  if (!read)
+    return;
 
+  Value scale = check.getScale();
+  bool scaled = !isOne(scale);
   SmallVector<Operation *> updates;
-  SmallVector<Value> read(check.getGrads());
-  if (!isOne(scale))
-    read.push_back(scale);
+  SmallVector<Value> readByUpdates(check.getGrads());
+  if (scaled)
+    readByUpdates.push_back(scale);
   for (auto [grad, unscaled] : llvm::zip(check.getGrads(), check.getUnscaled()))
     for (OpOperand &use : llvm::make_early_inc_range(unscaled.getUses())) {
       Operation *update = use.getOwner();
       use.set(grad);
-      if (!isOne(scale))
+      if (scaled)
         update->insertOperands(update->getNumOperands(), scale);
       updates.push_back(update);
     }
-  if (updates.empty())
-    return; // nothing reads the unscaled gradients: leave the op as it is
 
   OpBuilder b(check);
   OperationState state(check.getLoc(), graph::CheckFiniteOp::getOperationName());
@@ -94,7 +98,7 @@ void fold(graph::CheckFiniteAndUnscaleOp check) {
     if (anchor->isBeforeInBlock(u))
       anchor = u;
   SmallVector<Operation *> writers;
-  for (Value v : read)
+  for (Value v : readByUpdates)
     for (Operation *user : v.getUsers())
       if (user->getNumResults() == 0 && !isMemoryEffectFree(user) &&
           !llvm::is_contained(updates, user) && checkFinite->isBeforeInBlock(user) &&

@@ -160,16 +160,11 @@ void softmaxCrossEntropyBackward(KernelContext &c) {
   // Rows in parallel: exp(x - max) into the f32 row, then scaled in place.
 #pragma omp parallel if (logits.size() > kParallelGrain)
   {
-    bool wide = logits.dtype == DType::F32, wideOut = out.dtype == DType::F32;
-    std::vector<float> row(wide ? 0 : classes), e(wideOut ? 0 : classes);
+    bool wideOut = out.dtype == DType::F32;
+    std::vector<float> row, e(wideOut ? 0 : classes);
 #pragma omp for
     for (int64_t r = 0; r < rows; ++r) {
-      const float *x = logits.as<float>() + r * classes;
-      if (!wide) {
-        toF32(static_cast<const char *>(logits.data) + r * classes * dtypeSize(logits.dtype),
-              logits.dtype, row.data(), classes);
-        x = row.data();
-      }
+      const float *x = rowF32(logits, r, classes, row);
       float *dx = wideOut ? out.as<float>() + r * classes : e.data();
       float max;
       double sum = expShiftedRow(x, classes, dx, max);
@@ -178,8 +173,7 @@ void softmaxCrossEntropyBackward(KernelContext &c) {
         dx[k] *= inverse;
       dx[label[r]] = float((target / sum - 1.0) * factor); // no cancellation in f32
       if (!wideOut)
-        fromF32(dx, static_cast<char *>(out.data) + r * classes * dtypeSize(out.dtype),
-                out.dtype, classes);
+        writeF32(dx, out, r * classes, classes);
     }
   }
 }

@@ -116,7 +116,7 @@ double loadDouble(const TensorRef &t, int64_t i) {
   case DType::I1: return t.as<uint8_t>()[i] ? 1.0 : 0.0;
   default: {
     float f;
-    toF32((const char *)t.data + i * dtypeSize(t.dtype), t.dtype, &f, 1);
+    readF32(t, i, 1, &f);
     return f;
   }
   }
@@ -130,7 +130,7 @@ void storeDouble(const TensorRef &t, int64_t i, double v) {
   case DType::I1: t.as<uint8_t>()[i] = v != 0.0; return;
   default: {
     float f = (float)v;
-    fromF32(&f, (char *)t.data + i * dtypeSize(t.dtype), t.dtype, 1);
+    writeF32(&f, t, i, 1);
   }
   }
 }

@@ -11,6 +11,27 @@
 namespace ampc::rt {
 
 /// An f32 view of a tensor: its own data when it is f32, else a widened copy.
+/// Elements [at, at + n) of `t` widened to f32 into `dst`.
+inline void readF32(const TensorRef &t, int64_t at, int64_t n, float *dst) {
+  toF32(static_cast<const char *>(t.data) + at * dtypeSize(t.dtype), t.dtype, dst, n);
+}
+
+/// `n` f32 values rounded into elements [at, at + n) of `t`.
+inline void writeF32(const float *src, const TensorRef &t, int64_t at, int64_t n) {
+  fromF32(src, static_cast<char *>(t.data) + at * dtypeSize(t.dtype), t.dtype, n);
+}
+
+/// Row `r` (`width` elements) of `t` as f32: a view of an f32 tensor, else
+/// widened into `scratch`.
+inline const float *rowF32(const TensorRef &t, int64_t r, int64_t width,
+                           std::vector<float> &scratch) {
+  if (t.dtype == DType::F32)
+    return t.as<float>() + r * width;
+  scratch.resize(width);
+  readF32(t, r * width, width, scratch.data());
+  return scratch.data();
+}
+
 class F32In {
 public:
   /// With `roundTo` f16/bf16, an f32 tensor is read rounded to that dtype.

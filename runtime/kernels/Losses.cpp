@@ -16,15 +16,10 @@ void softmaxCrossEntropy(KernelContext &c) {
   // Rows in parallel; a low-precision row is widened into scratch first.
 #pragma omp parallel reduction(+ : total) if (logits.size() > kParallelGrain)
   {
-    std::vector<float> row(logits.dtype == DType::F32 ? 0 : classes), e(classes);
+    std::vector<float> row, e(classes);
 #pragma omp for
     for (int64_t r = 0; r < rows; ++r) {
-      const float *x = logits.as<float>() + r * classes;
-      if (logits.dtype != DType::F32) {
-        toF32(static_cast<const char *>(logits.data) + r * classes * dtypeSize(logits.dtype),
-              logits.dtype, row.data(), classes);
-        x = row.data();
-      }
+      const float *x = rowF32(logits, r, classes, row);
       float max;
       double sum = expShiftedRow(x, classes, e.data(), max);
       total += std::log(sum) + max - x[label[r]];

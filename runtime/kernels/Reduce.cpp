@@ -54,13 +54,15 @@ template <bool Log> void softmax(KernelContext &c) {
   int64_t outer = (dim * inner) != 0 ? x.size() / (dim * inner) : 0;
   F32In fx(x);
   F32Out y(c.out[0]);
-  if (inner == 1 && !Log) { // the last axis: contiguous rows, vectorised exp
+  if (inner == 1) { // the last axis: contiguous rows, vectorised exp
 #pragma omp parallel for if (x.size() > kParallelGrain)
     for (int64_t o = 0; o < outer; ++o) {
+      const float *px = fx.data() + o * dim;
       float max, *py = y.data() + o * dim;
-      float inverse = float(1.0 / expShiftedRow(fx.data() + o * dim, dim, py, max));
+      double sum = expShiftedRow(px, dim, py, max), logSum = std::log(sum);
+      float inverse = float(1.0 / sum);
       for (int64_t k = 0; k < dim; ++k)
-        py[k] *= inverse;
+        py[k] = Log ? float(double(px[k] - max) - logSum) : py[k] * inverse;
     }
     y.commit();
     return;

@@ -37,8 +37,7 @@ void checkFiniteAndUnscale(KernelContext &c) {
       int64_t at = ch * kChunk, count = std::min(kChunk, size - at);
       const float *g = grad.dtype == DType::F32 ? grad.as<float>() + at : out + at;
       if (grad.dtype != DType::F32)
-        toF32(static_cast<const char *>(grad.data) + at * dtypeSize(grad.dtype), grad.dtype,
-              out + at, count);
+        readF32(grad, at, count, out + at);
       for (int64_t k = 0; k < count; ++k) {
         poison += g[k] * 0.0f;
         out[at + k] = g[k] * inverse;
@@ -130,10 +129,9 @@ template <typename F> void updateParam(KernelContext &c, size_t operands, F upda
     float *param = p.dtype == DType::F32 ? p.as<float>() + at : pLocal;
     const float *g = grad.dtype == DType::F32 && !scaled ? grad.as<float>() + at : gLocal;
     if (p.dtype != DType::F32)
-      toF32(static_cast<const char *>(p.data) + at * dtypeSize(p.dtype), p.dtype, pLocal, count);
+      readF32(p, at, count, pLocal);
     if (g == gLocal) {
-      toF32(static_cast<const char *>(grad.data) + at * dtypeSize(grad.dtype), grad.dtype,
-            gLocal, count);
+      readF32(grad, at, count, gLocal);
       if (scaled)
         for (int64_t k = 0; k < count; ++k)
           gLocal[k] *= inverse;
@@ -141,7 +139,7 @@ template <typename F> void updateParam(KernelContext &c, size_t operands, F upda
     for (int64_t k = 0; k < count; ++k)
       update(param[k], g[k], at + k);
     if (p.dtype != DType::F32)
-      fromF32(pLocal, static_cast<char *>(p.data) + at * dtypeSize(p.dtype), p.dtype, count);
+      writeF32(pLocal, p, at, count);
   }
 }
 

@@ -74,6 +74,15 @@ rt::Plan withoutReuse(rt::Plan plan) {
   return plan;
 }
 
+/// Deterministic bytes in every input (floats small, integers zero).
+void fillInputs(const rt::Plan &plan, rt::Executor &ex) {
+  for (int id : plan.inputs) {
+    rt::TensorRef t = ex.tensor(id);
+    for (int64_t i = 0; i < (int64_t)t.bytes(); ++i)
+      static_cast<uint8_t *>(t.data)[i] = rt::isFloat(t.dtype) ? (i * 7) % 61 : 0;
+  }
+}
+
 struct ModelCase {
   std::string name;
   std::map<std::string, std::string> sets;
@@ -94,11 +103,7 @@ TEST_P(ReuseOnModels, OutputsAreBitIdenticalWithoutReuse) {
   EXPECT_LT(planned.arenaBytes, planned.unsharedBytes);
   rt::Executor reused(planned, {false, 3}), separate(withoutReuse(planned), {false, 3});
   for (rt::Executor *ex : {&reused, &separate})
-    for (int id : planned.inputs) {
-      rt::TensorRef t = ex->tensor(id);
-      for (int64_t i = 0; i < (int64_t)t.bytes(); ++i)
-        static_cast<uint8_t *>(t.data)[i] = rt::isFloat(t.dtype) ? (i * 7) % 61 : 0;
-    }
+    fillInputs(planned, *ex);
   reused.run();
   separate.run();
   for (int id : planned.outputs) {
@@ -133,20 +138,14 @@ TEST_P(TrainingPlans, PackTightlyAndTrainAsWithoutReuse) {
       << "within 2% of the most bytes live at once";
   rt::Executor reused(planned, {true, 3}), separate(withoutReuse(planned), {true, 3});
   for (rt::Executor *ex : {&reused, &separate}) {
-    for (int id : planned.inputs) {
-      rt::TensorRef t = ex->tensor(id);
-      for (int64_t i = 0; i < (int64_t)t.bytes(); ++i)
-        static_cast<uint8_t *>(t.data)[i] = rt::isFloat(t.dtype) ? (i * 7) % 61 : 0;
-    }
+    fillInputs(planned, *ex);
     *ex->tensor("lr").as<float>() = 0.01f;
     ex->run();
     ex->run();
   }
-  for (const rt::Buffer &b : planned.buffers)
-    if (b.kind == rt::BufferKind::Param) {
-      rt::TensorRef x = reused.tensor(b.id), y = separate.tensor(b.id);
-      EXPECT_EQ(0, std::memcmp(x.data, y.data, x.bytes())) << b.name;
-    }
+  auto a = paramBytes(planned, reused), b = paramBytes(planned, separate);
+  for (const auto &[name, bytes] : a)
+    EXPECT_EQ(bytes, b[name]) << name;
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -3,6 +3,7 @@
 #define AMPC_TESTS_UNIT_RUNTIMETESTUTIL_H
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <random>
 
@@ -50,6 +51,19 @@ inline Compiled compile(const std::function<void(GraphBuilder &)> &build,
   Compiled c{lowerToPlan(*module), nullptr};
   c.ex = std::make_unique<rt::Executor>(c.plan, options);
   return c;
+}
+
+/// The bytes of every param buffer (params, masters, optimizer state, loss
+/// scale) by name: the training state to compare between runs.
+inline std::map<std::string, std::vector<char>> paramBytes(const rt::Plan &plan,
+                                                           rt::Executor &ex) {
+  std::map<std::string, std::vector<char>> state;
+  for (const rt::Buffer &b : plan.buffers)
+    if (b.kind == rt::BufferKind::Param) {
+      rt::TensorRef t = ex.tensor(b.id);
+      state[b.name] = std::vector<char>((char *)t.data, (char *)t.data + t.bytes());
+    }
+  return state;
 }
 
 /// `n` values in [-2, 2), each exactly representable in `dtype`.
