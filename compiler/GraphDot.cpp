@@ -5,6 +5,7 @@
 #include "compiler/PrecisionReport.h"
 #include "ops/GraphNames.h"
 #include "ops/GraphOps.h"
+#include "runtime/core/JsonText.h"
 
 using namespace mlir;
 
@@ -18,7 +19,7 @@ const char *fillFor(const std::string &dtype) {
   return "#ffffff";
 }
 
-std::string quoted(const std::string &s) { return Json(s).dump(); }
+std::string quoted(const std::string &s) { return rt::dumpJson(Json(s)); }
 
 std::string shapeOf(Value v) {
   auto t = cast<RankedTensorType>(v.getType());

@@ -12,6 +12,10 @@ namespace ampc {
 /// Reads and verifies a graph. Throws GraphError (without the file name).
 mlir::OwningOpRef<mlir::ModuleOp> loadGraph(mlir::MLIRContext &ctx,
                                             const std::string &path);
+/// Parses and verifies a graph from `text` in the format `name`'s extension
+/// names (the reader behind loadGraph). Throws GraphError.
+mlir::OwningOpRef<mlir::ModuleOp> parseGraph(mlir::MLIRContext &ctx, const std::string &text,
+                                             const std::string &name);
 
 /// The graph as text in the format `path`'s extension names.
 std::string printGraph(mlir::ModuleOp module, const std::string &path);

@@ -1,4 +1,4 @@
-// The saved graph, JSON format v1 (SPEC section 2, docs/graph-format.md).
+// The saved graph, JSON format v1 (docs/graph-format.md).
 #ifndef AMPC_COMPILER_GRAPHJSON_H
 #define AMPC_COMPILER_GRAPHJSON_H
 

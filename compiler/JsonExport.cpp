@@ -5,6 +5,7 @@
 #include "compiler/GraphJson.h"
 #include "ops/GraphNames.h"
 #include "ops/GraphOps.h"
+#include "runtime/core/JsonText.h"
 
 using namespace mlir;
 
@@ -47,7 +48,7 @@ Json nodeJson(Operation *op) {
 void writeList(std::string &out, const char *key, const std::vector<Json> &items) {
   out += "  \"" + std::string(key) + "\": [";
   for (size_t i = 0; i < items.size(); ++i)
-    out += (i ? ",\n    " : "\n    ") + items[i].dump();
+    out += (i ? ",\n    " : "\n    ") + rt::dumpJson(items[i]);
   out += items.empty() ? "],\n" : "\n  ],\n";
 }
 
@@ -87,12 +88,12 @@ std::string exportGraphJson(ModuleOp module) {
   }
   std::string out = "{\n";
   out += "  \"format\": \"ampc.graph\",\n  \"version\": 1,\n";
-  out += "  \"name\": " + Json(g.getSymName().str()).dump() + ",\n";
+  out += "  \"name\": " + rt::dumpJson(Json(g.getSymName().str())) + ",\n";
   writeList(out, "values", values);
   writeList(out, "nodes", nodes);
-  out += "  \"outputs\": " + outputs.dump();
+  out += "  \"outputs\": " + rt::dumpJson(outputs);
   if (auto loss = g.getLoss())
-    out += ",\n  \"loss\": " + Json(loss->str()).dump();
+    out += ",\n  \"loss\": " + rt::dumpJson(Json(loss->str()));
   return out + "\n}\n";
 }
 

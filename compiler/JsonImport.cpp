@@ -15,6 +15,7 @@
 #include "mlir/IR/Verifier.h"
 #include "ops/GraphNames.h"
 #include "ops/GraphOps.h"
+#include "runtime/core/JsonText.h"
 
 #include <deque>
 
@@ -142,6 +143,8 @@ void Importer::readNodes() {
         throw GraphError(where + ": output '" + out + "' is a graph " +
                          values_[it->second].kind + " and cannot be produced by a node");
       auto [prev, fresh] = producer_.try_emplace(out, nodes_.size());
+      if (!fresh && prev->second == nodes_.size())
+        throw GraphError(where + ": lists output '" + out + "' twice");
       if (!fresh)
         throw GraphError("value '" + out + "' has two producers: nodes '" +
                          nodes_[prev->second].name + "' and '" + d.name + "'");
@@ -295,7 +298,7 @@ OwningOpRef<ModuleOp> Importer::run() {
     throw GraphError("not an ampc graph: \"format\" must be \"ampc.graph\"");
   if (!root_.contains("version") || root_["version"] != 1)
     throw GraphError("unsupported graph version " +
-                     (root_.contains("version") ? root_["version"].dump() : "(none)") +
+                     (root_.contains("version") ? rt::dumpJson(root_["version"]) : "(none)") +
                      "; this ampc reads version 1");
   std::string name = root_.contains("name") && root_["name"].is_string()
                          ? root_["name"].get<std::string>()
@@ -343,17 +346,12 @@ OwningOpRef<ModuleOp> Importer::run() {
 } // namespace
 
 OwningOpRef<ModuleOp> importGraphJson(MLIRContext &ctx, StringRef text) {
-  Json root;
+  std::string error;
+  std::optional<Json> root = rt::parseJson(std::string_view(text.data(), text.size()), error);
+  if (!root)
+    throw GraphError(error);
   try {
-    root = Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error &e) {
-    std::string what = e.what();
-    size_t cut = what.find("] ");
-    throw GraphError("malformed JSON: " +
-                     (cut == std::string::npos ? what : what.substr(cut + 2)));
-  }
-  try {
-    return Importer(ctx, root).run();
+    return Importer(ctx, *root).run();
   } catch (const Json::exception &e) {
     throw GraphError(std::string("unexpected JSON content: ") + e.what());
   }

@@ -5,22 +5,26 @@
 #include "compiler/GraphJson.h"
 #include "ops/GraphNames.h"
 #include "ops/GraphOps.h"
+#include "runtime/core/KernelTraits.h"
+#include "runtime/core/MemoryPlanner.h"
 
 using namespace mlir;
 
 namespace ampc {
 
+std::string kernelName(Operation *op) {
+  return op->getName().getStringRef().drop_front(strlen("graph.")).str();
+}
+
 namespace {
 
 /// Whether `use` is an operand that its kernel widens to f32 before use, and
-/// so can read an f32 value rounded instead of an f16/bf16 copy: operands of
-/// matmul, conv2d and binary elementwise ops, conv2d_backward_input's filter.
+/// so can read an f32 value rounded instead of an f16/bf16 copy (the kernel
+/// traits' widened inputs: matmul, conv2d, binary elementwise ops,
+/// conv2d_backward_input's filter).
 bool widenedByKernel(OpOperand &use) {
-  Operation *op = use.getOwner();
-  if (isa<graph::MatmulOp, graph::Conv2dOp, graph::AddOp, graph::SubOp, graph::MulOp,
-          graph::DivOp, graph::MaximumOp, graph::MinimumOp>(op))
-    return true;
-  return isa<graph::Conv2dBackwardInputOp>(op) && use.getOperandNumber() == 1;
+  const rt::KernelTraits *traits = rt::findKernelTraits(kernelName(use.getOwner()));
+  return traits && traits->widens(use.getOperandNumber());
 }
 
 /// A cast of an f32 param or input to f16/bf16 whose every reader widens it
@@ -34,12 +38,60 @@ bool fusable(graph::CastOp cast) {
   return llvm::all_of(cast.getY().getUses(), widenedByKernel);
 }
 
+/// A new i64 scalar state buffer called `name` (or `name.N` if taken).
+int addCounter(rt::Plan &plan, const std::string &name) {
+  std::string unique = name;
+  for (int k = 1; plan.find(unique) >= 0; ++k)
+    unique = name + "." + std::to_string(k);
+  rt::Buffer b;
+  b.id = plan.buffers.size();
+  b.name = unique;
+  b.kind = rt::BufferKind::State;
+  b.dtype = rt::DType::I64;
+  b.bytes = 8;
+  plan.buffers.push_back(std::move(b));
+  return plan.buffers.back().id;
+}
+
+/// The plan's counters (docs/runtime.md, "Counters"): steps whose kernel
+/// reads the run counter (dropout) get it as their last input and a last
+/// step advances it; the count of skipped steps adds the finite check's
+/// flag, in the check's phase. Both are device state, so a captured step
+/// advances them without the host.
+void addCounters(rt::Plan &plan) {
+  int check = -1;
+  std::vector<int> readers;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const rt::KernelTraits *traits = rt::findKernelTraits(plan.steps[i].kernel);
+    if (traits && traits->has(rt::kReadsIteration))
+      readers.push_back(i);
+    if (traits && traits->has(rt::kFlagsNonFinite) && !plan.steps[i].outputs.empty())
+      check = i;
+  }
+  if (check >= 0) {
+    plan.skippedSteps = addCounter(plan, "skipped_steps");
+    rt::Step count{"skipped_steps.count", "increment",
+                   {plan.skippedSteps, plan.steps[check].outputs.back()}, {}, rt::Json::object()};
+    if (plan.steps[check].attrs.contains("phase"))
+      count.attrs["phase"] = plan.steps[check].attrs["phase"];
+    plan.steps.push_back(std::move(count));
+  }
+  if (!readers.empty()) {
+    plan.iteration = addCounter(plan, "iteration");
+    for (int i : readers)
+      plan.steps[i].inputs.push_back(plan.iteration);
+    plan.steps.push_back({"iteration.advance", "increment", {plan.iteration}, {}, rt::Json::object()});
+  }
+}
+
 } // namespace
 
-rt::Plan lowerToPlan(ModuleOp module, bool fuseCasts) {
+rt::Plan lowerToPlan(ModuleOp module, const rt::Target &target, const ProbeOptions &probes) {
   auto g = cast<graph::GraphOp>(theGraph(module));
   rt::Plan plan;
   plan.name = g.getSymName().str();
+  plan.target = target;
+  bool fuseCasts = target.fusedCasts;
   llvm::DenseMap<Value, int> ids;
   llvm::DenseMap<Value, std::string> roundedTo; // fused casts' results
   auto addBuffer = [&](Value v, rt::BufferKind kind) -> rt::Buffer & {
@@ -77,7 +129,7 @@ rt::Plan lowerToPlan(ModuleOp module, bool fuseCasts) {
     } else {
       rt::Step step;
       step.name = graph::nodeName(&op).str();
-      step.kernel = op.getName().getStringRef().drop_front(strlen("graph.")).str();
+      step.kernel = kernelName(&op);
       std::vector<std::string> round;
       for (Value in : op.getOperands()) {
         step.inputs.push_back(ids.lookup(in));
@@ -97,6 +149,8 @@ rt::Plan lowerToPlan(ModuleOp module, bool fuseCasts) {
   }
   if (auto loss = g.getLoss())
     plan.loss = plan.find(loss->str());
+  addProbes(plan, probes);
+  addCounters(plan);
   rt::planMemory(plan);
   return plan;
 }

@@ -1,21 +1,28 @@
-// Lowering a graph to an execution plan (runtime/Plan.h).
+// Lowering a graph to an execution plan (runtime/core/Plan.h, docs/runtime.md).
 #ifndef AMPC_COMPILER_LOWERING_H
 #define AMPC_COMPILER_LOWERING_H
 
+#include "compiler/Probes.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "runtime/Plan.h"
+#include "runtime/core/Plan.h"
 
 namespace ampc {
 
 /// One buffer per value (inputs, params, consts, node results), one step per
-/// node in block order with its attributes (defaults filled in), then
-/// liveness-based memory planning. `constant` nodes become const buffers.
-/// With `fuseCasts`, a cast of an f32 param or input to f16/bf16 read only by
-/// kernels that widen their operands anyway (matmul, conv2d, binary
-/// elementwise ops, the filter of conv2d_backward_input) runs no step: its readers get `round_inputs` and
-/// read the f32 source rounded, the same values without an f16 copy.
-/// Throws GraphError for a graph without exactly one graph.graph.
-rt::Plan lowerToPlan(mlir::ModuleOp module, bool fuseCasts = true);
+/// node in block order with its attributes (defaults filled in), the plan's
+/// counters, then liveness-based memory planning for `target`. `constant`
+/// nodes become const buffers. Where the target fuses casts, a cast of an f32
+/// param or input to f16/bf16 read only by kernels that widen their operands
+/// anyway (the kernel traits' widened inputs) runs no step: its readers get
+/// `round_inputs` and read the f32 source rounded, the same values without an
+/// f16 copy. `probes` adds numerics probes (compiler/Probes.h); without them
+/// the plan has none. Throws GraphError for a graph without exactly one
+/// graph.graph.
+rt::Plan lowerToPlan(mlir::ModuleOp module, const rt::Target &target = rt::cpuTarget(),
+                     const ProbeOptions &probes = {});
+
+/// The plan kernel of a graph op: its name without the `graph.` prefix.
+std::string kernelName(mlir::Operation *op);
 
 } // namespace ampc
 

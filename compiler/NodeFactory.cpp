@@ -8,6 +8,35 @@ using namespace mlir;
 
 namespace ampc {
 
+namespace {
+
+/// How many operands an op's ODS definition takes: exactly N (`exact`) or at
+/// least N, read from its traits.
+template <unsigned N> std::pair<unsigned, bool> operandCount(RegisteredOperationName op) {
+  if constexpr (N > 12) {
+    return {0, false};
+  } else {
+    if (op.hasTrait<OpTrait::NOperands<N>::template Impl>())
+      return {N, true};
+    if (op.hasTrait<OpTrait::AtLeastNOperands<N>::template Impl>())
+      return {N, false};
+    return operandCount<N + 1>(op);
+  }
+}
+
+/// Checks the operand count before inference reads the operands.
+void checkOperandCount(RegisteredOperationName op, size_t given, const std::string &where) {
+  auto [count, exact] = op.hasTrait<OpTrait::ZeroOperands>() ? std::pair{0u, true}
+                        : op.hasTrait<OpTrait::OneOperand>() ? std::pair{1u, true}
+                                                              : operandCount<2>(op);
+  if (exact ? given != count : given < count)
+    throw GraphError(where + ": '" + op.getStringRef().str() + "' takes " +
+                     (exact ? "" : "at least ") + std::to_string(count) + " input" +
+                     (count == 1 ? "" : "s") + ", got " + std::to_string(given));
+}
+
+} // namespace
+
 bool isKnownOp(MLIRContext *ctx, StringRef op) {
   return RegisteredOperationName::lookup(("graph." + op).str(), ctx).has_value();
 }
@@ -19,6 +48,7 @@ Operation *createNode(OpBuilder &builder, StringRef op, StringRef nodeName,
   auto opName = RegisteredOperationName::lookup(("graph." + op).str(), ctx);
   if (!opName)
     throw GraphError(where + ": unknown op '" + op.str() + "'");
+  checkOperandCount(*opName, operands.size(), where);
   Location loc = NameLoc::get(builder.getStringAttr(where));
   attrs.set("name", builder.getStringAttr(nodeName));
   // Materialise ODS defaults, as the MLIR parser does: inference reads them.

@@ -7,7 +7,7 @@
 
 namespace ampc {
 
-/// The AMP options (SPEC section 4), owning their lists.
+/// The AMP options (docs/amp-policy.md, "Options"), owning their lists.
 struct AmpSettings {
   std::string level = "O1", dtype = "f16";
   std::vector<std::string> customWhiteList, customBlackList, customGrayList,
@@ -20,7 +20,7 @@ struct IrPrinting {
   bool beforeAmp = false, afterAmp = false;
 };
 
-/// The training options of SPEC section 5.
+/// The training options (docs/training.md).
 struct TrainSettings {
   /// dynamic, static or none; empty: dynamic for f16 at O1-O3, none otherwise
   /// (bf16 and f32 keep f32's range).

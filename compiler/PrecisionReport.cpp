@@ -7,6 +7,8 @@
 #include "compiler/Lowering.h"
 #include "ops/GraphNames.h"
 #include "ops/GraphOps.h"
+#include "runtime/core/JsonText.h"
+#include "runtime/core/KernelTraits.h"
 
 using namespace mlir;
 
@@ -20,32 +22,22 @@ std::string computeDtype(Operation *op) {
                              : "";
 }
 
-static double numel(Value v) {
-  return (double)cast<RankedTensorType>(v.getType()).getNumElements();
+static std::vector<int64_t> shapeOf(Value v) {
+  auto shape = cast<RankedTensorType>(v.getType()).getShape();
+  return {shape.begin(), shape.end()};
 }
 
 double nodeFlops(Operation *op) {
-  if (auto mm = dyn_cast<graph::MatmulOp>(op)) {
-    auto a = cast<RankedTensorType>(mm.getA().getType());
-    int64_t k = mm.getTransposeA() ? a.getShape().end()[-2] : a.getShape().back();
-    return 2.0 * numel(mm.getY()) * k;
-  }
-  if (auto conv = dyn_cast<graph::Conv2dOp>(op)) {
-    auto w = cast<RankedTensorType>(conv.getFilter().getType());
-    return 2.0 * numel(conv.getY()) * (w.getNumElements() / w.getDimSize(0));
-  }
-  if (isa<graph::CastOp, graph::ConstantOp, graph::FillOp, graph::EmbeddingOp>(op))
+  const rt::KernelTraits *traits = rt::findKernelTraits(kernelName(op));
+  if (!traits) // runs no kernel (a constant becomes a buffer)
     return 0;
-  if (auto amp = dyn_cast<graph::AmpOpInterface>(op))
-    if (amp.isPrecisionAgnostic() && !isa<graph::MaxPool2dOp>(op))
-      return 0;
-  if (isa<graph::SoftmaxOp, graph::LogSoftmaxOp, graph::LayerNormOp, graph::BatchNormOp,
-          graph::SoftmaxCrossEntropyOp>(op))
-    return 5.0 * numel(op->getOperand(0));
-  if (isa<graph::ReduceSumOp, graph::ReduceMeanOp, graph::MseLossOp, graph::MaxPool2dOp,
-          graph::AvgPool2dOp, graph::GlobalAvgPoolOp>(op))
-    return numel(op->getOperand(0));
-  return op->getNumResults() ? numel(op->getResult(0)) : 0;
+  std::vector<std::vector<int64_t>> inputs, outputs;
+  for (Value v : op->getOperands())
+    inputs.push_back(shapeOf(v));
+  for (Value v : op->getResults())
+    outputs.push_back(shapeOf(v));
+  auto transposeA = op->getAttrOfType<BoolAttr>("transpose_a");
+  return rt::kernelFlops(*traits, inputs, outputs, transposeA && transposeA.getValue());
 }
 
 PrecisionReport makeReport(ModuleOp module) {
@@ -128,7 +120,7 @@ std::string reportJson(const PrecisionReport &r) {
             {"unshared_arena_bytes", r.unsharedBytes},
             {"persistent_bytes", r.persistentBytes},
             {"ops", ops}};
-  return j.dump(2) + "\n";
+  return rt::dumpJson(j, 2) + "\n";
 }
 
 } // namespace ampc

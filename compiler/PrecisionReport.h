@@ -24,13 +24,14 @@ struct PrecisionReport {
   int64_t peakBytes() const { return arenaBytes + persistentBytes; }
 };
 
-/// The dtype a node computes in: that of its first float output (SPEC
-/// section 2), else of its first output.
+/// The dtype a node computes in: that of its first float output
+/// (docs/graph-format.md), else of its first output.
 std::string computeDtype(mlir::Operation *op);
 
-/// Estimated FLOPs of one node: 2*M*N*K for matmul and conv2d, one per output
-/// element for elementwise ops, a few per element for normalisations and
-/// softmax, none for data movement and casts.
+/// Estimated FLOPs of one node under its kernel's FLOP rule (the kernel
+/// traits): 2*M*N*K for matmul and conv2d, one per output element for
+/// elementwise ops, five per element for normalisations and softmax, none
+/// for data movement and casts.
 double nodeFlops(mlir::Operation *op);
 
 PrecisionReport makeReport(mlir::ModuleOp module);

@@ -1,4 +1,5 @@
-// The AMP categories an op can belong to by default (SPEC section 3).
+// The AMP categories an op can belong to by default (docs/amp-policy.md,
+// "Default lists").
 #ifndef AMPC_OPS_AMPPOLICY_H
 #define AMPC_OPS_AMPPOLICY_H
 

@@ -151,10 +151,10 @@ LogicalResult MseLossBackwardOp::inferTypes(Location loc, Adaptor adaptor,
 LogicalResult EmbeddingBackwardOp::inferTypes(Location loc, Adaptor adaptor,
                                               SmallVectorImpl<Type> &types) {
   auto dy = ranked(adaptor.getDy());
-  if (adaptor.getVocab() < 1 || dy.getRank() < 1)
+  int64_t vocab = (int64_t)adaptor.getVocab();
+  if (vocab < 1 || dy.getRank() < 1)
     return opError<EmbeddingBackwardOp>(loc) << "needs a positive vocab and a ranked dy";
-  types.push_back(RankedTensorType::get({adaptor.getVocab(), dy.getShape().back()},
-                                        dy.getElementType()));
+  types.push_back(RankedTensorType::get({vocab, dy.getShape().back()}, dy.getElementType()));
   return success();
 }
 

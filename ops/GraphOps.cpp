@@ -78,7 +78,7 @@ LogicalResult ParamOp::verify() {
     if (!llvm::is_contained(it->second, field.getName().getValue()))
       return emitOpError("init '") << kind.getValue() << "' has no field '"
                                    << field.getName().getValue() << "'";
-    if (!isa<FloatAttr, IntegerAttr>(field.getValue()))
+    if (!isa<FloatAttr, IntegerAttr>(field.getValue()) || isa<BoolAttr>(field.getValue()))
       return emitOpError("init field '") << field.getName().getValue()
                                          << "' must be a number";
   }

@@ -1,4 +1,4 @@
-// Algorithm (SPEC section 4, O1): visit the nodes in topological order.
+// Algorithm (docs/amp-policy.md, "The decision", O1): visit the nodes in topological order.
 //  1. F32-BLACK: a black op, an op in no list, or a node touching a custom
 //     black varname (and the node that produces the loss).
 //  2. White: L.

@@ -1,4 +1,4 @@
-// The AMP precision decision of SPEC section 4: which nodes compute in the
+// The AMP precision decision (docs/amp-policy.md, "The decision"): which nodes compute in the
 // low-precision dtype L and which stay f32. Shared by the AMP pass and by the
 // tests that compare it with Paddle's rule.
 #ifndef AMPC_PASSES_AMPDECISION_H

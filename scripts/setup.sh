@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs everything ampc needs on a fresh Debian 12 machine (run as root, or with sudo present).
+# Usage: scripts/setup.sh [EXTRA-PACKAGE...] (the sanitizer build adds its compilers).
 set -euo pipefail
 packages=(
   cmake ninja-build ccache g++ pkg-config python3
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   nlohmann-json3-dev libgtest-dev libgmock-dev
   libopenblas-dev libopenblas-openmp-dev zlib1g-dev dataset-fashion-mnist
+  "$@"
 )
 missing=()
 for p in "${packages[@]}"; do

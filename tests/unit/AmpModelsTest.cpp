@@ -61,10 +61,12 @@ TEST_P(AmpOnModels, KeepsThePolicyInvariants) {
     std::string name = graph::nodeName(op).str();
     auto amp = llvm::dyn_cast<graph::AmpOpInterface>(op);
     ASSERT_TRUE(amp) << name;
-    if (amp.getDefaultAmpCategory() == graph::AmpCategory::Black)
+    if (amp.getDefaultAmpCategory() == graph::AmpCategory::Black) {
       EXPECT_NE(dtype, low) << "black node in L: " << name;
-    if (amp.getDefaultAmpCategory() == graph::AmpCategory::White)
+    }
+    if (amp.getDefaultAmpCategory() == graph::AmpCategory::White) {
       EXPECT_EQ(dtype, low) << "white node not in L: " << name;
+    }
     if (llvm::isa<graph::CastOp>(op))
       continue;
     for (mlir::OpOperand &use : op->getOpOperands()) {

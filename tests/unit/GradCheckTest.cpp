@@ -54,17 +54,16 @@ rt::Plan compileCase(mlir::MLIRContext &ctx, const GradCase &c) {
   for (graph::ParamOp p : train::trainableParams(g))
     if (mlir::Value grad = train::findValue(g, train::gradName(p.getName())))
       ret.getOutputsMutable().append(grad);
+  test::dumpCudaPlan(*module);
   return lowerToPlan(*module);
 }
 
 double lossOf(const rt::Plan &plan, const std::map<std::string, std::vector<float>> &params) {
   rt::Executor ex(plan, {/*training=*/true, /*seed=*/7});
   for (const auto &[name, values] : params)
-    rt::fromF32(values.data(), ex.tensor(name).data, ex.tensor(name).dtype, values.size());
+    ex.writeF32(ex.id(name), values);
   ex.run();
-  float loss;
-  rt::toF32(ex.tensor(plan.loss).data, ex.tensor(plan.loss).dtype, &loss, 1);
-  return loss;
+  return (float)ex.readScalar(plan.loss);
 }
 
 class GradCheck : public ::testing::TestWithParam<GradCase> {};
@@ -76,17 +75,14 @@ TEST_P(GradCheck, MatchesFiniteDifferences) {
   rt::Executor ex(plan, {true, 7});
   for (const rt::Buffer &b : plan.buffers)
     if (b.kind == rt::BufferKind::Param && b.trainable) {
-      std::vector<float> v(rt::numElements(b.shape));
-      rt::toF32(ex.tensor(b.id).data, b.dtype, v.data(), v.size());
-      params[b.name] = v;
+      params[b.name] = ex.readF32(b.id);
     }
   ex.run();
   int checked = 0;
   for (auto &[name, values] : params) {
     int id = plan.find(name + ".grad");
     ASSERT_GE(id, 0) << "no gradient for " << name;
-    std::vector<float> grad(values.size());
-    rt::toF32(ex.tensor(id).data, ex.tensor(id).dtype, grad.data(), grad.size());
+    std::vector<float> grad = ex.readF32(id);
     std::mt19937 rng(3);
     for (int sample = 0; sample < 6; ++sample) {
       size_t i = values.size() <= 6 ? sample % values.size() : rng() % values.size();

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/Half.h"
+#include "runtime/core/Convert.h"
 
 using namespace ampc::rt;
 

@@ -8,6 +8,7 @@
 #include "compiler/Lowering.h"
 #include "compiler/Pipelines.h"
 #include "mlir/IR/MLIRContext.h"
+#include "runtime/core/MemoryPlanner.h"
 #include "tests/unit/RuntimeTestUtil.h"
 #include "tests/unit/TestUtil.h"
 
@@ -41,9 +42,9 @@ struct ScalingPlan {
     rt::planMemory(plan);
     ex = std::make_unique<rt::Executor>(plan);
   }
-  float get(const char *name) { return *ex->tensor(name).as<float>(); }
+  float get(const char *name) { return (float)test::scalarOf(*ex, name); }
   void step(bool inf) {
-    *ex->tensor("found_inf").as<uint8_t>() = inf;
+    ex->writeScalar(ex->id("found_inf"), inf);
     ex->run();
   }
 };
@@ -114,16 +115,13 @@ struct TinyTraining {
     std::vector<float> xs(32 * 64);
     for (float &v : xs)
       v = dist(rng);
-    rt::fromF32(xs.data(), ex->tensor("x").data, rt::DType::F32, xs.size());
-    std::memset(ex->tensor("t").data, 0, 32 * 64 * 4);
-    float lr = 3e5f; // the true gradients are ~1e-8: the loss is scaled down by factor^2
-    rt::fromF32(&lr, ex->tensor("lr").data, rt::DType::F32, 1);
+    ex->writeF32(ex->id("x"), xs);
+    ex->writeF32(ex->id("t"), std::vector<float>(32 * 64, 0.0f));
+    // The true gradients are ~1e-8: the loss is scaled down by factor^2.
+    ex->writeScalar(ex->id("lr"), 3e5f);
   }
-  float loss() { return *ex->tensor("loss").as<float>(); }
-  std::vector<float> weights() {
-    float *w = ex->tensor("w").as<float>();
-    return std::vector<float>(w, w + 64 * 64);
-  }
+  float loss() { return (float)test::scalarOf(*ex, "loss"); }
+  std::vector<float> weights() { return test::valuesOf(*ex, "w"); }
 };
 
 TEST(LossScaling, DynamicScalingRecoversUnderflowingF16Gradients) {
@@ -147,20 +145,24 @@ TEST(LossScaling, DynamicScalingRecoversUnderflowingF16Gradients) {
 
 TEST(LossScaling, AnInjectedInfSkipsTheStepAndBacksOff) {
   TinyTraining t("dynamic", 1.0);
-  float lr = 1e-3f;
-  rt::fromF32(&lr, t.ex->tensor("lr").data, rt::DType::F32, 1);
-  std::vector<float> before = t.weights();
-  t.ex->tensor("x").as<float>()[5] = INFINITY;
-  t.ex->run();
-  EXPECT_TRUE(*t.ex->tensor("found_inf").as<uint8_t>());
+  rt::Executor &ex = *t.ex;
+  ex.writeScalar(ex.id("lr"), 1e-3f);
+  std::vector<float> before = t.weights(), x = test::valuesOf(ex, "x");
+  x[5] = INFINITY;
+  ex.writeF32(ex.id("x"), x);
+  ex.run();
+  EXPECT_TRUE(test::scalarOf(ex, "found_inf"));
   EXPECT_EQ(t.weights(), before) << "a skipped step changes no param";
-  EXPECT_EQ(*t.ex->tensor("loss_scale").as<float>(), 32768.0f);
-  EXPECT_EQ(*t.ex->tensor("loss_scale.bad").as<float>(), 0.0f);
-  t.ex->tensor("x").as<float>()[5] = 0.5f;
-  t.ex->run();
-  EXPECT_FALSE(*t.ex->tensor("found_inf").as<uint8_t>());
+  EXPECT_EQ(test::scalarOf(ex, "loss_scale"), 32768.0);
+  EXPECT_EQ(test::scalarOf(ex, "loss_scale.bad"), 0.0);
+  EXPECT_EQ(ex.readScalar(ex.plan().skippedSteps), 1.0) << "the plan counts skipped steps";
+  x[5] = 0.5f;
+  ex.writeF32(ex.id("x"), x);
+  ex.run();
+  EXPECT_FALSE(test::scalarOf(ex, "found_inf"));
   EXPECT_NE(t.weights(), before);
-  EXPECT_EQ(*t.ex->tensor("loss_scale.good").as<float>(), 1.0f);
+  EXPECT_EQ(test::scalarOf(ex, "loss_scale.good"), 1.0);
+  EXPECT_EQ(ex.readScalar(ex.plan().skippedSteps), 1.0);
 }
 
 TEST(LossScaling, ASkippedStepLeavesBatchNormStatisticsAlone) {
@@ -177,20 +179,20 @@ TEST(LossScaling, ASkippedStepLeavesBatchNormStatisticsAlone) {
   runTrainingPipeline(*m, AmpSettings{}, TrainSettings{});
   rt::Plan plan = lowerToPlan(*m);
   rt::Executor ex(plan, {true, 1});
-  float *px = ex.tensor("x").as<float>();
+  std::vector<float> xs(128);
   for (int i = 0; i < 128; ++i)
-    px[i] = 0.01f * i;
-  px[3] = INFINITY;
-  std::vector<float> before(ex.tensor("mean").as<float>(), ex.tensor("mean").as<float>() + 8);
+    xs[i] = 0.01f * i;
+  xs[3] = INFINITY;
+  ex.writeF32(ex.id("x"), xs);
+  std::vector<float> before = test::valuesOf(ex, "mean");
   ex.run();
-  EXPECT_TRUE(*ex.tensor("found_inf").as<uint8_t>());
-  EXPECT_EQ(std::vector<float>(ex.tensor("mean").as<float>(), ex.tensor("mean").as<float>() + 8),
-            before);
-  px[3] = 0.03f;
+  EXPECT_TRUE(test::scalarOf(ex, "found_inf"));
+  EXPECT_EQ(test::valuesOf(ex, "mean"), before);
+  xs[3] = 0.03f;
+  ex.writeF32(ex.id("x"), xs);
   ex.run();
-  EXPECT_FALSE(*ex.tensor("found_inf").as<uint8_t>());
-  EXPECT_NE(std::vector<float>(ex.tensor("mean").as<float>(), ex.tensor("mean").as<float>() + 8),
-            before);
+  EXPECT_FALSE(test::scalarOf(ex, "found_inf"));
+  EXPECT_NE(test::valuesOf(ex, "mean"), before);
 }
 
 TEST(LossScaling, TheFiniteCheckSeesEveryNonFiniteValueInEveryDtype) {
@@ -219,16 +221,15 @@ TEST(LossScaling, TheFiniteCheckSeesEveryNonFiniteValueInEveryDtype) {
   rt::planMemory(plan);
   rt::Executor ex(plan);
   auto fill = [&](const char *name, float v) {
-    rt::TensorRef t = ex.tensor(name);
     std::vector<float> values(n, v);
     values[1] = 65504.0f;      // f16's largest finite
     values[2] = 5.96e-8f;      // an f16 subnormal
     values[3] = -1.0e-40f;     // an f32 subnormal
-    rt::fromF32(values.data(), t.data, t.dtype, n);
+    ex.writeF32(ex.id(name), values);
   };
   auto check = [&] {
     ex.run();
-    return *ex.tensor("found_inf").as<uint8_t>() != 0;
+    return test::scalarOf(ex, "found_inf") != 0;
   };
   for (const char *name : {"a", "h", "bf"})
     fill(name, 0.25f);
@@ -240,11 +241,13 @@ TEST(LossScaling, TheFiniteCheckSeesEveryNonFiniteValueInEveryDtype) {
   } cases[] = {{"a", n - 1, INFINITY}, {"a", 0, NAN},      {"h", n - 1, -INFINITY},
                {"h", 5, NAN},          {"bf", n - 1, NAN}, {"bf", 7, INFINITY}};
   for (const Case &c : cases) {
-    rt::TensorRef t = ex.tensor(c.tensor);
-    std::vector<char> saved((char *)t.data, (char *)t.data + t.bytes());
-    rt::fromF32(&c.value, (char *)t.data + c.at * rt::dtypeSize(t.dtype), t.dtype, 1);
+    int tensor = ex.id(c.tensor);
+    rt::DType dtype = plan.buffers[tensor].dtype;
+    std::vector<std::byte> saved = ex.readBytes(tensor), changed = saved;
+    rt::fromF32(&c.value, changed.data() + c.at * rt::dtypeSize(dtype), dtype, 1);
+    ex.write(tensor, changed.data(), changed.size());
     EXPECT_TRUE(check()) << c.tensor << "[" << c.at << "] = " << c.value;
-    std::copy(saved.begin(), saved.end(), (char *)t.data);
+    ex.write(tensor, saved.data(), saved.size());
     EXPECT_FALSE(check());
   }
 }

@@ -6,6 +6,7 @@
 #include "compiler/Lowering.h"
 #include "compiler/Pipelines.h"
 #include "models/Models.h"
+#include "runtime/core/MemoryPlanner.h"
 #include "tests/unit/RuntimeTestUtil.h"
 #include "tests/unit/TestUtil.h"
 
@@ -62,24 +63,14 @@ TEST(MemoryPlan, GraphOutputsAreNotReused) {
   EXPECT_NE(p.buffers[p.find("out")].offset, p.buffers[p.find("t")].offset);
 }
 
-/// Lays every buffer out on its own: the plan without any reuse.
-rt::Plan withoutReuse(rt::Plan plan) {
-  int64_t offset = 0;
-  for (rt::Buffer &b : plan.buffers)
-    if (!b.isPersistent()) {
-      b.offset = offset;
-      offset += (b.bytes + rt::kAlignment - 1) / rt::kAlignment * rt::kAlignment;
-    }
-  plan.arenaBytes = offset;
-  return plan;
-}
-
 /// Deterministic bytes in every input (floats small, integers zero).
 void fillInputs(const rt::Plan &plan, rt::Executor &ex) {
   for (int id : plan.inputs) {
-    rt::TensorRef t = ex.tensor(id);
-    for (int64_t i = 0; i < (int64_t)t.bytes(); ++i)
-      static_cast<uint8_t *>(t.data)[i] = rt::isFloat(t.dtype) ? (i * 7) % 61 : 0;
+    const rt::Buffer &b = plan.buffers[id];
+    std::vector<std::byte> bytes(b.bytes);
+    for (int64_t i = 0; i < b.bytes; ++i)
+      bytes[i] = std::byte(rt::isFloat(b.dtype) ? (i * 7) % 61 : 0);
+    ex.write(id, bytes.data(), bytes.size());
   }
 }
 
@@ -101,15 +92,13 @@ TEST_P(ReuseOnModels, OutputsAreBitIdenticalWithoutReuse) {
   runAmpPipeline(*m, s);
   rt::Plan planned = lowerToPlan(*m);
   EXPECT_LT(planned.arenaBytes, planned.unsharedBytes);
-  rt::Executor reused(planned, {false, 3}), separate(withoutReuse(planned), {false, 3});
+  rt::Executor reused(planned, {false, 3}), separate(rt::withoutReuse(planned), {false, 3});
   for (rt::Executor *ex : {&reused, &separate})
     fillInputs(planned, *ex);
   reused.run();
   separate.run();
-  for (int id : planned.outputs) {
-    rt::TensorRef a = reused.tensor(id), b = separate.tensor(id);
-    EXPECT_EQ(0, std::memcmp(a.data, b.data, a.bytes())) << planned.buffers[id].name;
-  }
+  for (int id : planned.outputs)
+    EXPECT_EQ(reused.readBytes(id), separate.readBytes(id)) << planned.buffers[id].name;
   // And the plan survives its JSON form.
   rt::Plan back = rt::planFromJson(rt::planToJson(planned));
   EXPECT_EQ(rt::planToJson(back), rt::planToJson(planned));
@@ -136,10 +125,10 @@ TEST_P(TrainingPlans, PackTightlyAndTrainAsWithoutReuse) {
   EXPECT_GE(planned.arenaBytes, planned.liveBytes);
   EXPECT_LE(planned.arenaBytes, planned.liveBytes + planned.liveBytes / 50)
       << "within 2% of the most bytes live at once";
-  rt::Executor reused(planned, {true, 3}), separate(withoutReuse(planned), {true, 3});
+  rt::Executor reused(planned, {true, 3}), separate(rt::withoutReuse(planned), {true, 3});
   for (rt::Executor *ex : {&reused, &separate}) {
     fillInputs(planned, *ex);
-    *ex->tensor("lr").as<float>() = 0.01f;
+    ex->writeScalar(ex->id("lr"), 0.01);
     ex->run();
     ex->run();
   }
@@ -170,17 +159,14 @@ double maxRelativeGap(const std::string &model, const std::map<std::string, std:
     std::mt19937 rng(5);
     std::normal_distribution<float> dist(0.0f, 1.0f);
     for (int id : plan.inputs) {
-      rt::TensorRef t = ex.tensor(id);
-      std::vector<float> v(t.size());
+      const rt::Buffer &b = plan.buffers[id];
+      std::vector<float> v(rt::numElements(b.shape));
       for (float &x : v)
-        x = rt::isFloat(t.dtype) ? std::fabs(dist(rng)) : float(rng() % 10);
-      rt::fromF32(v.data(), t.data, t.dtype, v.size());
+        x = rt::isFloat(b.dtype) ? std::fabs(dist(rng)) : float(rng() % 10);
+      ex.writeF32(id, v);
     }
     ex.run();
-    rt::TensorRef logits = ex.tensor(plan.outputs[0]);
-    std::vector<float> v(logits.size());
-    rt::toF32(logits.data, logits.dtype, v.data(), v.size());
-    outputs.push_back(v);
+    outputs.push_back(ex.readF32(plan.outputs[0]));
   }
   double scale = 0, gap = 0;
   for (size_t i = 0; i < outputs[0].size(); ++i) {

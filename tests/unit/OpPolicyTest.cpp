@@ -1,4 +1,4 @@
-// The default AMP lists carried by the ops' AmpOpInterface match SPEC section 3.
+// The default AMP lists carried by the ops' AmpOpInterface match docs/amp-policy.md.
 #include "mlir/IR/MLIRContext.h"
 #include "ops/GraphOps.h"
 #include "tests/unit/TestUtil.h"

@@ -2,45 +2,76 @@
 #ifndef AMPC_TESTS_UNIT_RUNTIMETESTUTIL_H
 #define AMPC_TESTS_UNIT_RUNTIMETESTUTIL_H
 
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
 #include <random>
 
+#include <gtest/gtest.h>
+
 #include "compiler/GraphBuilder.h"
 #include "compiler/Lowering.h"
 #include "mlir/IR/MLIRContext.h"
-#include "runtime/Executor.h"
-#include "runtime/Half.h"
+#include "runtime/core/Convert.h"
+#include "runtime/core/Files.h"
+#include "runtime/device/Executor.h"
 
 namespace ampc::test {
+
+/// Writes `values` into the buffer called `name` through the executor.
+inline void setValues(rt::Executor &ex, const std::string &name,
+                      const std::vector<double> &values) {
+  int id = ex.id(name);
+  const rt::Buffer &b = ex.plan().buffers[id];
+  std::vector<std::byte> bytes(b.bytes);
+  for (size_t i = 0; i < values.size(); ++i)
+    rt::storeElement(bytes.data(), b.dtype, i, values[i]);
+  ex.write(id, bytes.data(), bytes.size());
+}
+
+/// The f32 values of the buffer called `name`, and of a scalar one.
+inline std::vector<float> valuesOf(const rt::Executor &ex, const std::string &name) {
+  return ex.readF32(ex.id(name));
+}
+inline double scalarOf(const rt::Executor &ex, const std::string &name) {
+  return ex.readScalar(ex.id(name));
+}
 
 /// A compiled graph with its executor.
 struct Compiled {
   rt::Plan plan;
   std::unique_ptr<rt::Executor> ex;
 
+  /// Writes `values` (the buffer's element count) into buffer `name`,
+  /// integers as they are, floats rounded to its dtype.
   void set(const std::string &name, const std::vector<double> &values) {
-    rt::TensorRef t = ex->tensor(name);
-    for (size_t i = 0; i < values.size(); ++i) {
-      if (t.dtype == rt::DType::I64) {
-        t.as<int64_t>()[i] = (int64_t)values[i];
-      } else if (t.dtype == rt::DType::I32) {
-        t.as<int32_t>()[i] = (int32_t)values[i];
-      } else {
-        float f = (float)values[i];
-        rt::fromF32(&f, (char *)t.data + i * rt::dtypeSize(t.dtype), t.dtype, 1);
-      }
-    }
+    setValues(*ex, name, values);
   }
 
   std::vector<double> get(const std::string &name) const {
-    rt::TensorRef t = ex->tensor(name);
-    std::vector<float> f(t.size());
-    rt::toF32(t.data, t.dtype, f.data(), f.size());
+    std::vector<float> f = ex->readF32(ex->id(name));
     return std::vector<double>(f.begin(), f.end());
   }
 };
+
+/// With AMPC_DUMP_CUDA_PLANS=DIR, each graph a test lowers is also lowered
+/// for the CUDA target and written to DIR/<suite>.<test>-<n>.json: the kernel
+/// tests' graphs, which ampc-backend-check runs on a GPU machine against the
+/// CPU (scripts/gpu-check.sh prepare).
+inline void dumpCudaPlan(mlir::ModuleOp module) {
+  const char *dir = std::getenv("AMPC_DUMP_CUDA_PLANS");
+  const ::testing::TestInfo *test = ::testing::UnitTest::GetInstance()->current_test_info();
+  if (!dir || !test)
+    return;
+  std::string name = std::string(test->test_suite_name()) + "." + test->name();
+  for (char &ch : name)
+    if (!std::isalnum((unsigned char)ch) && ch != '.' && ch != '-')
+      ch = '_';
+  static std::map<std::string, int> counts;
+  std::string path = std::string(dir) + "/" + name + "-" + std::to_string(counts[name]++) + ".json";
+  rt::writeFileAtomically(path, rt::planToJson(lowerToPlan(module, rt::cudaTarget())));
+}
 
 inline Compiled compile(const std::function<void(GraphBuilder &)> &build,
                         rt::ExecOptions options = {}) {
@@ -48,6 +79,7 @@ inline Compiled compile(const std::function<void(GraphBuilder &)> &build,
   GraphBuilder b(ctx, "test");
   build(b);
   auto module = b.finish();
+  dumpCudaPlan(*module);
   Compiled c{lowerToPlan(*module), nullptr};
   c.ex = std::make_unique<rt::Executor>(c.plan, options);
   return c;
@@ -60,8 +92,8 @@ inline std::map<std::string, std::vector<char>> paramBytes(const rt::Plan &plan,
   std::map<std::string, std::vector<char>> state;
   for (const rt::Buffer &b : plan.buffers)
     if (b.kind == rt::BufferKind::Param) {
-      rt::TensorRef t = ex.tensor(b.id);
-      state[b.name] = std::vector<char>((char *)t.data, (char *)t.data + t.bytes());
+      std::vector<std::byte> bytes = ex.readBytes(b.id);
+      state[b.name] = std::vector<char>((char *)bytes.data(), (char *)bytes.data() + bytes.size());
     }
   return state;
 }

@@ -35,6 +35,7 @@ rt::Plan linearLossPlan(mlir::MLIRContext &ctx, int64_t accumulate) {
   TrainSettings train;
   train.accumulate = accumulate;
   runTrainingPipeline(*m, amp, train);
+  test::dumpCudaPlan(*m);
   return lowerToPlan(*m);
 }
 
@@ -42,13 +43,13 @@ TEST(Training, AccumulationSumsMicroBatchGradients) {
   mlir::MLIRContext ctx;
   rt::Plan plain = linearLossPlan(ctx, 1), accumulated = linearLossPlan(ctx, 2);
   rt::Executor a(plain, {true, 4}), b(accumulated, {true, 4});
-  float lr = 0.5f;
   for (rt::Executor *ex : {&a, &b})
-    *ex->tensor("lr").as<float>() = lr;
+    ex->writeScalar(ex->id("lr"), 0.5);
   auto feed = [](rt::Executor &ex, float base) {
-    float *x = ex.tensor("x").as<float>();
+    std::vector<float> x(32);
     for (int i = 0; i < 32; ++i)
       x[i] = base + 0.1f * i;
+    ex.writeF32(ex.id("x"), x);
   };
   feed(a, 1.0f);
   a.run();
@@ -56,19 +57,18 @@ TEST(Training, AccumulationSumsMicroBatchGradients) {
   a.run();
   feed(b, 1.0f);
   b.run(/*apply=*/false, /*first=*/true);
-  std::vector<float> between(b.tensor("w").as<float>(), b.tensor("w").as<float>() + 64);
+  std::vector<float> between = test::valuesOf(b, "w");
   feed(b, -2.0f);
   b.run(/*apply=*/true, /*first=*/false);
-  float *wa = a.tensor("w").as<float>(), *wb = b.tensor("w").as<float>();
-  std::vector<float> init(64);
+  std::vector<float> wa = test::valuesOf(a, "w"), wb = test::valuesOf(b, "w");
   rt::Executor fresh(plain, {true, 4});
-  std::copy_n(fresh.tensor("w").as<float>(), 64, init.begin());
+  std::vector<float> init = test::valuesOf(fresh, "w");
   EXPECT_EQ(between, init) << "no update before the window's last micro-batch";
   for (int i = 0; i < 64; ++i)
     EXPECT_NEAR(wa[i], wb[i], 1e-5f) << i;
-  EXPECT_NE(std::vector<float>(wb, wb + 64), init);
-  std::vector<float> acc(b.tensor("w.grad_acc").as<float>(), b.tensor("w.grad_acc").as<float>() + 64);
-  EXPECT_EQ(acc, std::vector<float>(64, 0.0f)) << "the accumulator is reset after applying";
+  EXPECT_NE(wb, init);
+  EXPECT_EQ(test::valuesOf(b, "w.grad_acc"), std::vector<float>(64, 0.0f))
+      << "the accumulator is reset after applying";
 }
 
 /// Trains a two-layer net for a few steps (one with an inf in the input) and
@@ -92,21 +92,25 @@ std::map<std::string, std::vector<char>> trainTwoLayers(const std::string &level
   train.foldUnscale = foldUnscale;
   train.initLossScaling = 1024;
   runTrainingPipeline(*m, amp, train);
+  test::dumpCudaPlan(*m);
   rt::Plan plan = lowerToPlan(*m);
   for (const rt::Step &s : plan.steps)
     kernels->push_back(s.kernel);
   rt::Executor ex(plan, {true, 3});
-  *ex.tensor("lr").as<float>() = 0.05f;
+  ex.writeScalar(ex.id("lr"), 0.05f);
   std::mt19937 rng(5);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   for (int step = 0; step < 6; ++step) {
-    float *px = ex.tensor("x").as<float>();
-    for (int i = 0; i < 16 * 32; ++i)
-      px[i] = dist(rng);
+    std::vector<float> x(16 * 32);
+    for (float &v : x)
+      v = dist(rng);
     if (step == 2)
-      px[17] = INFINITY;
+      x[17] = INFINITY;
+    ex.writeF32(ex.id("x"), x);
+    std::vector<double> labels(16);
     for (int i = 0; i < 16; ++i)
-      ex.tensor("labels").as<int64_t>()[i] = (i * 5 + step) % 8;
+      labels[i] = (i * 5 + step) % 8;
+    test::setValues(ex, "labels", labels);
     bool last = (step + 1) % accumulate == 0, first = step % accumulate == 0;
     ex.run(last, first);
   }
@@ -146,18 +150,19 @@ std::map<std::string, std::vector<char>> trainZoo(const std::string &model,
   mlir::MLIRContext ctx;
   auto m = buildModel(ctx, model, sets);
   runTrainingPipeline(*m, AmpSettings{}, TrainSettings{});
-  rt::Plan plan = lowerToPlan(*m, fuseCasts);
+  rt::Target target = rt::cpuTarget();
+  target.fusedCasts = fuseCasts;
+  rt::Plan plan = lowerToPlan(*m, target);
   *casts = llvm::count_if(plan.steps, [](const rt::Step &s) { return s.kernel == "cast"; });
   rt::Executor ex(plan, {true, 3});
   for (int id : plan.inputs) {
-    rt::TensorRef t = ex.tensor(id);
-    for (int64_t i = 0; i < t.size(); ++i)
-      if (t.dtype == rt::DType::F32)
-        t.as<float>()[i] = 0.01f * float((i * 37) % 101);
-      else if (t.dtype == rt::DType::I64)
-        t.as<int64_t>()[i] = i % 10;
+    const rt::Buffer &b = plan.buffers[id];
+    std::vector<double> values(rt::numElements(b.shape));
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = b.dtype == rt::DType::F32 ? 0.01f * float((i * 37) % 101) : i % 10;
+    test::setValues(ex, b.name, values);
   }
-  *ex.tensor("lr").as<float>() = 0.05f;
+  ex.writeScalar(ex.id("lr"), 0.05f);
   for (int step = 0; step < 3; ++step)
     ex.run();
   return test::paramBytes(plan, ex);
@@ -184,29 +189,26 @@ std::map<std::string, std::vector<float>> bertStep(const std::string &level) {
   AmpSettings amp;
   amp.level = level;
   runTrainingPipeline(*m, amp, TrainSettings{});
+  test::dumpCudaPlan(*m);
   rt::Plan plan = lowerToPlan(*m);
   rt::Executor ex(plan, {true, 7});
   for (int id : plan.inputs) {
-    rt::TensorRef t = ex.tensor(id);
-    for (int64_t i = 0; i < t.size(); ++i)
-      if (t.dtype == rt::DType::I64)
-        t.as<int64_t>()[i] = (i * 7 + 3) % 64;
-      else if (t.dtype == rt::DType::I32)
-        t.as<int32_t>()[i] = (i * 7 + 3) % 64;
+    const rt::Buffer &b = plan.buffers[id];
+    if (b.dtype != rt::DType::I64 && b.dtype != rt::DType::I32)
+      continue;
+    std::vector<double> ids(rt::numElements(b.shape));
+    for (size_t i = 0; i < ids.size(); ++i)
+      ids[i] = (i * 7 + 3) % 64;
+    test::setValues(ex, b.name, ids);
   }
-  *ex.tensor("lr").as<float>() = 1.0f;
+  ex.writeScalar(ex.id("lr"), 1.0);
   std::map<std::string, std::vector<float>> before, delta;
-  auto read = [&](const rt::Buffer &b) {
-    rt::TensorRef t = ex.tensor(b.id);
-    std::vector<float> v(t.size());
-    rt::toF32(t.data, t.dtype, v.data(), v.size());
-    return v;
-  };
+  auto read = [&](const rt::Buffer &b) { return ex.readF32(b.id); };
   for (const rt::Buffer &b : plan.buffers)
     if (b.kind == rt::BufferKind::Param && b.trainable)
       before[b.name] = read(b);
   ex.run();
-  EXPECT_FALSE(*ex.tensor("found_inf").as<uint8_t>());
+  EXPECT_FALSE(test::scalarOf(ex, "found_inf"));
   for (const rt::Buffer &b : plan.buffers)
     if (b.kind == rt::BufferKind::Param && b.trainable) {
       std::vector<float> after = read(b);

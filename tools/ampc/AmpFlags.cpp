@@ -1,9 +1,10 @@
 #include "tools/ampc/AmpFlags.h"
 
-#include <fstream>
 #include <sstream>
 
 #include "compiler/GraphJson.h"
+#include "runtime/core/Files.h"
+#include "runtime/core/JsonText.h"
 #include "tools/ampc/Commands.h"
 
 namespace ampc::cli {
@@ -31,16 +32,21 @@ std::vector<std::string> splitCommas(const std::string &text) {
 }
 
 void readConfig(const std::string &path, AmpSettings &options) {
-  std::ifstream in(path);
-  if (!in)
-    throw CliError(path, "cannot read the config file");
-  Json config;
-  try {
-    config = Json::parse(in);
-  } catch (const Json::parse_error &e) {
-    std::string what = e.what();
-    throw CliError(path, "malformed JSON: " + what.substr(what.find("] ") + 2));
-  }
+  std::string error;
+  std::optional<std::string> text = rt::readFile(path, error);
+  if (!text)
+    throw CliError(path, "cannot read the config file: " + error);
+  applyConfig(*text, path, options);
+}
+
+} // namespace
+
+void applyConfig(const std::string &text, const std::string &path, AmpSettings &options) {
+  std::string error;
+  std::optional<Json> parsed = rt::parseJson(text, error);
+  if (!parsed)
+    throw CliError(path, error);
+  const Json &config = *parsed;
   if (!config.is_object())
     throw CliError(path, "the config must be a JSON object");
   for (auto it = config.begin(); it != config.end(); ++it) {
@@ -68,8 +74,6 @@ void readConfig(const std::string &path, AmpSettings &options) {
     options.*(list->field) = names;
   }
 }
-
-} // namespace
 
 std::vector<OptionSpec> ampOptionSpecs() {
   return {{"level", true, false, "O0, O1 (default), O2 or O3"},

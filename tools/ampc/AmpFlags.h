@@ -1,6 +1,6 @@
 // The AMP options of the CLI: flags and `--config FILE` (flags override it).
-#ifndef AMPC_TOOLS_AMPFLAGS_H
-#define AMPC_TOOLS_AMPFLAGS_H
+#ifndef AMPC_TOOLS_AMPC_AMPFLAGS_H
+#define AMPC_TOOLS_AMPC_AMPFLAGS_H
 
 #include "compiler/Pipelines.h"
 #include "tools/ampc/Args.h"
@@ -14,6 +14,10 @@ std::vector<OptionSpec> ampOptionSpecs();
 /// Reads the config file (if any), then the flags. Throws CliError naming the
 /// config file for a bad config.
 AmpSettings ampOptionsFrom(const Args &args);
+
+/// Applies a `--config` file's text to `options`; throws CliError naming
+/// `path`.
+void applyConfig(const std::string &text, const std::string &path, AmpSettings &options);
 
 } // namespace ampc::cli
 

@@ -1,5 +1,9 @@
 #include "tools/ampc/Args.h"
 
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
 namespace ampc::cli {
 
 Args::Args(int argc, char **argv, int first, const std::vector<OptionSpec> &specs) {
@@ -7,7 +11,8 @@ Args::Args(int argc, char **argv, int first, const std::vector<OptionSpec> &spec
     std::string arg = argv[i];
     if (arg == "-o")
       arg = "--output";
-    if (arg.size() < 2 || arg[0] != '-' || arg == "-") {
+    // "-5" is a value (a negative count), not an option.
+    if (arg.size() < 2 || arg[0] != '-' || std::isdigit((unsigned char)arg[1])) {
       positionals_.push_back(arg);
       continue;
     }
@@ -53,7 +58,7 @@ std::vector<std::string> Args::getAll(const std::string &name) const {
   return it == values_.end() ? std::vector<std::string>{} : it->second;
 }
 
-int64_t Args::getInt(const std::string &name, int64_t dflt, int64_t min) const {
+int64_t Args::getInt(const std::string &name, int64_t dflt, int64_t min, int64_t max) const {
   auto v = get(name);
   if (!v)
     return dflt;
@@ -64,10 +69,36 @@ int64_t Args::getInt(const std::string &name, int64_t dflt, int64_t min) const {
   } catch (const std::exception &) {
     used = 0;
   }
-  if (used != v->size() || n < min)
-    throw UsageError("option '--" + name + "' needs an integer of at least " +
-                     std::to_string(min) + ", got '" + *v + "'");
+  if (v->empty() || used != v->size() || n < min || n > max)
+    throw UsageError("option '--" + name + "' needs an integer from " + std::to_string(min) +
+                     " to " + std::to_string(max) + ", got '" + *v + "'");
   return n;
+}
+
+double Args::getNumber(const std::string &name, double dflt, double min, double max) const {
+  auto v = get(name);
+  if (!v)
+    return dflt;
+  size_t used = 0;
+  double d = 0;
+  try {
+    d = std::stod(*v, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (v->empty() || used != v->size() || !std::isfinite(d) || d < min || d > max) {
+    char range[96];
+    std::snprintf(range, sizeof range, "a number from %g to %g", min, max);
+    throw UsageError("option '--" + name + "' needs " + range + ", got '" + *v + "'");
+  }
+  return d;
+}
+
+std::string Args::getFile(const std::string &name) const {
+  auto v = get(name);
+  if (v && v->empty())
+    throw UsageError("option '--" + name + "' needs a file name");
+  return v.value_or("");
 }
 
 std::string describeOptions(const std::vector<OptionSpec> &specs) {

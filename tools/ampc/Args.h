@@ -1,7 +1,7 @@
 // Command-line parsing for `ampc` subcommands: positionals, `--flag`,
 // `--opt value` / `--opt=value` and repeatable options, with the errors users see.
-#ifndef AMPC_TOOLS_ARGS_H
-#define AMPC_TOOLS_ARGS_H
+#ifndef AMPC_TOOLS_AMPC_ARGS_H
+#define AMPC_TOOLS_AMPC_ARGS_H
 
 #include <map>
 #include <optional>
@@ -32,8 +32,16 @@ public:
   bool has(const std::string &name) const { return values_.count(name) > 0; }
   std::optional<std::string> get(const std::string &name) const;
   std::vector<std::string> getAll(const std::string &name) const;
-  /// An integer option of at least `min`, or `dflt` when absent.
-  int64_t getInt(const std::string &name, int64_t dflt, int64_t min = 1) const;
+  /// An integer option in [min, max], or `dflt` when absent.
+  int64_t getInt(const std::string &name, int64_t dflt, int64_t min = 1,
+                 int64_t max = kMaxCount) const;
+  /// A finite number option in [min, max], or `dflt` when absent.
+  double getNumber(const std::string &name, double dflt, double min, double max) const;
+  /// A file name option, or "" when absent; an empty name is an error.
+  std::string getFile(const std::string &name) const;
+
+  /// Counts (steps, epochs, batches) stay below this, so products of two fit.
+  static constexpr int64_t kMaxCount = int64_t(1) << 31;
 
 private:
   std::vector<std::string> positionals_;

@@ -10,6 +10,8 @@
 #include "compiler/PrecisionReport.h"
 #include "mlir/IR/MLIRContext.h"
 #include "models/Models.h"
+#include "runtime/core/Files.h"
+#include "runtime/device/Registry.h"
 #include "tools/ampc/AmpFlags.h"
 
 using namespace mlir;
@@ -22,12 +24,28 @@ const std::string &inputFile(const Args &args) {
   return args.positionals()[0];
 }
 
-void checkDevice(const Args &args) {
+std::string deviceFrom(const Args &args) {
   std::string device = args.get("device").value_or("cpu");
-  if (device == "cuda")
-    throw UsageError("--device cuda: this ampc has no CUDA backend yet; use --device cpu");
-  if (device != "cpu")
+  if (!rt::findTarget(device))
     throw UsageError("--device must be cpu or cuda, got '" + device + "'");
+  rt::createBackend(device); // says now, before compiling, why it cannot run
+  return device;
+}
+
+const rt::Target &targetFrom(const Args &args) {
+  std::string device = args.get("device").value_or("cpu");
+  const rt::Target *target = rt::findTarget(device);
+  if (!target)
+    throw UsageError("--device must be cpu or cuda, got '" + device + "'");
+  return *target;
+}
+
+void checkOutput(const Args &args, const std::string &name) {
+  std::string file = args.getFile(name);
+  if (file.empty())
+    return;
+  if (std::string why = rt::checkWritable(file); !why.empty())
+    throw CliError(file, "cannot write the file: " + why);
 }
 
 std::string outputFile(const Args &args) {
@@ -122,10 +140,13 @@ const std::vector<Command> &commands() {
        "per op type, the nodes computing in each dtype, the casts and the FLOP share",
        {{"json", false, false, "prints one JSON object"}},
        runReport},
-      {"compile", "compile IN -o PLAN.json [AMP options] [--train [training options]]",
+      {"compile", "compile IN -o PLAN.json [AMP options] [--train [training options]] "
+                  "[--device cpu|cuda]",
        "runs the AMP pipeline (and with --train the training passes) and writes the plan",
        withAmpOptions(withTrainingOptions({{"output", true, false, "the plan file to write"},
-                                           {"train", false, false, "compiles a training step"}})),
+                                           {"train", false, false, "compiles a training step"},
+                                           {"device", true, false,
+                                            "the target: cpu (default) or cuda"}})),
        runCompile},
       {"run", "run IN [AMP options] [--batch N] [--data synthetic|fashion-mnist[:DIR]] "
               "[--steps N] [--seed S] [--metrics-json FILE]",
@@ -136,10 +157,12 @@ const std::vector<Command> &commands() {
                        {"seed", true, false, "seed of the params and synthetic data (0)"},
                        {"metrics-json", true, false, "writes the run's figures as JSON"},
                        {"device", true, false, "cpu (default) or cuda"},
+                       {"no-cuda-graph", false, false,
+                        "queues every kernel of every batch (no CUDA graph replay)"},
                        {"profile", false, false, "prints the time per batch of each kernel"}}),
        runRun},
       {"train", "train IN [AMP options] [training options]",
-       "compiles a training step (autodiff, loss scaling, optimizer) and trains on the CPU",
+       "compiles a training step (autodiff, loss scaling, optimizer) and trains it",
        withAmpOptions(withTrainingOptions({
            {"steps", true, false, "optimizer steps (default: --epochs over real data, 100 otherwise)"},
            {"epochs", true, false, "passes over the training set (default 1)"},
@@ -149,8 +172,12 @@ const std::vector<Command> &commands() {
            {"seed", true, false, "seed of init, shuffling, dropout and synthetic data (0)"},
            {"checkpoint", true, false, "writes the training state (safetensors) at the end"},
            {"resume", true, false, "continues from a checkpoint"},
+           {"init-from", true, false,
+            "starts from the weights of a safetensors file (fresh optimizer state)"},
            {"metrics-json", true, false, "writes the run's figures as JSON"},
            {"device", true, false, "cpu (default) or cuda"},
+           {"no-cuda-graph", false, false,
+            "queues every kernel of every step (no CUDA graph replay)"},
            {"profile", false, false, "prints the time per step of each kernel"}})),
        runTrain},
       {"dot", "dot FILE -o OUT.dot", "draws the graph for Graphviz, nodes coloured by dtype",

@@ -1,13 +1,15 @@
 // The `ampc` subcommands. Each returns the exit status or throws CliError.
-#ifndef AMPC_TOOLS_COMMANDS_H
-#define AMPC_TOOLS_COMMANDS_H
+#ifndef AMPC_TOOLS_AMPC_COMMANDS_H
+#define AMPC_TOOLS_AMPC_COMMANDS_H
 
 #include <stdexcept>
 #include <string>
 
 #include "compiler/Diagnostics.h"
 #include "compiler/Pipelines.h"
-#include "runtime/Kernels.h"
+#include "runtime/core/Errors.h"
+#include "runtime/core/Target.h"
+#include "runtime/device/Backend.h"
 #include "tools/ampc/Args.h"
 
 namespace ampc::cli {
@@ -56,9 +58,22 @@ template <typename F> auto onFile(const std::string &file, F body) {
   }
 }
 
-/// Checks `--device`: cpu (the default) runs; cuda is refused until the CUDA
-/// backend exists.
-void checkDevice(const Args &args);
+/// The backend `--device` names (cpu by default), checked now: unknown, not
+/// built, or without its hardware is an error that says so.
+std::string deviceFrom(const Args &args);
+/// The target `--device` names, whether or not this build can run it (a plan
+/// for the GPU can be compiled anywhere).
+const rt::Target &targetFrom(const Args &args);
+
+/// Prints a profile: each kernel's time per `per` (over `count` of them) and
+/// share, and the share of the run time spent outside kernels. Returns the
+/// share of kernel time in AMP bookkeeping (casts, finite checks, scale
+/// updates: the kernel traits').
+double printProfile(const rt::Profile &profile, const char *per, int64_t count);
+
+/// Checks that the file option `name` (if given) can be written, so that a
+/// run fails at once rather than after its work; throws CliError naming it.
+void checkOutput(const Args &args, const std::string &name);
 
 /// The single positional argument (the input file), or a usage error.
 const std::string &inputFile(const Args &args);

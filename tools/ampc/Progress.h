@@ -1,6 +1,6 @@
 // A progress bar on a terminal; plain lines (about ten per run) otherwise.
-#ifndef AMPC_TOOLS_PROGRESS_H
-#define AMPC_TOOLS_PROGRESS_H
+#ifndef AMPC_TOOLS_AMPC_PROGRESS_H
+#define AMPC_TOOLS_AMPC_PROGRESS_H
 
 #include <cstdio>
 #include <string>
@@ -12,6 +12,10 @@ class Progress {
 public:
   Progress(std::string label, int64_t total)
       : label_(std::move(label)), total_(total), tty_(isatty(fileno(stderr))) {}
+
+  /// How many updates a run should send: a bar redraws a hundred times,
+  /// plain lines come about ten per run.
+  static int64_t updatesPerRun() { return isatty(fileno(stderr)) ? 100 : 10; }
 
   void update(int64_t done, const std::string &status) {
     if (tty_) {

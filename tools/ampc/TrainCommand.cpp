@@ -2,6 +2,7 @@
 // optimizer) and runs the training loop on the CPU runtime.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <iostream>
 
 #include "compiler/Diagnostics.h"
@@ -10,7 +11,8 @@
 #include "compiler/Lowering.h"
 #include "compiler/Pipelines.h"
 #include "mlir/IR/MLIRContext.h"
-#include "runtime/Trainer.h"
+#include "runtime/core/JsonText.h"
+#include "runtime/driver/Metrics.h"
 #include "tools/ampc/AmpFlags.h"
 #include "tools/ampc/Commands.h"
 #include "tools/ampc/Progress.h"
@@ -18,25 +20,6 @@
 using namespace mlir;
 
 namespace ampc::cli {
-namespace {
-
-double getDouble(const Args &args, const std::string &name, double dflt) {
-  auto v = args.get(name);
-  if (!v)
-    return dflt;
-  size_t used = 0;
-  double d = 0;
-  try {
-    d = std::stod(*v, &used);
-  } catch (const std::exception &) {
-    used = 0;
-  }
-  if (used != v->size() || !std::isfinite(d) || d < 0)
-    throw UsageError("option '--" + name + "' needs a non-negative number, got '" + *v + "'");
-  return d;
-}
-
-} // namespace
 
 TrainSettings trainSettingsFrom(const Args &args) {
   TrainSettings s;
@@ -44,17 +27,20 @@ TrainSettings trainSettingsFrom(const Args &args) {
   if (!s.lossScaling.empty() && s.lossScaling != "dynamic" && s.lossScaling != "static" &&
       s.lossScaling != "none")
     throw UsageError("--loss-scaling must be dynamic, static or none, got '" + s.lossScaling + "'");
-  s.initLossScaling = getDouble(args, "init-loss-scaling", s.initLossScaling);
+  // The scale is an f32 scalar: it starts finite and at least 1.
+  s.initLossScaling = args.getNumber("init-loss-scaling", s.initLossScaling,
+                                     std::numeric_limits<float>::min(),
+                                     std::numeric_limits<float>::max());
   s.incrEveryNSteps = args.getInt("incr-every-n-steps", s.incrEveryNSteps);
   s.decrEveryNNanOrInf = args.getInt("decr-every-n-nan-or-inf", s.decrEveryNNanOrInf);
-  s.incrRatio = getDouble(args, "incr-ratio", s.incrRatio);
-  s.decrRatio = getDouble(args, "decr-ratio", s.decrRatio);
+  s.incrRatio = args.getNumber("incr-ratio", s.incrRatio, 1, 1e6);
+  s.decrRatio = args.getNumber("decr-ratio", s.decrRatio, 1e-6, 1);
   s.accumulate = args.getInt("accumulate", 1);
   s.optimizer = args.get("optimizer").value_or("sgd");
   if (s.optimizer != "sgd" && s.optimizer != "momentum" && s.optimizer != "adam" &&
       s.optimizer != "adamw")
     throw UsageError("--optimizer must be sgd, momentum, adam or adamw, got '" + s.optimizer + "'");
-  s.weightDecay = args.has("weight-decay") ? getDouble(args, "weight-decay", 0) : -1.0;
+  s.weightDecay = args.has("weight-decay") ? args.getNumber("weight-decay", 0, 0, 1e6) : -1.0;
   for (const std::string &stage : args.getAll("print-ir-after")) {
     if (stage != "amp" && stage != "autodiff" && stage != "loss-scaling" && stage != "optimizer")
       throw UsageError("--print-ir-after takes amp, autodiff, loss-scaling or optimizer, got '" +
@@ -83,17 +69,21 @@ int runTrain(const Args &args) {
   TrainSettings settings;
   rt::TrainOptions options;
   onFile(in, [&] {
-    checkDevice(args);
+    options.device = deviceFrom(args);
+    options.reports = Progress::updatesPerRun();
     settings = trainSettingsFrom(args);
     options.data = args.get("data").value_or("synthetic");
     options.steps = args.getInt("steps", 0);
     options.epochs = args.getInt("epochs", 1);
-    options.lr = getDouble(args, "lr", 0.01);
+    options.lr = args.getNumber("lr", 0.01, 0, 1e6);
     options.seed = args.getInt("seed", 0, 0);
     options.accumulate = settings.accumulate;
-    options.checkpoint = args.get("checkpoint").value_or("");
-    options.resume = args.get("resume").value_or("");
+    options.checkpoint = args.getFile("checkpoint");
+    options.resume = args.getFile("resume");
+    options.initFrom = args.getFile("init-from");
+    checkOutput(args, "metrics-json");
     options.profile = args.has("profile");
+    options.graphs = !args.has("no-cuda-graph");
   });
   rt::Plan trainPlan, evalPlan;
   onFile(in, [&] {
@@ -101,9 +91,10 @@ int runTrain(const Args &args) {
     OwningOpRef<ModuleOp> forward = loadGraph(ctx, in);
     OwningOpRef<ModuleOp> training = forward->clone();
     runAmpPipeline(*forward, amp);
-    evalPlan = lowerToPlan(*forward);
+    const rt::Target &target = *rt::findTarget(options.device);
+    evalPlan = lowerToPlan(*forward, target);
     runTrainingPipeline(*training, amp, settings);
-    trainPlan = lowerToPlan(*training);
+    trainPlan = lowerToPlan(*training, target);
   });
   onFile(in, [&] {
     if (!args.has("batch"))
@@ -141,44 +132,18 @@ int runTrain(const Args &args) {
               (long long)result.skipped);
   if (result.evalAccuracy)
     std::printf("eval accuracy: %.4f\n", *result.evalAccuracy);
+  else if (!result.evalNote.empty())
+    std::printf("eval accuracy: cannot evaluate: %s\n", result.evalNote.c_str());
   double ampShare = 0;
   if (options.profile) {
-    std::vector<std::pair<double, std::string>> rows;
-    double total = 0, amp = 0;
-    for (const auto &[kernel, ms] : result.profile) {
-      rows.push_back({ms, kernel});
-      total += ms;
-      if (kernel == "cast" || kernel == "check_finite_and_unscale" || kernel == "check_finite" ||
-          kernel == "update_loss_scaling")
-        amp += ms;
-    }
-    ampShare = total > 0 ? amp / total : 0;
-    std::sort(rows.rbegin(), rows.rend());
-    std::printf("time per step by kernel:\n");
-    for (const auto &[ms, kernel] : rows)
-      std::printf("  %-32s %9.3f ms %5.1f%%\n", kernel.c_str(),
-                  ms / std::max<int64_t>(result.steps, 1), total > 0 ? 100 * ms / total : 0.0);
+    ampShare = printProfile(result.profile, "step", result.steps);
     std::printf("casts, finite check and scale update: %.2f%% of the step\n", 100 * ampShare);
   }
   if (auto file = args.get("metrics-json")) {
-    Json m = {{"command", "train"},
-              {"graph", trainPlan.name},
-              {"steps", result.steps},
-              {"batch", result.batch},
-              {"accumulate", settings.accumulate},
-              {"step_ms_median", result.stepMsMedian},
-              {"samples_per_s", result.samplesPerS},
-              {"final_loss", result.finalLoss},
-              {"loss_scale", result.lossScale},
-              {"skipped_steps", result.skipped},
-              {"peak_bytes", result.peakBytes},
-              {"arena_bytes", trainPlan.arenaBytes},
-              {"persistent_bytes", trainPlan.persistentBytes}};
-    if (result.evalAccuracy)
-      m["eval_accuracy"] = *result.evalAccuracy;
+    Json m = rt::trainMetrics(trainPlan, options, result);
     if (options.profile)
       m["amp_overhead_share"] = ampShare;
-    onFile(*file, [&] { writeFileAtomically(*file, m.dump(2) + "\n"); });
+    onFile(*file, [&] { writeFileAtomically(*file, rt::dumpJson(m, 2) + "\n"); });
   }
   return 0;
 }

@@ -1,5 +1,6 @@
 // ampc: the user CLI. Dispatches to the subcommands and turns every error a
 // user can cause into one line, `ampc: error: <file>: <what>`, and exit 1.
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 
@@ -20,10 +21,61 @@ static void printHelp() {
   std::cout << "\n`ampc COMMAND --help` lists a command's options.\n";
 }
 
+/// One error line: control characters and bytes that are not UTF-8 in a
+/// user's names are written as escapes, so a message is always one line.
+static std::string oneLine(const std::string &text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned char ch = text[i];
+    size_t length = ch < 0x80 ? 1 : (ch >> 5) == 6 ? 2 : (ch >> 4) == 14 ? 3 : (ch >> 3) == 30 ? 4 : 0;
+    bool valid = length > 0 && i + length <= text.size();
+    for (size_t k = 1; valid && k < length; ++k)
+      valid = (static_cast<unsigned char>(text[i + k]) >> 6) == 2;
+    if (valid && length > 1) {
+      out.append(text, i, length);
+      i += length - 1;
+    } else if (ch == '\n') {
+      out += "\\n";
+    } else if (ch == '\t') {
+      out += "\\t";
+    } else if (ch < 0x20 || ch >= 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02X", ch);
+      out += hex;
+    } else {
+      out += char(ch);
+    }
+  }
+  return out;
+}
+
+static int fail(const std::string &message) {
+  std::cerr << "ampc: error: " << oneLine(message) << "\n";
+  return 1;
+}
+
+static int runCommand(const Command &c, int argc, char **argv) {
+  try {
+    return c.run(Args(argc, argv, 2, c.options));
+  } catch (const CliError &e) {
+    return fail((e.file.empty() ? "" : e.file + ": ") + e.what());
+  } catch (const UsageError &e) {
+    return fail(std::string(c.name) + ": " + e.what());
+  } catch (const ampc::GraphError &e) {
+    return fail(e.what());
+  } catch (const std::bad_alloc &) {
+    return fail(std::string(c.name) + ": out of memory");
+  } catch (const std::exception &e) { // a backstop: every error should be one of the above
+    return fail(std::string(c.name) + ": internal error: " + e.what());
+  }
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+  if (argc < 2)
+    return fail("no command given; `ampc --help` lists the commands");
+  if (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     printHelp();
-    return argc < 2 ? 1 : 0;
+    return 0;
   }
   if (!std::strcmp(argv[1], "--version")) {
     std::cout << "ampc " AMPC_VERSION " (MLIR 19)\n";
@@ -38,18 +90,7 @@ int main(int argc, char **argv) {
                   << describeOptions(c.options);
         return 0;
       }
-    try {
-      return c.run(Args(argc, argv, 2, c.options));
-    } catch (const CliError &e) {
-      std::cerr << "ampc: error: " << (e.file.empty() ? "" : e.file + ": ") << e.what()
-                << "\n";
-    } catch (const UsageError &e) {
-      std::cerr << "ampc: error: " << c.name << ": " << e.what() << "\n";
-    } catch (const ampc::GraphError &e) {
-      std::cerr << "ampc: error: " << e.what() << "\n";
-    }
-    return 1;
+    return runCommand(c, argc, argv);
   }
-  std::cerr << "ampc: error: unknown command '" << argv[1] << "'; see ampc --help\n";
-  return 1;
+  return fail("unknown command '" + std::string(argv[1]) + "'; see ampc --help");
 }

@@ -1,0 +1,30 @@
+// Fuzz target: a saved graph, as JSON or as .mlir (AMPC_FUZZ_MLIR), through
+// every reader and writer that takes one: import and verification, the JSON
+// and MLIR writers, the report, the AMP pipeline, lowering and the plan writer.
+#include "compiler/Diagnostics.h"
+#include "compiler/GraphIO.h"
+#include "compiler/GraphJson.h"
+#include "compiler/Lowering.h"
+#include "compiler/Pipelines.h"
+#include "compiler/PrecisionReport.h"
+#include "fuzz/FuzzUtil.h"
+#include "mlir/IR/MLIRContext.h"
+
+#ifndef AMPC_FUZZ_NAME
+#define AMPC_FUZZ_NAME "graph.json"
+#endif
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  mlir::MLIRContext ctx;
+  try {
+    auto module = ampc::parseGraph(ctx, ampc::fuzz::text(data, size), AMPC_FUZZ_NAME);
+    ampc::exportGraphJson(*module);
+    ampc::printGraph(*module, "graph.mlir");
+    ampc::reportJson(ampc::makeReport(*module));
+    ampc::runAmpPipeline(*module, ampc::AmpSettings{});
+    ampc::rt::planToJson(ampc::lowerToPlan(*module));
+  } catch (const ampc::GraphError &) {
+  } catch (const ampc::rt::PlanError &) {
+  }
+  return 0;
+}

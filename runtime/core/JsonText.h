@@ -1,0 +1,31 @@
+// JSON text in and out, for every reader and writer of the project: one
+// parser with the limits a user's file must respect, and one writer that
+// cannot fail on the bytes it is given.
+#ifndef AMPC_RUNTIME_CORE_JSONTEXT_H
+#define AMPC_RUNTIME_CORE_JSONTEXT_H
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace ampc::rt {
+
+using Json = nlohmann::ordered_json;
+
+/// Arrays and objects nest at most this deep in any file ampc reads.
+constexpr int kMaxJsonDepth = 256;
+
+/// Parses `text`; a syntax error, a number beyond double range or nesting
+/// deeper than kMaxJsonDepth gives nullopt and a one-line `error`
+/// ("malformed JSON: ...").
+std::optional<Json> parseJson(std::string_view text, std::string &error);
+
+/// `j` as JSON text (`indent` < 0: compact). Bytes that are not UTF-8 are
+/// written as U+FFFD: JSON cannot hold them.
+std::string dumpJson(const Json &j, int indent = -1);
+
+} // namespace ampc::rt
+
+#endif

@@ -1,0 +1,101 @@
+// Kernel contracts as data: one row per plan kernel, read by the lowering
+// (fused casts), the memory planner (aliasing, in-place reuse, in-order
+// lists), the executor (arity checks), the data feed (integer ranges), the
+// precision report (FLOPs), the profile (AMP bookkeeping) and the backend
+// check (how closely a device must agree with the CPU). Every backend
+// implements exactly these kernels; a test checks that each has a row.
+#ifndef AMPC_RUNTIME_CORE_KERNELTRAITS_H
+#define AMPC_RUNTIME_CORE_KERNELTRAITS_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/core/KernelSignatures.h"
+
+namespace ampc::rt {
+
+enum KernelFlag : unsigned {
+  /// Output 0 is input 0's bytes unchanged (reshape, flatten, identity): the
+  /// planner gives both one storage.
+  kAliasesInput = 1u << 0,
+  /// Reads each element (or a row's elements) before writing the same ones:
+  /// the output may take the storage of a same-sized input that dies here.
+  kInPlace = 1u << 1,
+  /// Reads list input k before writing output k (check_finite_and_unscale),
+  /// so output k may reuse inputs already consumed, where the target allows.
+  kInOrderList = 1u << 2,
+  /// As many outputs as inputs (a list in, a list out; the last input is a
+  /// scalar and the last output a flag).
+  kOutputPerInput = 1u << 3,
+  /// Casts, finite checks and the scale update: AMP's overhead in a profile.
+  kAmpBookkeeping = 1u << 4,
+  /// Reads the plan's run counter as its last input (dropout's streams).
+  kReadsIteration = 1u << 5,
+  /// Its last output is found_inf: any inf or nan in its inputs.
+  kFlagsNonFinite = 1u << 6,
+  /// Its output is its input in another dtype (cast).
+  kConvertsDtype = 1u << 7,
+};
+
+/// How a precision report counts the FLOPs of a node.
+enum class FlopRule : uint8_t {
+  None,          // data movement, casts, lookups, constants
+  PerOutput,     // one per element of result 0 (elementwise, backward, updates)
+  PerInput,      // one per element of operand 0 (reductions, pooling, mse)
+  FivePerInput,  // about five per element of operand 0 (softmax, norms, cross entropy)
+  Matmul,        // 2·M·N·K
+  Conv,          // 2 · output elements · filter elements per output channel
+};
+
+/// How closely another backend's results must match the CPU's (the
+/// reference), checked by ampc-backend-check (docs/runtime.md).
+enum class Agreement : uint8_t {
+  Exact,       // the same bits: each element computed as the CPU computes it
+  Rounded,     // within a few ulps per element: the device's exp, log, tanh, erf, pow
+  Accumulated, // within a tolerance scaled by the tensor: sums in another order (GEMM, conv)
+};
+
+struct Arity {
+  int min, max; // max < 0: any number
+  bool allows(size_t n) const { return (int)n >= min && (max < 0 || (int)n <= max); }
+};
+
+/// An integer input that indexes a dimension of another operand: synthetic
+/// data draws it from [0, that dimension).
+struct IntRange {
+  int input = -1;        // -1: none
+  int bound = 0;         // the operand whose dimension bounds it
+  bool boundIsOutput = false;
+  int dim = 0;           // negative from the end
+};
+
+struct KernelTraits {
+  const char *name;
+  Arity inputs, outputs;
+  unsigned flags;
+  /// Bit i: the kernel widens input i to f32 before use, so it can read an
+  /// f32 value rounded instead of an f16/bf16 copy (`round_inputs`).
+  unsigned widenedInputs;
+  FlopRule flops;
+  IntRange intRange;
+  /// What the step's buffers and attributes must be (KernelSignatures.h).
+  SignatureCheck check;
+  Agreement agreement = Agreement::Exact;
+  bool has(KernelFlag f) const { return (flags & f) != 0; }
+  bool widens(size_t input) const { return input < 32 && (widenedInputs >> input) & 1u; }
+};
+
+/// The row of kernel `name`, or null.
+const KernelTraits *findKernelTraits(const std::string &name);
+/// Every row, in table order.
+const std::vector<KernelTraits> &allKernelTraits();
+
+/// FLOPs of one node or step under its rule, from its operand and result
+/// shapes (`transposeA`: matmul's attribute).
+double kernelFlops(const KernelTraits &traits, const std::vector<std::vector<int64_t>> &inputs,
+                   const std::vector<std::vector<int64_t>> &outputs, bool transposeA);
+
+} // namespace ampc::rt
+
+#endif

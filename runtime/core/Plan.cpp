@@ -1,0 +1,230 @@
+#include "runtime/core/Plan.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "runtime/core/Files.h"
+#include "runtime/core/JsonFields.h"
+
+namespace ampc::rt {
+
+const char *kindName(BufferKind k) {
+  switch (k) {
+  case BufferKind::Input: return "input";
+  case BufferKind::Param: return "param";
+  case BufferKind::Const: return "const";
+  case BufferKind::Temp: return "temp";
+  case BufferKind::State: return "state";
+  }
+  return "?";
+}
+
+int Plan::find(const std::string &name) const {
+  for (const Buffer &b : buffers)
+    if (b.name == name)
+      return b.id;
+  return -1;
+}
+
+std::string planToJson(const Plan &plan) {
+  std::string out = "{\n  \"format\": \"ampc.plan\",\n  \"version\": " +
+                    std::to_string(kPlanVersion) + ",\n";
+  out += "  \"name\": " + dumpJson(Json(plan.name)) + ",\n";
+  Json target = {{"name", plan.target.name},
+                 {"alignment", plan.target.alignment},
+                 {"fused_casts", plan.target.fusedCasts},
+                 {"in_order_lists", plan.target.inOrderLists}};
+  out += "  \"target\": " + dumpJson(target) + ",\n";
+  out += "  \"arena_bytes\": " + std::to_string(plan.arenaBytes) + ",\n";
+  out += "  \"persistent_bytes\": " + std::to_string(plan.persistentBytes) + ",\n";
+  out += "  \"unshared_bytes\": " + std::to_string(plan.unsharedBytes) + ",\n";
+  out += "  \"peak_bytes\": " + std::to_string(plan.peakBytes()) + ",\n";
+  out += "  \"buffers\": [";
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const Buffer &b = plan.buffers[i];
+    Json j = {{"id", b.id}, {"name", b.name}, {"kind", kindName(b.kind)},
+              {"dtype", dtypeName(b.dtype)}, {"shape", b.shape},
+              {"offset", b.offset}, {"bytes", b.bytes}};
+    if (b.kind == BufferKind::Param) {
+      j["init"] = b.init;
+      if (!b.trainable)
+        j["trainable"] = false;
+      if (!b.masterDtype.empty())
+        j["master_dtype"] = b.masterDtype;
+    }
+    if (b.kind == BufferKind::Const)
+      j["data"] = b.data;
+    out += (i ? ",\n    " : "\n    ") + dumpJson(j);
+  }
+  out += "\n  ],\n  \"steps\": [";
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step &s = plan.steps[i];
+    Json j = {{"name", s.name}, {"kernel", s.kernel}, {"inputs", s.inputs},
+              {"outputs", s.outputs}, {"attrs", s.attrs}};
+    out += (i ? ",\n    " : "\n    ") + dumpJson(j);
+  }
+  out += "\n  ],\n  \"inputs\": " + dumpJson(Json(plan.inputs)) +
+         ",\n  \"outputs\": " + dumpJson(Json(plan.outputs)) +
+         ",\n  \"loss\": " + std::to_string(plan.loss) +
+         ",\n  \"iteration\": " + std::to_string(plan.iteration) +
+         ",\n  \"skipped_steps\": " + std::to_string(plan.skippedSteps) + "\n}\n";
+  return out;
+}
+
+namespace {
+
+using Fields = JsonFields<PlanError>;
+
+/// Dimensions and byte counts stay below 2^62, so their products are checked
+/// without overflow.
+constexpr int64_t kMaxSize = int64_t(1) << 62;
+
+std::vector<int> ids(const Fields &f, const char *key, size_t count) {
+  std::vector<int> out;
+  for (const Json &id : f.array(key)) {
+    if (!id.is_number_integer())
+      f.fail("\"" + std::string(key) + "\" must be a list of buffer ids");
+    if (id.is_number_unsigned() ? id.get<uint64_t>() >= count
+                                : id.get<int64_t>() < 0 || id.get<int64_t>() >= (int64_t)count)
+      f.fail("buffer id " + id.dump() + " does not exist");
+    out.push_back(id.get<int>());
+  }
+  return out;
+}
+
+/// A param's init spec: an object with a known kind and numeric fields.
+Json initSpec(const Fields &f, const std::string &where) {
+  if (!f.has("init"))
+    return Json{{"kind", "zeros"}};
+  Fields init(f.object("init"), where + ": init");
+  std::string kind = init.str("kind", "zeros");
+  static const char *kinds[] = {"zeros", "ones", "constant", "normal", "uniform",
+                                "xavier_uniform", "kaiming_normal"};
+  if (std::find(std::begin(kinds), std::end(kinds), kind) == std::end(kinds))
+    init.fail("unknown kind '" + kind + "'");
+  for (const char *field : {"value", "mean", "std", "low", "high"})
+    init.number(field, 0.0);
+  return f.object("init");
+}
+
+Buffer readBuffer(const Json &jb, const Plan &plan) {
+  Buffer b;
+  Fields f(jb, "buffer " + std::to_string(plan.buffers.size()));
+  b.id = (int)f.integer("id", 0, INT32_MAX);
+  if (b.id != (int)plan.buffers.size())
+    f.fail("ids must count up from 0");
+  b.name = f.str("name");
+  std::string where = "buffer " + std::to_string(b.id) + " ('" + b.name + "')";
+  Fields g(jb, where);
+  std::string kind = g.str("kind");
+  bool known = false;
+  for (BufferKind k : {BufferKind::Input, BufferKind::Param, BufferKind::Const,
+                       BufferKind::Temp, BufferKind::State})
+    if (kind == kindName(k)) {
+      b.kind = k;
+      known = true;
+    }
+  if (!known)
+    g.fail("unknown kind '" + kind + "'");
+  auto dtype = parseDType(g.str("dtype"));
+  if (!dtype)
+    g.fail("unknown dtype");
+  b.dtype = *dtype;
+  b.shape = g.integers("shape", 0, kMaxSize);
+  int64_t elements = 1;
+  for (int64_t d : b.shape)
+    if (d != 0 && elements > kMaxSize / d / 8)
+      g.fail("the shape has too many elements");
+    else
+      elements *= d;
+  b.offset = g.integer("offset", 0, kMaxSize);
+  b.bytes = g.integer("bytes", 0, kMaxSize);
+  if (b.bytes != elements * (int64_t)dtypeSize(b.dtype))
+    g.fail("bytes do not match dtype and shape");
+  int64_t region = b.isPersistent() ? plan.persistentBytes : plan.arenaBytes;
+  if (b.offset % plan.target.alignment || b.offset + b.bytes > region)
+    g.fail("offset out of its region");
+  if (b.kind == BufferKind::Param) {
+    b.init = initSpec(g, where);
+    b.trainable = g.boolean("trainable", true);
+    b.masterDtype = g.str("master_dtype", "");
+    if (!b.masterDtype.empty() && !parseDType(b.masterDtype))
+      g.fail("unknown master_dtype");
+  }
+  if (b.kind == BufferKind::Const) {
+    if ((int64_t)g.array("data").size() != elements)
+      g.fail("const data does not fill the shape");
+    b.data = g.numbers("data");
+  }
+  return b;
+}
+
+Step readStep(const Json &js, const Plan &plan) {
+  Fields f(js, "step " + std::to_string(plan.steps.size()));
+  Step s;
+  s.name = f.str("name");
+  Fields g(js, "step '" + s.name + "'");
+  s.kernel = g.str("kernel");
+  s.inputs = ids(g, "inputs", plan.buffers.size());
+  s.outputs = ids(g, "outputs", plan.buffers.size());
+  s.attrs = g.has("attrs") ? g.object("attrs") : Json::object();
+  return s;
+}
+
+} // namespace
+
+Plan planFromJson(const std::string &text) {
+  std::string error;
+  std::optional<Json> parsed = parseJson(text, error);
+  if (!parsed)
+    throw PlanError(error);
+  const Json &root = *parsed;
+  if (!root.is_object() || !root.contains("format") || root["format"] != "ampc.plan")
+    throw PlanError("not an ampc plan: \"format\" must be \"ampc.plan\"");
+  if (!root.contains("version") || root["version"] != kPlanVersion)
+    throw PlanError("unsupported plan version; this ampc reads version " +
+                    std::to_string(kPlanVersion) + " (recompile the graph with ampc compile)");
+  Fields f(root, "plan");
+  Plan plan;
+  plan.name = f.str("name");
+  Fields target(f.object("target"), "target");
+  plan.target.name = target.str("name");
+  plan.target.alignment = target.integer("alignment", 1, 4096);
+  plan.target.fusedCasts = target.boolean("fused_casts");
+  plan.target.inOrderLists = target.boolean("in_order_lists");
+  int64_t alignment = plan.target.alignment;
+  if (alignment & (alignment - 1))
+    target.fail("alignment must be a power of two up to 4096");
+  plan.arenaBytes = f.integer("arena_bytes", 0, kMaxSize);
+  plan.persistentBytes = f.integer("persistent_bytes", 0, kMaxSize);
+  plan.unsharedBytes = f.integer("unshared_bytes", 0, kMaxSize);
+  for (const Json &jb : f.array("buffers"))
+    plan.buffers.push_back(readBuffer(jb, plan));
+  for (const Json &js : f.array("steps"))
+    plan.steps.push_back(readStep(js, plan));
+  plan.inputs = ids(f, "inputs", plan.buffers.size());
+  plan.outputs = ids(f, "outputs", plan.buffers.size());
+  int64_t last = (int64_t)plan.buffers.size() - 1;
+  plan.loss = (int)f.integer("loss", -1, last);
+  plan.iteration = (int)f.integer("iteration", -1, last);
+  plan.skippedSteps = (int)f.integer("skipped_steps", -1, last);
+  for (auto [id, what] : {std::pair{plan.iteration, "iteration"},
+                          std::pair{plan.skippedSteps, "skipped_steps"}}) {
+    if (id < 0)
+      continue;
+    const Buffer &b = plan.buffers[id];
+    if (b.kind != BufferKind::State || b.dtype != DType::I64 || !b.shape.empty())
+      throw PlanError(std::string(what) + ": not an i64 scalar state buffer");
+  }
+  return plan;
+}
+
+Plan loadPlan(const std::string &path) {
+  std::string error;
+  std::optional<std::string> text = readFile(path, error);
+  if (!text)
+    throw PlanError("cannot read the file: " + error);
+  return planFromJson(*text);
+}
+
+} // namespace ampc::rt

@@ -1,0 +1,81 @@
+// The execution plan: the target it was lowered for, buffers (dtype, shape,
+// offset in one arena or in the persistent region) and steps (kernel,
+// attributes, input and output buffers) in execution order. Written by
+// `ampc compile` as JSON (format "ampc.plan", version 2; docs/runtime.md) and
+// run by runtime/device/Executor without MLIR.
+#ifndef AMPC_RUNTIME_CORE_PLAN_H
+#define AMPC_RUNTIME_CORE_PLAN_H
+
+#include <string>
+#include <vector>
+
+#include "runtime/core/DType.h"
+#include "runtime/core/Errors.h"
+#include "runtime/core/JsonText.h"
+#include "runtime/core/Target.h"
+
+namespace ampc::rt {
+
+/// Inputs and temporaries live in the arena; params, consts and the run's
+/// counters (state) are persistent, kept apart.
+enum class BufferKind { Input, Param, Const, Temp, State };
+
+const char *kindName(BufferKind k);
+
+struct Buffer {
+  int id = 0;
+  std::string name;
+  BufferKind kind = BufferKind::Temp;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  int64_t offset = 0, bytes = 0;
+  Json init;                    // params: the init spec
+  bool trainable = true;        // params
+  std::string masterDtype;      // params stored in low precision (AMP O2)
+  std::vector<double> data;     // consts
+  bool isPersistent() const {
+    return kind == BufferKind::Param || kind == BufferKind::Const || kind == BufferKind::State;
+  }
+};
+
+struct Step {
+  std::string name, kernel;
+  std::vector<int> inputs, outputs;
+  Json attrs = Json::object();
+};
+
+struct Plan {
+  std::string name;
+  Target target = cpuTarget();
+  std::vector<Buffer> buffers;
+  std::vector<Step> steps;
+  std::vector<int> inputs, outputs;
+  int loss = -1;
+  /// State buffers (i64 scalars, zero at the start) that the plan's steps
+  /// advance: the run counter that keys dropout's streams, and the count of
+  /// skipped (non-finite) optimizer steps. -1 when the plan has none.
+  int iteration = -1, skippedSteps = -1;
+  int64_t arenaBytes = 0, persistentBytes = 0;
+  /// The arena's size with no reuse: every input and temporary apart.
+  int64_t unsharedBytes = 0;
+  /// The most arena bytes live at once, a lower bound of arenaBytes (set by
+  /// planMemory; not saved in the plan file).
+  int64_t liveBytes = 0;
+  int64_t peakBytes() const { return arenaBytes + persistentBytes; }
+  /// The buffer called `name`, or -1.
+  int find(const std::string &name) const;
+};
+
+/// The plan format version this runtime reads and writes.
+constexpr int kPlanVersion = 2;
+
+/// Plan <-> JSON text. planFromJson validates every field's type and range,
+/// ids, sizes (overflow-checked) and offsets; throws PlanError naming the
+/// buffer, step or field.
+std::string planToJson(const Plan &plan);
+Plan planFromJson(const std::string &text);
+Plan loadPlan(const std::string &path);
+
+} // namespace ampc::rt
+
+#endif

@@ -1,0 +1,390 @@
+// Kernel signatures of elementwise, movement, reduction, loss and training
+// kernels, and the overlap rule (KernelSignatures.h). Matrix, convolution,
+// pooling and normalisation kernels are in MatrixSignatures.cpp.
+#include <algorithm>
+
+#include "runtime/core/KernelTraits.h"
+#include "runtime/core/SignatureUtil.h"
+
+namespace ampc::rt {
+
+void StepView::fail(const std::string &what) const {
+  throw PlanError("step '" + step.name + "' (" + step.kernel + "): " + what);
+}
+
+namespace signature {
+
+std::string shapeText(const Shape &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+void requireFloats(const StepView &s) {
+  for (int id : s.step.inputs)
+    s.require(isFloat(s.plan.buffers[id].dtype),
+              "input '" + s.plan.buffers[id].name + "' must be a float tensor");
+  for (int id : s.step.outputs)
+    s.require(isFloat(s.plan.buffers[id].dtype),
+              "output '" + s.plan.buffers[id].name + "' must be a float tensor");
+}
+
+void requireShape(const StepView &s, const Buffer &b, const Shape &shape) {
+  s.require(b.shape == shape,
+            "'" + b.name + "' is " + shapeText(b.shape) + ", expected " + shapeText(shape));
+}
+
+void requireSameSize(const StepView &s, const Buffer &a, const Buffer &b) {
+  s.require(numElements(a.shape) == numElements(b.shape),
+            "'" + a.name + "' " + shapeText(a.shape) + " and '" + b.name + "' " +
+                shapeText(b.shape) + " differ in size");
+}
+
+std::optional<Shape> broadcastShape(const Shape &a, const Shape &b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return std::nullopt;
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+int64_t axisOf(const StepView &s, int64_t axis, int64_t rank) {
+  int64_t a = axis < 0 ? axis + rank : axis;
+  s.require(a >= 0 && a < rank,
+            "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return a;
+}
+
+Shape intsAttr(const StepView &s, const char *name, Shape dflt, size_t count, int64_t least) {
+  Shape v = s.attrs.getInts(name, std::move(dflt));
+  s.require(v.size() == count,
+            std::string("attribute '") + name + "' needs " + std::to_string(count) + " values");
+  for (int64_t x : v)
+    s.require(x >= least && x <= (int64_t(1) << 40),
+              std::string("attribute '") + name + "' has a value out of range");
+  return v;
+}
+
+Shape padsAttr(const StepView &s) {
+  Shape p = s.attrs.getInts("padding", {0, 0});
+  s.require(p.size() == 2 || p.size() == 4, "attribute 'padding' needs 2 or 4 values");
+  for (int64_t x : p)
+    s.require(x >= 0 && x <= (int64_t(1) << 40), "attribute 'padding' has a value out of range");
+  return p.size() == 2 ? Shape{p[0], p[0], p[1], p[1]} : p;
+}
+
+bool nhwcAttr(const StepView &s) {
+  std::string layout = s.attrs.getStr("layout", "NHWC");
+  s.require(layout == "NHWC" || layout == "NCHW", "layout must be NHWC or NCHW");
+  return layout == "NHWC";
+}
+
+void binary(const StepView &s) {
+  const Buffer &a = s.in(0), &b = s.in(1), &y = s.out(0);
+  std::optional<Shape> shape = broadcastShape(a.shape, b.shape);
+  s.require(shape.has_value(),
+            "shapes " + shapeText(a.shape) + " and " + shapeText(b.shape) + " do not broadcast");
+  requireShape(s, y, *shape);
+  if (isFloat(y.dtype))
+    requireFloats(s);
+  else
+    s.require(a.dtype == y.dtype && b.dtype == y.dtype, "operands and result need one dtype");
+}
+
+void unary(const StepView &s) {
+  requireFloats(s);
+  requireShape(s, s.out(0), s.in(0).shape);
+}
+
+void dropout(const StepView &s) {
+  const Buffer &x = s.in(0), &y = s.out(0);
+  s.require(isFloat(x.dtype) && x.dtype == y.dtype, "input and result need one float dtype");
+  requireShape(s, y, x.shape);
+  double rate = s.attrs.getF64("rate", 0.5);
+  s.require(rate >= 0.0 && rate < 1.0, "rate must be in [0, 1)");
+  if (s.step.inputs.size() > 1)
+    s.require(s.in(1).dtype == DType::I64 && isScalar(s.in(1)),
+              "the run counter must be an i64 scalar");
+}
+
+void cast(const StepView &s) { requireShape(s, s.out(0), s.in(0).shape); }
+
+void fill(const StepView &s) {}
+
+void copy(const StepView &s) {
+  const Buffer &x = s.in(0), &y = s.out(0);
+  s.require(x.dtype == y.dtype, "input and result need one dtype");
+  requireSameSize(s, x, y);
+}
+
+void transpose(const StepView &s) {
+  const Buffer &x = s.in(0), &y = s.out(0);
+  Shape perm = s.attrs.getInts("perm");
+  s.require(perm.size() == x.shape.size(), "perm needs one entry per dimension");
+  Shape sorted = perm, shape;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i)
+    s.require(sorted[i] == (int64_t)i, "perm is not a permutation");
+  for (int64_t p : perm)
+    shape.push_back(x.shape[p]);
+  s.require(x.dtype == y.dtype, "input and result need one dtype");
+  requireShape(s, y, shape);
+}
+
+void concat(const StepView &s) {
+  const Buffer &y = s.out(0);
+  int64_t axis = axisOf(s, s.attrs.getInt("axis", 0), y.shape.size());
+  int64_t total = 0;
+  for (size_t i = 0; i < s.step.inputs.size(); ++i) {
+    const Buffer &x = s.in(i);
+    s.require(x.dtype == y.dtype && x.shape.size() == y.shape.size(),
+              "'" + x.name + "' does not match the result's dtype and rank");
+    for (size_t d = 0; d < y.shape.size(); ++d)
+      s.require((int64_t)d == axis || x.shape[d] == y.shape[d],
+                "'" + x.name + "' " + shapeText(x.shape) + " does not fit " + shapeText(y.shape));
+    total += x.shape[axis];
+  }
+  s.require(total == y.shape[axis], "the inputs do not add up to the result along the axis");
+}
+
+/// `part` is a slice of `full` at the kernel's start (axes, starts).
+void sliceOf(const StepView &s, const Buffer &full, const Buffer &part) {
+  s.require(full.dtype == part.dtype && full.shape.size() == part.shape.size(),
+            "the slice and its source need one dtype and rank");
+  Shape axes = s.attrs.getInts("axes"), starts = s.attrs.getInts("starts");
+  s.require(starts.size() >= axes.size(), "starts needs one value per axis");
+  Shape begin(full.shape.size(), 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axisOf(s, axes[i], full.shape.size()), dim = full.shape[a], st = starts[i];
+    st = st < 0 ? st + dim : st;
+    begin[a] = std::min(std::max<int64_t>(st, 0), dim);
+  }
+  for (size_t d = 0; d < full.shape.size(); ++d)
+    s.require(part.shape[d] >= 0 && begin[d] + part.shape[d] <= full.shape[d],
+              "slice " + shapeText(part.shape) + " does not fit in " + shapeText(full.shape));
+}
+
+void slice(const StepView &s) { sliceOf(s, s.in(0), s.out(0)); }
+void sliceBackward(const StepView &s) { sliceOf(s, s.out(0), s.in(0)); }
+
+void embedding(const StepView &s) {
+  const Buffer &ids = s.in(0), &w = s.in(1), &y = s.out(0);
+  s.require(isIndex(ids), "ids must be i32 or i64");
+  s.require(w.shape.size() == 2, "the table must be 2-D");
+  Shape shape = ids.shape;
+  shape.push_back(w.shape[1]);
+  s.require(y.dtype == w.dtype, "the result needs the table's dtype");
+  requireShape(s, y, shape);
+}
+
+void embeddingBackward(const StepView &s) {
+  const Buffer &ids = s.in(0), &dy = s.in(1), &dw = s.out(0);
+  s.require(isIndex(ids), "ids must be i32 or i64");
+  s.require(isFloat(dy.dtype) && isFloat(dw.dtype) && dw.shape.size() == 2,
+            "needs float gradients and a 2-D table gradient");
+  Shape shape = ids.shape;
+  shape.push_back(dw.shape[1]);
+  requireShape(s, dy, shape);
+}
+
+void reduce(const StepView &s) {
+  requireFloats(s);
+  const Buffer &x = s.in(0), &y = s.out(0);
+  Shape axes = s.attrs.getInts("axes");
+  std::vector<bool> reduced(x.shape.size(), axes.empty());
+  for (int64_t a : axes)
+    reduced[axisOf(s, a, x.shape.size())] = true;
+  int64_t kept = 1;
+  for (size_t d = 0; d < x.shape.size(); ++d)
+    kept *= reduced[d] ? 1 : x.shape[d];
+  s.require(numElements(y.shape) == kept, "the result's size does not match the reduction");
+}
+
+void softmax(const StepView &s) {
+  unary(s);
+  axisOf(s, s.attrs.getInt("axis", -1), s.in(0).shape.size());
+}
+
+void softmaxBackward(const StepView &s) {
+  requireFloats(s);
+  requireShape(s, s.in(1), s.in(0).shape);
+  requireShape(s, s.out(0), s.in(0).shape);
+  axisOf(s, s.attrs.getInt("axis", -1), s.in(0).shape.size());
+}
+
+/// Logits [..., C] and one label per row.
+void logitsAndLabels(const StepView &s) {
+  const Buffer &logits = s.in(0), &labels = s.in(1);
+  s.require(isFloat(logits.dtype) && !logits.shape.empty(), "logits must be a float tensor");
+  s.require(isIndex(labels), "labels must be i32 or i64");
+  int64_t classes = logits.shape.back();
+  s.require(classes > 0, "logits need at least one class");
+  s.require(numElements(labels.shape) == numElements(logits.shape) / classes,
+            "one label per row of logits");
+}
+
+void crossEntropy(const StepView &s) {
+  logitsAndLabels(s);
+  s.require(isFloatScalar(s.out(0)), "the loss must be a float scalar");
+}
+
+void crossEntropyBackward(const StepView &s) {
+  logitsAndLabels(s);
+  s.require(isFloatScalar(s.in(2)), "the loss gradient must be a float scalar");
+  s.require(isFloat(s.out(0).dtype), "the gradient must be a float tensor");
+  requireShape(s, s.out(0), s.in(0).shape);
+}
+
+void mse(const StepView &s) {
+  requireFloats(s);
+  requireSameSize(s, s.in(0), s.in(1));
+  s.require(isScalar(s.out(0)), "the loss must be a scalar");
+}
+
+void mseBackward(const StepView &s) {
+  requireFloats(s);
+  requireSameSize(s, s.in(0), s.in(1));
+  s.require(isScalar(s.in(2)), "the loss gradient must be a scalar");
+  requireShape(s, s.out(0), s.in(0).shape);
+}
+
+void broadcastTo(const StepView &s) {
+  requireFloats(s);
+  std::optional<Shape> shape = broadcastShape(s.in(0).shape, s.out(0).shape);
+  s.require(shape && *shape == s.out(0).shape, "the input does not broadcast to the result");
+}
+
+void reduceTo(const StepView &s) {
+  requireFloats(s);
+  std::optional<Shape> shape = broadcastShape(s.out(0).shape, s.in(0).shape);
+  s.require(shape && *shape == s.in(0).shape, "the result does not broadcast to the input");
+}
+
+void unaryBackward(const StepView &s) {
+  requireFloats(s);
+  for (size_t i = 1; i < 3; ++i)
+    requireSameSize(s, s.in(0), s.in(i));
+  requireSameSize(s, s.in(0), s.out(0));
+}
+
+void minmaxBackward(const StepView &s) {
+  requireFloats(s);
+  const Buffer &dy = s.in(2);
+  for (size_t i = 0; i < 2; ++i) {
+    std::optional<Shape> shape = broadcastShape(s.in(i).shape, dy.shape);
+    s.require(shape && *shape == dy.shape, "'" + s.in(i).name + "' does not broadcast to dy");
+    requireShape(s, s.out(i), dy.shape);
+  }
+}
+
+void checkFiniteAndUnscale(const StepView &s) {
+  size_t n = s.step.inputs.size() - 1;
+  s.require(isFloatScalar(s.in(n)), "the scale must be a float scalar");
+  s.require(isFlag(s.out(n)), "found_inf must be an i1 scalar");
+  for (size_t i = 0; i < n; ++i) {
+    s.require(isFloat(s.in(i).dtype), "gradients must be float tensors");
+    s.require(s.out(i).dtype == DType::F32, "unscaled gradients must be f32");
+    requireSameSize(s, s.in(i), s.out(i));
+  }
+}
+
+void checkFinite(const StepView &s) {
+  for (int id : s.step.inputs)
+    s.require(isFloat(s.plan.buffers[id].dtype), "gradients must be float tensors");
+  s.require(isFlag(s.out(0)), "found_inf must be an i1 scalar");
+}
+
+void updateLossScaling(const StepView &s) {
+  s.require(isFlag(s.in(0)), "found_inf must be an i1 scalar");
+  for (size_t i = 1; i < 4; ++i)
+    s.require(isFloatScalar(s.in(i)), "the scale and its counters must be float scalars");
+}
+
+/// param, grad, lr, found_inf, `state` f32 moments, [a step count], [grad_scale].
+void update(const StepView &s, size_t state, bool stepCount) {
+  const Buffer &p = s.in(0), &g = s.in(1);
+  s.require(isFloat(p.dtype) && isFloat(g.dtype), "the param and its gradient must be floats");
+  requireSameSize(s, p, g);
+  s.require(isFloatScalar(s.in(2)), "lr must be a float scalar");
+  s.require(isFlag(s.in(3)), "found_inf must be an i1 scalar");
+  for (size_t i = 4; i < 4 + state; ++i) {
+    s.require(s.in(i).dtype == DType::F32, "optimizer state must be f32");
+    requireSameSize(s, p, s.in(i));
+  }
+  size_t operands = 4 + state;
+  if (stepCount)
+    s.require(isFloatScalar(s.in(operands++)), "the step count must be a float scalar");
+  if (s.step.inputs.size() > operands)
+    s.require(isFloatScalar(s.in(operands)), "grad_scale must be a float scalar");
+}
+
+void sgd(const StepView &s) { update(s, 0, false); }
+void momentum(const StepView &s) { update(s, 1, false); }
+void adam(const StepView &s) { update(s, 2, true); }
+
+void countStep(const StepView &s) {
+  s.require(isFloatScalar(s.in(0)), "the step count must be a float scalar");
+  s.require(isFlag(s.in(1)), "found_inf must be an i1 scalar");
+}
+
+void assign(const StepView &s) {
+  requireSameSize(s, s.in(0), s.in(1));
+  s.require(s.in(0).dtype == s.in(1).dtype || (isFloat(s.in(0).dtype) && isFloat(s.in(1).dtype)),
+            "target and value need one dtype, or both float");
+}
+
+void restoreIfSkipped(const StepView &s) {
+  s.require(s.in(0).dtype == s.in(1).dtype, "target and backup need one dtype");
+  requireSameSize(s, s.in(0), s.in(1));
+  s.require(isFlag(s.in(2)), "found_inf must be an i1 scalar");
+}
+
+void accumulate(const StepView &s) {
+  requireFloats(s);
+  requireSameSize(s, s.in(0), s.in(1));
+}
+
+void increment(const StepView &s) {
+  s.require(s.in(0).dtype == DType::I64 && isScalar(s.in(0)), "the counter must be an i64 scalar");
+  if (s.step.inputs.size() > 1)
+    s.require(isFlag(s.in(1)), "the flag must be an i1 scalar");
+}
+
+} // namespace signature
+
+void checkOverlaps(const StepView &s, unsigned flags) {
+  auto range = [&](int id) {
+    const Buffer &b = s.plan.buffers[id];
+    return std::make_pair(b.isPersistent(), std::make_pair(b.offset, b.offset + b.bytes));
+  };
+  auto overlap = [&](int a, int b) {
+    auto [pa, ra] = range(a);
+    auto [pb, rb] = range(b);
+    return pa == pb && ra.first < rb.second && rb.first < ra.second;
+  };
+  auto same = [&](int a, int b) { return range(a) == range(b); };
+  const std::vector<int> &ins = s.step.inputs, &outs = s.step.outputs;
+  for (size_t o = 0; o < outs.size(); ++o) {
+    for (size_t p = o + 1; p < outs.size(); ++p)
+      s.require(!overlap(outs[o], outs[p]),
+                "outputs '" + s.out(o).name + "' and '" + s.out(p).name + "' share memory");
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (ins[i] == outs[o] || !overlap(ins[i], outs[o]))
+        continue;
+      bool allowed = same(ins[i], outs[o]) && (flags & (kInPlace | kAliasesInput));
+      if (flags & kInOrderList) // list entry i, consumed before output o is written
+        allowed = i + 1 < ins.size() &&
+                  (s.plan.target.inOrderLists ? i <= o : i == o && same(ins[i], outs[o]));
+      s.require(allowed, "output '" + s.out(o).name + "' overlaps input '" + s.in(i).name +
+                             "' where the kernel cannot work in place");
+    }
+  }
+}
+
+} // namespace ampc::rt

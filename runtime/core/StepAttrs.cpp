@@ -1,0 +1,115 @@
+#include "runtime/core/StepAttrs.h"
+
+#include <algorithm>
+
+namespace ampc::rt {
+
+StepAttrs::StepAttrs(const Step &step) : step_(step.name) {
+  if (!step.attrs.is_object())
+    throw PlanError("step '" + step.name + "': \"attrs\" must be an object");
+  for (auto it = step.attrs.begin(); it != step.attrs.end(); ++it) {
+    const Json &v = it.value();
+    Entry e;
+    e.name = it.key();
+    if (v.is_boolean()) {
+      e.kind = Kind::Bool;
+      e.boolean = v.get<bool>();
+    } else if (v.is_number()) {
+      e.kind = Kind::Number;
+      e.integer = v.get<int64_t>();
+      e.real = v.get<double>();
+    } else if (v.is_string()) {
+      e.kind = Kind::String;
+      e.text = v.get<std::string>();
+    } else if (v.is_array() && std::all_of(v.begin(), v.end(),
+                                           [](const Json &x) { return x.is_number(); })) {
+      e.kind = Kind::Ints;
+      for (const Json &x : v)
+        e.ints.push_back(x.get<int64_t>());
+    } else if (v.is_array() && std::all_of(v.begin(), v.end(),
+                                           [](const Json &x) { return x.is_string(); })) {
+      e.kind = Kind::Strings;
+      for (const Json &x : v)
+        e.strings.push_back(x.get<std::string>());
+    } else {
+      throw PlanError("step '" + step.name + "': attribute '" + e.name +
+                      "' is of no type a kernel reads");
+    }
+    entries_.push_back(std::move(e));
+  }
+  if (const Entry *p = find("phase")) {
+    if (p->kind != Kind::String)
+      wrongType("phase", "a string");
+    phase_ = p->text;
+  }
+  if (const Entry *r = find("round_inputs")) {
+    if (r->kind != Kind::Strings && !(r->kind == Kind::Ints && r->ints.empty()))
+      wrongType("round_inputs", "a list of dtype names");
+    for (const std::string &name : r->strings)
+      rounded_.push_back(name.empty() ? DType::F32 : parseDType(name).value_or(DType::F32));
+  }
+}
+
+const StepAttrs::Entry *StepAttrs::find(const char *name) const {
+  for (const Entry &e : entries_)
+    if (e.name == name)
+      return &e;
+  return nullptr;
+}
+
+void StepAttrs::wrongType(const char *name, const char *wanted) const {
+  throw PlanError("step '" + step_ + "': attribute '" + name + "' must be " + wanted);
+}
+
+bool StepAttrs::getBool(const char *name, bool dflt) const {
+  const Entry *e = find(name);
+  if (!e)
+    return dflt;
+  if (e->kind != Kind::Bool)
+    wrongType(name, "a boolean");
+  return e->boolean;
+}
+
+int64_t StepAttrs::getInt(const char *name, int64_t dflt) const {
+  const Entry *e = find(name);
+  if (!e)
+    return dflt;
+  if (e->kind != Kind::Number)
+    wrongType(name, "a number");
+  return e->integer;
+}
+
+double StepAttrs::getF64(const char *name, double dflt) const {
+  const Entry *e = find(name);
+  if (!e)
+    return dflt;
+  if (e->kind != Kind::Number)
+    wrongType(name, "a number");
+  return e->real;
+}
+
+std::string StepAttrs::getStr(const char *name, const std::string &dflt) const {
+  const Entry *e = find(name);
+  if (!e)
+    return dflt;
+  if (e->kind != Kind::String)
+    wrongType(name, "a string");
+  return e->text;
+}
+
+std::vector<int64_t> StepAttrs::getInts(const char *name, std::vector<int64_t> dflt) const {
+  const Entry *e = find(name);
+  if (!e)
+    return dflt;
+  if (e->kind == Kind::Ints)
+    return e->ints;
+  if (e->kind == Kind::Strings && e->strings.empty())
+    return {};
+  wrongType(name, "a list of integers");
+}
+
+DType StepAttrs::roundedInput(size_t i) const {
+  return i < rounded_.size() ? rounded_[i] : DType::F32;
+}
+
+} // namespace ampc::rt

@@ -1,0 +1,57 @@
+// A step's attributes decoded once, when a backend prepares the step, from
+// the plan's JSON into typed values: kernels look them up by name without
+// touching JSON on every run.
+#ifndef AMPC_RUNTIME_CORE_STEPATTRS_H
+#define AMPC_RUNTIME_CORE_STEPATTRS_H
+
+#include <string>
+#include <vector>
+
+#include "runtime/core/Plan.h"
+
+namespace ampc::rt {
+
+class StepAttrs {
+public:
+  StepAttrs() = default;
+  /// Throws PlanError naming the step when `attrs` is not an object or an
+  /// attribute is of no type a kernel reads.
+  explicit StepAttrs(const Step &step);
+
+  /// The attribute `name`, or `dflt` when the step has none. A value of the
+  /// wrong type throws PlanError naming the step and the attribute.
+  bool getBool(const char *name, bool dflt) const;
+  int64_t getInt(const char *name, int64_t dflt) const;
+  double getF64(const char *name, double dflt) const;
+  std::string getStr(const char *name, const std::string &dflt) const;
+  std::vector<int64_t> getInts(const char *name, std::vector<int64_t> dflt = {}) const;
+  /// The dtype input `i` is rounded to before use, or F32: the plan's
+  /// `round_inputs` (one dtype name or "" per input) marks where lowering
+  /// fused a cast of a param or input into this step.
+  DType roundedInput(size_t i) const;
+  /// The step's phase: "", "apply" or "first".
+  const std::string &phase() const { return phase_; }
+
+private:
+  enum class Kind { Bool, Number, String, Ints, Strings };
+  struct Entry {
+    std::string name;
+    Kind kind;
+    bool boolean = false;
+    int64_t integer = 0;
+    double real = 0;
+    std::string text;
+    std::vector<int64_t> ints;
+    std::vector<std::string> strings;
+  };
+  const Entry *find(const char *name) const;
+  [[noreturn]] void wrongType(const char *name, const char *wanted) const;
+  std::string step_;
+  std::vector<Entry> entries_;
+  std::vector<DType> rounded_;
+  std::string phase_;
+};
+
+} // namespace ampc::rt
+
+#endif

@@ -1,0 +1,75 @@
+// Storage groups for memory planning: buffers that may share memory join one
+// storage. The output of an aliasing kernel (reshape, flatten, identity)
+// joins its input's storage; the output of an in-place kernel joins the
+// storage of a same-sized, same-dtype temporary input whose storage dies at
+// that step; output k of a list kernel (check_finite_and_unscale) joins list
+// input k's storage when that input dies there. Which kernels do what is in
+// the kernel traits table.
+#include <algorithm>
+#include <numeric>
+
+#include "runtime/core/KernelTraits.h"
+#include "runtime/core/MemoryPlannerParts.h"
+
+namespace ampc::rt::planner {
+
+StorageGroups groupStorages(const Plan &plan, const LiveRanges &live) {
+  int n = plan.buffers.size(), steps = plan.steps.size(), stride = live.stride;
+  StorageGroups g;
+  g.root.resize(n);
+  std::iota(g.root.begin(), g.root.end(), 0);
+  g.members.resize(n);
+  for (int i = 0; i < n; ++i)
+    g.members[i] = {i};
+  auto join = [&](int buffer, int into) {
+    int r = g.root[into];
+    g.root[buffer] = r;
+    g.members[r].push_back(buffer);
+  };
+  auto storageEnd = [&](int r) {
+    int end = -1;
+    for (int m : g.members[r])
+      end = std::max(end, live.last[m]);
+    return end;
+  };
+  auto inArena = [&](int id) { return !plan.buffers[id].isPersistent(); };
+  auto sameTemp = [&](int in, int out) {
+    const Buffer &ib = plan.buffers[in], &ob = plan.buffers[out];
+    return ib.kind == BufferKind::Temp && ib.dtype == ob.dtype && ib.bytes == ob.bytes;
+  };
+
+  for (int i = 0; i < steps; ++i) {
+    const Step &s = plan.steps[i];
+    const KernelTraits *traits = findKernelTraits(s.kernel);
+    if (!traits)
+      continue;
+    int at = i * stride;
+    if (traits->has(kInOrderList)) {
+      bool inOrder = plan.target.inOrderLists;
+      for (size_t k = 0; k + 1 < s.outputs.size() && k < s.inputs.size(); ++k) {
+        int in = s.inputs[k], out = s.outputs[k];
+        if (sameTemp(in, out) && storageEnd(g.root[in]) == at + (inOrder ? (int)k : 0))
+          join(out, in);
+      }
+      continue;
+    }
+    if (s.outputs.size() != 1)
+      continue;
+    int out = s.outputs[0];
+    if (traits->has(kAliasesInput) && s.inputs.size() == 1 && inArena(s.inputs[0]) &&
+        plan.buffers[s.inputs[0]].bytes == plan.buffers[out].bytes) {
+      join(out, s.inputs[0]);
+      continue;
+    }
+    if (!traits->has(kInPlace))
+      continue;
+    for (int in : s.inputs)
+      if (sameTemp(in, out) && storageEnd(g.root[in]) == at) {
+        join(out, in);
+        break;
+      }
+  }
+  return g;
+}
+
+} // namespace ampc::rt::planner

@@ -1,0 +1,44 @@
+// What a plan is lowered for. The memory planner and the lowering read it;
+// an executor runs a plan only on a backend of the same target, since a plan's
+// offsets, fused casts and buffer reuse were chosen for that target's kernels.
+#ifndef AMPC_RUNTIME_CORE_TARGET_H
+#define AMPC_RUNTIME_CORE_TARGET_H
+
+#include <cstdint>
+#include <string>
+
+namespace ampc::rt {
+
+struct Target {
+  /// The backend that runs it: "cpu" or "cuda".
+  std::string name;
+  /// Every buffer offset is a multiple of this many bytes.
+  int64_t alignment = 64;
+  /// Casts of f32 params and inputs to f16/bf16 are fused into readers that
+  /// widen their operands anyway (steps carry `round_inputs`).
+  bool fusedCasts = true;
+  /// List kernels (check_finite_and_unscale) may consume input k before
+  /// writing output k, so the planner lets output k reuse earlier inputs'
+  /// memory. A backend that reads the whole list at once declines this.
+  bool inOrderLists = true;
+
+  bool operator==(const Target &o) const {
+    return name == o.name && alignment == o.alignment && fusedCasts == o.fusedCasts &&
+           inOrderLists == o.inOrderLists;
+  }
+  bool operator!=(const Target &o) const { return !(*this == o); }
+};
+
+/// The CPU backend's target: 64-byte alignment (a cache line, AVX loads),
+/// fused casts, in-order lists.
+const Target &cpuTarget();
+/// The CUDA backend's target: 256-byte alignment (cuBLASLt and vectorised
+/// loads), no fused casts (cuBLASLt reads f16 operands as they are), and a
+/// finite check that reads the whole gradient list in one launch.
+const Target &cudaTarget();
+/// The target called `name`, or null.
+const Target *findTarget(const std::string &name);
+
+} // namespace ampc::rt
+
+#endif

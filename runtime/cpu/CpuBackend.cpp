@@ -1,0 +1,101 @@
+// The CPU backend: its program is a loop over prepared steps, each a kernel
+// function with its context (decoded attributes, bound tensors) built once.
+#include <chrono>
+
+#include "runtime/cpu/CpuDevice.h"
+#include "runtime/cpu/Kernels.h"
+#include "runtime/device/Registry.h"
+
+namespace ampc::rt {
+namespace {
+
+struct PreparedStep {
+  KernelFn kernel;
+  KernelContext context;
+  bool applyOnly, firstOnly;
+};
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+      .count();
+}
+
+class CpuProgram : public Program {
+public:
+  CpuProgram(std::vector<PreparedStep> steps, bool profiling)
+      : steps_(std::move(steps)), profiling_(profiling) {}
+
+  void run(const RunFlags &flags) override {
+    if (profiling_)
+      return runProfiled(flags);
+    for (PreparedStep &s : steps_)
+      if (!(s.applyOnly && !flags.apply) && !(s.firstOnly && !flags.first))
+        s.kernel(s.context);
+  }
+
+  void runStep(size_t index) override {
+    PreparedStep &s = steps_[index];
+    s.kernel(s.context);
+  }
+
+  const Profile &profile() const override { return profile_; }
+
+private:
+  void runProfiled(const RunFlags &flags) {
+    auto start = std::chrono::steady_clock::now();
+    for (PreparedStep &s : steps_) {
+      if ((s.applyOnly && !flags.apply) || (s.firstOnly && !flags.first))
+        continue;
+      auto t0 = std::chrono::steady_clock::now();
+      s.kernel(s.context);
+      profile_.kernelMs[s.context.step.kernel] += msSince(t0);
+    }
+    profile_.runMs += msSince(start);
+    ++profile_.runs;
+  }
+
+  std::vector<PreparedStep> steps_;
+  bool profiling_;
+  Profile profile_;
+};
+
+class CpuBackend : public Backend {
+public:
+  std::string name() const override { return "cpu"; }
+  const Target &target() const override { return cpuTarget(); }
+  /// Its kernels read rounded inputs or not, and lists in order or not;
+  /// offsets must keep its 64-byte alignment.
+  bool accepts(const Target &plan) const override {
+    return plan.name == "cpu" && plan.alignment % cpuTarget().alignment == 0;
+  }
+  Device &device() override { return device_; }
+  std::vector<std::string> kernelNames() const override { return rt::kernelNames(); }
+
+  std::unique_ptr<Program> prepare(const Plan &plan, const PlanMemory &memory,
+                                   const ExecOptions &options) override {
+    std::vector<PreparedStep> steps;
+    steps.reserve(plan.steps.size());
+    for (const Step &s : plan.steps) {
+      KernelContext context{s, StepAttrs(s), {}, {}, options.training, options.seed};
+      for (int id : s.inputs)
+        context.in.push_back(bufferRef(plan, memory, id));
+      for (int id : s.outputs)
+        context.out.push_back(bufferRef(plan, memory, id));
+      bool applyOnly = context.attrs.phase() == "apply",
+           firstOnly = context.attrs.phase() == "first";
+      steps.push_back({findKernel(s.kernel), std::move(context), applyOnly, firstOnly});
+    }
+    return std::make_unique<CpuProgram>(std::move(steps), options.profile);
+  }
+
+private:
+  CpuDevice device_;
+};
+
+} // namespace
+
+void registerCpuBackend() {
+  registerBackend("cpu", [] { return std::make_unique<CpuBackend>(); });
+}
+
+} // namespace ampc::rt

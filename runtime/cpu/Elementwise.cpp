@@ -1,0 +1,199 @@
+// Elementwise kernels of two operands with numpy broadcasting, their
+// backward (broadcast_to, reduce_to, minmax_backward), cast and fill.
+#include <cmath>
+
+#include "runtime/cpu/KernelUtil.h"
+
+namespace ampc::rt {
+namespace {
+
+/// Strides of `shape` aligned to an output of rank `rank`, 0 on broadcast dims.
+std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &shape, size_t rank) {
+  std::vector<int64_t> s(rank, 0), own = stridesOf(shape);
+  size_t off = rank - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] != 1)
+      s[off + i] = own[i];
+  return s;
+}
+
+template <typename T, typename Op>
+void broadcastLoop(const T *a, const std::vector<int64_t> &as, const T *b,
+                   const std::vector<int64_t> &bs, T *out, const std::vector<int64_t> &os,
+                   Op op) {
+  int64_t n = numElements(os);
+  if (as == os && bs == os) {
+#pragma omp parallel for if (n > kParallelGrain)
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = op(a[i], b[i]);
+    return;
+  }
+  if (os.empty() || n == 0) {
+    if (n)
+      out[0] = op(a[0], b[0]);
+    return;
+  }
+  size_t rank = os.size();
+  std::vector<int64_t> sa = broadcastStrides(as, rank), sb = broadcastStrides(bs, rank);
+  int64_t inner = os.back(), outer = n / inner, ia = sa.back(), ib = sb.back();
+#pragma omp parallel for if (n > kParallelGrain)
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t rest = o, offA = 0, offB = 0;
+    for (int64_t d = (int64_t)rank - 2; d >= 0; --d) {
+      int64_t idx = rest % os[d];
+      rest /= os[d];
+      offA += idx * sa[d];
+      offB += idx * sb[d];
+    }
+    T *po = out + o * inner;
+    for (int64_t i = 0; i < inner; ++i)
+      po[i] = op(a[offA + i * ia], b[offB + i * ib]);
+  }
+}
+
+template <typename Op> void binary(KernelContext &c, Op op) {
+  const TensorRef &a = c.in[0], &b = c.in[1], &o = c.out[0];
+  switch (o.dtype) {
+  case DType::I32:
+    return broadcastLoop(a.as<int32_t>(), a.shape, b.as<int32_t>(), b.shape, o.as<int32_t>(),
+                         o.shape, op);
+  case DType::I64:
+    return broadcastLoop(a.as<int64_t>(), a.shape, b.as<int64_t>(), b.shape, o.as<int64_t>(),
+                         o.shape, op);
+  case DType::I1:
+    c.fail("arithmetic on i1 is not supported");
+  default: {
+    F32In fa(a, roundedInput(c, 0)), fb(b, roundedInput(c, 1));
+    F32Out fo(o);
+    broadcastLoop(fa.data(), a.shape, fb.data(), b.shape, fo.data(), o.shape, op);
+    fo.commit();
+  }
+  }
+}
+
+void cast(KernelContext &c) {
+  const TensorRef &x = c.in[0], &y = c.out[0];
+  auto small = [](DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; };
+  if (x.dtype == y.dtype) {
+    copyBytes(x, y);
+  } else if (small(x.dtype) && y.dtype == DType::F32) {
+    toF32(x.data, x.dtype, y.as<float>(), y.size()); // one pass, no copy
+  } else if (x.dtype == DType::F32 && small(y.dtype)) {
+    fromF32(x.as<float>(), y.data, y.dtype, y.size());
+  } else if (small(x.dtype) && small(y.dtype)) {
+    F32In fx(x);
+    fromF32(fx.data(), y.data, y.dtype, y.size());
+  } else if ((x.dtype == DType::I64 || x.dtype == DType::I32) &&
+             (y.dtype == DType::I64 || y.dtype == DType::I32)) {
+    for (int64_t i = 0; i < y.size(); ++i)
+      if (y.dtype == DType::I64)
+        y.as<int64_t>()[i] = x.dtype == DType::I32 ? x.as<int32_t>()[i] : x.as<int64_t>()[i];
+      else
+        y.as<int32_t>()[i] = x.dtype == DType::I32 ? x.as<int32_t>()[i] : (int32_t)x.as<int64_t>()[i];
+  } else {
+    for (int64_t i = 0; i < y.size(); ++i)
+      storeElement(y.data, y.dtype, i, loadElement(x.data, x.dtype, i));
+  }
+}
+
+void fill(KernelContext &c) {
+  const TensorRef &y = c.out[0];
+  double v = attrF64(c, "value", 0.0);
+  for (int64_t i = 0; i < y.size(); ++i)
+    storeElement(y.data, y.dtype, i, v);
+}
+
+/// For each element of `big` (row-major), the index of the element of
+/// `small` it broadcasts from (numpy rules, `small` right-aligned).
+template <typename F>
+void forEachBroadcast(const std::vector<int64_t> &big, const std::vector<int64_t> &small, F f) {
+  size_t rank = big.size(), off = rank - small.size();
+  std::vector<int64_t> stride(rank, 0), own = stridesOf(small);
+  for (size_t i = 0; i < small.size(); ++i)
+    if (small[i] != 1)
+      stride[off + i] = own[i];
+  std::vector<int64_t> idx(rank, 0);
+  int64_t at = 0, n = numElements(big);
+  for (int64_t i = 0; i < n; ++i) {
+    f(i, at);
+    for (int64_t d = (int64_t)rank - 1; d >= 0; --d) {
+      at += stride[d];
+      if (++idx[d] < big[d])
+        break;
+      at -= stride[d] * big[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+void broadcastTo(KernelContext &c) {
+  F32In x(c.in[0]);
+  F32Out y(c.out[0]);
+  forEachBroadcast(c.out[0].shape, c.in[0].shape, [&](int64_t i, int64_t j) { y[i] = x[j]; });
+  y.commit();
+}
+
+void reduceTo(KernelContext &c) {
+  F32In x(c.in[0]);
+  std::vector<double> acc(c.out[0].size(), 0.0);
+  forEachBroadcast(c.in[0].shape, c.out[0].shape, [&](int64_t i, int64_t j) { acc[j] += x[i]; });
+  F32Out y(c.out[0]);
+  for (size_t i = 0; i < acc.size(); ++i)
+    y[i] = float(acc[i]);
+  y.commit();
+}
+
+void minMaxBackward(KernelContext &c) {
+  bool max = attrStr(c, "fn", "max") == "max";
+  const std::vector<int64_t> &shape = c.in[2].shape;
+  F32In a(c.in[0]), b(c.in[1]), dy(c.in[2]);
+  std::vector<float> ab(c.in[2].size()), bb(ab.size());
+  forEachBroadcast(shape, c.in[0].shape, [&](int64_t i, int64_t j) { ab[i] = a[j]; });
+  forEachBroadcast(shape, c.in[1].shape, [&](int64_t i, int64_t j) { bb[i] = b[j]; });
+  F32Out da(c.out[0]), db(c.out[1]);
+  for (size_t i = 0; i < ab.size(); ++i) {
+    bool first = max ? ab[i] >= bb[i] : ab[i] <= bb[i];
+    da[i] = first ? dy[i] : 0.0f;
+    db[i] = first ? 0.0f : dy[i];
+  }
+  da.commit();
+  db.commit();
+}
+
+} // namespace
+
+void addElementwiseKernels(KernelTable &t) {
+  t["add"] = [](KernelContext &c) { binary(c, [](auto a, auto b) { return a + b; }); };
+  t["sub"] = [](KernelContext &c) { binary(c, [](auto a, auto b) { return a - b; }); };
+  t["mul"] = [](KernelContext &c) { binary(c, [](auto a, auto b) { return a * b; }); };
+  t["div"] = [](KernelContext &c) {
+    if (!isFloat(c.out[0].dtype)) {
+      bool minusOne = false, smallest = false;
+      double least = c.out[0].dtype == DType::I64 ? -0x1p63 : -0x1p31;
+      for (int64_t i = 0; i < c.in[1].size(); ++i) {
+        double d = loadElement(c.in[1].data, c.in[1].dtype, i);
+        if (d == 0)
+          c.fail("integer division by zero");
+        minusOne |= d == -1;
+      }
+      for (int64_t i = 0; minusOne && i < c.in[0].size(); ++i)
+        smallest |= loadElement(c.in[0].data, c.in[0].dtype, i) == least;
+      if (minusOne && smallest) // the most negative integer over -1 does not fit
+        c.fail("integer division overflows");
+    }
+    binary(c, [](auto a, auto b) { return a / b; });
+  };
+  t["maximum"] = [](KernelContext &c) {
+    binary(c, [](auto a, auto b) { return a > b || a != a ? a : b; });
+  };
+  t["minimum"] = [](KernelContext &c) {
+    binary(c, [](auto a, auto b) { return a < b || a != a ? a : b; });
+  };
+  t["minmax_backward"] = minMaxBackward;
+  t["broadcast_to"] = broadcastTo;
+  t["reduce_to"] = reduceTo;
+  t["cast"] = cast;
+  t["fill"] = fill;
+}
+
+} // namespace ampc::rt

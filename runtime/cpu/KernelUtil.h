@@ -1,0 +1,199 @@
+// Helpers shared by the CPU kernels.
+#ifndef AMPC_RUNTIME_CPU_KERNELUTIL_H
+#define AMPC_RUNTIME_CPU_KERNELUTIL_H
+
+#include <cstring>
+#include <vector>
+
+#include "runtime/core/Convert.h"
+#include "runtime/numerics/Exp.h"
+#include "runtime/cpu/Kernels.h"
+
+namespace ampc::rt {
+
+/// An f32 view of a tensor: its own data when it is f32, else a widened copy.
+/// Elements [at, at + n) of `t` widened to f32 into `dst`.
+inline void readF32(const TensorRef &t, int64_t at, int64_t n, float *dst) {
+  toF32(static_cast<const char *>(t.data) + at * dtypeSize(t.dtype), t.dtype, dst, n);
+}
+
+/// `n` f32 values rounded into elements [at, at + n) of `t`.
+inline void writeF32(const float *src, const TensorRef &t, int64_t at, int64_t n) {
+  fromF32(src, static_cast<char *>(t.data) + at * dtypeSize(t.dtype), t.dtype, n);
+}
+
+/// A one-element tensor's value as f32.
+inline float scalarF32(const TensorRef &t) {
+  float v;
+  toF32(t.data, t.dtype, &v, 1);
+  return v;
+}
+
+/// Row `r` (`width` elements) of `t` as f32: a view of an f32 tensor, else
+/// widened into `scratch`.
+inline const float *rowF32(const TensorRef &t, int64_t r, int64_t width,
+                           std::vector<float> &scratch) {
+  if (t.dtype == DType::F32)
+    return t.as<float>() + r * width;
+  scratch.resize(width);
+  readF32(t, r * width, width, scratch.data());
+  return scratch.data();
+}
+
+class F32In {
+public:
+  /// With `roundTo` f16/bf16, an f32 tensor is read rounded to that dtype.
+  explicit F32In(const TensorRef &t, DType roundTo = DType::F32) {
+    if (t.dtype == DType::F32 && roundTo != DType::F32) {
+      copy_.resize(t.size());
+      roundThrough(t.as<float>(), roundTo, copy_.data(), copy_.size());
+      p_ = copy_.data();
+    } else if (t.dtype == DType::F32) {
+      p_ = t.as<float>();
+    } else {
+      copy_.resize(t.size());
+      toF32(t.data, t.dtype, copy_.data(), copy_.size());
+      p_ = copy_.data();
+    }
+  }
+  const float *data() const { return p_; }
+  float operator[](int64_t i) const { return p_[i]; }
+
+private:
+  std::vector<float> copy_;
+  const float *p_;
+};
+
+/// An f32 destination for a tensor: the tensor itself when it is f32, else a
+/// scratch buffer that commit() rounds into the tensor.
+class F32Out {
+public:
+  explicit F32Out(const TensorRef &t) : t_(t) {
+    if (t.dtype == DType::F32) {
+      p_ = t.as<float>();
+    } else {
+      scratch_.assign(t.size(), 0.0f);
+      p_ = scratch_.data();
+    }
+  }
+  float *data() { return p_; }
+  float &operator[](int64_t i) { return p_[i]; }
+  void commit() {
+    if (t_.dtype != DType::F32)
+      fromF32(p_, t_.data, t_.dtype, scratch_.size());
+  }
+
+private:
+  TensorRef t_;
+  std::vector<float> scratch_;
+  float *p_;
+};
+
+inline bool attrBool(const KernelContext &c, const char *k, bool d) {
+  return c.attrs.getBool(k, d);
+}
+inline int64_t attrInt(const KernelContext &c, const char *k, int64_t d) {
+  return c.attrs.getInt(k, d);
+}
+inline double attrF64(const KernelContext &c, const char *k, double d) {
+  return c.attrs.getF64(k, d);
+}
+inline std::string attrStr(const KernelContext &c, const char *k, const std::string &d) {
+  return c.attrs.getStr(k, d);
+}
+inline std::vector<int64_t> attrInts(const KernelContext &c, const char *k,
+                                     std::vector<int64_t> d = {}) {
+  return c.attrs.getInts(k, std::move(d));
+}
+
+/// Normalises a possibly negative axis.
+inline int64_t axisOf(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+/// Row-major strides of a shape, in elements.
+inline std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
+    s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+/// Work large enough to pay for threads.
+constexpr int64_t kParallelGrain = 1 << 15;
+
+/// Where a slice (attributes axes/starts, numpy semantics) of `full` starts.
+inline std::vector<int64_t> sliceBegin(const KernelContext &c, const std::vector<int64_t> &full) {
+  std::vector<int64_t> axes = attrInts(c, "axes"), starts = attrInts(c, "starts");
+  std::vector<int64_t> begin(full.size(), 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axisOf(axes[i], full.size()), dim = full[a], s = starts[i];
+    s = s < 0 ? s + dim : s;
+    begin[a] = std::min(std::max<int64_t>(s, 0), dim);
+  }
+  return begin;
+}
+
+/// Calls `f(partRow, fullOffset)` for every innermost row of a slice `part`
+/// of `full` that starts at `begin`; rows are `part.back()` elements long.
+template <typename F>
+void forEachSliceRow(const std::vector<int64_t> &full, const std::vector<int64_t> &part,
+                     const std::vector<int64_t> &begin, F f) {
+  int64_t inner = part.empty() ? 1 : part.back();
+  if (numElements(part) == 0)
+    return;
+  std::vector<int64_t> strides = stridesOf(full);
+  int64_t rows = numElements(part) / inner, rank = part.size();
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t rest = r, offset = rank ? begin.back() : 0;
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      offset += (rest % part[d] + begin[d]) * strides[d];
+      rest /= part[d];
+    }
+    f(r, offset);
+  }
+}
+
+/// The dtype input `i` is rounded to before use (the step's `round_inputs`).
+inline DType roundedInput(const KernelContext &c, size_t i) { return c.attrs.roundedInput(i); }
+
+/// The class labels (i32 or i64) of `rows` rows, each checked against
+/// `classes` (before any parallel loop: a bad label fails the step).
+inline std::vector<int64_t> rowLabels(KernelContext &c, const TensorRef &labels, int64_t rows,
+                                      int64_t classes) {
+  std::vector<int64_t> label(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    label[r] = labels.dtype == DType::I64 ? labels.as<int64_t>()[r] : labels.as<int32_t>()[r];
+    if (label[r] < 0 || label[r] >= classes)
+      c.fail("label " + std::to_string(label[r]) + " is out of range [0, " +
+             std::to_string(classes) + ")");
+  }
+  return label;
+}
+
+/// e[k] = exp(x[k] - max) over a row, with max the row's largest element;
+/// returns the sum of e (in double) and sets `max`.
+inline double expShiftedRow(const float *x, int64_t n, float *e, float &max) {
+  float m = x[0];
+#pragma omp simd reduction(max : m)
+  for (int64_t k = 1; k < n; ++k)
+    m = x[k] > m ? x[k] : m;
+  max = m;
+#pragma omp simd
+  for (int64_t k = 0; k < n; ++k)
+    e[k] = num::vectorExp(x[k] - m);
+  double sum = 0; // in lanes: the order is fixed by the build, not the data
+#pragma omp simd reduction(+ : sum)
+  for (int64_t k = 0; k < n; ++k)
+    sum += e[k];
+  return sum;
+}
+
+
+/// `n` f16/bf16/f32 elements from one tensor to another of the same dtype.
+inline void copyBytes(const TensorRef &from, const TensorRef &to) {
+  if (from.data != to.data)
+    std::memcpy(to.data, from.data, to.bytes());
+}
+
+} // namespace ampc::rt
+
+#endif

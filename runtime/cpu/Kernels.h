@@ -1,0 +1,52 @@
+// CPU kernels: one function per plan kernel. Low-precision tensors are
+// widened to f32, computed in f32, and rounded on output (nearest even), as
+// tensor cores do. Element math comes from runtime/numerics.
+#ifndef AMPC_RUNTIME_CPU_KERNELS_H
+#define AMPC_RUNTIME_CPU_KERNELS_H
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/core/Errors.h"
+#include "runtime/core/StepAttrs.h"
+
+namespace ampc::rt {
+
+/// One prepared step: its attributes decoded and its buffers bound once.
+struct KernelContext {
+  const Step &step;
+  StepAttrs attrs;
+  std::vector<TensorRef> in, out;
+  bool training = false;
+  uint64_t seed = 0;
+  [[noreturn]] void fail(const std::string &what) const {
+    throw RuntimeError("step '" + step.name + "' (" + step.kernel + "): " + what);
+  }
+};
+
+using KernelFn = void (*)(KernelContext &);
+
+/// The CPU kernel for a plan step's `kernel` name, or null.
+KernelFn findKernel(const std::string &name);
+/// Every CPU kernel name, sorted.
+std::vector<std::string> kernelNames();
+
+using KernelTable = std::map<std::string, KernelFn>;
+// One file per op family, each forward next to its backward.
+void addElementwiseKernels(KernelTable &t);
+void addUnaryKernels(KernelTable &t);
+void addMatmulKernels(KernelTable &t);
+void addConvKernels(KernelTable &t);
+void addMovementKernels(KernelTable &t);
+void addPoolingKernels(KernelTable &t);
+void addNormKernels(KernelTable &t);
+void addReduceKernels(KernelTable &t);
+void addSoftmaxKernels(KernelTable &t);
+void addLossKernels(KernelTable &t);
+void addTrainingKernels(KernelTable &t);
+void addProbeKernels(KernelTable &t);
+
+} // namespace ampc::rt
+
+#endif

@@ -1,0 +1,116 @@
+// Data movement on raw bytes, for any dtype: reshape, flatten, identity,
+// transpose, concat, slice and its backward, and the embedding gather with
+// its backward (a scatter-add).
+#include "runtime/cpu/KernelUtil.h"
+
+namespace ampc::rt {
+namespace {
+
+void copy(KernelContext &c) { copyBytes(c.in[0], c.out[0]); }
+
+void transpose(KernelContext &c) {
+  const TensorRef &x = c.in[0], &y = c.out[0];
+  std::vector<int64_t> perm = attrInts(c, "perm");
+  size_t es = dtypeSize(x.dtype), rank = x.shape.size();
+  std::vector<int64_t> xs = stridesOf(x.shape), src(rank);
+  for (size_t i = 0; i < rank; ++i)
+    src[i] = xs[perm[i]];
+  int64_t n = y.size();
+  if (n == 0)
+    return;
+  std::vector<int64_t> idx(rank, 0);
+  const char *in = static_cast<const char *>(x.data);
+  char *out = static_cast<char *>(y.data);
+  int64_t offset = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(out + i * es, in + offset * es, es);
+    for (int64_t d = (int64_t)rank - 1; d >= 0; --d) {
+      offset += src[d];
+      if (++idx[d] < y.shape[d])
+        break;
+      offset -= src[d] * y.shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+void concat(KernelContext &c) {
+  const TensorRef &y = c.out[0];
+  int64_t axis = axisOf(attrInt(c, "axis", 0), y.rank());
+  size_t es = dtypeSize(y.dtype);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= y.shape[d];
+  for (int64_t d = axis + 1; d < y.rank(); ++d)
+    inner *= y.shape[d];
+  char *out = static_cast<char *>(y.data);
+  for (int64_t o = 0; o < outer; ++o)
+    for (const TensorRef &x : c.in) {
+      size_t chunk = x.shape[axis] * inner * es;
+      std::memcpy(out, static_cast<const char *>(x.data) + o * chunk, chunk);
+      out += chunk;
+    }
+}
+
+void slice(KernelContext &c) {
+  const TensorRef &x = c.in[0], &y = c.out[0];
+  size_t es = dtypeSize(x.dtype), row = (y.rank() ? y.shape.back() : 1) * es;
+  forEachSliceRow(x.shape, y.shape, sliceBegin(c, x.shape), [&](int64_t r, int64_t offset) {
+    std::memcpy(static_cast<char *>(y.data) + r * row,
+                static_cast<const char *>(x.data) + offset * es, row);
+  });
+}
+
+void sliceBackward(KernelContext &c) {
+  const TensorRef &dy = c.in[0], &dx = c.out[0];
+  std::memset(dx.data, 0, dx.bytes());
+  size_t es = dtypeSize(dx.dtype), row = (dy.rank() ? dy.shape.back() : 1) * es;
+  forEachSliceRow(dx.shape, dy.shape, sliceBegin(c, dx.shape), [&](int64_t r, int64_t offset) {
+    std::memcpy(static_cast<char *>(dx.data) + offset * es,
+                static_cast<const char *>(dy.data) + r * row, row);
+  });
+}
+
+void embedding(KernelContext &c) {
+  const TensorRef &ids = c.in[0], &w = c.in[1], &y = c.out[0];
+  int64_t vocab = w.dim(0), rowBytes = w.dim(1) * dtypeSize(w.dtype);
+  for (int64_t i = 0; i < ids.size(); ++i) {
+    int64_t id = ids.dtype == DType::I64 ? ids.as<int64_t>()[i] : ids.as<int32_t>()[i];
+    if (id < 0 || id >= vocab)
+      c.fail("id " + std::to_string(id) + " is out of range [0, " + std::to_string(vocab) + ")");
+    std::memcpy(static_cast<char *>(y.data) + i * rowBytes,
+                static_cast<const char *>(w.data) + id * rowBytes, rowBytes);
+  }
+}
+
+void embeddingBackward(KernelContext &c) {
+  const TensorRef &ids = c.in[0];
+  int64_t vocab = c.out[0].dim(0), dim = c.out[0].dim(1);
+  F32In dy(c.in[1]);
+  std::vector<float> acc(c.out[0].size(), 0.0f);
+  for (int64_t i = 0; i < ids.size(); ++i) {
+    int64_t id = ids.dtype == DType::I64 ? ids.as<int64_t>()[i] : ids.as<int32_t>()[i];
+    if (id < 0 || id >= vocab)
+      c.fail("id " + std::to_string(id) + " is out of range [0, " + std::to_string(vocab) + ")");
+    for (int64_t k = 0; k < dim; ++k)
+      acc[id * dim + k] += dy[i * dim + k];
+  }
+  fromF32(acc.data(), c.out[0].data, c.out[0].dtype, acc.size());
+}
+
+} // namespace
+
+void addMovementKernels(KernelTable &t) {
+  t["reshape"] = copy;
+  t["flatten"] = copy;
+  t["identity"] = copy;
+  t["transpose"] = transpose;
+  t["concat"] = concat;
+  t["slice"] = slice;
+  t["embedding"] = embedding;
+
+  t["slice_backward"] = sliceBackward;
+  t["embedding_backward"] = embeddingBackward;
+}
+
+} // namespace ampc::rt

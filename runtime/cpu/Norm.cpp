@@ -1,0 +1,231 @@
+// batch_norm (inference: running statistics; training: batch statistics,
+// moving the running ones by `momentum`), layer_norm, and their backward.
+// Statistics are accumulated in double.
+#include <cmath>
+
+#include "runtime/cpu/KernelUtil.h"
+
+namespace ampc::rt {
+namespace {
+
+void batchNorm(KernelContext &c) {
+  const TensorRef &x = c.in[0];
+  bool nhwc = attrStr(c, "layout", "NHWC") == "NHWC";
+  double eps = attrF64(c, "epsilon", 1e-5), momentum = attrF64(c, "momentum", 0.9);
+  int64_t axis = nhwc ? x.rank() - 1 : 1, channels = x.shape[axis];
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < x.rank(); ++d)
+    inner *= x.shape[d];
+  int64_t outer = x.size() / (channels * inner), count = outer * inner;
+  F32In fx(x), scale(c.in[1]), bias(c.in[2]);
+  F32Out y(c.out[0]);
+  std::vector<double> mean(channels), var(channels);
+  if (c.training) {
+    // Row-major passes; the innermost loop runs over contiguous elements.
+    const float *px = fx.data();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t ch = 0; ch < channels; ++ch) {
+        const float *row = px + (o * channels + ch) * inner;
+        double sum = 0;
+        for (int64_t i = 0; i < inner; ++i)
+          sum += row[i];
+        mean[ch] += sum;
+      }
+    for (double &m : mean)
+      m /= count;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t ch = 0; ch < channels; ++ch) {
+        const float *row = px + (o * channels + ch) * inner;
+        double sum = 0;
+        for (int64_t i = 0; i < inner; ++i)
+          sum += (row[i] - mean[ch]) * (row[i] - mean[ch]);
+        var[ch] += sum;
+      }
+    std::vector<float> runMean(channels), runVar(channels);
+    toF32(c.in[3].data, c.in[3].dtype, runMean.data(), channels);
+    toF32(c.in[4].data, c.in[4].dtype, runVar.data(), channels);
+    for (int64_t ch = 0; ch < channels; ++ch) {
+      var[ch] /= count;
+      double unbiased = count > 1 ? var[ch] * count / (count - 1) : var[ch];
+      runMean[ch] = float(momentum * runMean[ch] + (1 - momentum) * mean[ch]);
+      runVar[ch] = float(momentum * runVar[ch] + (1 - momentum) * unbiased);
+    }
+    fromF32(runMean.data(), c.in[3].data, c.in[3].dtype, channels);
+    fromF32(runVar.data(), c.in[4].data, c.in[4].dtype, channels);
+  } else {
+    F32In rm(c.in[3]), rv(c.in[4]);
+    for (int64_t ch = 0; ch < channels; ++ch) {
+      mean[ch] = rm[ch];
+      var[ch] = rv[ch];
+    }
+  }
+  std::vector<float> a(channels), b(channels);
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    a[ch] = float(scale[ch] / std::sqrt(var[ch] + eps));
+    b[ch] = float(bias[ch] - mean[ch] * a[ch]);
+  }
+  const float *px = fx.data();
+  float *py = y.data();
+#pragma omp parallel for if (x.size() > kParallelGrain)
+  for (int64_t o = 0; o < outer; ++o) {
+    if (inner == 1) { // channels last: one vectorisable row per pixel
+      const float *row = px + o * channels;
+      float *dst = py + o * channels;
+      for (int64_t ch = 0; ch < channels; ++ch)
+        dst[ch] = row[ch] * a[ch] + b[ch];
+      continue;
+    }
+    for (int64_t ch = 0; ch < channels; ++ch)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t at = (o * channels + ch) * inner + i;
+        py[at] = px[at] * a[ch] + b[ch];
+      }
+  }
+  y.commit();
+}
+
+void layerNorm(KernelContext &c) {
+  const TensorRef &x = c.in[0];
+  int64_t axis = axisOf(attrInt(c, "axis", -1), x.rank());
+  double eps = attrF64(c, "epsilon", 1e-5);
+  int64_t inner = 1;
+  for (int64_t d = axis; d < x.rank(); ++d)
+    inner *= x.shape[d];
+  int64_t rows = inner ? x.size() / inner : 0;
+  F32In fx(x), scale(c.in[1]), bias(c.in[2]);
+  F32Out y(c.out[0]);
+#pragma omp parallel for if (x.size() > kParallelGrain)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = fx.data() + r * inner;
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < inner; ++i)
+      mean += row[i];
+    mean /= inner;
+    for (int64_t i = 0; i < inner; ++i)
+      var += (row[i] - mean) * (row[i] - mean);
+    var /= inner;
+    double inv = 1.0 / std::sqrt(var + eps);
+    for (int64_t i = 0; i < inner; ++i)
+      y[r * inner + i] = float((row[i] - mean) * inv * scale[i] + bias[i]);
+  }
+  y.commit();
+}
+
+/// Batch norm backward with channels last: every pass runs over [rows, C]
+/// row by row, so the inner loop over channels is contiguous.
+void batchNormBackwardChannelsLast(KernelContext &c, int64_t rows, int64_t channels) {
+  F32In x(c.in[0]), dy(c.in[1]), scale(c.in[2]);
+  double eps = attrF64(c, "epsilon", 1e-5);
+  std::vector<double> mean(channels, 0.0), var(channels, 0.0), sumD(channels, 0.0),
+      sumDX(channels, 0.0);
+  const float *px = x.data(), *pd = dy.data();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t ch = 0; ch < channels; ++ch)
+      mean[ch] += px[r * channels + ch];
+  for (double &m : mean)
+    m /= rows;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t ch = 0; ch < channels; ++ch) {
+      double d = px[r * channels + ch] - mean[ch];
+      var[ch] += d * d;
+    }
+  std::vector<double> inv(channels);
+  for (int64_t ch = 0; ch < channels; ++ch)
+    inv[ch] = 1.0 / std::sqrt(var[ch] / rows + eps);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t ch = 0; ch < channels; ++ch) {
+      double g = pd[r * channels + ch], xhat = (px[r * channels + ch] - mean[ch]) * inv[ch];
+      sumD[ch] += g;
+      sumDX[ch] += g * xhat;
+    }
+  F32Out dx(c.out[0]);
+  float *out = dx.data();
+#pragma omp parallel for if (rows * channels > kParallelGrain)
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t ch = 0; ch < channels; ++ch) {
+      double xhat = (px[r * channels + ch] - mean[ch]) * inv[ch];
+      out[r * channels + ch] = float(scale[ch] * inv[ch] *
+                                     (pd[r * channels + ch] - sumD[ch] / rows -
+                                      xhat * sumDX[ch] / rows));
+    }
+  dx.commit();
+  std::vector<float> ds(sumDX.begin(), sumDX.end()), db(sumD.begin(), sumD.end());
+  fromF32(ds.data(), c.out[1].data, c.out[1].dtype, channels);
+  fromF32(db.data(), c.out[2].data, c.out[2].dtype, channels);
+}
+
+/// Shared by batch norm (over all but the channel axis) and layer norm (over
+/// the trailing `inner` elements of each row): dx, dscale, dbias.
+void normBackward(KernelContext &c, bool batch) {
+  const TensorRef &xT = c.in[0];
+  if (batch && attrStr(c, "layout", "NHWC") == "NHWC")
+    return batchNormBackwardChannelsLast(c, xT.size() / xT.shape.back(), xT.shape.back());
+  F32In x(xT), dy(c.in[1]), scale(c.in[2]);
+  double eps = attrF64(c, "epsilon", 1e-5);
+  int64_t groups, span, outer, inner;
+  if (batch) { // groups = channels; each channel spans outer x inner elements
+    bool nhwc = attrStr(c, "layout", "NHWC") == "NHWC";
+    int64_t axis = nhwc ? xT.rank() - 1 : 1;
+    groups = xT.shape[axis];
+    inner = 1;
+    for (int64_t d = axis + 1; d < xT.rank(); ++d)
+      inner *= xT.shape[d];
+    outer = xT.size() / (groups * inner);
+    span = outer * inner;
+  } else { // groups = rows; the scale runs along each row
+    int64_t axis = axisOf(attrInt(c, "axis", -1), xT.rank());
+    inner = 1;
+    for (int64_t d = axis; d < xT.rank(); ++d)
+      inner *= xT.shape[d];
+    groups = inner ? xT.size() / inner : 0;
+    span = inner;
+    outer = 1;
+  }
+  auto at = [&](int64_t g, int64_t k) {
+    return batch ? ((k / inner) * groups + g) * inner + k % inner : g * inner + k;
+  };
+  F32Out dx(c.out[0]);
+  std::vector<double> dscale(c.in[2].size(), 0.0), dbias(c.in[2].size(), 0.0);
+  for (int64_t g = 0; g < groups; ++g) {
+    double mean = 0, var = 0;
+    for (int64_t k = 0; k < span; ++k)
+      mean += x[at(g, k)];
+    mean /= span;
+    for (int64_t k = 0; k < span; ++k)
+      var += (x[at(g, k)] - mean) * (x[at(g, k)] - mean);
+    var /= span;
+    double inv = 1.0 / std::sqrt(var + eps), sumD = 0, sumDX = 0;
+    for (int64_t k = 0; k < span; ++k) {
+      double xhat = (x[at(g, k)] - mean) * inv, d = dy[at(g, k)];
+      double s = batch ? scale[g] : scale[k];
+      sumD += d * s;
+      sumDX += d * s * xhat;
+      if (batch) {
+        dscale[g] += d * xhat;
+        dbias[g] += d;
+      } else {
+        dscale[k] += d * xhat;
+        dbias[k] += d;
+      }
+    }
+    for (int64_t k = 0; k < span; ++k) {
+      double xhat = (x[at(g, k)] - mean) * inv, s = batch ? scale[g] : scale[k];
+      dx[at(g, k)] = float(inv * (dy[at(g, k)] * s - sumD / span - xhat * sumDX / span));
+    }
+  }
+  dx.commit();
+  std::vector<float> ds(dscale.begin(), dscale.end()), db(dbias.begin(), dbias.end());
+  fromF32(ds.data(), c.out[1].data, c.out[1].dtype, ds.size());
+  fromF32(db.data(), c.out[2].data, c.out[2].dtype, db.size());
+}
+
+} // namespace
+
+void addNormKernels(KernelTable &t) {
+  t["batch_norm"] = batchNorm;
+  t["layer_norm"] = layerNorm;
+  t["batch_norm_backward"] = [](KernelContext &c) { normBackward(c, true); };
+  t["layer_norm_backward"] = [](KernelContext &c) { normBackward(c, false); };
+}
+
+} // namespace ampc::rt

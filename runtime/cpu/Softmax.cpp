@@ -1,0 +1,85 @@
+// softmax and log_softmax (sums in double, a vectorised exp over the last
+// axis) and their backward.
+#include <cmath>
+#include <limits>
+
+#include "runtime/cpu/KernelUtil.h"
+
+namespace ampc::rt {
+namespace {
+
+template <bool Log> void softmax(KernelContext &c) {
+  const TensorRef &x = c.in[0];
+  int64_t axis = axisOf(attrInt(c, "axis", -1), x.rank());
+  int64_t dim = x.shape[axis], inner = 1;
+  for (int64_t d = axis + 1; d < x.rank(); ++d)
+    inner *= x.shape[d];
+  int64_t outer = (dim * inner) != 0 ? x.size() / (dim * inner) : 0;
+  F32In fx(x);
+  F32Out y(c.out[0]);
+  if (inner == 1) { // the last axis: contiguous rows, vectorised exp
+#pragma omp parallel for if (x.size() > kParallelGrain)
+    for (int64_t o = 0; o < outer; ++o) {
+      const float *px = fx.data() + o * dim;
+      float max, *py = y.data() + o * dim;
+      double sum = expShiftedRow(px, dim, py, max), logSum = std::log(sum);
+      float inverse = float(1.0 / sum);
+      for (int64_t k = 0; k < dim; ++k)
+        py[k] = Log ? float(double(px[k] - max) - logSum) : py[k] * inverse;
+    }
+    y.commit();
+    return;
+  }
+#pragma omp parallel for collapse(2) if (x.size() > kParallelGrain)
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const float *px = fx.data() + o * dim * inner + i;
+      float *py = y.data() + o * dim * inner + i;
+      float max = -std::numeric_limits<float>::infinity();
+      for (int64_t k = 0; k < dim; ++k)
+        max = std::max(max, px[k * inner]);
+      double sum = 0;
+      for (int64_t k = 0; k < dim; ++k)
+        sum += std::exp(double(px[k * inner] - max));
+      double logSum = std::log(sum);
+      for (int64_t k = 0; k < dim; ++k) {
+        double shifted = px[k * inner] - max;
+        py[k * inner] = float(Log ? shifted - logSum : std::exp(shifted - logSum));
+      }
+    }
+  y.commit();
+}
+
+void softmaxBackward(KernelContext &c) {
+  const TensorRef &yt = c.in[0];
+  bool log = attrBool(c, "log", false);
+  int64_t axis = axisOf(attrInt(c, "axis", -1), yt.rank()), dim = yt.shape[axis], inner = 1;
+  for (int64_t d = axis + 1; d < yt.rank(); ++d)
+    inner *= yt.shape[d];
+  int64_t outer = (dim * inner) != 0 ? yt.size() / (dim * inner) : 0;
+  F32In y(yt), dy(c.in[1]);
+  F32Out dx(c.out[0]);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t base = o * dim * inner + i;
+      double dot = 0;
+      for (int64_t k = 0; k < dim; ++k)
+        dot += log ? dy[base + k * inner] : double(dy[base + k * inner]) * y[base + k * inner];
+      for (int64_t k = 0; k < dim; ++k) {
+        int64_t at = base + k * inner;
+        dx[at] = log ? float(dy[at] - std::exp(double(y[at])) * dot)
+                     : float(y[at] * (dy[at] - dot));
+      }
+    }
+  dx.commit();
+}
+
+} // namespace
+
+void addSoftmaxKernels(KernelTable &t) {
+  t["softmax"] = softmax<false>;
+  t["log_softmax"] = softmax<true>;
+  t["softmax_backward"] = softmaxBackward;
+}
+
+} // namespace ampc::rt

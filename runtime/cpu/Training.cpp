@@ -1,0 +1,200 @@
+// Training kernels: the fused finite check, the loss-scaling rule, the
+// optimizers and the state updates. Updates write their first operands'
+// (persistent) buffers in place and do nothing when found_inf is set.
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/cpu/KernelUtil.h"
+#include "runtime/numerics/Finite.h"
+#include "runtime/numerics/LossScale.h"
+#include "runtime/numerics/Optimizers.h"
+
+namespace ampc::rt {
+namespace {
+
+void setScalar(const TensorRef &t, float v) { fromF32(&v, t.data, t.dtype, 1); }
+
+bool flag(const TensorRef &t) { return t.as<uint8_t>()[0] != 0; }
+
+constexpr int64_t kChunk = 4096; // widened and used while in L1
+
+void checkFiniteAndUnscale(KernelContext &c) {
+  size_t n = c.out.size() - 1;
+  float inverse = 1.0f / scalarF32(c.in[n]);
+  bool found = false;
+  for (size_t i = 0; i < n; ++i) {
+    const TensorRef &grad = c.in[i];
+    float *out = c.out[i].as<float>();
+    int64_t size = grad.size(), chunks = (size + kChunk - 1) / kChunk;
+    // v * 0 is NaN exactly when v is inf or NaN: a sum of those flags every
+    // non-finite value without a branch, so the loop vectorises.
+    float poison = 0.0f;
+#pragma omp parallel for reduction(+ : poison) if (size > kParallelGrain)
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+      int64_t at = ch * kChunk, count = std::min(kChunk, size - at);
+      const float *g = grad.dtype == DType::F32 ? grad.as<float>() + at : out + at;
+      if (grad.dtype != DType::F32)
+        readF32(grad, at, count, out + at);
+      for (int64_t k = 0; k < count; ++k) {
+        poison += g[k] * 0.0f;
+        out[at + k] = g[k] * inverse;
+      }
+    }
+    found |= poison != poison;
+  }
+  c.out[n].as<uint8_t>()[0] = found;
+}
+
+void updateLossScaling(KernelContext &c) {
+  const TensorRef &scale = c.in[1], &good = c.in[2], &bad = c.in[3];
+  num::LossScaleRule rule{attrInt(c, "incr_every_n_steps", 2000),
+                          attrInt(c, "decr_every_n_nan_or_inf", 1),
+                          attrF64(c, "incr_ratio", 2.0), attrF64(c, "decr_ratio", 0.5),
+                          attrBool(c, "dynamic", true)};
+  num::LossScaleState state{scalarF32(scale), scalarF32(good), scalarF32(bad)};
+  num::updateLossScale(flag(c.in[0]), state, rule);
+  setScalar(scale, state.scale);
+  setScalar(good, state.good);
+  setScalar(bad, state.bad);
+}
+
+/// True when any element of `t` is inf or nan, tested on the bits (no
+/// conversion, so the loop vectorises).
+template <typename Bits>
+bool anyNonFinite(const Bits *v, int64_t n, Bits exponent) {
+  Bits seen = 0;
+#pragma omp parallel for reduction(| : seen) if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    seen |= num::nonFiniteBits(v[i], exponent);
+  return seen != 0;
+}
+
+void checkFinite(KernelContext &c) {
+  bool found = false;
+  for (const TensorRef &g : c.in) {
+    if (found)
+      break;
+    switch (g.dtype) {
+    case DType::F32:
+      found = anyNonFinite(g.as<uint32_t>(), g.size(), num::kF32Exponent);
+      break;
+    case DType::F16:
+      found = anyNonFinite(g.as<uint16_t>(), g.size(), num::kF16Exponent);
+      break;
+    case DType::BF16:
+      found = anyNonFinite(g.as<uint16_t>(), g.size(), num::kBf16Exponent);
+      break;
+    default: {
+      F32In v(g);
+      for (int64_t i = 0; i < g.size() && !found; ++i)
+        found = !std::isfinite(v[i]);
+    }
+    }
+  }
+  c.out[0].as<uint8_t>()[0] = found;
+}
+
+/// Runs `update(param, grad, index)` over f32 views of param and grad, a
+/// chunk at a time (an f16 param or gradient is widened chunk by chunk and a
+/// low-precision param rounded back). `operands` is the update's operand
+/// count without the optional grad_scale: when that is present the gradient
+/// is multiplied by 1 / grad_scale first, as check_finite_and_unscale does.
+template <typename F> void updateParam(KernelContext &c, size_t operands, F update) {
+  if (flag(c.in[3]))
+    return;
+  const TensorRef &p = c.in[0], &grad = c.in[1];
+  bool scaled = c.in.size() > operands;
+  float inverse = scaled ? 1.0f / scalarF32(c.in[operands]) : 1.0f;
+  int64_t n = p.size(), chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for if (n > kParallelGrain)
+  for (int64_t ch = 0; ch < chunks; ++ch) {
+    int64_t at = ch * kChunk, count = std::min(kChunk, n - at);
+    float pLocal[kChunk], gLocal[kChunk];
+    float *param = p.dtype == DType::F32 ? p.as<float>() + at : pLocal;
+    const float *g = grad.dtype == DType::F32 && !scaled ? grad.as<float>() + at : gLocal;
+    if (p.dtype != DType::F32)
+      readF32(p, at, count, pLocal);
+    if (g == gLocal) {
+      readF32(grad, at, count, gLocal);
+      if (scaled)
+        for (int64_t k = 0; k < count; ++k)
+          gLocal[k] *= inverse;
+    }
+    for (int64_t k = 0; k < count; ++k)
+      update(param[k], g[k], at + k);
+    if (p.dtype != DType::F32)
+      writeF32(pLocal, p, at, count);
+  }
+}
+
+void sgd(KernelContext &c) {
+  num::SgdUpdate update{scalarF32(c.in[2])};
+  updateParam(c, 4, [&](float &p, float g, int64_t) { update(p, g); });
+}
+
+void momentum(KernelContext &c) {
+  num::MomentumUpdate update{scalarF32(c.in[2]), narrow(attrF64(c, "momentum", 0.9))};
+  float *v = c.in[4].as<float>();
+  updateParam(c, 5, [&](float &p, float g, int64_t i) { update(p, g, v[i]); });
+}
+
+void adam(KernelContext &c) {
+  num::AdamUpdate update = num::AdamUpdate::at(
+      scalarF32(c.in[2]), attrF64(c, "beta1", 0.9), attrF64(c, "beta2", 0.999),
+      attrF64(c, "epsilon", 1e-8), attrF64(c, "weight_decay", 0.0), scalarF32(c.in[6]));
+  float *m = c.in[4].as<float>(), *v = c.in[5].as<float>();
+  updateParam(c, 7, [&](float &p, float g, int64_t i) { update(p, g, m[i], v[i]); });
+}
+
+void countStep(KernelContext &c) {
+  if (!flag(c.in[1]))
+    setScalar(c.in[0], scalarF32(c.in[0]) + 1.0f);
+}
+
+void assign(KernelContext &c) {
+  const TensorRef &target = c.in[0], &value = c.in[1];
+  if (target.dtype == value.dtype) {
+    copyBytes(value, target);
+    return;
+  }
+  F32In v(value);
+  fromF32(v.data(), target.data, target.dtype, target.size());
+}
+
+void restoreIfSkipped(KernelContext &c) {
+  if (flag(c.in[2]))
+    copyBytes(c.in[1], c.in[0]);
+}
+
+void accumulate(KernelContext &c) {
+  const TensorRef &acc = c.in[0];
+  std::vector<float> sum(acc.size());
+  toF32(acc.data, acc.dtype, sum.data(), sum.size());
+  F32In g(c.in[1]);
+  for (int64_t i = 0; i < acc.size(); ++i)
+    sum[i] += g[i];
+  fromF32(sum.data(), acc.data, acc.dtype, sum.size());
+}
+
+/// counter += 1, or += flag: the plan's counters (i64 scalars).
+void increment(KernelContext &c) {
+  *c.in[0].as<int64_t>() += c.in.size() > 1 ? (int64_t)flag(c.in[1]) : 1;
+}
+
+} // namespace
+
+void addTrainingKernels(KernelTable &t) {
+  t["check_finite_and_unscale"] = checkFiniteAndUnscale;
+  t["check_finite"] = checkFinite;
+  t["update_loss_scaling"] = updateLossScaling;
+  t["sgd"] = sgd;
+  t["momentum"] = momentum;
+  t["adam"] = adam;
+  t["count_step"] = countStep;
+  t["assign"] = assign;
+  t["accumulate"] = accumulate;
+  t["restore_if_skipped"] = restoreIfSkipped;
+  t["increment"] = increment;
+}
+
+} // namespace ampc::rt

@@ -1,0 +1,195 @@
+// The CUDA backend: its program queues every prepared step on the device's
+// stream, runs of optimizer updates as one multi-tensor launch each. After a
+// first run (which sizes every workspace), the step is captured into a CUDA
+// graph, one per combination of accumulation phases, and each later run is
+// one graph launch: no host work per kernel and no host synchronisation
+// inside a step. runStep runs one plan step alone, ungrouped.
+#include <array>
+
+#include "runtime/cuda/CudaKernels.h"
+#include "runtime/device/Backend.h"
+
+namespace ampc::rt::cuda {
+namespace {
+
+struct PreparedStep {
+  KernelFn kernel;
+  KernelContext context;
+  bool applyOnly, firstOnly;
+};
+
+/// What one run queues: a step, or a group of update steps [begin, end).
+struct Launch {
+  size_t begin, end;
+  std::vector<KernelContext *> members; // a group's, else empty
+  DeviceMemory table;                   // a group's tensor list
+};
+
+/// Consecutive updates that may share a launch form one group each.
+std::vector<Launch> scheduleOf(std::vector<PreparedStep> &steps) {
+  std::vector<Launch> launches;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (!launches.empty()) {
+      Launch &last = launches.back();
+      const PreparedStep &first = steps[last.begin];
+      if (last.end == i && first.applyOnly == steps[i].applyOnly &&
+          first.firstOnly == steps[i].firstOnly &&
+          joinsUpdateGroup(first.context, steps[i].context)) {
+        last.end = i + 1;
+        continue;
+      }
+    }
+    launches.push_back({i, i + 1, {}, {}});
+  }
+  for (Launch &l : launches)
+    if (l.end - l.begin > 1)
+      for (size_t i = l.begin; i < l.end; ++i)
+        l.members.push_back(&steps[i].context);
+  return launches;
+}
+
+class CudaProgram : public Program {
+public:
+  CudaProgram(std::vector<PreparedStep> steps, CudaDevice &device, bool profiling, bool graphs)
+      : steps_(std::move(steps)), launches_(scheduleOf(steps_)), device_(device),
+        profiling_(profiling), graphs_(graphs && !profiling) {}
+
+  ~CudaProgram() override {
+    for (auto &g : execs_)
+      if (g)
+        cudaGraphExecDestroy(g);
+  }
+
+  void run(const RunFlags &flags) override {
+    int key = (flags.apply ? 1 : 0) | (flags.first ? 2 : 0);
+    if (graphs_ && execs_[key]) {
+      AMPC_CUDA_CHECK(cudaGraphLaunch(execs_[key], device_.stream()));
+      return;
+    }
+    if (graphs_ && warmed_[key]) {
+      capture(flags, key);
+      AMPC_CUDA_CHECK(cudaGraphLaunch(execs_[key], device_.stream()));
+      return;
+    }
+    queue(flags);
+    warmed_[key] = true;
+  }
+
+  void runStep(size_t index) override {
+    PreparedStep &s = steps_[index];
+    s.kernel(s.context);
+  }
+
+  const Profile &profile() const override { return profile_; }
+
+private:
+  bool runs(const PreparedStep &s, const RunFlags &flags) const {
+    return !(s.applyOnly && !flags.apply) && !(s.firstOnly && !flags.first);
+  }
+
+  void launch(Launch &l) {
+    if (l.members.empty())
+      steps_[l.begin].kernel(steps_[l.begin].context);
+    else
+      runUpdateGroup(l.members, l.table);
+  }
+
+  void queue(const RunFlags &flags) {
+    if (!profiling_) {
+      for (Launch &l : launches_)
+        if (runs(steps_[l.begin], flags))
+          launch(l);
+      return;
+    }
+    std::unique_ptr<Timer> whole = device_.timer();
+    whole->start();
+    for (Launch &l : launches_) {
+      if (!runs(steps_[l.begin], flags))
+        continue;
+      std::unique_ptr<Timer> t = device_.timer();
+      t->start();
+      launch(l);
+      t->stop();
+      profile_.kernelMs[steps_[l.begin].context.step.kernel] += t->elapsedMs();
+    }
+    whole->stop();
+    profile_.runMs += whole->elapsedMs();
+    ++profile_.runs;
+  }
+
+  void capture(const RunFlags &flags, int key) {
+    cudaGraph_t graph;
+    AMPC_CUDA_CHECK(cudaStreamBeginCapture(device_.stream(), cudaStreamCaptureModeThreadLocal));
+    try {
+      queue(flags);
+    } catch (...) {
+      cudaStreamEndCapture(device_.stream(), &graph);
+      throw;
+    }
+    AMPC_CUDA_CHECK(cudaStreamEndCapture(device_.stream(), &graph));
+    AMPC_CUDA_CHECK(cudaGraphInstantiate(&execs_[key], graph, 0));
+    cudaGraphDestroy(graph);
+  }
+
+  std::vector<PreparedStep> steps_;
+  std::vector<Launch> launches_;
+  CudaDevice &device_;
+  bool profiling_, graphs_;
+  std::array<cudaGraphExec_t, 4> execs_{};
+  std::array<bool, 4> warmed_{};
+  Profile profile_;
+};
+
+class CudaBackend : public Backend {
+public:
+  std::string name() const override { return "cuda"; }
+  const Target &target() const override { return cudaTarget(); }
+  Device &device() override { return device_; }
+  std::vector<std::string> kernelNames() const override { return cuda::kernelNames(); }
+
+  std::unique_ptr<Program> prepare(const Plan &plan, const PlanMemory &memory,
+                                   const ExecOptions &options) override {
+    std::vector<PreparedStep> steps;
+    std::vector<std::string> names;
+    steps.reserve(plan.steps.size());
+    for (const Step &s : plan.steps) {
+      KernelContext context{s,       StepAttrs(s),      {},      {}, options.training,
+                            options.seed, (int)names.size(), device_, {}, {}};
+      for (int id : s.inputs)
+        context.in.push_back(bufferRef(plan, memory, id));
+      for (int id : s.outputs)
+        context.out.push_back(bufferRef(plan, memory, id));
+      bool applyOnly = context.attrs.phase() == "apply",
+           firstOnly = context.attrs.phase() == "first";
+      steps.push_back({findKernel(s.kernel), std::move(context), applyOnly, firstOnly});
+      names.push_back(s.name);
+    }
+    device_.setStepNames(std::move(names));
+    return std::make_unique<CudaProgram>(std::move(steps), device_, options.profile,
+                                         options.graphs);
+  }
+
+private:
+  CudaDevice device_;
+};
+
+} // namespace
+} // namespace ampc::rt::cuda
+
+/// The plugin's entry point (runtime/device/Registry.h): a new backend, or a
+/// RuntimeError saying why there is none (no GPU, no driver).
+extern "C" ampc::rt::Backend *ampcCreateCudaBackend() {
+  return new ampc::rt::cuda::CudaBackend();
+}
+
+/// The plugin's kernel names, comma-separated, without a device: for the
+/// test that every kernel of every backend has a traits row.
+extern "C" const char *ampcCudaKernelNames() {
+  static const std::string names = [] {
+    std::string all;
+    for (const std::string &n : ampc::rt::cuda::kernelNames())
+      all += (all.empty() ? "" : ",") + n;
+    return all;
+  }();
+  return names.c_str();
+}

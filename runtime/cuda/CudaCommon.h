@@ -1,0 +1,100 @@
+// What every CUDA kernel file shares: error checks, a tensor view that can be
+// passed to a kernel by value, element loads and stores in any dtype through
+// the shared numerics (so the device rounds exactly as the host does), and
+// grid-stride launch sizes.
+#ifndef AMPC_RUNTIME_CUDA_CUDACOMMON_H
+#define AMPC_RUNTIME_CUDA_CUDACOMMON_H
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+
+#include "runtime/core/DType.h"
+#include "runtime/core/Errors.h"
+#include "runtime/numerics/Half.h"
+
+namespace ampc::rt::cuda {
+
+/// Throws RuntimeError naming the call when a CUDA call failed.
+inline void check(cudaError_t status, const char *what) {
+  if (status != cudaSuccess)
+    throw RuntimeError(std::string("cuda: ") + what + ": " + cudaGetErrorString(status));
+}
+#define AMPC_CUDA_CHECK(call) ::ampc::rt::cuda::check((call), #call)
+
+constexpr int kMaxRank = 8;
+
+/// A tensor as a kernel sees it: its device address, dtype, size and shape,
+/// small enough to pass by value.
+struct View {
+  void *data;
+  DType dtype;
+  int rank;
+  int64_t size;
+  int64_t shape[kMaxRank];
+};
+
+inline View viewOf(const TensorRef &t) {
+  if (t.rank() > kMaxRank)
+    throw RuntimeError("cuda: tensors of rank above 8 are not supported");
+  View v{t.data, t.dtype, (int)t.rank(), t.size(), {}};
+  for (int i = 0; i < v.rank; ++i)
+    v.shape[i] = t.shape[i];
+  return v;
+}
+
+/// Element i as f32, and f32 stored as element i (rounded to nearest even).
+__device__ inline float load(const void *p, DType t, int64_t i) {
+  switch (t) {
+  case DType::F32: return static_cast<const float *>(p)[i];
+  case DType::F16: return num::f16ToF32(static_cast<const uint16_t *>(p)[i]);
+  case DType::BF16: return num::bf16ToF32(static_cast<const uint16_t *>(p)[i]);
+  case DType::F64: return (float)static_cast<const double *>(p)[i];
+  case DType::I32: return (float)static_cast<const int32_t *>(p)[i];
+  case DType::I64: return (float)static_cast<const int64_t *>(p)[i];
+  case DType::I1: return static_cast<const uint8_t *>(p)[i] ? 1.0f : 0.0f;
+  }
+  return 0.0f;
+}
+
+__device__ inline void store(void *p, DType t, int64_t i, float v) {
+  switch (t) {
+  case DType::F32: static_cast<float *>(p)[i] = v; return;
+  case DType::F16: static_cast<uint16_t *>(p)[i] = num::f32ToF16(v); return;
+  case DType::BF16: static_cast<uint16_t *>(p)[i] = num::f32ToBf16(v); return;
+  case DType::F64: static_cast<double *>(p)[i] = v; return;
+  case DType::I32: static_cast<int32_t *>(p)[i] = (int32_t)v; return;
+  case DType::I64: static_cast<int64_t *>(p)[i] = (int64_t)v; return;
+  case DType::I1: static_cast<uint8_t *>(p)[i] = v != 0.0f; return;
+  }
+}
+
+/// An integer element (ids, labels) as int64.
+__device__ inline int64_t loadIndex(const void *p, DType t, int64_t i) {
+  return t == DType::I64 ? static_cast<const int64_t *>(p)[i] : static_cast<const int32_t *>(p)[i];
+}
+
+/// Rounds f32 through `t` and back (a cast fused into a reader), or leaves it.
+__device__ inline float roundThrough(float v, DType t) {
+  if (t == DType::F16)
+    return num::f16ToF32(num::f32ToF16(v));
+  if (t == DType::BF16)
+    return num::bf16ToF32(num::f32ToBf16(v));
+  return v;
+}
+
+constexpr int kThreads = 256;
+
+/// Blocks for a grid-stride loop over n elements.
+inline unsigned blocksFor(int64_t n) {
+  return (unsigned)std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, 65535 * 8);
+}
+
+#define AMPC_GRID_STRIDE(i, n)                                                                     \
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);                       \
+       i += (int64_t)gridDim.x * blockDim.x)
+
+} // namespace ampc::rt::cuda
+
+#endif

@@ -1,0 +1,74 @@
+// CUDA kernels: one host function per plan kernel, which queues its launches
+// (or library calls) on the device's stream and never waits for the device.
+// Element math comes from runtime/numerics, as on the CPU; the files are
+// built with --fmad=false, so element ops give the CPU's bits.
+#ifndef AMPC_RUNTIME_CUDA_CUDAKERNELS_H
+#define AMPC_RUNTIME_CUDA_CUDAKERNELS_H
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/core/StepAttrs.h"
+#include "runtime/cuda/CudaDevice.h"
+
+namespace ampc::rt::cuda {
+
+/// One prepared step: decoded attributes, bound tensors, the device.
+struct KernelContext {
+  const Step &step;
+  StepAttrs attrs;
+  std::vector<TensorRef> in, out;
+  bool training;
+  uint64_t seed;
+  int index; // the step's position, for errors reported from the device
+  CudaDevice &device;
+  /// Device memory a kernel keeps for its step (a multi-tensor list),
+  /// filled at its first run, before any capture.
+  DeviceMemory state;
+  /// Host objects a kernel keeps for its step (library descriptors, the
+  /// chosen algorithm), made at its first run.
+  std::shared_ptr<void> cache;
+  cudaStream_t stream() const { return device.stream(); }
+  [[noreturn]] void fail(const std::string &what) const {
+    throw RuntimeError("step '" + step.name + "' (" + step.kernel + "): " + what);
+  }
+};
+
+using KernelFn = void (*)(KernelContext &);
+using KernelTable = std::map<std::string, KernelFn>;
+
+/// The CUDA kernel for a plan kernel's name, or null; every name, sorted.
+KernelFn findKernel(const std::string &name);
+std::vector<std::string> kernelNames();
+
+void addElementwiseKernels(KernelTable &t);
+void addUnaryKernels(KernelTable &t);
+void addMovementKernels(KernelTable &t);
+void addMatmulKernels(KernelTable &t);
+void addLossKernels(KernelTable &t);
+void addTrainingKernels(KernelTable &t);
+void addSoftmaxKernels(KernelTable &t);
+void addPoolingKernels(KernelTable &t);
+void addNormKernels(KernelTable &t);
+void addConvKernels(KernelTable &t);
+void addProbeKernels(KernelTable &t);
+
+/// Multi-tensor updates (MultiTensor.cu): whether `kernel` may run grouped,
+/// whether `next` may join the group `first` starts, and a group's launch
+/// (`table`: its tensor list on the device, made at the first run).
+bool isGroupedUpdate(const std::string &kernel);
+bool joinsUpdateGroup(const KernelContext &first, const KernelContext &next);
+void runUpdateGroup(const std::vector<KernelContext *> &members, DeviceMemory &table);
+
+/// Checks a launch just queued (a bad configuration shows at once).
+inline void launched(const KernelContext &c) {
+  cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess)
+    c.fail(std::string("launch failed: ") + cudaGetErrorString(status));
+}
+
+} // namespace ampc::rt::cuda
+
+#endif

@@ -1,0 +1,286 @@
+// Elementwise kernels of two operands with numpy broadcasting, their
+// backward (broadcast_to, reduce_to, minmax_backward), cast and fill. Each
+// element is computed as the CPU computes it (widened to f32, one rounding
+// on output; integers as integers; sums of reduce_to in double, in the CPU's
+// order), so the results are the CPU's bits.
+#include "runtime/cuda/CudaKernels.h"
+
+namespace ampc::rt::cuda {
+namespace {
+
+/// Element i of `out` and the offsets of the elements of a and b it reads.
+struct Broadcast {
+  int rank;
+  int64_t shape[kMaxRank], strideA[kMaxRank], strideB[kMaxRank];
+  __device__ void offsets(int64_t i, int64_t &a, int64_t &b) const {
+    a = b = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t idx = i % shape[d];
+      i /= shape[d];
+      a += idx * strideA[d];
+      b += idx * strideB[d];
+    }
+  }
+};
+
+/// Strides of `shape` right-aligned to `out`'s rank, 0 on broadcast dims.
+void alignedStrides(const std::vector<int64_t> &shape, const std::vector<int64_t> &out,
+                    int64_t *strides) {
+  size_t off = out.size() - shape.size();
+  int64_t s = 1;
+  for (int64_t d = (int64_t)out.size() - 1; d >= 0; --d) {
+    if (d < (int64_t)off) {
+      strides[d] = 0;
+      continue;
+    }
+    int64_t dim = shape[d - off];
+    strides[d] = dim == 1 ? 0 : s;
+    s *= dim;
+  }
+}
+
+Broadcast broadcastOf(const TensorRef &a, const TensorRef &b, const TensorRef &out) {
+  if (out.rank() > kMaxRank)
+    throw RuntimeError("cuda: tensors of rank above 8 are not supported");
+  Broadcast bc{(int)out.rank(), {}, {}, {}};
+  for (int d = 0; d < bc.rank; ++d)
+    bc.shape[d] = out.shape[d];
+  alignedStrides(a.shape, out.shape, bc.strideA);
+  alignedStrides(b.shape, out.shape, bc.strideB);
+  return bc;
+}
+
+enum class Op { Add, Sub, Mul, Div, Max, Min };
+
+template <Op op, typename T> __device__ T apply(T a, T b) {
+  if constexpr (op == Op::Add)
+    return a + b;
+  else if constexpr (op == Op::Sub)
+    return a - b;
+  else if constexpr (op == Op::Mul)
+    return a * b;
+  else if constexpr (op == Op::Div)
+    return a / b;
+  else if constexpr (op == Op::Max)
+    return a > b || a != a ? a : b;
+  else
+    return a < b || a != a ? a : b;
+}
+
+template <Op op>
+__global__ void floatBinary(View a, View b, View y, Broadcast bc, DType roundA, DType roundB) {
+  AMPC_GRID_STRIDE(i, y.size) {
+    int64_t ia, ib;
+    bc.offsets(i, ia, ib);
+    float x = roundThrough(load(a.data, a.dtype, ia), roundA);
+    float z = roundThrough(load(b.data, b.dtype, ib), roundB);
+    store(y.data, y.dtype, i, apply<op>(x, z));
+  }
+}
+
+template <Op op, typename T>
+__global__ void intBinary(const T *a, const T *b, T *y, int64_t n, Broadcast bc, int32_t *error,
+                          int step) {
+  AMPC_GRID_STRIDE(i, n) {
+    int64_t ia, ib;
+    bc.offsets(i, ia, ib);
+    T x = a[ia], z = b[ib];
+    if constexpr (op == Op::Div) {
+      if (z == 0 || (z == T(-1) && x == (T(1) << (sizeof(T) * 8 - 1)))) {
+        reportError(error, step, z == 0 ? kDivisionByZero : kDivisionOverflow);
+        y[i] = 0;
+        continue;
+      }
+    }
+    y[i] = apply<op>(x, z);
+  }
+}
+
+template <Op op> void binary(KernelContext &c) {
+  const TensorRef &a = c.in[0], &b = c.in[1], &y = c.out[0];
+  Broadcast bc = broadcastOf(a, b, y);
+  unsigned blocks = blocksFor(y.size());
+  if (y.dtype == DType::I32)
+    intBinary<op, int32_t><<<blocks, kThreads, 0, c.stream()>>>(
+        a.as<int32_t>(), b.as<int32_t>(), y.as<int32_t>(), y.size(), bc, c.device.errorWord(),
+        c.index);
+  else if (y.dtype == DType::I64)
+    intBinary<op, int64_t><<<blocks, kThreads, 0, c.stream()>>>(
+        a.as<int64_t>(), b.as<int64_t>(), y.as<int64_t>(), y.size(), bc, c.device.errorWord(),
+        c.index);
+  else if (y.dtype == DType::I1)
+    c.fail("arithmetic on i1 is not supported");
+  else
+    floatBinary<op><<<blocks, kThreads, 0, c.stream()>>>(
+        viewOf(a), viewOf(b), viewOf(y), bc, c.attrs.roundedInput(0), c.attrs.roundedInput(1));
+  launched(c);
+}
+
+/// A value as the CPU's cast and fill see it: a double, for every dtype.
+__device__ double loadDouble(const void *p, DType t, int64_t i) {
+  switch (t) {
+  case DType::F64: return static_cast<const double *>(p)[i];
+  case DType::I32: return static_cast<const int32_t *>(p)[i];
+  case DType::I64: return (double)static_cast<const int64_t *>(p)[i];
+  case DType::I1: return static_cast<const uint8_t *>(p)[i] ? 1.0 : 0.0;
+  default: return load(p, t, i);
+  }
+}
+
+__device__ void storeDouble(void *p, DType t, int64_t i, double v) {
+  switch (t) {
+  case DType::F64: static_cast<double *>(p)[i] = v; return;
+  case DType::I32: static_cast<int32_t *>(p)[i] = (int32_t)v; return;
+  case DType::I64: static_cast<int64_t *>(p)[i] = (int64_t)v; return;
+  case DType::I1: static_cast<uint8_t *>(p)[i] = v != 0.0; return;
+  default: store(p, t, i, (float)v);
+  }
+}
+
+__device__ bool small(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+
+__global__ void castKernel(View x, View y) {
+  bool floats = small(x.dtype) && small(y.dtype);
+  bool ints = (x.dtype == DType::I32 || x.dtype == DType::I64) &&
+              (y.dtype == DType::I32 || y.dtype == DType::I64);
+  AMPC_GRID_STRIDE(i, y.size) {
+    if (floats)
+      store(y.data, y.dtype, i, load(x.data, x.dtype, i));
+    else if (ints && y.dtype == DType::I64)
+      static_cast<int64_t *>(y.data)[i] = loadIndex(x.data, x.dtype, i);
+    else if (ints)
+      static_cast<int32_t *>(y.data)[i] = (int32_t)loadIndex(x.data, x.dtype, i);
+    else
+      storeDouble(y.data, y.dtype, i, loadDouble(x.data, x.dtype, i));
+  }
+}
+
+void cast(KernelContext &c) {
+  const TensorRef &x = c.in[0], &y = c.out[0];
+  if (x.dtype == y.dtype) {
+    if (x.data != y.data)
+      AMPC_CUDA_CHECK(cudaMemcpyAsync(y.data, x.data, y.bytes(), cudaMemcpyDeviceToDevice,
+                                      c.stream()));
+    return;
+  }
+  castKernel<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(viewOf(x), viewOf(y));
+  launched(c);
+}
+
+__global__ void fillKernel(View y, double value) {
+  AMPC_GRID_STRIDE(i, y.size) { storeDouble(y.data, y.dtype, i, value); }
+}
+
+void fill(KernelContext &c) {
+  fillKernel<<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(
+      viewOf(c.out[0]), c.attrs.getF64("value", 0.0));
+  launched(c);
+}
+
+/// y (shape `big`) = x broadcast.
+__global__ void broadcastKernel(View x, View y, Broadcast bc) {
+  AMPC_GRID_STRIDE(i, y.size) {
+    int64_t ix, unused;
+    bc.offsets(i, ix, unused);
+    store(y.data, y.dtype, i, load(x.data, x.dtype, ix));
+  }
+}
+
+void broadcastTo(KernelContext &c) {
+  Broadcast bc = broadcastOf(c.in[0], c.in[0], c.out[0]);
+  broadcastKernel<<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(
+      viewOf(c.in[0]), viewOf(c.out[0]), bc);
+  launched(c);
+}
+
+/// y = x summed onto y's (broadcast) shape: each output element sums, in
+/// double and in row-major order, the elements of x that broadcast from it,
+/// as the CPU does.
+struct Reduction {
+  int rank;
+  int64_t shape[kMaxRank];      // x's shape
+  bool kept[kMaxRank];          // dimensions y keeps
+  int64_t xStride[kMaxRank];    // x's row-major strides
+};
+
+__global__ void reduceToKernel(View x, View y, Reduction r) {
+  AMPC_GRID_STRIDE(j, y.size) {
+    // x's coordinates on the kept dimensions, from y's index j.
+    int64_t base = 0, rest = j, count = 1;
+    for (int d = r.rank - 1; d >= 0; --d) {
+      if (r.kept[d]) {
+        base += (rest % r.shape[d]) * r.xStride[d];
+        rest /= r.shape[d];
+      } else {
+        count *= r.shape[d];
+      }
+    }
+    double sum = 0;
+    for (int64_t k = 0; k < count; ++k) { // reduced coordinates, row-major
+      int64_t at = base, left = k;
+      for (int d = r.rank - 1; d >= 0; --d)
+        if (!r.kept[d]) {
+          at += (left % r.shape[d]) * r.xStride[d];
+          left /= r.shape[d];
+        }
+      sum += load(x.data, x.dtype, at);
+    }
+    store(y.data, y.dtype, j, (float)sum);
+  }
+}
+
+void reduceTo(KernelContext &c) {
+  const TensorRef &x = c.in[0], &y = c.out[0];
+  if (x.rank() > kMaxRank)
+    c.fail("tensors of rank above 8 are not supported on cuda");
+  Reduction r{(int)x.rank(), {}, {}, {}};
+  size_t off = x.rank() - y.rank();
+  int64_t s = 1;
+  for (int64_t d = x.rank() - 1; d >= 0; --d) {
+    r.shape[d] = x.shape[d];
+    r.kept[d] = d >= (int64_t)off && y.shape[d - off] != 1;
+    r.xStride[d] = s;
+    s *= x.shape[d];
+  }
+  reduceToKernel<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(viewOf(x), viewOf(y), r);
+  launched(c);
+}
+
+template <bool Max> __global__ void minmaxBackwardKernel(View a, View b, View dy, View da,
+                                                           View db, Broadcast bc) {
+  AMPC_GRID_STRIDE(i, dy.size) {
+    int64_t ia, ib;
+    bc.offsets(i, ia, ib);
+    float x = load(a.data, a.dtype, ia), z = load(b.data, b.dtype, ib), g = load(dy.data, dy.dtype, i);
+    bool first = Max ? x >= z : x <= z;
+    store(da.data, da.dtype, i, first ? g : 0.0f);
+    store(db.data, db.dtype, i, first ? 0.0f : g);
+  }
+}
+
+void minmaxBackward(KernelContext &c) {
+  Broadcast bc = broadcastOf(c.in[0], c.in[1], c.in[2]);
+  auto launch = c.attrs.getStr("fn", "max") == "max" ? minmaxBackwardKernel<true>
+                                                     : minmaxBackwardKernel<false>;
+  launch<<<blocksFor(c.in[2].size()), kThreads, 0, c.stream()>>>(
+      viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.out[0]), viewOf(c.out[1]), bc);
+  launched(c);
+}
+
+} // namespace
+
+void addElementwiseKernels(KernelTable &t) {
+  t["add"] = binary<Op::Add>;
+  t["sub"] = binary<Op::Sub>;
+  t["mul"] = binary<Op::Mul>;
+  t["div"] = binary<Op::Div>;
+  t["maximum"] = binary<Op::Max>;
+  t["minimum"] = binary<Op::Min>;
+  t["cast"] = cast;
+  t["fill"] = fill;
+  t["broadcast_to"] = broadcastTo;
+  t["reduce_to"] = reduceTo;
+  t["minmax_backward"] = minmaxBackward;
+}
+
+} // namespace ampc::rt::cuda

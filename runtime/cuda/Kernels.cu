@@ -1,0 +1,36 @@
+#include "runtime/cuda/CudaKernels.h"
+
+namespace ampc::rt::cuda {
+
+static const KernelTable &table() {
+  static const KernelTable t = [] {
+    KernelTable t;
+    addElementwiseKernels(t);
+    addUnaryKernels(t);
+    addMovementKernels(t);
+    addMatmulKernels(t);
+    addLossKernels(t);
+    addTrainingKernels(t);
+    addSoftmaxKernels(t);
+    addPoolingKernels(t);
+    addNormKernels(t);
+    addConvKernels(t);
+    addProbeKernels(t);
+    return t;
+  }();
+  return t;
+}
+
+KernelFn findKernel(const std::string &name) {
+  auto it = table().find(name);
+  return it == table().end() ? nullptr : it->second;
+}
+
+std::vector<std::string> kernelNames() {
+  std::vector<std::string> names;
+  for (const auto &[name, fn] : table())
+    names.push_back(name);
+  return names;
+}
+
+} // namespace ampc::rt::cuda

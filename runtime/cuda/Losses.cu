@@ -1,0 +1,149 @@
+// softmax_cross_entropy (mean over rows, integer labels) and mse_loss, and
+// their backward. A row's exponentials use the CPU's vectorExp; sums are in
+// double, in a fixed order (the same on every run), which differs from the
+// CPU's, so losses agree with the CPU within rounding of those sums.
+#include "runtime/cuda/CudaKernels.h"
+#include "runtime/numerics/Exp.h"
+
+namespace ampc::rt::cuda {
+namespace {
+
+/// The block's threads' values combined (sum or max), in a fixed order.
+template <typename T, typename F> __device__ T blockReduce(T v, F combine) {
+  __shared__ T shared[kThreads];
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half)
+      shared[threadIdx.x] = combine(shared[threadIdx.x], shared[threadIdx.x + half]);
+    __syncthreads();
+  }
+  T result = shared[0];
+  __syncthreads();
+  return result;
+}
+
+/// Row r's max and sum of exp(x - max), by the whole block.
+__device__ void rowExp(const View &x, int64_t r, int64_t classes, float &max, double &sum) {
+  float m = -INFINITY;
+  for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) {
+    float v = load(x.data, x.dtype, r * classes + k);
+    m = v > m ? v : m;
+  }
+  max = blockReduce(m, [](float a, float b) { return a > b ? a : b; });
+  double s = 0;
+  for (int64_t k = threadIdx.x; k < classes; k += blockDim.x)
+    s += num::vectorExp(load(x.data, x.dtype, r * classes + k) - max);
+  sum = blockReduce(s, [](double a, double b) { return a + b; });
+}
+
+__device__ int64_t labelOf(View labels, int64_t r, int64_t classes, int32_t *error, int step) {
+  int64_t label = loadIndex(labels.data, labels.dtype, r);
+  if (label < 0 || label >= classes) {
+    reportError(error, step, kLabelOutOfRange);
+    return 0;
+  }
+  return label;
+}
+
+__global__ void crossEntropyRows(View logits, View labels, int64_t classes, double *rowLoss,
+                                 int32_t *error, int step) {
+  for (int64_t r = blockIdx.x; r < labels.size; r += gridDim.x) {
+    float max;
+    double sum;
+    rowExp(logits, r, classes, max, sum);
+    if (threadIdx.x == 0) {
+      int64_t label = labelOf(labels, r, classes, error, step);
+      rowLoss[r] = log(sum) + max - load(logits.data, logits.dtype, r * classes + label);
+    }
+  }
+}
+
+__global__ void meanOfRows(const double *rowLoss, int64_t rows, View loss) {
+  double total = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    total += rowLoss[r];
+  store(loss.data, loss.dtype, 0, float(rows ? total / rows : 0.0));
+}
+
+void crossEntropy(KernelContext &c) {
+  const TensorRef &logits = c.in[0], &labels = c.in[1];
+  int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0;
+  double *rowLoss = reinterpret_cast<double *>(c.device.scratch(std::max<int64_t>(rows, 1) * 8));
+  if (rows)
+    crossEntropyRows<<<(unsigned)std::min<int64_t>(rows, 65535), kThreads, 0, c.stream()>>>(
+        viewOf(logits), viewOf(labels), classes, rowLoss, c.device.errorWord(), c.index);
+  meanOfRows<<<1, 1, 0, c.stream()>>>(rowLoss, rows, viewOf(c.out[0]));
+  launched(c);
+}
+
+__global__ void crossEntropyBackwardRows(View logits, View labels, View dloss, View dx,
+                                         int64_t classes, int32_t *error, int step) {
+  int64_t rows = labels.size;
+  double factor = rows ? load(dloss.data, dloss.dtype, 0) / double(rows) : 0.0;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    float max;
+    double sum;
+    rowExp(logits, r, classes, max, sum);
+    int64_t label = labelOf(labels, r, classes, error, step);
+    float inverse = float(factor / sum);
+    for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) {
+      float e = num::vectorExp(load(logits.data, logits.dtype, r * classes + k) - max);
+      float g = k == label ? float((e / sum - 1.0) * factor) : e * inverse;
+      store(dx.data, dx.dtype, r * classes + k, g);
+    }
+  }
+}
+
+void crossEntropyBackward(KernelContext &c) {
+  const TensorRef &logits = c.in[0];
+  int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0;
+  if (!rows)
+    return;
+  crossEntropyBackwardRows<<<(unsigned)std::min<int64_t>(rows, 65535), kThreads, 0,
+                             c.stream()>>>(viewOf(logits), viewOf(c.in[1]), viewOf(c.in[2]),
+                                           viewOf(c.out[0]), classes, c.device.errorWord(),
+                                           c.index);
+  launched(c);
+}
+
+__global__ void mseKernel(View p, View t, View loss) {
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < p.size; i += blockDim.x) {
+    double d = double(load(p.data, p.dtype, i)) - load(t.data, t.dtype, i);
+    s += d * d;
+  }
+  double total = blockReduce(s, [](double a, double b) { return a + b; });
+  if (threadIdx.x == 0)
+    store(loss.data, loss.dtype, 0, float(p.size ? total / p.size : 0.0));
+}
+
+void mse(KernelContext &c) {
+  mseKernel<<<1, kThreads, 0, c.stream()>>>(viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.out[0]));
+  launched(c);
+}
+
+__global__ void mseBackwardKernel(View p, View t, View dloss, View dx) {
+  double factor = p.size ? 2.0 * load(dloss.data, dloss.dtype, 0) / double(p.size) : 0.0;
+  AMPC_GRID_STRIDE(i, p.size) {
+    float g = float((double(load(p.data, p.dtype, i)) - load(t.data, t.dtype, i)) * factor);
+    store(dx.data, dx.dtype, i, g);
+  }
+}
+
+void mseBackward(KernelContext &c) {
+  mseBackwardKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
+      viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.out[0]));
+  launched(c);
+}
+
+} // namespace
+
+void addLossKernels(KernelTable &t) {
+  t["softmax_cross_entropy"] = crossEntropy;
+  t["softmax_cross_entropy_backward"] = crossEntropyBackward;
+  t["mse_loss"] = mse;
+  t["mse_loss_backward"] = mseBackward;
+}
+
+} // namespace ampc::rt::cuda

@@ -1,0 +1,183 @@
+// matmul through cuBLASLt: f16/bf16 operands with f32 accumulation, f32 as
+// true f32 (CUBLAS_COMPUTE_32F, no TF32: O0 means f32). Row-major C = A·B is
+// column-major Cᵀ = Bᵀ·Aᵀ, so cuBLASLt's A is our B. Batches run as one
+// strided-batched call (a missing batch broadcasts with stride 0), or one
+// call per batch where batch dimensions broadcast unevenly. The descriptors
+// and the algorithm (cuBLASLt's heuristic) are chosen at the step's first
+// run; the workspace is the device's scratch.
+#include "runtime/cuda/CudaKernels.h"
+
+namespace ampc::rt::cuda {
+namespace {
+
+constexpr size_t kWorkspace = 32u << 20;
+
+void checkLt(cublasStatus_t status, const char *what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw RuntimeError(std::string("cuda: cuBLASLt ") + what + " failed (status " +
+                       std::to_string((int)status) + ")");
+}
+
+cudaDataType_t cudaType(const KernelContext &c, DType t) {
+  switch (t) {
+  case DType::F32: return CUDA_R_32F;
+  case DType::F16: return CUDA_R_16F;
+  case DType::BF16: return CUDA_R_16BF;
+  default: c.fail(std::string("matmul of ") + dtypeName(t) + " is not supported on cuda");
+  }
+}
+
+/// One cuBLASLt problem and its chosen algorithm.
+struct Gemm {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo;
+  ~Gemm() {
+    cublasLtMatrixLayoutDestroy(a);
+    cublasLtMatrixLayoutDestroy(b);
+    cublasLtMatrixLayoutDestroy(c);
+    cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+/// Everything a step's calls need: the problem, and per call the operand
+/// offsets (bytes) when batches run one by one.
+struct Plan {
+  Gemm gemm;
+  std::vector<std::array<int64_t, 3>> calls; // offsets of (our) A, B, C
+};
+
+/// The alignment (a power of two up to 256 bytes) of every address an
+/// operand is read at: its buffer's (256) and each call's offset.
+uint32_t alignmentOf(const std::vector<std::array<int64_t, 3>> &calls, int operand) {
+  uint32_t align = 256;
+  for (const auto &call : calls)
+    while (align > 1 && call[operand] % align != 0)
+      align /= 2;
+  return align;
+}
+
+void layout(cublasLtMatrixLayout_t &l, cudaDataType_t type, int64_t rows, int64_t cols,
+            int64_t ld, int64_t batch, int64_t stride) {
+  checkLt(cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld), "layout");
+  if (batch > 1) {
+    int32_t count = (int32_t)batch;
+    checkLt(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                             sizeof count), "batch count");
+    checkLt(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                             &stride, sizeof stride), "batch stride");
+  }
+}
+
+std::shared_ptr<Plan> planOf(KernelContext &c) {
+  const TensorRef &a = c.in[0], &b = c.in[1], &y = c.out[0];
+  if (a.dtype != b.dtype || a.dtype != y.dtype)
+    c.fail("operands and result need one dtype on cuda");
+  bool ta = c.attrs.getBool("transpose_a", false), tb = c.attrs.getBool("transpose_b", false);
+  int64_t m = y.dim(-2), n = y.dim(-1), k = ta ? a.dim(-2) : a.dim(-1);
+  std::vector<int64_t> batch(y.shape.begin(), y.shape.end() - 2);
+  int64_t batches = numElements(batch), es = dtypeSize(a.dtype);
+  auto plan = std::make_shared<Plan>();
+  int64_t strideA = 0, strideB = 0, count = batches;
+  bool folded = b.rank() == 2 && !ta;
+  if (folded) { // a's batch dimensions fold into its rows
+    m *= batches;
+    count = 1;
+  } else {
+    std::vector<int64_t> ab(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2);
+    bool aWhole = ab == batch, bWhole = bb == batch;
+    bool aNone = numElements(ab) == 1, bNone = numElements(bb) == 1;
+    if ((aWhole || aNone) && (bWhole || bNone)) {
+      strideA = aNone ? 0 : a.dim(-1) * a.dim(-2);
+      strideB = bNone ? 0 : b.dim(-1) * b.dim(-2);
+    } else { // uneven broadcast: one call per batch
+      count = 1;
+      auto offsets = [&](const TensorRef &t, int64_t bi) {
+        std::vector<int64_t> dims(t.shape.begin(), t.shape.end() - 2);
+        size_t off = batch.size() - dims.size();
+        int64_t at = 0, rest = bi, stride = t.dim(-1) * t.dim(-2);
+        for (int64_t d = (int64_t)batch.size() - 1; d >= 0; --d) {
+          int64_t idx = rest % batch[d];
+          rest /= batch[d];
+          if (d >= (int64_t)off && dims[d - off] != 1) {
+            int64_t s = stride;
+            for (size_t e = d - off + 1; e < dims.size(); ++e)
+              s *= dims[e];
+            at += idx * s;
+          }
+        }
+        return at * es;
+      };
+      for (int64_t bi = 0; bi < batches; ++bi)
+        plan->calls.push_back({offsets(a, bi), offsets(b, bi), bi * m * n * es});
+    }
+  }
+  if (plan->calls.empty())
+    plan->calls.push_back({0, 0, 0});
+  cudaDataType_t type = cudaType(c, a.dtype);
+  Gemm &g = plan->gemm;
+  checkLt(cublasLtMatmulDescCreate(&g.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "descriptor");
+  cublasOperation_t opA = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opB = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  checkLt(cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA),
+          "transpose");
+  checkLt(cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB),
+          "transpose");
+  // Column-major views: Lt's A is our B ([K,N] row-major is [N,K] col-major).
+  layout(g.a, type, tb ? k : n, tb ? n : k, tb ? k : n, count, strideB);
+  layout(g.b, type, ta ? m : k, ta ? k : m, ta ? m : k, count, strideA);
+  layout(g.c, type, n, m, n, count, m * n);
+  cublasLtMatmulPreference_t pref;
+  checkLt(cublasLtMatmulPreferenceCreate(&pref), "preference");
+  size_t workspace = kWorkspace;
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+                                       sizeof workspace);
+  // Per-batch calls may start at addresses less aligned than a buffer's:
+  // the algorithm must allow them (Lt's A is our B).
+  uint32_t alignLtA = alignmentOf(plan->calls, 1), alignLtB = alignmentOf(plan->calls, 0),
+           alignC = alignmentOf(plan->calls, 2);
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                                       &alignLtA, sizeof alignLtA);
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                                       &alignLtB, sizeof alignLtB);
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                                       &alignC, sizeof alignC);
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                                       &alignC, sizeof alignC);
+  cublasLtMatmulHeuristicResult_t result;
+  int found = 0;
+  cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(c.device.blasLt(), g.desc, g.a, g.b,
+                                                         g.c, g.c, pref, 1, &result, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (status != CUBLAS_STATUS_SUCCESS || found == 0)
+    c.fail("cuBLASLt has no algorithm for this matmul");
+  g.algo = result.algo;
+  return plan;
+}
+
+void matmul(KernelContext &c) {
+  const TensorRef &a = c.in[0], &b = c.in[1], &y = c.out[0];
+  if (y.size() == 0)
+    return;
+  int64_t k = c.attrs.getBool("transpose_a", false) ? a.dim(-2) : a.dim(-1);
+  if (k == 0) { // an empty sum
+    AMPC_CUDA_CHECK(cudaMemsetAsync(y.data, 0, y.bytes(), c.stream()));
+    return;
+  }
+  if (!c.cache)
+    c.cache = planOf(c);
+  Plan &plan = *std::static_pointer_cast<Plan>(c.cache);
+  std::byte *workspace = c.device.scratch(kWorkspace);
+  float one = 1.0f, zero = 0.0f;
+  for (const auto &[offA, offB, offC] : plan.calls)
+    checkLt(cublasLtMatmul(c.device.blasLt(), plan.gemm.desc, &one, b.as<std::byte>() + offB,
+                           plan.gemm.a, a.as<std::byte>() + offA, plan.gemm.b, &zero,
+                           y.as<std::byte>() + offC, plan.gemm.c, y.as<std::byte>() + offC,
+                           plan.gemm.c, &plan.gemm.algo, workspace, kWorkspace, c.stream()),
+            "matmul");
+}
+
+} // namespace
+
+void addMatmulKernels(KernelTable &t) { t["matmul"] = matmul; }
+
+} // namespace ampc::rt::cuda

@@ -1,0 +1,161 @@
+// max_pool2d, avg_pool2d (padding not counted), global_avg_pool, and the
+// backward of max and avg pooling, NHWC or NCHW. The backward gathers, for
+// each input element, the windows that cover it in the CPU's order, so the
+// sums of overlapping windows are the CPU's bits.
+#include "runtime/cuda/CudaKernels.h"
+
+namespace ampc::rt::cuda {
+namespace {
+
+struct Pool {
+  int64_t n, c, h, w, oh, ow;      // input and output sizes
+  int64_t sn, sc, sh, sw;          // input strides
+  int64_t osn, osc, osh, osw;      // output strides
+  int64_t kh, kw, sy, sx, pt, pl;  // window, strides, top and left padding
+  __device__ int64_t in(int64_t n_, int64_t ch, int64_t y, int64_t x) const {
+    return n_ * sn + ch * sc + y * sh + x * sw;
+  }
+  __device__ int64_t out(int64_t n_, int64_t ch, int64_t y, int64_t x) const {
+    return n_ * osn + ch * osc + y * osh + x * osw;
+  }
+};
+
+Pool poolOf(const KernelContext &c, const TensorRef &x, const TensorRef &y) {
+  bool nhwc = c.attrs.getStr("layout", "NHWC") == "NHWC";
+  std::vector<int64_t> k = c.attrs.getInts("kernel", {1, 1});
+  std::vector<int64_t> st = c.attrs.getInts("strides", k), pad = c.attrs.getInts("padding", {0, 0});
+  Pool p;
+  p.n = x.dim(0);
+  p.c = nhwc ? x.dim(3) : x.dim(1);
+  p.h = nhwc ? x.dim(1) : x.dim(2);
+  p.w = nhwc ? x.dim(2) : x.dim(3);
+  p.oh = nhwc ? y.dim(1) : y.dim(2);
+  p.ow = nhwc ? y.dim(2) : y.dim(3);
+  auto strides = [&](int64_t h, int64_t w, int64_t &sn, int64_t &sc, int64_t &sh, int64_t &sw) {
+    sn = p.c * h * w;
+    sc = nhwc ? 1 : h * w;
+    sh = nhwc ? w * p.c : w;
+    sw = nhwc ? p.c : 1;
+  };
+  strides(p.h, p.w, p.sn, p.sc, p.sh, p.sw);
+  strides(p.oh, p.ow, p.osn, p.osc, p.osh, p.osw);
+  p.kh = k[0], p.kw = k[1], p.sy = st[0], p.sx = st[1];
+  p.pt = pad[0];
+  p.pl = pad.size() == 4 ? pad[2] : pad[1];
+  return p;
+}
+
+/// The first largest element of window (n, ch, oy, ox), as the CPU picks
+/// it (-1 for a window with no valid cell); `count` its valid cells.
+__device__ int64_t windowBest(const View &x, const Pool &p, int64_t n, int64_t ch, int64_t oy,
+                              int64_t ox, float &best, int64_t &count) {
+  int64_t at = -1;
+  best = -INFINITY;
+  count = 0;
+  for (int64_t ky = 0; ky < p.kh; ++ky)
+    for (int64_t kx = 0; kx < p.kw; ++kx) {
+      int64_t iy = oy * p.sy - p.pt + ky, ix = ox * p.sx - p.pl + kx;
+      if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w)
+        continue;
+      ++count;
+      int64_t i = p.in(n, ch, iy, ix);
+      float v = x.data ? load(x.data, x.dtype, i) : 0.0f;
+      if (at < 0 || v > best)
+        at = i, best = v;
+    }
+  return at;
+}
+
+template <bool Max> __global__ void poolKernel(View x, View y, Pool p) {
+  AMPC_GRID_STRIDE(e, y.size) {
+    int64_t n = e / p.osn, rest = e % p.osn;
+    int64_t ch = (rest / p.osc) % p.c, oy = (rest / p.osh) % p.oh, ox = (rest / p.osw) % p.ow;
+    float acc = Max ? -INFINITY : 0.0f;
+    int64_t count = 0;
+    for (int64_t ky = 0; ky < p.kh; ++ky)
+      for (int64_t kx = 0; kx < p.kw; ++kx) {
+        int64_t iy = oy * p.sy - p.pt + ky, ix = ox * p.sx - p.pl + kx;
+        if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w)
+          continue;
+        ++count;
+        float v = load(x.data, x.dtype, p.in(n, ch, iy, ix));
+        acc = Max ? (v > acc || v != v ? v : acc) : acc + v;
+      }
+    store(y.data, y.dtype, e, Max ? acc : acc / (float)(count > 1 ? count : 1));
+  }
+}
+
+template <bool Max> void pool(KernelContext &c) {
+  Pool p = poolOf(c, c.in[0], c.out[0]);
+  if (c.out[0].size() == 0)
+    return;
+  poolKernel<Max><<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(
+      viewOf(c.in[0]), viewOf(c.out[0]), p);
+  launched(c);
+}
+
+/// dx of each input element: the windows covering it, in (oy, ox) order.
+template <bool Max> __global__ void poolBackwardKernel(View x, View dy, View dx, Pool p) {
+  AMPC_GRID_STRIDE(e, dx.size) {
+    int64_t n = e / p.sn, rest = e % p.sn;
+    int64_t ch = (rest / p.sc) % p.c, iy = (rest / p.sh) % p.h, ix = (rest / p.sw) % p.w;
+    int64_t y0 = iy + p.pt - p.kh + 1, x0 = ix + p.pl - p.kw + 1;
+    y0 = y0 <= 0 ? 0 : (y0 + p.sy - 1) / p.sy;
+    x0 = x0 <= 0 ? 0 : (x0 + p.sx - 1) / p.sx;
+    float sum = 0.0f;
+    for (int64_t oy = y0; oy < p.oh && oy * p.sy - p.pt <= iy; ++oy)
+      for (int64_t ox = x0; ox < p.ow && ox * p.sx - p.pl <= ix; ++ox) {
+        float best;
+        int64_t count, at = windowBest(x, p, n, ch, oy, ox, best, count);
+        float g = load(dy.data, dy.dtype, p.out(n, ch, oy, ox));
+        if (Max && at == e)
+          sum += g;
+        else if (!Max)
+          sum += g / float(count);
+      }
+    store(dx.data, dx.dtype, e, sum);
+  }
+}
+
+template <bool Max> void poolBackward(KernelContext &c) {
+  const TensorRef &dy = Max ? c.in[1] : c.in[0], &dx = c.out[0];
+  Pool p = poolOf(c, dx, dy);
+  if (dx.size() == 0)
+    return;
+  View x = Max ? viewOf(c.in[0]) : View{nullptr, DType::F32, 0, 0, {}};
+  poolBackwardKernel<Max><<<blocksFor(dx.size()), kThreads, 0, c.stream()>>>(
+      x, viewOf(dy), viewOf(dx), p);
+  launched(c);
+}
+
+__global__ void globalAvgPoolKernel(View x, View y, Pool p) {
+  AMPC_GRID_STRIDE(e, y.size) {
+    int64_t n = e / p.c, ch = e % p.c;
+    double sum = 0;
+    for (int64_t iy = 0; iy < p.h; ++iy)
+      for (int64_t ix = 0; ix < p.w; ++ix)
+        sum += load(x.data, x.dtype, p.in(n, ch, iy, ix));
+    store(y.data, y.dtype, e, float(sum / double(p.h * p.w)));
+  }
+}
+
+void globalAvgPool(KernelContext &c) {
+  Pool p = poolOf(c, c.in[0], c.in[0]);
+  if (c.out[0].size() == 0)
+    return;
+  globalAvgPoolKernel<<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(
+      viewOf(c.in[0]), viewOf(c.out[0]), p);
+  launched(c);
+}
+
+} // namespace
+
+void addPoolingKernels(KernelTable &t) {
+  t["max_pool2d"] = pool<true>;
+  t["avg_pool2d"] = pool<false>;
+  t["global_avg_pool"] = globalAvgPool;
+  t["max_pool2d_backward"] = poolBackward<true>;
+  t["avg_pool2d_backward"] = poolBackward<false>;
+}
+
+} // namespace ampc::rt::cuda

@@ -1,0 +1,105 @@
+// The numerics probes (runtime/core/Probes.h) on the device: a flag set by
+// any thread that sees a non-finite element, and ranges reduced per block
+// into scratch, then by one block into the row. Extremes and counts are
+// exact in any order, so the rows are the CPU's bits.
+#include "runtime/core/Probes.h"
+#include "runtime/cuda/CudaKernels.h"
+
+namespace ampc::rt::cuda {
+namespace {
+
+__global__ void nonFiniteKernel(View x, uint8_t *flag) {
+  bool bad = false;
+  AMPC_GRID_STRIDE(i, x.size) { bad |= !isfinite(load(x.data, x.dtype, i)); }
+  if (bad)
+    *flag = 1;
+}
+
+void recordNonFinite(KernelContext &c) {
+  uint8_t *flag = c.in.back().as<uint8_t>() + c.attrs.getInt("slot", 0);
+  AMPC_CUDA_CHECK(cudaMemsetAsync(flag, 0, 1, c.stream()));
+  for (size_t i = 0; i + 1 < c.in.size(); ++i)
+    if (isFloat(c.in[i].dtype) && c.in[i].size() > 0) {
+      nonFiniteKernel<<<blocksFor(c.in[i].size()), kThreads, 0, c.stream()>>>(viewOf(c.in[i]),
+                                                                             flag);
+      launched(c);
+    }
+}
+
+/// One block's (or all blocks') part of a ranges row.
+struct Partial {
+  double maxAbs, minNonzero, under, near;
+};
+
+__device__ Partial combine(Partial a, Partial b) {
+  double minNonzero = a.minNonzero == 0 ? b.minNonzero
+                      : b.minNonzero == 0 ? a.minNonzero
+                                          : fmin(a.minNonzero, b.minNonzero);
+  return {fmax(a.maxAbs, b.maxAbs), minNonzero, a.under + b.under, a.near + b.near};
+}
+
+__device__ Partial blockCombine(Partial p) {
+  __shared__ Partial parts[kThreads];
+  parts[threadIdx.x] = p;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half)
+      parts[threadIdx.x] = combine(parts[threadIdx.x], parts[threadIdx.x + half]);
+    __syncthreads();
+  }
+  return parts[0];
+}
+
+__global__ void rangeKernel(View x, double underflow, double overflow, Partial *partials) {
+  Partial p{0, 0, 0, 0};
+  AMPC_GRID_STRIDE(i, x.size) {
+    double a = fabs((double)load(x.data, x.dtype, i));
+    if (isnan(a))
+      continue;
+    p = combine(p, {a, a > 0 ? a : 0, a > 0 && a < underflow ? 1.0 : 0.0, a > overflow ? 1.0 : 0.0});
+  }
+  Partial block = blockCombine(p);
+  if (threadIdx.x == 0)
+    partials[blockIdx.x] = block;
+}
+
+__global__ void rangeRowKernel(const Partial *partials, int blocks, int64_t elements, View scale,
+                               double *row) {
+  Partial p{0, 0, 0, 0};
+  for (int b = threadIdx.x; b < blocks; b += blockDim.x)
+    p = combine(p, partials[b]);
+  Partial all = blockCombine(p);
+  if (threadIdx.x != 0)
+    return;
+  double s = scale.data ? (double)load(scale.data, scale.dtype, 0) : 1.0;
+  row[kMaxAbs] = fmax(row[kMaxAbs], all.maxAbs);
+  if (all.minNonzero > 0 && (row[kMinNonzeroAbs] == 0 || all.minNonzero < row[kMinNonzeroAbs]))
+    row[kMinNonzeroAbs] = all.minNonzero;
+  row[kElements] += (double)elements;
+  row[kUnderflows] += all.under;
+  row[kNearOverflows] += all.near;
+  row[kMaxAbsUnscaled] = fmax(row[kMaxAbsUnscaled], all.maxAbs / s);
+}
+
+void recordRange(KernelContext &c) {
+  const TensorRef &x = c.in[0];
+  double *row = c.in[1].as<double>() + c.attrs.getInt("slot", 0) * kRangeFields;
+  unsigned blocks = std::min<unsigned>(blocksFor(x.size()), 1024);
+  auto *partials = reinterpret_cast<Partial *>(c.device.scratch(blocks * sizeof(Partial)));
+  rangeKernel<<<blocks, kThreads, 0, c.stream()>>>(viewOf(x), c.attrs.getF64("underflow", 0),
+                                                    c.attrs.getF64("overflow", 0), partials);
+  launched(c);
+  View none{nullptr, DType::F32, 0, 0, {}};
+  rangeRowKernel<<<1, kThreads, 0, c.stream()>>>(partials, (int)blocks, x.size(),
+                                                 c.in.size() > 2 ? viewOf(c.in[2]) : none, row);
+  launched(c);
+}
+
+} // namespace
+
+void addProbeKernels(KernelTable &t) {
+  t["record_non_finite"] = recordNonFinite;
+  t["record_range"] = recordRange;
+}
+
+} // namespace ampc::rt::cuda

@@ -1,0 +1,156 @@
+// softmax and log_softmax over any axis, and their backward. One thread per
+// row (the elements along the axis), summing in double in the CPU's order,
+// except that the last axis's exponentials and sum follow the CPU's
+// vectorised row (vectorExp, a sum whose lane order is the build's), so the
+// last-axis results agree with the CPU within a rounding of that sum.
+#include "runtime/cuda/CudaKernels.h"
+#include "runtime/numerics/Exp.h"
+
+namespace ampc::rt::cuda {
+namespace {
+
+struct Rows {
+  int64_t outer, dim, inner;
+};
+
+Rows rowsOf(const KernelContext &c, const TensorRef &t) {
+  int64_t axis = c.attrs.getInt("axis", -1);
+  axis = axis < 0 ? axis + t.rank() : axis;
+  Rows r{1, t.shape[axis], 1};
+  for (int64_t d = axis + 1; d < t.rank(); ++d)
+    r.inner *= t.shape[d];
+  r.outer = r.dim * r.inner ? t.size() / (r.dim * r.inner) : 0;
+  return r;
+}
+
+template <bool Log> __global__ void softmaxKernel(View x, View y, Rows r) {
+  AMPC_GRID_STRIDE(row, r.outer * r.inner) {
+    int64_t base = (row / r.inner) * r.dim * r.inner + row % r.inner;
+    float max = -INFINITY;
+    for (int64_t k = 0; k < r.dim; ++k) {
+      float v = load(x.data, x.dtype, base + k * r.inner);
+      max = v > max ? v : max;
+    }
+    double sum = 0;
+    if (r.inner == 1) { // the last axis: the CPU's vectorised exp
+      for (int64_t k = 0; k < r.dim; ++k)
+        sum += num::vectorExp(load(x.data, x.dtype, base + k) - max);
+      double logSum = log(sum);
+      float inverse = float(1.0 / sum);
+      for (int64_t k = 0; k < r.dim; ++k) {
+        float v = load(x.data, x.dtype, base + k);
+        store(y.data, y.dtype, base + k,
+              Log ? float(double(v - max) - logSum) : num::vectorExp(v - max) * inverse);
+      }
+      continue;
+    }
+    for (int64_t k = 0; k < r.dim; ++k)
+      sum += exp(double(load(x.data, x.dtype, base + k * r.inner) - max));
+    double logSum = log(sum);
+    for (int64_t k = 0; k < r.dim; ++k) {
+      double shifted = load(x.data, x.dtype, base + k * r.inner) - max;
+      store(y.data, y.dtype, base + k * r.inner, float(Log ? shifted - logSum : exp(shifted - logSum)));
+    }
+  }
+}
+
+template <bool Log> void softmax(KernelContext &c) {
+  Rows r = rowsOf(c, c.in[0]);
+  if (r.outer * r.inner == 0)
+    return;
+  softmaxKernel<Log><<<blocksFor(r.outer * r.inner), kThreads, 0, c.stream()>>>(
+      viewOf(c.in[0]), viewOf(c.out[0]), r);
+  launched(c);
+}
+
+__global__ void softmaxBackwardKernel(View y, View dy, View dx, Rows r, bool log) {
+  AMPC_GRID_STRIDE(row, r.outer * r.inner) {
+    int64_t base = (row / r.inner) * r.dim * r.inner + row % r.inner;
+    double dot = 0;
+    for (int64_t k = 0; k < r.dim; ++k) {
+      int64_t at = base + k * r.inner;
+      float g = load(dy.data, dy.dtype, at);
+      dot += log ? g : double(g) * load(y.data, y.dtype, at);
+    }
+    for (int64_t k = 0; k < r.dim; ++k) {
+      int64_t at = base + k * r.inner;
+      float g = load(dy.data, dy.dtype, at), v = load(y.data, y.dtype, at);
+      store(dx.data, dx.dtype, at, log ? float(g - ::exp(double(v)) * dot) : float(v * (g - dot)));
+    }
+  }
+}
+
+void softmaxBackward(KernelContext &c) {
+  Rows r = rowsOf(c, c.in[0]);
+  if (r.outer * r.inner == 0)
+    return;
+  softmaxBackwardKernel<<<blocksFor(r.outer * r.inner), kThreads, 0, c.stream()>>>(
+      viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.out[0]), r, c.attrs.getBool("log", false));
+  launched(c);
+}
+
+/// reduce_sum / reduce_mean: each output sums its elements in double, in
+/// row-major order, as the CPU does.
+struct Reduction {
+  int rank;
+  int64_t shape[kMaxRank], stride[kMaxRank];
+  bool reduced[kMaxRank];
+  int64_t count;
+};
+
+template <bool Mean> __global__ void reduceKernel(View x, View y, Reduction r) {
+  AMPC_GRID_STRIDE(j, y.size) {
+    int64_t base = 0, rest = j;
+    for (int d = r.rank - 1; d >= 0; --d)
+      if (!r.reduced[d]) {
+        base += (rest % r.shape[d]) * r.stride[d];
+        rest /= r.shape[d];
+      }
+    double sum = 0;
+    for (int64_t k = 0; k < r.count; ++k) {
+      int64_t at = base, left = k;
+      for (int d = r.rank - 1; d >= 0; --d)
+        if (r.reduced[d]) {
+          at += (left % r.shape[d]) * r.stride[d];
+          left /= r.shape[d];
+        }
+      sum += load(x.data, x.dtype, at);
+    }
+    store(y.data, y.dtype, j, float(Mean ? sum / r.count : sum));
+  }
+}
+
+template <bool Mean> void reduce(KernelContext &c) {
+  const TensorRef &x = c.in[0];
+  if (x.rank() > kMaxRank)
+    c.fail("tensors of rank above 8 are not supported on cuda");
+  std::vector<int64_t> axes = c.attrs.getInts("axes");
+  Reduction r{(int)x.rank(), {}, {}, {}, 1};
+  int64_t s = 1;
+  for (int64_t d = x.rank() - 1; d >= 0; --d) {
+    r.shape[d] = x.shape[d];
+    r.stride[d] = s;
+    s *= x.shape[d];
+    r.reduced[d] = axes.empty();
+  }
+  for (int64_t a : axes)
+    r.reduced[a < 0 ? a + x.rank() : a] = true;
+  for (int d = 0; d < r.rank; ++d)
+    if (r.reduced[d])
+      r.count *= r.shape[d];
+  reduceKernel<Mean><<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(
+      viewOf(x), viewOf(c.out[0]), r);
+  launched(c);
+}
+
+} // namespace
+
+void addSoftmaxKernels(KernelTable &t) {
+  t["softmax"] = softmax<false>;
+  t["log_softmax"] = softmax<true>;
+  t["softmax_backward"] = softmaxBackward;
+  t["reduce_sum"] = reduce<false>;
+  t["reduce_mean"] = reduce<true>;
+}
+
+} // namespace ampc::rt::cuda

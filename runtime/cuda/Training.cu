@@ -1,0 +1,255 @@
+// Training kernels, all on the device, with no host synchronisation: the
+// finite check (and unscale) over the whole gradient list in one launch, the
+// loss-scaling rule, the optimizer updates (which read lr, the scale and
+// found_inf from device memory and do nothing when found_inf is set), and
+// the state updates. The math is runtime/numerics', as on the CPU.
+#include <vector>
+
+#include "runtime/core/Convert.h"
+#include "runtime/cuda/Updates.h"
+#include "runtime/numerics/Finite.h"
+#include "runtime/numerics/LossScale.h"
+#include "runtime/numerics/Optimizers.h"
+
+namespace ampc::rt::cuda {
+namespace {
+
+/// One tensor of a list, for multi-tensor kernels.
+struct ListEntry {
+  const void *grad;
+  void *out; // the unscaled gradient (f32), or null for the check alone
+  DType dtype;
+  int64_t size, firstChunk;
+};
+
+constexpr int64_t kChunk = 4096;
+
+/// A gradient list in device memory, written once when the step is prepared.
+struct DeviceList {
+  ListEntry *entries = nullptr;
+  int count = 0;
+  int64_t chunks = 0;
+};
+
+/// The list of the step's first n inputs (and outputs, unscaling), uploaded
+/// at the step's first run and kept with it.
+DeviceList listOf(KernelContext &c, size_t n, bool unscale) {
+  std::vector<ListEntry> entries;
+  int64_t chunks = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const TensorRef &g = c.in[i];
+    entries.push_back({g.data, unscale ? c.out[i].data : nullptr, g.dtype, g.size(), chunks});
+    chunks += (g.size() + kChunk - 1) / kChunk;
+  }
+  if (!c.state) {
+    c.state = c.device.allocate(entries.size() * sizeof(ListEntry), 256);
+    AMPC_CUDA_CHECK(cudaMemcpyAsync(c.state.get(), entries.data(),
+                                    entries.size() * sizeof(ListEntry), cudaMemcpyHostToDevice,
+                                    c.stream()));
+    AMPC_CUDA_CHECK(cudaStreamSynchronize(c.stream())); // `entries` goes now
+  }
+  return {reinterpret_cast<ListEntry *>(c.state.get()), (int)entries.size(), chunks};
+}
+
+/// Each block takes one chunk of one tensor; any non-finite element sets
+/// the flag (a byte every writer sets to 1).
+__global__ void checkKernel(DeviceList list, const void *scale, DType scaleType, uint8_t *found) {
+  float inverse = scale ? 1.0f / load(scale, scaleType, 0) : 1.0f;
+  for (int64_t chunk = blockIdx.x; chunk < list.chunks; chunk += gridDim.x) {
+    int lo = 0, hi = list.count - 1; // the entry whose chunks hold this one
+    while (lo < hi) {
+      int mid = (lo + hi + 1) / 2;
+      if (list.entries[mid].firstChunk <= chunk)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    const ListEntry &e = list.entries[lo];
+    int64_t begin = (chunk - e.firstChunk) * kChunk, end = min(begin + kChunk, e.size);
+    bool bad = false;
+    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+      float g = load(e.grad, e.dtype, i);
+      bad |= num::isNonFiniteF32(g);
+      if (e.out)
+        static_cast<float *>(e.out)[i] = g * inverse;
+    }
+    if (bad)
+      *found = 1;
+  }
+}
+
+void checkFinite(KernelContext &c, bool unscale) {
+  size_t n = unscale ? c.out.size() - 1 : c.in.size();
+  uint8_t *found = c.out.back().as<uint8_t>();
+  AMPC_CUDA_CHECK(cudaMemsetAsync(found, 0, 1, c.stream()));
+  DeviceList list = listOf(c, n, unscale);
+  if (list.chunks == 0)
+    return;
+  const TensorRef *scale = unscale ? &c.in[n] : nullptr;
+  checkKernel<<<(unsigned)std::min<int64_t>(list.chunks, 65535), kThreads, 0, c.stream()>>>(
+      list, scale ? scale->data : nullptr, scale ? scale->dtype : DType::F32, found);
+  launched(c);
+}
+
+__global__ void lossScaleKernel(const uint8_t *found, View scale, View good, View bad,
+                                num::LossScaleRule rule) {
+  num::LossScaleState s{load(scale.data, scale.dtype, 0), load(good.data, good.dtype, 0),
+                        load(bad.data, bad.dtype, 0)};
+  num::updateLossScale(*found != 0, s, rule);
+  store(scale.data, scale.dtype, 0, s.scale);
+  store(good.data, good.dtype, 0, s.good);
+  store(bad.data, bad.dtype, 0, s.bad);
+}
+
+void updateLossScaling(KernelContext &c) {
+  num::LossScaleRule rule{c.attrs.getInt("incr_every_n_steps", 2000),
+                          c.attrs.getInt("decr_every_n_nan_or_inf", 1),
+                          c.attrs.getF64("incr_ratio", 2.0), c.attrs.getF64("decr_ratio", 0.5),
+                          c.attrs.getBool("dynamic", true)};
+  lossScaleKernel<<<1, 1, 0, c.stream()>>>(c.in[0].as<uint8_t>(), viewOf(c.in[1]),
+                                           viewOf(c.in[2]), viewOf(c.in[3]), rule);
+  launched(c);
+}
+
+__global__ void sgdKernel(View p, View g, UpdateScalars s) {
+  if (*s.found)
+    return;
+  num::SgdUpdate update{load(s.lr.data, s.lr.dtype, 0)};
+  float inverse = inverseScale(s);
+  AMPC_GRID_STRIDE(i, p.size) {
+    float param = load(p.data, p.dtype, i);
+    update(param, gradientAt(g.data, g.dtype, s, inverse, i));
+    store(p.data, p.dtype, i, param);
+  }
+}
+
+__global__ void momentumKernel(View p, View g, UpdateScalars s, float *velocity, float mu) {
+  if (*s.found)
+    return;
+  num::MomentumUpdate update{load(s.lr.data, s.lr.dtype, 0), mu};
+  float inverse = inverseScale(s);
+  AMPC_GRID_STRIDE(i, p.size) {
+    float param = load(p.data, p.dtype, i);
+    update(param, gradientAt(g.data, g.dtype, s, inverse, i), velocity[i]);
+    store(p.data, p.dtype, i, param);
+  }
+}
+
+__global__ void adamKernel(View p, View g, UpdateScalars s, float *m, float *v, View step,
+                           AdamConfig cfg) {
+  if (*s.found)
+    return;
+  num::AdamUpdate update =
+      num::AdamUpdate::at(load(s.lr.data, s.lr.dtype, 0), cfg.beta1, cfg.beta2, cfg.epsilon,
+                          cfg.weightDecay, load(step.data, step.dtype, 0));
+  float inverse = inverseScale(s);
+  AMPC_GRID_STRIDE(i, p.size) {
+    float param = load(p.data, p.dtype, i);
+    update(param, gradientAt(g.data, g.dtype, s, inverse, i), m[i], v[i]);
+    store(p.data, p.dtype, i, param);
+  }
+}
+
+void sgd(KernelContext &c) {
+  sgdKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
+      viewOf(c.in[0]), viewOf(c.in[1]), scalarsOf(c, 4));
+  launched(c);
+}
+
+void momentum(KernelContext &c) {
+  momentumKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
+      viewOf(c.in[0]), viewOf(c.in[1]), scalarsOf(c, 5), c.in[4].as<float>(),
+      narrow(c.attrs.getF64("momentum", 0.9)));
+  launched(c);
+}
+
+void adam(KernelContext &c) {
+  AdamConfig cfg = adamConfigOf(c);
+  adamKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
+      viewOf(c.in[0]), viewOf(c.in[1]), scalarsOf(c, 7), c.in[4].as<float>(),
+      c.in[5].as<float>(), viewOf(c.in[6]), cfg);
+  launched(c);
+}
+
+__global__ void countStepKernel(View step, const uint8_t *found) {
+  if (!*found)
+    store(step.data, step.dtype, 0, load(step.data, step.dtype, 0) + 1.0f);
+}
+
+void countStep(KernelContext &c) {
+  countStepKernel<<<1, 1, 0, c.stream()>>>(viewOf(c.in[0]), c.in[1].as<uint8_t>());
+  launched(c);
+}
+
+__global__ void assignKernel(View target, View value) {
+  AMPC_GRID_STRIDE(i, target.size) {
+    store(target.data, target.dtype, i, load(value.data, value.dtype, i));
+  }
+}
+
+void assign(KernelContext &c) {
+  const TensorRef &target = c.in[0], &value = c.in[1];
+  if (target.dtype == value.dtype) {
+    if (target.data != value.data)
+      AMPC_CUDA_CHECK(cudaMemcpyAsync(target.data, value.data, target.bytes(),
+                                      cudaMemcpyDeviceToDevice, c.stream()));
+    return;
+  }
+  assignKernel<<<blocksFor(target.size()), kThreads, 0, c.stream()>>>(viewOf(target),
+                                                                        viewOf(value));
+  launched(c);
+}
+
+__global__ void restoreKernel(std::byte *target, const std::byte *backup, int64_t bytes,
+                              const uint8_t *found) {
+  if (!*found)
+    return;
+  AMPC_GRID_STRIDE(i, bytes) { target[i] = backup[i]; }
+}
+
+void restoreIfSkipped(KernelContext &c) {
+  restoreKernel<<<blocksFor(c.in[0].bytes()), kThreads, 0, c.stream()>>>(
+      c.in[0].as<std::byte>(), c.in[1].as<std::byte>(), c.in[0].bytes(), c.in[2].as<uint8_t>());
+  launched(c);
+}
+
+/// acc += grad, in f32 per element, rounded to acc's dtype.
+__global__ void accumulateKernel(View acc, View grad) {
+  AMPC_GRID_STRIDE(i, acc.size) {
+    store(acc.data, acc.dtype, i, load(acc.data, acc.dtype, i) + load(grad.data, grad.dtype, i));
+  }
+}
+
+void accumulate(KernelContext &c) {
+  accumulateKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(viewOf(c.in[0]),
+                                                                            viewOf(c.in[1]));
+  launched(c);
+}
+
+__global__ void incrementKernel(int64_t *counter, const uint8_t *flag) {
+  *counter += flag ? (int64_t)(*flag != 0) : 1;
+}
+
+void increment(KernelContext &c) {
+  incrementKernel<<<1, 1, 0, c.stream()>>>(
+      c.in[0].as<int64_t>(), c.in.size() > 1 ? c.in[1].as<uint8_t>() : nullptr);
+  launched(c);
+}
+
+} // namespace
+
+void addTrainingKernels(KernelTable &t) {
+  t["check_finite_and_unscale"] = [](KernelContext &c) { checkFinite(c, true); };
+  t["check_finite"] = [](KernelContext &c) { checkFinite(c, false); };
+  t["update_loss_scaling"] = updateLossScaling;
+  t["sgd"] = sgd;
+  t["momentum"] = momentum;
+  t["adam"] = adam;
+  t["count_step"] = countStep;
+  t["assign"] = assign;
+  t["restore_if_skipped"] = restoreIfSkipped;
+  t["accumulate"] = accumulate;
+  t["increment"] = increment;
+}
+
+} // namespace ampc::rt::cuda

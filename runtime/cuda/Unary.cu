@@ -1,0 +1,118 @@
+// Elementwise kernels of one operand through the functors of
+// runtime/numerics/Activations.h (the CPU's own code), their backward, and
+// dropout with the CPU's counter-based bits (the run counter read on the
+// device, so a captured step draws anew each run).
+#include "runtime/core/Convert.h"
+#include "runtime/cuda/CudaKernels.h"
+#include "runtime/numerics/Activations.h"
+#include "runtime/numerics/Random.h"
+
+namespace ampc::rt::cuda {
+namespace {
+
+template <typename F> __global__ void valueKernel(View x, View y, F f) {
+  AMPC_GRID_STRIDE(i, y.size) { store(y.data, y.dtype, i, f.value(load(x.data, x.dtype, i))); }
+}
+
+template <typename F> void unary(KernelContext &c, F f) {
+  valueKernel<<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(viewOf(c.in[0]),
+                                                                         viewOf(c.out[0]), f);
+  launched(c);
+}
+
+/// dx = dy * f'(x, y).
+template <typename F> __global__ void derivativeKernel(View x, View y, View dy, View dx, F f) {
+  AMPC_GRID_STRIDE(i, dx.size) {
+    float d = load(dy.data, dy.dtype, i) *
+              f.derivative(load(x.data, x.dtype, i), load(y.data, y.dtype, i));
+    store(dx.data, dx.dtype, i, d);
+  }
+}
+
+template <typename F> void derivative(KernelContext &c, F f) {
+  derivativeKernel<<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(
+      viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.out[0]), f);
+  launched(c);
+}
+
+void unaryBackward(KernelContext &c) {
+  std::string fn = c.attrs.getStr("fn", "");
+  float e = narrow(c.attrs.getF64("exponent", 1.0));
+  if (fn == "relu")
+    return derivative(c, num::Relu{});
+  if (fn == "tanh")
+    return derivative(c, num::Tanh{});
+  if (fn == "sigmoid")
+    return derivative(c, num::Sigmoid{});
+  if (fn == "abs")
+    return derivative(c, num::Abs{});
+  if (fn == "exp")
+    return derivative(c, num::Exp{});
+  if (fn == "log")
+    return derivative(c, num::Log{});
+  if (fn == "sqrt")
+    return derivative(c, num::Sqrt{});
+  if (fn == "rsqrt")
+    return derivative(c, num::Rsqrt{});
+  if (fn == "square")
+    return derivative(c, num::Square{});
+  if (fn == "pow")
+    return derivative(c, num::Pow{e});
+  if (fn == "gelu")
+    return derivative(c, num::Gelu{});
+  if (fn == "gelu_tanh")
+    return derivative(c, num::GeluTanh{});
+  c.fail("unknown function '" + fn + "'");
+}
+
+__global__ void dropoutKernel(View x, View y, const uint64_t *iteration, uint64_t seed,
+                              uint64_t opSeed, double rate, float keep) {
+  uint64_t stream = num::dropoutStream(seed, opSeed, iteration ? *iteration : 0);
+  AMPC_GRID_STRIDE(i, y.size) {
+    store(y.data, y.dtype, i, num::dropoutAt(load(x.data, x.dtype, i), stream, i, rate, keep));
+  }
+}
+
+void dropout(KernelContext &c) {
+  double rate = c.attrs.getF64("rate", 0.5);
+  if (!c.training || rate == 0.0) {
+    if (c.in[0].data != c.out[0].data)
+      AMPC_CUDA_CHECK(cudaMemcpyAsync(c.out[0].data, c.in[0].data, c.out[0].bytes(),
+                                      cudaMemcpyDeviceToDevice, c.stream()));
+    return;
+  }
+  const uint64_t *iteration = c.in.size() > 1 ? c.in.back().as<uint64_t>() : nullptr;
+  dropoutKernel<<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(
+      viewOf(c.in[0]), viewOf(c.out[0]), iteration, c.seed,
+      (uint64_t)c.attrs.getInt("seed", 0), rate, 1.0f / float(1.0 - rate));
+  launched(c);
+}
+
+} // namespace
+
+void addUnaryKernels(KernelTable &t) {
+  t["neg"] = [](KernelContext &c) { unary(c, num::Neg{}); };
+  t["abs"] = [](KernelContext &c) { unary(c, num::Abs{}); };
+  t["relu"] = [](KernelContext &c) { unary(c, num::Relu{}); };
+  t["tanh"] = [](KernelContext &c) { unary(c, num::Tanh{}); };
+  t["sigmoid"] = [](KernelContext &c) { unary(c, num::Sigmoid{}); };
+  t["gelu"] = [](KernelContext &c) {
+    if (c.attrs.getBool("approximate", false))
+      unary(c, num::GeluTanh{});
+    else
+      unary(c, num::Gelu{});
+  };
+  t["exp"] = [](KernelContext &c) { unary(c, num::Exp{}); };
+  t["log"] = [](KernelContext &c) { unary(c, num::Log{}); };
+  t["sqrt"] = [](KernelContext &c) { unary(c, num::Sqrt{}); };
+  t["rsqrt"] = [](KernelContext &c) { unary(c, num::Rsqrt{}); };
+  t["square"] = [](KernelContext &c) { unary(c, num::Square{}); };
+  t["pow"] = [](KernelContext &c) { unary(c, num::Pow{narrow(c.attrs.getF64("exponent", 1.0))}); };
+  t["scale"] = [](KernelContext &c) {
+    unary(c, num::Scale{narrow(c.attrs.getF64("scale", 1.0)), narrow(c.attrs.getF64("bias", 0.0))});
+  };
+  t["unary_backward"] = unaryBackward;
+  t["dropout"] = dropout;
+}
+
+} // namespace ampc::rt::cuda

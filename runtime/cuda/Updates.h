@@ -1,0 +1,56 @@
+// What the optimizer kernels share, one tensor at a time (Training.cu) or a
+// run of tensors in one launch (MultiTensor.cu): the scalars they read on
+// the device and the gradient as the CPU's update sees it.
+#ifndef AMPC_RUNTIME_CUDA_UPDATES_H
+#define AMPC_RUNTIME_CUDA_UPDATES_H
+
+#include "runtime/cuda/CudaKernels.h"
+#include "runtime/numerics/Optimizers.h"
+
+namespace ampc::rt::cuda {
+
+/// The scalars an update reads on the device: lr, found_inf, grad_scale.
+struct UpdateScalars {
+  View lr;
+  const uint8_t *found;
+  View gradScale; // data null: the gradient is already unscaled
+};
+
+struct AdamConfig {
+  double beta1, beta2, epsilon, weightDecay;
+};
+
+/// The operands of an update kernel: param, grad, lr, found_inf, the
+/// kernel's `state` f32 moments, [a step count], [grad_scale].
+struct UpdateKind {
+  int state;      // f32 moment tensors after found_inf (sgd 0, momentum 1, adam 2)
+  bool stepCount; // adam's applied-step count
+  size_t operands() const { return 4 + state + (stepCount ? 1 : 0); }
+};
+
+inline UpdateScalars scalarsOf(const KernelContext &c, size_t operands) {
+  View none{nullptr, DType::F32, 0, 0, {}};
+  return {viewOf(c.in[2]), c.in[3].as<uint8_t>(),
+          c.in.size() > operands ? viewOf(c.in[operands]) : none};
+}
+
+inline AdamConfig adamConfigOf(const KernelContext &c) {
+  return {c.attrs.getF64("beta1", 0.9), c.attrs.getF64("beta2", 0.999),
+          c.attrs.getF64("epsilon", 1e-8), c.attrs.getF64("weight_decay", 0.0)};
+}
+
+/// 1 / grad_scale, as the CPU computes it once per update, or 1.
+__device__ inline float inverseScale(const UpdateScalars &s) {
+  return s.gradScale.data ? 1.0f / load(s.gradScale.data, s.gradScale.dtype, 0) : 1.0f;
+}
+
+/// The gradient of element i as the CPU's update sees it.
+__device__ inline float gradientAt(const void *g, DType type, const UpdateScalars &s,
+                                   float inverse, int64_t i) {
+  float v = load(g, type, i);
+  return s.gradScale.data ? v * inverse : v;
+}
+
+} // namespace ampc::rt::cuda
+
+#endif

@@ -1,0 +1,328 @@
+#include "runtime/driver/BackendCheck.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "runtime/core/Convert.h"
+#include "runtime/core/StepAttrs.h"
+#include "runtime/driver/Data.h"
+
+namespace ampc::rt {
+namespace {
+
+/// Unit roundoff of what a kernel computes in: half an ulp of 1 (f64
+/// tensors are computed in f32).
+double unitRoundoff(DType dtype) {
+  switch (dtype) {
+  case DType::F16: return std::ldexp(1.0, -11);
+  case DType::BF16: return std::ldexp(1.0, -8);
+  default: return std::ldexp(1.0, -24);
+  }
+}
+
+DataFeed feedFor(const Plan &plan, const CheckOptions &options, bool training) {
+  try {
+    return DataFeed(plan, options.data, training, options.seed, {"lr"});
+  } catch (const RuntimeError &e) {
+    throw Uncheckable(options.data + " data cannot feed the plan: " + e.what());
+  }
+}
+
+/// The reference's inputs: batch 0 of the data and, in training, the lr.
+void feedFirstBatch(Executor &ex, const CheckOptions &options, bool training) {
+  DataFeed feed = feedFor(ex.plan(), options, training);
+  feed.fill(ex, 0);
+  if (training)
+    ex.writeScalar(ex.id("lr"), options.lr);
+}
+
+ExecOptions execOptions(const Plan &plan, const CheckOptions &options,
+                        const std::string &device, bool graphs) {
+  ExecOptions o;
+  o.training = isTrainingPlan(plan);
+  o.seed = options.seed;
+  o.device = device;
+  o.graphs = graphs;
+  return o;
+}
+
+/// The buffers a step touches, each once: inputs, then outputs.
+std::vector<int> touched(const Step &step) {
+  std::vector<int> ids;
+  for (const std::vector<int> *list : {&step.inputs, &step.outputs})
+    for (int id : *list)
+      if (std::find(ids.begin(), ids.end(), id) == ids.end())
+        ids.push_back(id);
+  return ids;
+}
+
+/// The buffers of the AMP bookkeeping: the counters, and the loss scale
+/// with its counters (update_loss_scaling's inputs 1-3).
+std::vector<int> bookkeeping(const Plan &plan) {
+  std::vector<int> ids;
+  for (int id : {plan.iteration, plan.skippedSteps})
+    if (id >= 0)
+      ids.push_back(id);
+  for (const Step &s : plan.steps)
+    if (s.kernel == "update_loss_scaling")
+      ids.insert(ids.end(), s.inputs.begin() + 1, s.inputs.end());
+  return ids;
+}
+
+/// Element 0 of the plan's first float input (not lr) becomes inf.
+void injectInf(Executor &ex) {
+  const Plan &plan = ex.plan();
+  for (int id : plan.inputs) {
+    const Buffer &b = plan.buffers[id];
+    if (b.name == "lr" || !isFloat(b.dtype) || numElements(b.shape) == 0)
+      continue;
+    std::vector<std::byte> bytes = ex.readBytes(id);
+    storeElement(bytes.data(), b.dtype, 0, std::numeric_limits<double>::infinity());
+    ex.write(id, bytes.data(), bytes.size());
+    return;
+  }
+}
+
+struct Run {
+  std::vector<double> losses;
+  std::vector<std::vector<std::byte>> bookkeeping;
+  double scale = 0;
+  int64_t skipped = 0;
+  /// After the last run: params, state and the plan's outputs, in id order.
+  std::vector<std::vector<std::byte>> state;
+};
+
+/// How the candidate runs a plan: as one program (queued launches or graph
+/// replay), or step by step (Executor::runStep: no grouped launches).
+enum class Mode { Queued, Replayed, Stepwise };
+
+/// One run of the plan, step by step, with the phases a run with `flags`
+/// would run.
+void runStepwise(Executor &ex, const RunFlags &flags) {
+  for (size_t s = 0; s < ex.plan().steps.size(); ++s) {
+    const std::string &phase = StepAttrs(ex.plan().steps[s]).phase();
+    if ((phase != "apply" || flags.apply) && (phase != "first" || flags.first))
+      ex.runStep(s);
+  }
+}
+
+Run runWhole(const Plan &plan, const CheckOptions &options, const std::string &device,
+             Mode mode) {
+  bool graphs = mode == Mode::Replayed;
+  Executor ex(renamedTarget(plan, device), execOptions(plan, options, device, graphs));
+  bool training = isTrainingPlan(plan);
+  DataFeed feed = feedFor(ex.plan(), options, training);
+  if (training)
+    ex.writeScalar(ex.id("lr"), options.lr);
+  Run run;
+  for (int64_t i = 0; i < options.runs; ++i) {
+    // Windows of two micro-batches: a plan that accumulates runs its
+    // `first` steps on even runs and its `apply` steps on odd ones, so both
+    // graphs of each phase are captured and replayed; other plans run all.
+    feed.fill(ex, i);
+    if (i == options.injectInfAt)
+      injectInf(ex);
+    RunFlags flags{/*apply=*/i % 2 == 1, /*first=*/i % 2 == 0};
+    if (mode == Mode::Stepwise)
+      runStepwise(ex, flags);
+    else
+      ex.run(flags.apply, flags.first);
+    if (plan.loss >= 0)
+      run.losses.push_back(ex.readScalar(plan.loss));
+  }
+  ex.synchronize();
+  for (const Buffer &b : plan.buffers)
+    if (b.kind == BufferKind::Param || b.kind == BufferKind::State ||
+        std::find(plan.outputs.begin(), plan.outputs.end(), b.id) != plan.outputs.end())
+      run.state.push_back(ex.readBytes(b.id));
+  for (int id : bookkeeping(plan))
+    run.bookkeeping.push_back(ex.readBytes(id));
+  if (plan.skippedSteps >= 0)
+    run.skipped = (int64_t)ex.readScalar(plan.skippedSteps);
+  for (const Step &s : plan.steps)
+    if (s.kernel == "update_loss_scaling")
+      run.scale = ex.readScalar(s.inputs[1]);
+  return run;
+}
+
+/// The message of the RuntimeError that `run` raises, or "".
+template <typename F> std::string errorOf(F run) {
+  try {
+    run();
+  } catch (const RuntimeError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool sameBits(const std::vector<double> &a, const std::vector<double> &b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
+double relDiff(double ref, double got) {
+  if (!std::isfinite(ref) && !std::isfinite(got)) // an injected inf: NaN or inf alike
+    return 0;
+  if (ref == got)
+    return 0;
+  double d = std::fabs(got - ref) / std::max(std::fabs(ref), 1e-30);
+  return std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
+}
+
+} // namespace
+
+const char *agreementName(Agreement agreement) {
+  switch (agreement) {
+  case Agreement::Exact: return "exact";
+  case Agreement::Rounded: return "rounded";
+  case Agreement::Accumulated: return "accumulated";
+  }
+  return "?";
+}
+
+Tolerance toleranceFor(Agreement agreement, DType dtype) {
+  if (agreement == Agreement::Exact || !isFloat(dtype))
+    return {};
+  double u = unitRoundoff(dtype);
+  // Rounded: the device's math functions are within a few ulps of glibc's,
+  // and an f16/bf16 result may then round the other way (one ulp, 2u).
+  // Accumulated: sums in another order, at most a few times the output's
+  // rounding (f16/bf16) or about 1e-4 of the tensor's scale (f32).
+  if (agreement == Agreement::Rounded)
+    return dtype == DType::F32 || dtype == DType::F64 ? Tolerance{16 * u, u} : Tolerance{2 * u, u};
+  return dtype == DType::F32 || dtype == DType::F64 ? Tolerance{1024 * u, 1024 * u}
+                                                     : Tolerance{4 * u, 4 * u};
+}
+
+BufferDiff compareBuffer(const std::vector<std::byte> &ref, const std::vector<std::byte> &got,
+                         DType dtype, Agreement agreement) {
+  BufferDiff diff;
+  size_t width = dtypeSize(dtype);
+  if (ref.size() != got.size() || ref.size() % width != 0)
+    throw RuntimeError("compareBuffer: buffers of different sizes");
+  diff.elements = (int64_t)(ref.size() / width);
+  bool floating = isFloat(dtype);
+  for (int64_t i = 0; i < diff.elements; ++i) {
+    double r = loadElement(ref.data(), dtype, i);
+    if (std::isfinite(r))
+      diff.refMaxAbs = std::max(diff.refMaxAbs, std::fabs(r));
+  }
+  Tolerance tol = toleranceFor(agreement, dtype);
+  double atol = tol.atol * diff.refMaxAbs;
+  for (int64_t i = 0; i < diff.elements; ++i) {
+    if (std::memcmp(ref.data() + i * width, got.data() + i * width, width) == 0)
+      continue;
+    double r = loadElement(ref.data(), dtype, i), g = loadElement(got.data(), dtype, i);
+    if (floating && std::isnan(r) && std::isnan(g))
+      continue;
+    ++diff.differing;
+    // Exact kernels and integers must keep the bits (-0 is not +0 there);
+    // a non-finite value must match exactly.
+    bool tolerant = floating && agreement != Agreement::Exact;
+    bool finite = std::isfinite(r) && std::isfinite(g);
+    double d = std::fabs(g - r), allowed = tol.rtol * std::fabs(r) + atol;
+    bool inside = tolerant && finite && d <= allowed;
+    double share = finite && allowed > 0 ? d / allowed : std::numeric_limits<double>::infinity();
+    if (!inside)
+      ++diff.outside;
+    if (finite)
+      diff.maxAbsDiff = std::max(diff.maxAbsDiff, d);
+    if (diff.worstIndex < 0 || share > diff.worstShare) {
+      diff.worstShare = share;
+      diff.worstIndex = i;
+      diff.worstRef = r;
+      diff.worstGot = g;
+    }
+  }
+  return diff;
+}
+
+bool StepCheck::ok() const {
+  return referenceError.empty() == candidateError.empty() && std::all_of(buffers.begin(), buffers.end(), [](const auto &b) { return b.second.ok(); });
+}
+
+bool StepCheck::exact() const {
+  return referenceError.empty() && candidateError.empty() && std::all_of(buffers.begin(), buffers.end(),
+                     [](const auto &b) { return b.second.differing == 0; });
+}
+
+bool isTrainingPlan(const Plan &plan) { return plan.find("lr") >= 0; }
+
+Plan renamedTarget(const Plan &plan, const std::string &backend) {
+  Plan renamed = plan;
+  renamed.target.name = backend;
+  return renamed;
+}
+
+std::vector<StepCheck> checkSteps(const Plan &plan, const CheckOptions &options) {
+  Executor ref(renamedTarget(plan, options.reference),
+               execOptions(plan, options, options.reference, false));
+  Executor cand(renamedTarget(plan, options.candidate),
+                execOptions(plan, options, options.candidate, false));
+  feedFirstBatch(ref, options, isTrainingPlan(plan));
+  std::vector<StepCheck> checks;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step &step = plan.steps[i];
+    for (int id : touched(step))
+      if (std::find(step.inputs.begin(), step.inputs.end(), id) != step.inputs.end()) {
+        std::vector<std::byte> bytes = ref.readBytes(id);
+        cand.write(id, bytes.data(), bytes.size());
+      }
+    StepCheck check;
+    check.index = i;
+    check.step = step.name;
+    check.kernel = step.kernel;
+    const KernelTraits *traits = findKernelTraits(step.kernel);
+    check.agreement = traits ? traits->agreement : Agreement::Exact;
+    check.referenceError = errorOf([&] { ref.runStep(i); });
+    check.candidateError = errorOf([&] {
+      cand.runStep(i);
+      cand.synchronize();
+    });
+    if (!check.referenceError.empty() || !check.candidateError.empty()) {
+      checks.push_back(std::move(check));
+      break;
+    }
+    for (int id : touched(step)) {
+      const Buffer &b = plan.buffers[id];
+      check.buffers.push_back(
+          {b.name, compareBuffer(ref.readBytes(id), cand.readBytes(id), b.dtype, check.agreement)});
+    }
+    checks.push_back(std::move(check));
+  }
+  return checks;
+}
+
+bool RunCheck::ok() const {
+  return stepwiseMatches && replayMatches && deterministic && bookkeepingMatches &&
+         maxLossRelDiff <= kRunLossTolerance;
+}
+
+RunCheck checkRuns(const Plan &plan, const CheckOptions &options) {
+  Run ref = runWhole(plan, options, options.reference, Mode::Queued);
+  Run stepwise = runWhole(plan, options, options.candidate, Mode::Stepwise);
+  Run queued = runWhole(plan, options, options.candidate, Mode::Queued);
+  Run replayed = runWhole(plan, options, options.candidate, Mode::Replayed);
+  Run again = runWhole(plan, options, options.candidate, Mode::Replayed);
+  RunCheck check;
+  check.reference = ref.losses;
+  check.queued = queued.losses;
+  check.replayed = replayed.losses;
+  check.again = again.losses;
+  check.stepwiseMatches =
+      sameBits(stepwise.losses, queued.losses) && stepwise.state == queued.state;
+  check.replayMatches = sameBits(queued.losses, replayed.losses) && queued.state == replayed.state;
+  check.deterministic = sameBits(replayed.losses, again.losses) && replayed.state == again.state;
+  check.bookkeepingMatches = ref.bookkeeping == replayed.bookkeeping;
+  check.referenceScale = ref.scale;
+  check.candidateScale = replayed.scale;
+  check.referenceSkipped = ref.skipped;
+  check.candidateSkipped = replayed.skipped;
+  for (size_t i = 0; i < ref.losses.size() && i < replayed.losses.size(); ++i)
+    check.maxLossRelDiff = std::max(check.maxLossRelDiff, relDiff(ref.losses[i], replayed.losses[i]));
+  return check;
+}
+
+} // namespace ampc::rt

@@ -1,0 +1,128 @@
+// Compares a backend with the CPU (the reference) on one plan, the way a
+// kernel test would but on a real model's data:
+//  - step by step: before each step the candidate receives the reference's
+//    values of the step's inputs, so an error never travels to later steps;
+//    then both run the step alone, and every buffer the step touches (its
+//    outputs and the operands it writes) is compared under its kernel's
+//    Agreement (runtime/core/KernelTraits.h);
+//  - whole runs: a few runs of the plan on each backend, the candidate step
+//    by step, with queued launches, with graph replay, and with graph replay
+//    again, whose losses, params and outputs must be bit-identical (grouped
+//    launches and replay change nothing, runs are deterministic), and whose
+//    losses stay close to the reference's.
+// Used by ampc-backend-check (docs/runtime.md, "Checking a backend").
+#ifndef AMPC_RUNTIME_DRIVER_BACKENDCHECK_H
+#define AMPC_RUNTIME_DRIVER_BACKENDCHECK_H
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "runtime/core/KernelTraits.h"
+#include "runtime/core/Plan.h"
+
+namespace ampc::rt {
+
+/// A plan the check cannot feed (its data spec does not fit the plan's
+/// inputs, such as a batch of 0 samples): skipped, not failed.
+struct Uncheckable : RuntimeError {
+  using RuntimeError::RuntimeError;
+};
+
+/// An element agrees when |got - ref| <= rtol·|ref| + atol·max|ref|, the
+/// maximum over the buffer; Exact means the same bits (any NaN equals any
+/// NaN), as does every integer and bool buffer.
+struct Tolerance {
+  double rtol = 0, atol = 0;
+};
+Tolerance toleranceFor(Agreement agreement, DType dtype);
+const char *agreementName(Agreement agreement);
+
+struct BufferDiff {
+  int64_t elements = 0;
+  int64_t differing = 0; // elements whose bits differ (NaNs aside)
+  int64_t outside = 0;   // elements beyond the tolerance
+  double refMaxAbs = 0, maxAbsDiff = 0;
+  /// The largest |got - ref| as a fraction of its allowance (> 1: outside).
+  double worstShare = 0;
+  int64_t worstIndex = -1;
+  double worstRef = 0, worstGot = 0;
+  bool ok() const { return outside == 0; }
+};
+
+/// Compares two copies of one buffer (`ref` and `got`, equal sizes, in
+/// `dtype`) under `agreement`.
+BufferDiff compareBuffer(const std::vector<std::byte> &ref, const std::vector<std::byte> &got,
+                         DType dtype, Agreement agreement);
+
+struct CheckOptions {
+  std::string reference = "cpu", candidate = "cuda";
+  /// `synthetic` or `fashion-mnist[:DIR]` (runtime/driver/Data.h).
+  std::string data = "synthetic";
+  uint64_t seed = 0;
+  double lr = 0.01;  // training plans' lr input
+  /// Whole runs per backend, in accumulation windows of two: the first
+  /// run of a window runs `first` steps, the second `apply` steps.
+  int64_t runs = 4;
+  /// The run (0-based) whose first float input gets an inf in element 0,
+  /// on every backend: the step must be skipped and the scale cut alike;
+  /// -1: none.
+  int64_t injectInfAt = -1;
+};
+
+struct StepCheck {
+  size_t index = 0;
+  std::string step, kernel;
+  Agreement agreement = Agreement::Exact;
+  /// Each buffer the step touches, by name, with its comparison.
+  std::vector<std::pair<std::string, BufferDiff>> buffers;
+  /// The errors the step raised (such as an id out of range of the data),
+  /// or "": both backends must raise one or neither, and the check stops.
+  std::string referenceError, candidateError;
+  bool ok() const;
+  bool exact() const;
+};
+
+/// Every step of `plan` on both backends, each from the reference's inputs,
+/// up to the first that raises an error on either. Throws PlanError or
+/// RuntimeError (the plan, the data, a backend that cannot run it).
+std::vector<StepCheck> checkSteps(const Plan &plan, const CheckOptions &options);
+
+struct RunCheck {
+  /// The loss after each run (empty without a loss): reference, candidate
+  /// queued, candidate replayed, candidate replayed again (and, not kept,
+  /// candidate step by step).
+  std::vector<double> reference, queued, replayed, again;
+  /// Steps run one by one == the program (whose backend may group launches,
+  /// such as CUDA's multi-tensor updates), bit for bit.
+  bool stepwiseMatches = false;
+  /// queued == replayed: losses, params, state and outputs, bit for bit.
+  bool replayMatches = false;
+  bool deterministic = false; // replayed == again, bit for bit
+  /// The loss scale, its counters, the skipped-step count and the run
+  /// counter equal the reference's bit for bit (exact arithmetic on both).
+  bool bookkeepingMatches = false;
+  /// The loss scale and skipped steps after the runs: reference, candidate.
+  double referenceScale = 0, candidateScale = 0;
+  int64_t referenceSkipped = 0, candidateSkipped = 0;
+  double maxLossRelDiff = 0;  // candidate (replayed) against the reference
+  bool ok() const;
+};
+
+/// The relative loss difference a whole run may show: errors compound
+/// through the network and the steps, so this is a sanity bound; the step
+/// check is the precise one.
+constexpr double kRunLossTolerance = 1e-2;
+
+RunCheck checkRuns(const Plan &plan, const CheckOptions &options);
+
+/// Whether the plan is a training plan (it has an `lr` input).
+bool isTrainingPlan(const Plan &plan);
+/// `plan` under the name of `backend`'s target, its layout kept: the CPU
+/// runs a CUDA plan's steps as they are (its kernels need neither fused
+/// casts nor in-order lists, and 256-byte offsets keep its alignment).
+Plan renamedTarget(const Plan &plan, const std::string &backend);
+
+} // namespace ampc::rt
+
+#endif

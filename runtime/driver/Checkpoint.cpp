@@ -1,0 +1,142 @@
+#include "runtime/driver/Checkpoint.h"
+
+#include "runtime/core/Files.h"
+#include "runtime/core/JsonFields.h"
+
+namespace ampc::rt {
+namespace {
+
+const char *safetensorsDtype(DType t) {
+  switch (t) {
+  case DType::F32: return "F32";
+  case DType::F16: return "F16";
+  case DType::BF16: return "BF16";
+  case DType::F64: return "F64";
+  case DType::I32: return "I32";
+  case DType::I64: return "I64";
+  case DType::I1: return "BOOL";
+  }
+  return "?";
+}
+
+std::optional<DType> fromSafetensorsDtype(const std::string &name) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I32, DType::I64,
+                  DType::I1})
+    if (name == safetensorsDtype(t))
+      return t;
+  return std::nullopt;
+}
+
+std::string describe(DType dtype, const std::vector<int64_t> &shape) {
+  std::string s = std::string(dtypeName(dtype)) + "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+} // namespace
+
+void saveCheckpoint(const std::string &path, const Executor &ex,
+                    const std::map<std::string, std::string> &metadata) {
+  Json header = Json::object();
+  Json meta = Json::object();
+  for (const auto &[k, v] : metadata)
+    meta[k] = v;
+  header["__metadata__"] = meta;
+  int64_t offset = 0;
+  std::vector<int> ids;
+  for (const Buffer &b : ex.plan().buffers)
+    if (b.kind == BufferKind::Param) {
+      header[b.name] = {{"dtype", safetensorsDtype(b.dtype)},
+                        {"shape", b.shape},
+                        {"data_offsets", {offset, offset + b.bytes}}};
+      offset += b.bytes;
+      ids.push_back(b.id);
+    }
+  std::string text = dumpJson(header);
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string why = writeFileAtomically(path, [&](std::ostream &out) {
+    uint64_t size = text.size();
+    unsigned char le[8];
+    for (int i = 0; i < 8; ++i)
+      le[i] = (size >> (8 * i)) & 0xFF;
+    out.write(reinterpret_cast<const char *>(le), 8);
+    out.write(text.data(), text.size());
+    for (int id : ids) {
+      std::vector<std::byte> bytes = ex.readBytes(id);
+      out.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+    }
+    return bool(out);
+  });
+  if (!why.empty())
+    throw RuntimeError(path + ": cannot write the checkpoint: " + why);
+}
+
+Safetensors readSafetensors(const std::string &path) {
+  std::string error;
+  std::optional<std::string> bytes = readFile(path, error);
+  if (!bytes)
+    throw RuntimeError(path + ": cannot read the checkpoint: " + error);
+  return parseSafetensors(std::move(*bytes), path);
+}
+
+Safetensors parseSafetensors(std::string text, const std::string &path) {
+  std::string error;
+  const std::string *bytes = &text;
+  auto bad = [&](const std::string &what) { return RuntimeError(path + ": " + what); };
+  if (bytes->size() < 8)
+    throw bad("not a safetensors checkpoint (truncated header)");
+  uint64_t size = 0;
+  for (int i = 7; i >= 0; --i)
+    size = (size << 8) | (unsigned char)(*bytes)[i];
+  if (size > bytes->size() - 8)
+    throw bad("not a safetensors checkpoint (truncated header)");
+  std::optional<Json> header = parseJson(std::string_view(*bytes).substr(8, size), error);
+  if (!header || !header->is_object())
+    throw bad("not a safetensors checkpoint (bad header" + (header ? "" : ": " + error) + ")");
+  Safetensors file;
+  file.path = path;
+  file.data = bytes->substr(8 + size);
+  for (auto it = header->begin(); it != header->end(); ++it) {
+    if (it.key() == "__metadata__") {
+      if (!it.value().is_object())
+        throw bad("\"__metadata__\" must be an object");
+      for (auto m = it.value().begin(); m != it.value().end(); ++m)
+        if (m.value().is_string())
+          file.metadata[m.key()] = m.value().get<std::string>();
+      continue;
+    }
+    JsonFields<RuntimeError> f(it.value(), path + ": tensor '" + it.key() + "'");
+    std::optional<DType> dtype = fromSafetensorsDtype(f.str("dtype"));
+    if (!dtype)
+      f.fail("unknown dtype '" + f.str("dtype") + "'");
+    std::vector<int64_t> shape = f.integers("shape", 0, int64_t(1) << 40);
+    std::vector<int64_t> range = f.integers("data_offsets", 0, (int64_t)file.data.size());
+    __int128 elements = 1;
+    for (int64_t d : shape)
+      elements = std::min<__int128>(elements * d, __int128(1) << 62);
+    if (range.size() != 2 || range[1] < range[0] ||
+        __int128(range[1] - range[0]) != elements * (__int128)dtypeSize(*dtype))
+      f.fail("is truncated or out of range");
+    file.tensors[it.key()] = {*dtype, shape, size_t(range[0]), size_t(range[1] - range[0])};
+  }
+  return file;
+}
+
+void loadParams(const Safetensors &file, Executor &ex) {
+  for (const Buffer &b : ex.plan().buffers) {
+    if (b.kind != BufferKind::Param)
+      continue;
+    auto it = file.tensors.find(b.name);
+    if (it == file.tensors.end())
+      throw RuntimeError(file.path + ": no tensor '" + b.name + "' for the graph's param");
+    const Safetensors::Tensor &t = it->second;
+    if (t.dtype != b.dtype || t.shape != b.shape)
+      throw RuntimeError(file.path + ": tensor '" + b.name + "' is " +
+                         describe(t.dtype, t.shape) + " in the checkpoint and " +
+                         describe(b.dtype, b.shape) + " in the graph");
+    ex.write(b.id, file.data.data() + t.offset, t.bytes);
+  }
+}
+
+} // namespace ampc::rt

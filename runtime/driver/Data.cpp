@@ -1,0 +1,183 @@
+#include "runtime/driver/Data.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "runtime/core/Convert.h"
+#include "runtime/core/KernelTraits.h"
+
+namespace ampc::rt {
+
+IdxArray readIdx(const std::string &path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw RuntimeError(path + ": cannot read the file (not a regular file)");
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f)
+    throw RuntimeError(path + ": cannot read the file");
+  auto readAll = [&](void *dst, unsigned n) {
+    return gzread(f, dst, n) == (int)n;
+  };
+  unsigned char header[4];
+  IdxArray a;
+  bool ok = readAll(header, 4) && header[0] == 0 && header[1] == 0 && header[2] == 0x08 &&
+            header[3] >= 1 && header[3] <= 4;
+  int64_t count = 1;
+  for (int d = 0; ok && d < header[3]; ++d) {
+    unsigned char dim[4];
+    ok = readAll(dim, 4);
+    int64_t v = (int64_t(dim[0]) << 24) | (dim[1] << 16) | (dim[2] << 8) | dim[3];
+    a.dims.push_back(v);
+    count = v > (int64_t(1) << 31) ? v : count * v; // stays below 2^62: checked next
+    ok = ok && count <= (int64_t(1) << 31);
+  }
+  if (ok) {
+    a.data.resize(count);
+    ok = readAll(a.data.data(), count);
+  }
+  gzclose(f);
+  if (!ok)
+    throw RuntimeError(path + ": not an IDX file of unsigned bytes, or truncated");
+  return a;
+}
+
+Dataset loadFashionMnist(const std::string &dir, bool train) {
+  std::string prefix = dir + "/" + (train ? "train" : "t10k");
+  IdxArray images = readIdx(prefix + "-images-idx3-ubyte.gz");
+  IdxArray labels = readIdx(prefix + "-labels-idx1-ubyte.gz");
+  if (images.dims.size() != 3 || labels.dims.size() != 1 || images.dims[0] != labels.dims[0])
+    throw RuntimeError(prefix + "-*: images and labels do not match");
+  if (images.dims[0] == 0)
+    throw RuntimeError(prefix + "-images-idx3-ubyte.gz: holds no images");
+  Dataset d;
+  d.count = images.dims[0];
+  d.features = images.dims[1] * images.dims[2];
+  d.images.resize(images.data.size());
+  for (size_t i = 0; i < images.data.size(); ++i)
+    d.images[i] = images.data[i] / 255.0f;
+  d.labels.assign(labels.data.begin(), labels.data.end());
+  return d;
+}
+
+DataFeed::DataFeed(const Plan &plan, const std::string &spec, bool train, uint64_t seed,
+                   const std::vector<std::string> &ignore)
+    : plan_(plan), seed_(seed), intRange_(plan.buffers.size(), -1) {
+  for (int id : plan.inputs)
+    if (std::find(ignore.begin(), ignore.end(), plan.buffers[id].name) == ignore.end())
+      inputs_.push_back(id);
+  for (int id : inputs_)
+    if (!plan.buffers[id].shape.empty())
+      batch_ = plan.buffers[id].shape[0];
+  if (batch_ < 1)
+    throw RuntimeError("the graph's inputs hold batches of 0 samples");
+  // Integer inputs range over what all their consumers accept (2 when no
+  // kernel bounds them).
+  for (const Step &s : plan.steps) {
+    const KernelTraits *traits = findKernelTraits(s.kernel);
+    if (!traits || traits->intRange.input < 0)
+      continue;
+    const IntRange &r = traits->intRange;
+    const std::vector<int> &operands = r.boundIsOutput ? s.outputs : s.inputs;
+    if ((size_t)r.input >= s.inputs.size() || (size_t)r.bound >= operands.size())
+      continue;
+    const std::vector<int64_t> &shape = plan.buffers[operands[r.bound]].shape;
+    int64_t dim = r.dim < 0 ? r.dim + (int64_t)shape.size() : r.dim;
+    if (dim < 0 || dim >= (int64_t)shape.size())
+      continue;
+    int64_t &range = intRange_[s.inputs[r.input]];
+    range = range < 0 ? shape[dim] : std::min(range, shape[dim]);
+  }
+  for (int64_t &range : intRange_)
+    range = range < 0 ? 2 : range;
+  if (spec == "synthetic")
+    return;
+  std::string dir = kFashionMnistDir;
+  if (spec.rfind("fashion-mnist", 0) != 0 ||
+      (spec.size() > 13 && spec[13] != ':'))
+    throw RuntimeError("data must be synthetic or fashion-mnist[:DIR], got '" + spec + "'");
+  if (spec.size() > 14)
+    dir = spec.substr(14);
+  synthetic_ = false;
+  for (int id : inputs_) {
+    const Buffer &b = plan.buffers[id];
+    int64_t perSample =
+        b.shape.empty() || b.shape[0] != batch_ ? 0 : numElements(b.shape) / b.shape[0];
+    if (isFloat(b.dtype) && perSample == 784 && images_ < 0)
+      images_ = id;
+    else if (!isFloat(b.dtype) && b.shape.size() == 1 && b.shape[0] == batch_ && labels_ < 0)
+      labels_ = id;
+    else
+      throw RuntimeError("fashion-mnist feeds a float input of 784 values per sample and "
+                         "an integer label input; input '" + b.name + "' is neither");
+  }
+  if (images_ < 0 || labels_ < 0)
+    throw RuntimeError("fashion-mnist needs a float input of 784 values per sample and "
+                       "an integer label input");
+  data_ = loadFashionMnist(dir, train);
+  int64_t perSample = numElements(plan.buffers[images_].shape) / batch_;
+  if (data_.features != perSample)
+    throw RuntimeError(dir + ": images of " + std::to_string(data_.features) +
+                       " values do not fit the graph's input of " + std::to_string(perSample) +
+                       " values per sample");
+  order_.resize(data_.count);
+  std::iota(order_.begin(), order_.end(), 0);
+}
+
+int64_t DataFeed::batchesPerEpoch() const { return synthetic_ ? 0 : data_.count / batch_; }
+
+int64_t DataFeed::batchesToCover() const {
+  return synthetic_ ? 0 : (data_.count + batch_ - 1) / batch_;
+}
+
+int64_t DataFeed::samplesIn(int64_t index) const {
+  return synthetic_ ? batch_ : std::clamp<int64_t>(data_.count - index * batch_, 0, batch_);
+}
+
+void DataFeed::shuffle(uint64_t seed) {
+  std::iota(order_.begin(), order_.end(), 0); // the same order for a seed, always
+  std::mt19937_64 rng(seed);
+  std::shuffle(order_.begin(), order_.end(), rng);
+}
+
+void DataFeed::fill(Executor &ex, int64_t index) {
+  if (synthetic_) {
+    std::mt19937_64 rng(seed_ * 1000003ull + (uint64_t)index);
+    for (int id : inputs_) {
+      const Buffer &b = plan_.buffers[id];
+      int64_t n = numElements(b.shape);
+      if (isFloat(b.dtype)) {
+        std::normal_distribution<float> dist(0.0f, 1.0f);
+        std::vector<float> v(n);
+        for (float &x : v)
+          x = dist(rng);
+        ex.writeF32(id, v);
+        continue;
+      }
+      std::uniform_int_distribution<int64_t> dist(0, std::max<int64_t>(intRange_[id], 1) - 1);
+      std::vector<std::byte> bytes(b.bytes);
+      for (int64_t i = 0; i < n; ++i)
+        storeElement(bytes.data(), b.dtype, i, (double)dist(rng));
+      ex.write(id, bytes.data(), bytes.size());
+    }
+    return;
+  }
+  const Buffer &labels = plan_.buffers[labels_];
+  std::vector<float> v(batch_ * data_.features);
+  std::vector<std::byte> labelBytes(labels.bytes);
+  batchLabels_.resize(batch_);
+  for (int64_t i = 0; i < batch_; ++i) {
+    int64_t sample = order_[(index * batch_ + i) % data_.count];
+    std::copy_n(data_.images.begin() + sample * data_.features, data_.features,
+                v.begin() + i * data_.features);
+    batchLabels_[i] = data_.labels[sample];
+    storeElement(labelBytes.data(), labels.dtype, i, (double)batchLabels_[i]);
+  }
+  ex.writeF32(images_, v);
+  ex.write(labels_, labelBytes.data(), labelBytes.size());
+}
+
+} // namespace ampc::rt

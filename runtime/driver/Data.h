@@ -1,0 +1,76 @@
+// Input data for the runtime: IDX files (Fashion-MNIST, gzip'd or not) and
+// a feed that fills a plan's inputs batch by batch.
+#ifndef AMPC_RUNTIME_DRIVER_DATA_H
+#define AMPC_RUNTIME_DRIVER_DATA_H
+
+#include <string>
+#include <vector>
+
+#include "runtime/device/Executor.h"
+
+namespace ampc::rt {
+
+/// An IDX array of unsigned bytes (the only element type Fashion-MNIST uses).
+struct IdxArray {
+  std::vector<int64_t> dims;
+  std::vector<uint8_t> data;
+};
+
+/// Reads an IDX file (plain or gzip'd). Throws RuntimeError naming the file.
+IdxArray readIdx(const std::string &path);
+
+struct Dataset {
+  int64_t count = 0, features = 0;
+  std::vector<float> images; // count x features, scaled to [0, 1]
+  std::vector<int64_t> labels;
+};
+
+/// `{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz` from `dir`.
+Dataset loadFashionMnist(const std::string &dir, bool train);
+
+constexpr const char *kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+
+/// Fills a plan's inputs. `spec` is `synthetic` (seeded normal floats,
+/// integers uniform over the range their consumer accepts) or
+/// `fashion-mnist[:DIR]` (a float input with 784 values per sample and an
+/// integer label input).
+class DataFeed {
+public:
+  /// Inputs named in `ignore` (such as the learning rate) are left alone.
+  DataFeed(const Plan &plan, const std::string &spec, bool train, uint64_t seed,
+           const std::vector<std::string> &ignore = {});
+  int64_t batchSize() const { return batch_; }
+  /// Whole batches in one pass over the data set (training drops the last,
+  /// partial one); 0 for synthetic data.
+  int64_t batchesPerEpoch() const;
+  /// Batches that cover every sample once, the last one perhaps partial
+  /// (evaluation); 0 for synthetic data.
+  int64_t batchesToCover() const;
+  /// How many of batch `index`'s rows are real samples, not wrapped around
+  /// to the start: the batch size but for the last batch of a pass.
+  int64_t samplesIn(int64_t index) const;
+  bool labelled() const { return labels_ >= 0; }
+  int labelBuffer() const { return labels_; }
+  /// The labels of the batch last filled (real data).
+  const std::vector<int64_t> &batchLabels() const { return batchLabels_; }
+  /// Writes batch `index` (of the current order) into the executor's inputs.
+  void fill(Executor &ex, int64_t index);
+  /// Shuffles the sample order with a seed (real data).
+  void shuffle(uint64_t seed);
+
+private:
+  const Plan &plan_;
+  std::vector<int> inputs_; // the inputs this feed fills
+  bool synthetic_ = true;
+  uint64_t seed_;
+  int64_t batch_ = 1;
+  int images_ = -1, labels_ = -1;
+  Dataset data_;
+  std::vector<int64_t> order_;
+  std::vector<int64_t> intRange_; // per buffer id, for synthetic integers
+  std::vector<int64_t> batchLabels_;
+};
+
+} // namespace ampc::rt
+
+#endif

@@ -1,0 +1,194 @@
+#include "runtime/driver/Trainer.h"
+
+#include <cstdio>
+
+#include "runtime/core/Files.h"
+#include "runtime/driver/Checkpoint.h"
+#include "runtime/driver/Runner.h"
+#include "runtime/driver/Weights.h"
+
+namespace ampc::rt {
+namespace {
+
+/// A checkpoint metadata field as an integer; a missing one is 0.
+int64_t metaInt(const std::map<std::string, std::string> &meta, const std::string &key,
+                const std::string &path) {
+  auto it = meta.find(key);
+  if (it == meta.end())
+    return 0;
+  try {
+    size_t used = 0;
+    long long v = std::stoll(it->second, &used);
+    if (used == it->second.size() && v >= 0)
+      return v;
+  } catch (const std::exception &) {
+  }
+  throw RuntimeError(path + ": metadata '" + key + "' is not a count: '" + it->second + "'");
+}
+
+/// The step times of accumulation windows, measured by device timers and
+/// read (which may wait for the device) only when asked.
+class StepTimes {
+public:
+  void add(std::unique_ptr<Timer> timer) { window_.push_back(std::move(timer)); }
+  void endWindow() { pending_.push_back(std::move(window_)); }
+  /// Reads every finished window; returns the last one's milliseconds.
+  double resolve() {
+    for (auto &window : pending_) {
+      double ms = 0;
+      for (auto &t : window)
+        ms += t->elapsedMs();
+      times_.push_back(ms);
+    }
+    pending_.clear();
+    return times_.empty() ? 0 : times_.back();
+  }
+  const std::vector<double> &times() const { return times_; }
+
+private:
+  std::vector<std::unique_ptr<Timer>> window_;
+  std::vector<std::vector<std::unique_ptr<Timer>>> pending_;
+  std::vector<double> times_;
+};
+
+} // namespace
+
+Trainer::Trainer(Plan train, std::optional<Plan> eval, TrainOptions options)
+    : plan_(std::move(train)), eval_(std::move(eval)), options_(std::move(options)) {}
+
+TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onReport) {
+  if (plan_.loss < 0)
+    throw RuntimeError("the plan has no loss to train");
+  if (!options_.checkpoint.empty())
+    if (std::string why = checkWritable(options_.checkpoint); !why.empty())
+      throw RuntimeError(options_.checkpoint + ": cannot write the checkpoint: " + why);
+  Executor ex(plan_, {/*training=*/true, options_.seed, options_.profile, options_.device,
+                     options_.graphs});
+  DataFeed feed(plan_, options_.data, /*train=*/true, options_.seed, {"lr"});
+  Device &device = ex.backend().device();
+  int lr = plan_.find("lr"), scale = plan_.find("loss_scale"), skipped = plan_.skippedSteps;
+  if (lr < 0 || skipped < 0)
+    throw RuntimeError("not a training plan: it has no lr input or finite check");
+  ex.writeScalar(lr, options_.lr);
+
+  int64_t k = options_.accumulate, start = 0;
+  if (!options_.initFrom.empty()) {
+    if (!options_.resume.empty())
+      throw RuntimeError("--init-from starts a new run and --resume continues one: give one");
+    std::vector<std::string> model;
+    for (const Buffer &b : (eval_ ? *eval_ : plan_).buffers)
+      if (b.kind == BufferKind::Param && (eval_ || b.trainable))
+        model.push_back(b.name);
+    loadWeights(readSafetensors(options_.initFrom), ex, model);
+  }
+  if (!options_.resume.empty()) {
+    const std::string &path = options_.resume;
+    Safetensors file = readSafetensors(path);
+    auto &meta = file.metadata;
+    if (meta.count("graph") && meta["graph"] != plan_.name)
+      throw RuntimeError(path + ": saved from graph '" + meta["graph"] + "', not '" + plan_.name +
+                         "'");
+    if (meta.count("accumulate") && metaInt(meta, "accumulate", path) != k)
+      throw RuntimeError(path + ": saved with --accumulate " + meta["accumulate"]);
+    loadParams(file, ex);
+    start = metaInt(meta, "micro_batch", path);
+    ex.writeScalar(skipped, (double)metaInt(meta, "skipped_steps", path));
+    ex.setIterations(metaInt(meta, "iteration", path));
+  }
+  int64_t perEpoch = feed.batchesPerEpoch();
+  int64_t micro = options_.steps > 0 ? options_.steps * k
+                                     : (perEpoch ? options_.epochs * perEpoch / k * k : 100 * k);
+  int64_t end = start + micro, total = micro / k;
+  TrainResult result;
+  result.batch = feed.batchSize();
+  result.peakBytes = plan_.peakBytes();
+  StepTimes times;
+  int64_t epochShuffled = -1, stepSyncs = 0, stepWaits = 0;
+  for (int64_t i = start; i < end; ++i) {
+    int64_t epoch = perEpoch ? i / perEpoch : 0;
+    if (perEpoch && epoch != epochShuffled) {
+      feed.shuffle(options_.seed * 7919 + (uint64_t)epoch);
+      epochShuffled = epoch;
+    }
+    DeviceStats before = device.stats();
+    feed.fill(ex, perEpoch ? i % perEpoch : i);
+    bool apply = (i + 1) % k == 0;
+    std::unique_ptr<Timer> timer = device.timer();
+    timer->start();
+    ex.run(apply, /*first=*/i % k == 0);
+    timer->stop();
+    times.add(std::move(timer));
+    stepSyncs += device.stats().hostSyncs - before.hostSyncs;
+    stepWaits += device.stats().stagingWaits - before.stagingWaits;
+    if (!apply)
+      continue;
+    times.endWindow();
+    int64_t step = (i + 1 - start) / k;
+    if (onReport && isReportStep(step, total, options_.reports)) {
+      double ms = times.resolve();
+      onReport({step, total, ex.readScalar(plan_.loss), scale >= 0 ? ex.readScalar(scale) : 1.0,
+                ms, (int64_t)ex.readScalar(skipped)});
+    }
+  }
+  ex.synchronize();
+  times.resolve();
+  result.steps = (int64_t)times.times().size();
+  result.stepMsMedian = median(times.times());
+  result.samplesPerS =
+      result.stepMsMedian > 0 ? result.batch * k / (result.stepMsMedian / 1000.0) : 0;
+  if (end > start)
+    result.finalLoss = ex.readScalar(plan_.loss);
+  if (scale >= 0 && end > start)
+    result.lossScale = ex.readScalar(scale);
+  result.skipped = (int64_t)ex.readScalar(skipped);
+  result.deviceName = device.name();
+  result.devicePeakBytes = device.stats().peakBytes;
+  result.hostSyncsPerStep = total ? double(stepSyncs) / double(total) : 0;
+  result.stagingWaitsPerStep = total ? double(stepWaits) / double(total) : 0;
+  if (!options_.checkpoint.empty())
+    saveCheckpoint(options_.checkpoint, ex,
+                   {{"format", "ampc"},
+                    {"graph", plan_.name},
+                    {"micro_batch", std::to_string(end)},
+                    {"iteration", std::to_string(ex.iterations())},
+                    {"skipped_steps", std::to_string(result.skipped)},
+                    {"accumulate", std::to_string(k)}});
+  result.profile = ex.profile();
+  if (eval_ && feed.labelled()) {
+    result.evalAccuracy = evaluate(ex, result.evalSamples);
+    if (!result.evalAccuracy)
+      result.evalNote = "the graph has no [batch, classes] output to score";
+  }
+  return result;
+}
+
+std::optional<double> Trainer::evaluate(Executor &trained, int64_t &seen) {
+  Executor ex(*eval_,
+              {/*training=*/false, options_.seed, false, options_.device, options_.graphs});
+  for (const Buffer &b : eval_->buffers) {
+    if (b.kind != BufferKind::Param)
+      continue;
+    int id = plan_.find(b.name);
+    if (id < 0 || plan_.buffers[id].bytes != b.bytes || plan_.buffers[id].dtype != b.dtype)
+      throw RuntimeError("the trained plan has no param '" + b.name + "' of the same type");
+    std::vector<std::byte> bytes = trained.readBytes(id);
+    ex.write(b.id, bytes.data(), bytes.size());
+  }
+  DataFeed test(*eval_, options_.data, /*train=*/false, options_.seed);
+  int logits = logitsBuffer(*eval_, test.batchSize());
+  if (logits < 0)
+    return std::nullopt;
+  int64_t correct = 0;
+  seen = 0;
+  for (int64_t i = 0; i < test.batchesToCover(); ++i) {
+    test.fill(ex, i);
+    ex.run();
+    int64_t rows = test.samplesIn(i);
+    correct += correctPredictions(ex.readF32(logits), eval_->buffers[logits].shape[1],
+                                  test.batchLabels(), rows);
+    seen += rows;
+  }
+  return seen ? std::optional<double>(double(correct) / double(seen)) : std::nullopt;
+}
+
+} // namespace ampc::rt

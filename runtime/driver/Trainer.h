@@ -1,0 +1,79 @@
+// The training loop over a training plan (forward, backward, loss scaling and
+// optimizer in one step): micro-batches, gradient accumulation, seeded
+// shuffling per epoch, checkpoints and exact resume, and evaluation on a
+// forward plan with the trained params. Loss, scale and skipped count come
+// back from the device once per progress report, not once per step.
+#ifndef AMPC_RUNTIME_DRIVER_TRAINER_H
+#define AMPC_RUNTIME_DRIVER_TRAINER_H
+
+#include <functional>
+#include <map>
+#include <optional>
+
+#include "runtime/driver/Data.h"
+
+namespace ampc::rt {
+
+struct TrainOptions {
+  std::string data = "synthetic";
+  int64_t steps = 0;  // optimizer steps; 0: `epochs` passes over real data
+  int64_t epochs = 1;
+  double lr = 0.01;
+  uint64_t seed = 0;
+  int64_t accumulate = 1;
+  std::string checkpoint, resume;
+  /// A weights-only safetensors file to start from (runtime/driver/Weights.h).
+  std::string initFrom;
+  /// Times every kernel (TrainResult::profile).
+  bool profile = false;
+  std::string device = "cpu";
+  /// Capture the step once and replay it (CUDA graphs); off for debugging.
+  bool graphs = true;
+  /// Progress reports per run (each reads loss, scale and skipped count).
+  int64_t reports = 10;
+};
+
+struct TrainProgress {
+  int64_t step, totalSteps;
+  double loss, lossScale, stepMs;
+  int64_t skipped;
+};
+
+struct TrainResult {
+  int64_t steps = 0, skipped = 0, batch = 0;
+  double stepMsMedian = 0, samplesPerS = 0, finalLoss = 0, lossScale = 1;
+  std::optional<double> evalAccuracy;
+  int64_t evalSamples = 0;
+  /// Why there is no accuracy although the data is labelled, or "".
+  std::string evalNote;
+  int64_t peakBytes = 0;
+  /// The device, the most bytes it held, and per optimizer step the times
+  /// the host synchronised with it, or waited for a staging buffer, while
+  /// feeding and queuing micro-batches (DeviceStats; the progress reports,
+  /// which read values back, are not counted).
+  std::string deviceName;
+  int64_t devicePeakBytes = 0;
+  double hostSyncsPerStep = 0, stagingWaitsPerStep = 0;
+  /// With TrainOptions::profile: times per kernel and of whole runs.
+  Profile profile;
+};
+
+class Trainer {
+public:
+  /// `eval`, when given, is the forward plan whose params (by name) take the
+  /// trained values for the accuracy on the test set.
+  Trainer(Plan train, std::optional<Plan> eval, TrainOptions options);
+  TrainResult run(const std::function<void(const TrainProgress &)> &onReport = {});
+
+private:
+  /// Accuracy over the whole test set, or nullopt when the forward plan has
+  /// no logits output ([batch, classes]) to score.
+  std::optional<double> evaluate(Executor &trained, int64_t &samples);
+  Plan plan_;
+  std::optional<Plan> eval_;
+  TrainOptions options_;
+};
+
+} // namespace ampc::rt
+
+#endif

@@ -1,0 +1,92 @@
+#include "runtime/driver/Weights.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "runtime/core/Convert.h"
+#include "runtime/core/KernelTraits.h"
+
+namespace ampc::rt {
+namespace {
+
+/// Params read as the right operand of a matmul without transpose_b,
+/// directly or through a cast: [in, out], where PyTorch stores [out, in].
+std::set<int> matmulWeights(const Plan &plan) {
+  std::vector<int> castOf(plan.buffers.size(), -1);
+  std::set<int> weights;
+  for (const Step &s : plan.steps) {
+    const KernelTraits *traits = findKernelTraits(s.kernel);
+    if (!traits)
+      continue;
+    if (traits->has(kConvertsDtype) && s.inputs.size() == 1 && s.outputs.size() == 1)
+      castOf[s.outputs[0]] = s.inputs[0];
+    if (traits->flops == FlopRule::Matmul && s.inputs.size() == 2 &&
+        !StepAttrs(s).getBool("transpose_b", false)) {
+      int b = s.inputs[1];
+      weights.insert(castOf[b] >= 0 ? castOf[b] : b);
+    }
+  }
+  return weights;
+}
+
+std::string listOf(const Safetensors &file) {
+  std::string names;
+  int shown = 0;
+  for (const auto &[name, t] : file.tensors)
+    if (shown++ < 6)
+      names += (names.empty() ? "" : ", ") + name;
+  if (file.tensors.size() > 6)
+    names += ", ...";
+  return names.empty() ? "no tensors" : names;
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+} // namespace
+
+void loadWeights(const Safetensors &file, Executor &ex,
+                 const std::vector<std::string> &modelParams) {
+  const Plan &plan = ex.plan();
+  bool torch = file.metadata.count("format") && file.metadata.at("format") == "pt";
+  std::set<int> transposed = torch ? matmulWeights(plan) : std::set<int>{};
+  for (const std::string &name : modelParams) {
+    auto it = file.tensors.find(name);
+    if (it == file.tensors.end())
+      throw RuntimeError(file.path + ": no tensor '" + name + "' (the file has " + listOf(file) +
+                         ")");
+    const Safetensors::Tensor &t = it->second;
+    if (!isFloat(t.dtype))
+      throw RuntimeError(file.path + ": tensor '" + name + "' is not a float tensor");
+    std::vector<float> values(numElements(t.shape));
+    std::vector<std::byte> bytes(t.bytes); // aligned for the conversion
+    std::memcpy(bytes.data(), file.data.data() + t.offset, t.bytes);
+    toF32(bytes.data(), t.dtype, values.data(), values.size());
+    for (int id : {plan.find(name), plan.find(name + ".master")}) {
+      if (id < 0)
+        continue;
+      const Buffer &b = plan.buffers[id];
+      std::vector<int64_t> shape = t.shape;
+      std::vector<float> v = values;
+      if (transposed.count(plan.find(name)) && shape.size() == 2) {
+        std::swap(shape[0], shape[1]);
+        for (int64_t r = 0; r < shape[0]; ++r)
+          for (int64_t c = 0; c < shape[1]; ++c)
+            v[r * shape[1] + c] = values[c * shape[0] + r];
+      }
+      if (shape != b.shape)
+        throw RuntimeError(
+            file.path + ": tensor '" + name + "' is " + shapeText(t.shape) +
+            (torch && transposed.count(plan.find(name)) ? " (PyTorch's layout)" : "") +
+            ", the graph's param " + shapeText(b.shape));
+      ex.writeF32(id, v);
+    }
+  }
+}
+
+} // namespace ampc::rt

@@ -1,0 +1,33 @@
+// exp in f32 written so that loops over it vectorise (glibc's expf does not
+// without -ffast-math): Cody-Waite range reduction and Cephes' polynomial,
+// within 2 ulp of the true value on [-87.3, 88.3]; inputs are clamped to that
+// range (below, no subnormal results; above, exp(88.37)). The softmax and
+// cross-entropy kernels call it on x - max <= 0. Host and device code.
+#ifndef AMPC_RUNTIME_NUMERICS_EXP_H
+#define AMPC_RUNTIME_NUMERICS_EXP_H
+
+#include "runtime/numerics/HostDevice.h"
+
+namespace ampc::num {
+
+AMPC_HD float vectorExp(float x) {
+  x = x < -87.33654f ? -87.33654f : x;
+  x = x > 88.37626f ? 88.37626f : x; // 2^127 at most: finite
+  // n = round(x / ln 2) by the 1.5 * 2^23 trick (exact for |n| < 2^22);
+  // a NaN x gets n = 0 (a defined conversion) and stays NaN through r.
+  float t = x * 1.44269504f;
+  float n = ((t == t ? t : 0.0f) + 12582912.0f) - 12582912.0f;
+  float r = x - n * 0.693359375f + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  return p * floatOf(uint32_t(int32_t(n) + 127) << 23); // p * 2^n
+}
+
+} // namespace ampc::num
+
+#endif

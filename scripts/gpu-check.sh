@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# Every check that needs a GPU, behind one command (docs/cuda.md, "Checking
+# it on a GPU"). Two halves, because the GPU machine has CUDA, CMake, ninja,
+# g++ and PyTorch but none of our Debian packages and no MLIR:
+#
+#   scripts/gpu-check.sh prepare
+#     here, after scripts/build.sh: fetches the Debian packages the runtime
+#     builds against (nlohmann-json, OpenBLAS, zlib) and Fashion-MNIST into
+#     .gpu/, and compiles the plans to run there into .gpu/plans: model plans
+#     (ampc compile), and every graph the kernel tests lower
+#     (AMPC_DUMP_CUDA_PLANS). .gpu is ignored by git; carry it (about 50 MB).
+#
+#   scripts/gpu-check.sh [checks|e2e|bench|all] [LOGDIR]
+#     on the GPU machine: builds the runtime alone (AMPC_RUNTIME_ONLY, into
+#     build-gpu/, kept between calls) against the unpacked packages, then
+#       checks  the shared numerics over every f16 input; ampc-backend-check
+#               (CUDA against the CPU, step by step and whole runs) on every
+#               plan, and with an injected inf; compute-sanitizer memcheck
+#               and racecheck on short training runs;
+#       e2e     one epoch of Fashion-MNIST on the CPU and on the GPU (mlp at
+#               O0, O1, O2, O1 bf16; mnist_cnn at O1): accuracies within 0.5
+#               points; exact resume on the GPU; a GPU checkpoint resumed on
+#               the CPU;
+#       bench   step times of simplenet, mnist_cnn and BERT-base against
+#               PyTorch eager (f32, and autocast with GradScaler).
+#     `all` (the default) runs the three; each alone fits in 10 minutes.
+#     Logs and metrics go to LOGDIR ($OUT, else build-gpu/logs).
+#
+# Exit status: 0 every check passed; 77 there is no GPU here; else a failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+prepare() {
+  set -e
+  if [[ ! -x build/bin/ampc || ! -x build/bin/ampc-unittests ]]; then
+    echo "gpu-check: prepare needs build/ (run scripts/build.sh first)" >&2
+    exit 1
+  fi
+  rm -rf .gpu
+  mkdir -p .gpu/debs .gpu/data .gpu/plans/unit .gpu/plans/models .gpu/plans/e2e \
+    .gpu/plans/bench .gpu/graphs
+  (cd .gpu/debs && apt-get download -q nlohmann-json3-dev zlib1g-dev zlib1g \
+     libopenblas0-openmp libopenblas-openmp-dev libgfortran5 libquadmath0 2>&1 |
+     grep -v "^W: Download is performed unsandboxed" || true)
+  local fmnist=/usr/share/datasets/fashion-mnist
+  if [[ ! -e $fmnist/train-images-idx3-ubyte.gz ]]; then
+    (cd .gpu/data && apt-get download -q dataset-fashion-mnist 2>&1 |
+       grep -v "^W: Download is performed unsandboxed" || true)
+    dpkg -x .gpu/data/dataset-fashion-mnist_*.deb .gpu/data/root
+    fmnist=.gpu/data/root$fmnist
+  fi
+  mkdir -p .gpu/data/fashion-mnist
+  cp "$fmnist"/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz .gpu/data/fashion-mnist/
+  rm -rf .gpu/data/root .gpu/data/*.deb
+  AMPC_DUMP_CUDA_PLANS="$PWD/.gpu/plans/unit" build/bin/ampc-unittests --gtest_brief=1 >/dev/null
+  local ampc=build/bin/ampc
+  # plan DIR NAME MODEL "key=value ..." compile options...
+  plan() {
+    local dir=$1 name=$2 model=$3 sets=$4
+    shift 4
+    local args=()
+    for kv in $sets; do args+=(--set "$kv"); done
+    "$ampc" model "$model" "${args[@]}" -o ".gpu/graphs/$name.json"
+    "$ampc" compile ".gpu/graphs/$name.json" -o ".gpu/plans/$dir/$name.json" "$@"
+  }
+  local bert="layers=2 hidden=128 heads=2 seq=32 vocab=512 batch=4"
+  local resnet="depth=18 batch=4 image=32 classes=10"
+  # For ampc-backend-check: CUDA plans covering every op and AMP mode.
+  plan models mlp-o0-train mlp "" --device cuda --level O0 --train
+  plan models mlp-o1-train mlp "" --device cuda --level O1 --train
+  plan models mlp-o1-bf16-train mlp "" --device cuda --level O1 --dtype bf16 --train
+  plan models mlp-o2-train-accumulate mlp "" --device cuda --level O2 --train --accumulate 2
+  plan models mlp-o1-forward mlp "" --device cuda --level O1
+  plan models simplenet-o2-train simplenet "batch=64 hidden=256" --device cuda --level O2 \
+    --train --optimizer momentum
+  plan models cnn-o0-train mnist_cnn "" --device cuda --level O0 --train
+  plan models cnn-o1-train-adam mnist_cnn "" --device cuda --level O1 --train --optimizer adam
+  plan models cnn-o2-bf16-train mnist_cnn "" --device cuda --level O2 --dtype bf16 --train \
+    --optimizer momentum
+  plan models resnet18-o1-train resnet "$resnet" --device cuda --level O1 --train \
+    --optimizer momentum
+  plan models resnet18-o2-forward resnet "$resnet" --device cuda --level O2
+  plan models bert-o1-train-adamw bert "$bert" --device cuda --level O1 --train --optimizer adamw
+  plan models bert-o1-bf16-train bert "$bert" --device cuda --level O1 --dtype bf16 --train
+  plan models bert-o0-forward bert "$bert" --device cuda --level O0
+  # For the end-to-end runs: a training and a forward plan per device.
+  local cfg level dtype model dev
+  for cfg in mlp-o0:mlp:O0:f16 mlp-o1:mlp:O1:f16 mlp-o2:mlp:O2:f16 mlp-o1-bf16:mlp:O1:bf16 \
+    cnn-o1:mnist_cnn:O1:f16; do
+    IFS=: read -r name model level dtype <<<"$cfg"
+    for dev in cpu cuda; do
+      plan e2e "$name-$dev-train" "$model" "" --device $dev --level $level --dtype $dtype --train
+      plan e2e "$name-$dev-forward" "$model" "" --device $dev --level $level --dtype $dtype
+    done
+  done
+  # For the benchmarks: the seed's shapes, SGD.
+  for level in O0 O1 O2; do
+    plan bench "simplenet-${level,,}" simplenet "batch=512 hidden=4096" --device cuda \
+      --level $level --train
+  done
+  for level in O0 O1; do
+    plan bench "mnist_cnn-${level,,}" mnist_cnn "" --device cuda --level $level --train
+    plan bench "bert-${level,,}" bert "batch=32 seq=128" --device cuda --level $level --train
+  done
+  rm -rf .gpu/graphs
+  echo "gpu-check: prepared .gpu ($(du -sh .gpu | cut -f1)):" \
+    "$(ls .gpu/plans/models | wc -l) model plans, $(ls .gpu/plans/unit | wc -l) kernel-test" \
+    "plans, $(ls .gpu/plans/e2e | wc -l) end-to-end and $(ls .gpu/plans/bench | wc -l) bench" \
+    "plans, $(ls .gpu/debs | wc -l) packages"
+}
+
+build() {
+  cuda=${CUDA_HOME:-/usr/local/cuda}
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null ||
+    echo "gpu-check: nvidia-smi sees no GPU"
+  "$cuda/bin/nvcc" --version | tail -1
+  deps=$PWD/build-gpu/deps
+  if [[ ! -e $deps/.unpacked ]]; then # never into /
+    rm -rf "$deps"
+    mkdir -p "$deps"
+    for deb in .gpu/debs/*.deb; do dpkg -x "$deb" "$deps"; done
+    touch "$deps/.unpacked"
+  fi
+  libs="$deps/usr/lib/x86_64-linux-gnu:$deps/lib/x86_64-linux-gnu"
+  # cuDNN: the toolkit's, else the wheel PyTorch brings.
+  if [[ ! -e "$cuda/include/cudnn.h" && -z "${AMPC_CUDNN_ROOT:-}" ]]; then
+    AMPC_CUDNN_ROOT=$(python3 -c 'import nvidia.cudnn as m; print(list(m.__path__)[0])' \
+      2>/dev/null) || AMPC_CUDNN_ROOT=""
+    export AMPC_CUDNN_ROOT
+  fi
+  if [[ -n "${AMPC_CUDNN_ROOT:-}" ]]; then
+    echo "gpu-check: cuDNN from $AMPC_CUDNN_ROOT"
+    libs="$libs:$AMPC_CUDNN_ROOT/lib"
+  fi
+  echo "== build (runtime only, sm_${AMPC_CUDA_ARCH:-90})"
+  local start=$(date +%s)
+  if [[ ! -e build-gpu/build.ninja ]] &&
+    ! cmake -G Ninja -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DAMPC_RUNTIME_ONLY=ON \
+      -DAMPC_DEPS_ROOT="$deps" -DCMAKE_CUDA_ARCHITECTURES="${AMPC_CUDA_ARCH:-90}" \
+      >"$logs/cmake.log" 2>&1; then
+    tail -n 30 "$logs/cmake.log"
+    exit 1
+  fi
+  if ! ninja -C build-gpu >"$logs/build.log" 2>&1; then
+    grep -E "error|FAILED" "$logs/build.log" | head -n 40
+    exit 1
+  fi
+  echo "built in $(($(date +%s) - start)) s"
+  bin=build-gpu/bin
+}
+
+status=0
+# check NAME COMMAND...: runs one check, its output in $logs/NAME.log.
+check() {
+  local name=$1
+  shift
+  echo "== $name"
+  local t0=$(date +%s)
+  LD_LIBRARY_PATH="$libs:${LD_LIBRARY_PATH:-}" "$@" >"$logs/$name.log" 2>&1
+  local rc=$?
+  tail -n 25 "$logs/$name.log"
+  echo "$name: exit $rc ($(($(date +%s) - t0)) s)"
+  if [[ $rc -eq 77 && $status -eq 0 ]]; then
+    status=77
+  elif [[ $rc -ne 0 && $rc -ne 77 ]]; then
+    status=1
+    failed+=("$name")
+  fi
+}
+failed=()
+
+phase_checks() {
+  # AMPC_CHECK_CANDIDATE=cpu rehearses them on a machine without a GPU.
+  local candidate=${AMPC_CHECK_CANDIDATE:-cuda}
+  check numerics $bin/ampc-numerics-device-check
+  check backend-models $bin/ampc-backend-check --candidate "$candidate" .gpu/plans/models/*.json
+  check backend-kernels $bin/ampc-backend-check --candidate "$candidate" .gpu/plans/unit/*.json
+  check backend-injected-inf $bin/ampc-backend-check --candidate "$candidate" --inject-inf 1 \
+    .gpu/plans/models/{mlp,cnn,bert}-o1-train*.json
+  [[ $have_gpu == yes ]] || return 0
+  local sanitizer=compute-sanitizer
+  command -v $sanitizer >/dev/null || sanitizer=$cuda/bin/compute-sanitizer
+  check memcheck-mlp $sanitizer --tool memcheck --error-exitcode 1 \
+    $bin/ampc-plan-run .gpu/plans/models/mlp-o1-train.json 3 --device cuda
+  check memcheck-cnn $sanitizer --tool memcheck --error-exitcode 1 \
+    $bin/ampc-plan-run .gpu/plans/models/cnn-o1-train-adam.json 2 --device cuda
+  check racecheck-mlp $sanitizer --tool racecheck --error-exitcode 1 \
+    $bin/ampc-plan-run .gpu/plans/models/mlp-o1-train.json 2 --device cuda
+}
+
+phase_e2e() {
+  local data=fashion-mnist:$PWD/.gpu/data/fashion-mnist cfg dev lr
+  for cfg in mlp-o0 mlp-o1 mlp-o2 mlp-o1-bf16 cnn-o1; do
+    lr=0.1
+    [[ $cfg == cnn-* ]] && lr=0.05
+    for dev in cpu cuda; do
+      check "e2e-$cfg-$dev" $bin/ampc-plan-run .gpu/plans/e2e/$cfg-$dev-train.json \
+        --eval .gpu/plans/e2e/$cfg-$dev-forward.json --data "$data" --lr $lr --device $dev \
+        --metrics-json "$logs/e2e-$cfg-$dev.json"
+    done
+  done
+  echo "== accuracy, one epoch, CPU against GPU"
+  python3 bench/gpu/report.py e2e "$logs" || { status=1; failed+=(e2e-accuracy); }
+  # Exact resume: 200 steps equal 100, a checkpoint, and 100 more.
+  local train=.gpu/plans/e2e/mlp-o1-cuda-train.json r=$logs/resume
+  mkdir -p "$r"
+  check resume-whole $bin/ampc-plan-run $train 200 --data "$data" --lr 0.1 --device cuda \
+    --checkpoint "$r/whole.st"
+  check resume-half $bin/ampc-plan-run $train 100 --data "$data" --lr 0.1 --device cuda \
+    --checkpoint "$r/half.st"
+  check resume-rest $bin/ampc-plan-run $train 100 --data "$data" --lr 0.1 --device cuda \
+    --resume "$r/half.st" --checkpoint "$r/rest.st"
+  if cmp "$r/whole.st" "$r/rest.st"; then
+    echo "exact resume on the GPU: the checkpoints are byte-identical"
+  else
+    echo "exact resume on the GPU: FAIL, the checkpoints differ"
+    status=1
+    failed+=(resume-identical)
+  fi
+  # A GPU checkpoint resumes on the CPU (its CPU plan: the same params).
+  check resume-on-cpu $bin/ampc-plan-run .gpu/plans/e2e/mlp-o1-cpu-train.json 100 \
+    --data "$data" --lr 0.1 --device cpu --resume "$r/half.st" --checkpoint "$r/cpu.st"
+}
+
+phase_bench() {
+  local p
+  for p in simplenet-o0 simplenet-o1 simplenet-o2 mnist_cnn-o0 mnist_cnn-o1 bert-o0 bert-o1; do
+    check "bench-$p" $bin/ampc-plan-run .gpu/plans/bench/$p.json 60 --device cuda \
+      --metrics-json "$logs/bench-$p.json"
+  done
+  check bench-simplenet-o1-no-graph $bin/ampc-plan-run .gpu/plans/bench/simplenet-o1.json 60 \
+    --device cuda --no-cuda-graph --metrics-json "$logs/bench-simplenet-o1-no-graph.json"
+  echo "== PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)"
+  PYTHONPATH=bench python3 bench/gpu/torch_gpu.py 50 | tee "$logs/torch.txt"
+  echo "== step times (ms, median; one run)"
+  python3 bench/gpu/report.py bench "$logs"
+}
+
+phase=all
+case "${1:-}" in
+prepare) prepare; exit 0 ;;
+checks | e2e | bench | all) phase=$1; shift ;;
+esac
+logs=${1:-${OUT:-build-gpu/logs}}
+mkdir -p "$logs"
+if [[ ! -d .gpu/debs || ! -d .gpu/plans ]]; then
+  echo "gpu-check: no .gpu here: run 'scripts/gpu-check.sh prepare' first and carry .gpu" >&2
+  exit 1
+fi
+have_gpu=no
+nvidia-smi -L 2>/dev/null | grep -q GPU && have_gpu=yes
+build
+[[ $phase == checks || $phase == all ]] && phase_checks
+if [[ $have_gpu == yes ]]; then
+  [[ $phase == e2e || $phase == all ]] && phase_e2e
+  [[ $phase == bench || $phase == all ]] && phase_bench
+elif [[ $phase != checks ]]; then
+  echo "gpu-check: no GPU here: the end-to-end runs and benchmarks need one"
+  [[ $status -eq 0 ]] && status=77
+fi
+[[ ${#failed[@]} -eq 0 ]] || echo "gpu-check: FAILED: ${failed[*]}"
+exit $status

@@ -1,0 +1,179 @@
+// The shared numerics (runtime/numerics) on the GPU against the same code on
+// the host, over every finite f16 input: bit for bit where a functor is
+// plain arithmetic (IEEE +, -, *, / and sqrt, which CUDA rounds exactly
+// without fast math, and with --fmad=false so no multiply-add is fused), and
+// within a stated tolerance where it calls a transcendental (CUDA's expf,
+// tanhf, erff, logf and powf are not glibc's). Prints one line per function.
+// Exit 0: all agree; 1: a disagreement; 77 (skipped): no CUDA device.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "runtime/numerics/Activations.h"
+#include "runtime/numerics/Exp.h"
+#include "runtime/numerics/Finite.h"
+#include "runtime/numerics/Half.h"
+#include "runtime/numerics/LossScale.h"
+#include "runtime/numerics/Optimizers.h"
+#include "runtime/numerics/Random.h"
+
+using namespace ampc::num;
+
+namespace {
+
+struct Function {
+  const char *name;
+  bool exact; // plain arithmetic: the GPU must give the host's bits
+};
+
+const Function kFunctions[] = {
+    {"relu", true},        {"abs", true},          {"neg", true},
+    {"square", true},      {"scale", true},        {"sqrt", true},
+    {"rsqrt", true},       {"vectorExp", true},    {"f16 round trip", true},
+    {"bf16 round trip", true}, {"non-finite", true}, {"dropout", true},
+    {"sgd", true},         {"momentum", true},     {"loss scale", true},
+    {"relu'", true},       {"tanh'", true},        {"sigmoid'", true},
+    {"sqrt'", true},       {"rsqrt'", true},       {"log'", true},
+    {"square'", true},     {"exp", false},         {"log", false},
+    {"tanh", false},       {"sigmoid", false},     {"gelu", false},
+    {"gelu_tanh", false},  {"pow", false},         {"gelu'", false},
+    {"gelu_tanh'", false}, {"adam", false},
+};
+constexpr int kCount = sizeof(kFunctions) / sizeof(kFunctions[0]);
+
+/// Function `fn` at input x; `y` is the host's forward value where a
+/// derivative reads one, so the derivative's own arithmetic is compared.
+AMPC_HD float evaluate(int fn, float x, float y) {
+  switch (fn) {
+  case 0: return Relu{}.value(x);
+  case 1: return Abs{}.value(x);
+  case 2: return Neg{}.value(x);
+  case 3: return Square{}.value(x);
+  case 4: return Scale{0.125f, 3.0f}.value(x);
+  case 5: return Sqrt{}.value(x);
+  case 6: return Rsqrt{}.value(x);
+  case 7: return vectorExp(x < 88.0f ? x : 88.0f);
+  case 8: return f16ToF32(f32ToF16(x * 1.0009765625f));
+  case 9: return bf16ToF32(f32ToBf16(x * 1.0009765625f));
+  case 10: return float(isNonFiniteF32(x * x * x)) + 2.0f * float(isNonFiniteF16(f32ToF16(x)));
+  case 11: return dropoutAt(x, dropoutStream(3, 7, 5), bitsOf(x), 0.3, 1.0f / 0.7f);
+  case 12: {
+    float p = 0.5f;
+    SgdUpdate{0.01f}(p, x);
+    return p;
+  }
+  case 13: {
+    float p = 0.5f, v = 0.25f;
+    MomentumUpdate{0.01f, 0.9f}(p, x, v);
+    return p + v;
+  }
+  case 14: {
+    LossScaleState s{x > 0 ? x : 1.0f, 1999.0f, 0.0f};
+    updateLossScale(isNonFiniteF32(x - x), s, LossScaleRule{});
+    return s.scale + s.good;
+  }
+  case 15: return Relu{}.derivative(x, y);
+  case 16: return Tanh{}.derivative(x, y);
+  case 17: return Sigmoid{}.derivative(x, y);
+  case 18: return Sqrt{}.derivative(x, y);
+  case 19: return Rsqrt{}.derivative(x, y);
+  case 20: return Log{}.derivative(x, y);
+  case 21: return Square{}.derivative(x, y);
+  case 22: return Exp{}.value(x);
+  case 23: return Log{}.value(x);
+  case 24: return Tanh{}.value(x);
+  case 25: return Sigmoid{}.value(x);
+  case 26: return Gelu{}.value(x);
+  case 27: return GeluTanh{}.value(x);
+  case 28: return Pow{2.5f}.value(x);
+  case 29: return Gelu{}.derivative(x, y);
+  case 30: return GeluTanh{}.derivative(x, y);
+  case 31: {
+    float p = 0.5f, m = 0.1f, v = 0.2f;
+    AdamUpdate::at(1e-3f, 0.9, 0.999, 1e-8, 0.01, 3)(p, x, m, v);
+    return p;
+  }
+  }
+  return 0;
+}
+
+/// The forward value a derivative reads.
+float forward(int fn, float x) {
+  switch (fn) {
+  case 16: return Tanh{}.value(x);
+  case 17: return Sigmoid{}.value(x);
+  case 18: return Sqrt{}.value(x);
+  case 19: return Rsqrt{}.value(x);
+  default: return 0;
+  }
+}
+
+__global__ void evaluateAll(int fn, const float *x, const float *y, float *out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    out[i] = evaluate(fn, x[i], y[i]);
+}
+
+double ulpAt(float r) {
+  float a = std::fabs(r);
+  return a >= 1.17549435e-38f ? std::nextafter(a, INFINITY) - a : 1.4e-45;
+}
+
+} // namespace
+
+int main() {
+  int devices = 0;
+  cudaError_t status = cudaGetDeviceCount(&devices);
+  if (status != cudaSuccess || devices == 0) {
+    std::printf("skipped: no CUDA device (%s)\n",
+                status != cudaSuccess ? cudaGetErrorString(status) : "none found");
+    return 77;
+  }
+  std::vector<float> x;
+  for (uint32_t h = 0; h < 65536; ++h)
+    if (((h >> 10) & 0x1F) != 0x1F)
+      x.push_back(f16ToF32(uint16_t(h)));
+  int n = (int)x.size();
+  float *dx, *dy, *dout;
+  cudaMalloc(&dx, n * 4);
+  cudaMalloc(&dy, n * 4);
+  cudaMalloc(&dout, n * 4);
+  cudaMemcpy(dx, x.data(), n * 4, cudaMemcpyHostToDevice);
+  bool ok = true;
+  std::vector<float> y(n), gpu(n);
+  for (int fn = 0; fn < kCount; ++fn) {
+    for (int i = 0; i < n; ++i)
+      y[i] = forward(fn, x[i]);
+    cudaMemcpy(dy, y.data(), n * 4, cudaMemcpyHostToDevice);
+    evaluateAll<<<(n + 255) / 256, 256>>>(fn, dx, dy, dout, n);
+    if ((status = cudaMemcpy(gpu.data(), dout, n * 4, cudaMemcpyDeviceToHost)) != cudaSuccess) {
+      std::printf("%s: %s\n", kFunctions[fn].name, cudaGetErrorString(status));
+      return 1;
+    }
+    int differ = 0;
+    double worst = 0;
+    for (int i = 0; i < n; ++i) {
+      float host = evaluate(fn, x[i], y[i]);
+      if (std::memcmp(&host, &gpu[i], 4) == 0 || (host != host && gpu[i] != gpu[i]))
+        continue;
+      ++differ;
+      if (std::isfinite(host))
+        worst = std::max(worst, std::fabs(double(host) - gpu[i]) / ulpAt(host));
+      else
+        worst = INFINITY;
+    }
+    // Transcendentals: CUDA's are within 2 ulp of the true value, as glibc's
+    // are within 1, so the two agree within 3 ulp.
+    bool pass = kFunctions[fn].exact ? differ == 0 : worst <= 3;
+    ok &= pass;
+    std::printf("%-16s %s: %d of %d inputs differ, worst %.1f ulp\n", kFunctions[fn].name,
+                pass ? "ok  " : "FAIL", differ, n, worst);
+  }
+  cudaFree(dx);
+  cudaFree(dy);
+  cudaFree(dout);
+  return ok ? 0 : 1;
+}

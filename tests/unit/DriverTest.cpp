@@ -1,0 +1,91 @@
+// The drivers' readers: weights by name (--init-from), PyTorch's Linear
+// layout transposed, dtypes rounded, a missing name listed; safetensors
+// headers checked.
+#include <cstring>
+
+#include "runtime/driver/Weights.h"
+#include "tests/unit/RuntimeTestUtil.h"
+#include "tests/unit/TestUtil.h"
+
+using namespace ampc;
+
+namespace {
+
+/// y = x @ w with w [3, 2] (ampc's [in, out]) and a bias b [2] in f16.
+test::Compiled linear() {
+  return test::compile([](GraphBuilder &g) {
+    Tensor x = g.input("x", {4, 3});
+    Tensor w = g.param("w", {3, 2}, Init::zeros());
+    Tensor b = g.param("b", {2}, Init::zeros(), "f16");
+    g.output(g.add(g.matmul(x, w, false, false, "mm"), g.cast(b, "f32"), "y"));
+  });
+}
+
+/// A safetensors file in memory with f32 tensors.
+rt::Safetensors fileOf(std::map<std::string, std::pair<std::vector<int64_t>, std::vector<float>>>
+                           tensors,
+                       std::map<std::string, std::string> metadata) {
+  rt::Safetensors f;
+  f.path = "weights.safetensors";
+  f.metadata = std::move(metadata);
+  for (const auto &[name, t] : tensors) {
+    size_t at = f.data.size();
+    f.data.append(reinterpret_cast<const char *>(t.second.data()), t.second.size() * 4);
+    f.tensors[name] = {rt::DType::F32, t.first, at, t.second.size() * 4};
+  }
+  return f;
+}
+
+TEST(Weights, PyTorchLinearWeightsAreTransposedAndDtypesRounded) {
+  test::Compiled c = linear();
+  // PyTorch's Linear(3, 2).weight is [out, in] = [2, 3].
+  rt::Safetensors torch = fileOf({{"w", {{2, 3}, {1, 2, 3, 4, 5, 6}}},
+                                  {"b", {{2}, {0.1f, -2.5f}}}},
+                                 {{"format", "pt"}});
+  rt::loadWeights(torch, *c.ex, {"w", "b"});
+  EXPECT_EQ(test::valuesOf(*c.ex, "w"), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(test::valuesOf(*c.ex, "b"),
+            (std::vector<float>{rt::f16ToF32(rt::f32ToF16(0.1f)), -2.5f}))
+      << "rounded to the f16 param";
+}
+
+TEST(Weights, AmpcLayoutShapesMustMatchAndMissingNamesAreListed) {
+  test::Compiled c = linear();
+  rt::Safetensors same = fileOf({{"w", {{3, 2}, {1, 2, 3, 4, 5, 6}}}, {"b", {{2}, {1, 1}}}}, {});
+  rt::loadWeights(same, *c.ex, {"w", "b"});
+  EXPECT_EQ(test::valuesOf(*c.ex, "w"), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  rt::Safetensors transposed = fileOf({{"w", {{2, 3}, {1, 2, 3, 4, 5, 6}}}}, {});
+  try {
+    rt::loadWeights(transposed, *c.ex, {"w"});
+    ADD_FAILURE() << "a transposed shape outside a PyTorch file was accepted";
+  } catch (const rt::RuntimeError &e) {
+    EXPECT_STREQ(e.what(), "weights.safetensors: tensor 'w' is [2,3], the graph's param [3,2]");
+  }
+  rt::Safetensors renamed = fileOf({{"fc.weight", {{3, 2}, {1, 2, 3, 4, 5, 6}}}}, {});
+  try {
+    rt::loadWeights(renamed, *c.ex, {"w"});
+    ADD_FAILURE() << "a missing weight was accepted";
+  } catch (const rt::RuntimeError &e) {
+    EXPECT_STREQ(e.what(), "weights.safetensors: no tensor 'w' (the file has fc.weight)");
+  }
+}
+
+TEST(Safetensors, HeadersAreCheckedBeforeUse) {
+  auto file = [](const std::string &header, size_t dataBytes) {
+    std::string bytes(8, '\0');
+    uint64_t size = header.size();
+    std::memcpy(bytes.data(), &size, 8);
+    return bytes + header + std::string(dataBytes, '\0');
+  };
+  EXPECT_NO_THROW(rt::parseSafetensors(
+      file(R"({"w":{"dtype":"F16","shape":[2,2],"data_offsets":[0,8]}})", 8), "f"));
+  for (const char *bad : {R"({"w":{"dtype":"F16","shape":[2,2],"data_offsets":[0,6]}})",
+                          R"({"w":{"dtype":"F16","shape":[2,2],"data_offsets":[4,12]}})",
+                          R"({"w":{"dtype":"Q4","shape":[2],"data_offsets":[0,8]}})",
+                          R"({"w":[1,2]})", R"({"__metadata__":"x"})", R"([1])"})
+    EXPECT_THROW(rt::parseSafetensors(file(bad, 8), "f"), rt::RuntimeError) << bad;
+  EXPECT_THROW(rt::parseSafetensors(std::string("\xff\xff\xff\xff\xff\xff\xff\xff", 8), "f"),
+               rt::RuntimeError);
+}
+
+} // namespace

@@ -1,0 +1,286 @@
+// The shared numerics (runtime/numerics), which the CPU kernels call and the
+// CUDA kernels will call, against f64 references: every element function's
+// value and derivative, f16 rounding, the finite test and exp exhaustively
+// over the f16 values; the optimizer updates, the loss-scale rule and the
+// dropout bits against their definitions.
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "runtime/numerics/Activations.h"
+#include "runtime/numerics/Exp.h"
+#include "runtime/numerics/Finite.h"
+#include "runtime/numerics/Half.h"
+#include "runtime/numerics/LossScale.h"
+#include "runtime/numerics/Optimizers.h"
+#include "runtime/numerics/Random.h"
+
+using namespace ampc::num;
+
+namespace {
+
+/// Every finite f16 value, widened to f32.
+std::vector<float> finiteF16() {
+  std::vector<float> v;
+  for (uint32_t h = 0; h < 65536; ++h)
+    if (((h >> 10) & 0x1F) != 0x1F)
+      v.push_back(f16ToF32(uint16_t(h)));
+  return v;
+}
+
+/// One unit in the last place of f32 at `r` (of the smallest normal below it).
+double ulpAt(double r) {
+  float f = (float)std::fabs(r);
+  if (!(f >= std::numeric_limits<float>::min()))
+    return std::numeric_limits<float>::denorm_min();
+  return std::nextafter(f, INFINITY) - f;
+}
+
+/// Checks f(x) against ref(x) for every x of `inputs` with ref finite:
+/// within `ulps` of the reference, or within `absolute * max(1, |x|)`.
+void expectClose(const char *what, const std::vector<float> &inputs,
+                 const std::function<float(float)> &f, const std::function<double(double)> &ref,
+                 double ulps, double absolute = 0) {
+  int failures = 0;
+  for (float x : inputs) {
+    double r = ref(x);
+    if (!std::isfinite(r) || std::fabs(r) > std::numeric_limits<float>::max())
+      continue;
+    double got = f(x), error = std::fabs(got - r);
+    if (error <= ulps * ulpAt(r) || error <= absolute * std::max(1.0, std::fabs(double(x))))
+      continue;
+    if (++failures <= 3)
+      ADD_FAILURE() << what << "(" << x << ") = " << got << ", f64 gives " << r << " ("
+                    << error / ulpAt(r) << " ulp)";
+  }
+  EXPECT_EQ(failures, 0) << what;
+}
+
+std::vector<float> where(const std::vector<float> &v, const std::function<bool(float)> &keep) {
+  std::vector<float> out;
+  for (float x : v)
+    if (keep(x))
+      out.push_back(x);
+  return out;
+}
+
+const double kSqrt2 = std::sqrt(2.0), kPi = std::acos(-1.0);
+
+TEST(Numerics, ActivationValuesMatchF64OverEveryF16Input) {
+  std::vector<float> all = finiteF16();
+  auto positive = where(all, [](float x) { return x > 0; });
+  expectClose("neg", all, [](float x) { return Neg{}.value(x); }, [](double x) { return -x; }, 0);
+  expectClose("abs", all, [](float x) { return Abs{}.value(x); },
+              [](double x) { return std::fabs(x); }, 0);
+  expectClose("relu", all, [](float x) { return Relu{}.value(x); },
+              [](double x) { return x > 0 ? x : 0.0; }, 0);
+  expectClose("square", all, [](float x) { return Square{}.value(x); },
+              [](double x) { return x * x; }, 0.5);
+  expectClose("sqrt", positive, [](float x) { return Sqrt{}.value(x); },
+              [](double x) { return std::sqrt(x); }, 0.5);
+  expectClose("rsqrt", positive, [](float x) { return Rsqrt{}.value(x); },
+              [](double x) { return 1 / std::sqrt(x); }, 1.5);
+  expectClose("exp", where(all, [](float x) { return x > -87 && x < 88; }),
+              [](float x) { return Exp{}.value(x); }, [](double x) { return std::exp(x); }, 1);
+  expectClose("log", positive, [](float x) { return Log{}.value(x); },
+              [](double x) { return std::log(x); }, 1);
+  expectClose("tanh", all, [](float x) { return Tanh{}.value(x); },
+              [](double x) { return std::tanh(x); }, 2);
+  // 1 / (1 + e^-x): three roundings; far left the result underflows.
+  expectClose("sigmoid", all, [](float x) { return Sigmoid{}.value(x); },
+              [](double x) { return 1 / (1 + std::exp(-x)); }, 3, 1e-37);
+  // x * Phi(x): left of 0, 1 + erf cancels, so the error is an ulp of 1 times |x|.
+  expectClose("gelu", all, [](float x) { return Gelu{}.value(x); },
+              [](double x) { return 0.5 * x * (1 + std::erf(x / kSqrt2)); }, 4, 2e-7);
+  expectClose("gelu_tanh", all, [](float x) { return GeluTanh{}.value(x); },
+              [](double x) {
+                return 0.5 * x * (1 + std::tanh(std::sqrt(2 / kPi) * (x + 0.044715 * x * x * x)));
+              },
+              4, 2e-7);
+  for (float e : {0.5f, 2.0f, 2.5f, 3.0f})
+    expectClose("pow", positive, [e](float x) { return Pow{e}.value(x); },
+                [e](double x) { return std::pow(x, double(e)); }, 1);
+  expectClose("scale", all, [](float x) { return Scale{0.125f, 3.0f}.value(x); },
+              [](double x) { return x * 0.125 + 3.0; }, 0.5);
+}
+
+TEST(Numerics, DerivativesMatchF64OverEveryF16Input) {
+  std::vector<float> all = finiteF16();
+  auto positive = where(all, [](float x) { return x > 0; });
+  auto normal = where(positive, [](float x) { return x >= 6.103515625e-05f; });
+  expectClose("relu'", all, [](float x) { return Relu{}.derivative(x, Relu{}.value(x)); },
+              [](double x) { return x > 0 ? 1.0 : 0.0; }, 0);
+  expectClose("abs'", all, [](float x) { return Abs{}.derivative(x, Abs{}.value(x)); },
+              [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }, 0);
+  expectClose("square'", all, [](float x) { return Square{}.derivative(x, x * x); },
+              [](double x) { return 2 * x; }, 0);
+  expectClose("neg'", all, [](float x) { return Neg{}.derivative(x, -x); },
+              [](double) { return -1.0; }, 0);
+  expectClose("scale'", all, [](float x) { return Scale{0.125f, 3.0f}.derivative(x, 0); },
+              [](double) { return 0.125; }, 0);
+  // From the forward's f32 output y: the cancellation in 1 - y^2 costs an
+  // ulp of 1 in absolute terms.
+  expectClose("tanh'", all, [](float x) { return Tanh{}.derivative(x, Tanh{}.value(x)); },
+              [](double x) { return 1 - std::tanh(x) * std::tanh(x); }, 4, 3e-7);
+  expectClose("sigmoid'", all,
+              [](float x) { return Sigmoid{}.derivative(x, Sigmoid{}.value(x)); },
+              [](double x) {
+                double s = 1 / (1 + std::exp(-x));
+                return s * (1 - s);
+              },
+              4, 1e-7);
+  expectClose("exp'", where(all, [](float x) { return x > -87 && x < 88; }),
+              [](float x) { return Exp{}.derivative(x, Exp{}.value(x)); },
+              [](double x) { return std::exp(x); }, 1);
+  expectClose("log'", positive, [](float x) { return Log{}.derivative(x, Log{}.value(x)); },
+              [](double x) { return 1 / x; }, 0.5);
+  expectClose("sqrt'", positive, [](float x) { return Sqrt{}.derivative(x, Sqrt{}.value(x)); },
+              [](double x) { return 0.5 / std::sqrt(x); }, 2);
+  expectClose("rsqrt'", normal, [](float x) { return Rsqrt{}.derivative(x, Rsqrt{}.value(x)); },
+              [](double x) { return -0.5 * std::pow(x, -1.5); }, 8);
+  for (float e : {0.5f, 2.0f, 3.0f})
+    expectClose("pow'", normal, [e](float x) { return Pow{e}.derivative(x, 0); },
+                [e](double x) { return e * std::pow(x, e - 1.0); }, 2);
+  expectClose("gelu'", all, [](float x) { return Gelu{}.derivative(x, 0); },
+              [](double x) {
+                return 0.5 * (1 + std::erf(x / kSqrt2)) + x * std::exp(-x * x / 2) / std::sqrt(2 * kPi);
+              },
+              4, 3e-7);
+  expectClose("gelu_tanh'", all, [](float x) { return GeluTanh{}.derivative(x, 0); },
+              [](double x) {
+                double k = std::sqrt(2 / kPi), u = k * (x + 0.044715 * x * x * x), t = std::tanh(u);
+                return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x);
+              },
+              4, 3e-7);
+}
+
+TEST(Numerics, VectorExpIsWithinTwoUlpOverEveryF16InputOfItsRange) {
+  std::vector<float> inRange = where(finiteF16(), [](float x) { return x > -87.3f && x < 88.3f; });
+  expectClose("vectorExp", inRange, vectorExp, [](double x) { return std::exp(x); }, 2);
+  EXPECT_EQ(vectorExp(0.0f), 1.0f);
+  EXPECT_GT(vectorExp(-1000.0f), 0.0f); // clamped, no NaN
+  EXPECT_TRUE(std::isfinite(vectorExp(1000.0f)));
+  EXPECT_TRUE(std::isnan(vectorExp(NAN)));
+}
+
+TEST(Numerics, F16RoundingIsNearestEvenAgainstF64AtEveryMidpoint) {
+  // Between consecutive finite f16 values a < b, the midpoint (exact in f32)
+  // goes to the one with an even mantissa, and one f32 ulp either side of it
+  // to the nearer one.
+  for (uint32_t h = 0; h < 0x7BFF; ++h) {
+    float a = f16ToF32(uint16_t(h)), b = f16ToF32(uint16_t(h + 1));
+    float mid = float((double(a) + double(b)) / 2);
+    ASSERT_EQ(double(mid), (double(a) + double(b)) / 2);
+    uint16_t even = (h & 1) ? uint16_t(h + 1) : uint16_t(h);
+    ASSERT_EQ(f32ToF16(mid), even) << a << " .. " << b;
+    ASSERT_EQ(f32ToF16(std::nextafter(mid, -INFINITY)), h) << a;
+    ASSERT_EQ(f32ToF16(std::nextafter(mid, INFINITY)), h + 1) << b;
+    ASSERT_EQ(f32ToF16(-mid), uint16_t(even | 0x8000));
+  }
+  EXPECT_EQ(f32ToF16(65519.996f), 0x7BFF); // below the midpoint to 2^16
+  EXPECT_EQ(f32ToF16(65520.0f), 0x7C00);   // the midpoint rounds to inf
+}
+
+TEST(Numerics, TheFiniteTestOnBitsAgreesWithIsFiniteEverywhere) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    ASSERT_EQ(isNonFiniteF16(uint16_t(h)), !std::isfinite(f16ToF32(uint16_t(h)))) << h;
+    ASSERT_EQ(isNonFiniteBf16(uint16_t(h)), !std::isfinite(bf16ToF32(uint16_t(h)))) << h;
+  }
+  std::mt19937 rng(1);
+  for (int i = 0; i < 1 << 20; ++i) {
+    uint32_t bits = rng();
+    ASSERT_EQ(isNonFiniteF32(floatOf(bits)), !std::isfinite(floatOf(bits))) << bits;
+  }
+  for (float v : {INFINITY, -INFINITY, NAN, std::numeric_limits<float>::max(),
+                  std::numeric_limits<float>::denorm_min(), 0.0f, -0.0f})
+    EXPECT_EQ(isNonFiniteF32(v), !std::isfinite(v)) << v;
+}
+
+TEST(Numerics, OptimizerUpdatesMatchTheirF64Definitions) {
+  std::mt19937 rng(4);
+  std::normal_distribution<double> dist(0.0, 1.0);
+  for (int i = 0; i < 1000; ++i) {
+    float p0 = float(dist(rng)), g = float(dist(rng)), v0 = float(dist(rng));
+    float p = p0;
+    SgdUpdate{0.1f}(p, g);
+    EXPECT_NEAR(p, p0 - 0.1 * g, 1e-6 * (1 + std::fabs(p0)));
+    float v = v0;
+    p = p0;
+    MomentumUpdate{0.1f, 0.9f}(p, g, v);
+    EXPECT_NEAR(v, 0.9 * v0 + g, 1e-6 * (1 + std::fabs(v0) + std::fabs(g)));
+    EXPECT_NEAR(p, p0 - 0.1 * (0.9 * v0 + g), 1e-6 * (1 + std::fabs(p0)));
+  }
+  // Ten AdamW steps against the textbook update in f64.
+  double P = 0.5, M = 0, V = 0;
+  float p = 0.5f, m = 0, v = 0;
+  const double lr = 1e-2, b1 = 0.9, b2 = 0.999, eps = 1e-8, wd = 0.01;
+  for (int t = 1; t <= 10; ++t) {
+    double g = std::sin(t) * 0.3;
+    AdamUpdate::at(float(lr), b1, b2, eps, wd, t)(p, float(g), m, v);
+    P -= lr * wd * P;
+    M = b1 * M + (1 - b1) * g;
+    V = b2 * V + (1 - b2) * g * g;
+    P -= lr * (M / (1 - std::pow(b1, t))) / (std::sqrt(V / (1 - std::pow(b2, t))) + eps);
+    EXPECT_NEAR(p, P, 1e-6) << "step " << t;
+  }
+  // The first step moves every param by lr against its gradient's sign.
+  float q = 1.0f, mq = 0, vq = 0;
+  AdamUpdate::at(1e-3f, b1, b2, eps, 0, 0)(q, -4.0f, mq, vq); // a step below 1 counts as 1
+  EXPECT_NEAR(q, 1.001, 1e-6);
+}
+
+TEST(Numerics, TheLossScaleRuleGrowsBacksOffAndKeepsItsFloor) {
+  LossScaleRule rule{/*incrEveryNSteps=*/2, /*decrEveryNNanOrInf=*/2, 2.0, 0.5, true};
+  LossScaleState s{1024, 0, 0};
+  updateLossScale(false, s, rule);
+  EXPECT_EQ(s.scale, 1024.0f);
+  EXPECT_EQ(s.good, 1.0f);
+  updateLossScale(false, s, rule);
+  EXPECT_EQ(s.scale, 2048.0f) << "grows after incrEveryNSteps finite steps";
+  EXPECT_EQ(s.good, 0.0f);
+  updateLossScale(true, s, rule);
+  EXPECT_EQ(s.scale, 2048.0f) << "one bad step of two";
+  EXPECT_EQ(s.bad, 1.0f);
+  updateLossScale(false, s, rule);
+  EXPECT_EQ(s.bad, 0.0f) << "a finite step resets the bad count";
+  updateLossScale(true, s, rule);
+  updateLossScale(true, s, rule);
+  EXPECT_EQ(s.scale, 1024.0f) << "backs off after decrEveryNNanOrInf bad steps";
+  LossScaleState low{1.5f, 0, 0};
+  updateLossScale(true, low, {2000, 1, 2.0, 0.5, true});
+  EXPECT_EQ(low.scale, 1.0f) << "never below 1";
+  LossScaleState top{std::ldexp(1.0f, 127), 0, 0};
+  updateLossScale(false, top, {1, 1, 2.0, 0.5, true});
+  EXPECT_EQ(top.scale, std::ldexp(1.0f, 127)) << "no growth to inf";
+  LossScaleState fixed{1024, 0, 0};
+  updateLossScale(true, fixed, {1, 1, 2.0, 0.5, false});
+  updateLossScale(false, fixed, {1, 1, 2.0, 0.5, false});
+  EXPECT_EQ(fixed.scale, 1024.0f) << "a static rule keeps the scale";
+}
+
+TEST(Numerics, DropoutBitsAreUniformKeyedAndReproducible) {
+  uint64_t stream = dropoutStream(3, 7, 0);
+  EXPECT_NE(stream, dropoutStream(3, 7, 1)) << "each run draws anew";
+  EXPECT_NE(stream, dropoutStream(3, 8, 0)) << "each op draws its own";
+  EXPECT_NE(stream, dropoutStream(4, 7, 0)) << "each run seed draws its own";
+  double sum = 0;
+  int dropped = 0;
+  const int n = 200000;
+  for (int i = 0; i < n; ++i) {
+    double u = uniformAt(stream, i);
+    ASSERT_GE(u, 0.0);
+    ASSERT_LT(u, 1.0);
+    sum += u;
+    float y = dropoutAt(2.0f, stream, i, 0.25, float(1 / 0.75));
+    ASSERT_TRUE(y == 0.0f || y == 2.0f * float(1 / 0.75));
+    dropped += y == 0.0f;
+    ASSERT_EQ(y, dropoutAt(2.0f, stream, i, 0.25, float(1 / 0.75))) << "the same bits again";
+  }
+  EXPECT_NEAR(sum / n, 0.5, 0.005);
+  EXPECT_NEAR(double(dropped) / n, 0.25, 0.005);
+}
+
+} // namespace
