@@ -18,7 +18,8 @@ struct RuntimeError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// A backend whose hardware this machine lacks (no GPU, no driver): tests
+/// A backend that cannot run here: this machine lacks its hardware (no GPU,
+/// no driver), or this build left it out (-DAMPC_CUDA=OFF, no nvcc). Tests
 /// and checks skip rather than fail.
 struct DeviceUnavailable : RuntimeError {
   using RuntimeError::RuntimeError;

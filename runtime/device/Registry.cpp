@@ -94,7 +94,7 @@ std::unique_ptr<Backend> createBackend(const std::string &name) {
   for (const auto &[n, factory] : factories())
     known += (known.empty() ? "" : ", ") + n;
   if (findTarget(name))
-    throw RuntimeError("--device " + name + ": this ampc was built without the " + name +
+    throw DeviceUnavailable("--device " + name + ": this ampc was built without the " + name +
                        " backend; it has: " + known);
   throw RuntimeError("--device " + name + ": unknown device; this ampc has: " + known);
 }
