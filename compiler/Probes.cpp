@@ -2,22 +2,30 @@
 
 #include <cmath>
 
+#include "runtime/core/KernelTraits.h"
 #include "runtime/core/Probes.h"
 
 namespace ampc {
 namespace {
 
-int addState(rt::Plan &plan, const std::string &name, rt::DType dtype,
-             std::vector<int64_t> shape) {
+bool isLow(rt::DType t) { return t == rt::DType::F16 || t == rt::DType::BF16; }
+
+int addBuffer(rt::Plan &plan, const std::string &name, rt::BufferKind kind, rt::DType dtype,
+              std::vector<int64_t> shape) {
   rt::Buffer b;
   b.id = plan.buffers.size();
   b.name = name;
-  b.kind = rt::BufferKind::State;
+  b.kind = kind;
   b.dtype = dtype;
   b.shape = std::move(shape);
   b.bytes = rt::numElements(b.shape) * rt::dtypeSize(dtype);
   plan.buffers.push_back(std::move(b));
   return plan.buffers.back().id;
+}
+
+int addState(rt::Plan &plan, const std::string &name, rt::DType dtype,
+             std::vector<int64_t> shape) {
+  return addBuffer(plan, name, rt::BufferKind::State, dtype, std::move(shape));
 }
 
 /// The loss scale the backward values carry, or -1.
@@ -60,46 +68,75 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
   double lMin = std::ldexp(1.0, bf16 ? -133 : -24);
   size_t loss = lossStep(plan);
   int scale = lossScaleOf(plan);
-  std::vector<std::pair<size_t, int>> probed; // (step, value) of each probe slot
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    for (int out : plan.steps[i].outputs)
+  size_t slots = 0; // a flag per step, or a row per float result
+  for (const rt::Step &s : plan.steps)
+    for (int out : s.outputs)
       if (rt::isFloat(plan.buffers[out].dtype)) {
-        probed.push_back({i, out});
+        ++slots;
         if (!ranges)
-          break; // one flag per step
+          break;
       }
-  int state = ranges ? addState(plan, rt::kRanges, rt::DType::F64,
-                                {(int64_t)probed.size(), rt::kRangeFields})
-                     : addState(plan, rt::kNonFiniteFlags, rt::DType::I1,
-                                {(int64_t)probed.size()});
+  int state = ranges ? addState(plan, rt::kRanges, rt::DType::F64, {(int64_t)slots, rt::kRangeFields})
+                     : addState(plan, rt::kNonFiniteFlags, rt::DType::I1, {(int64_t)slots});
   std::vector<rt::Step> steps;
-  size_t next = 0;
+  int64_t slot = 0;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
-    steps.push_back(plan.steps[i]);
-    for (; next < probed.size() && probed[next].first == i; ++next) {
-      const rt::Step &of = plan.steps[i];
-      int value = probed[next].second;
-      if (ranges) {
-        rt::Step p = probeStep(of, "record_range", plan.buffers[value].name + ".range");
-        p.inputs = {value, state};
-        if (i > loss && scale >= 0)
-          p.inputs.push_back(scale);
-        p.attrs["of"] = plan.buffers[value].name;
-        p.attrs["underflow"] = lMin;
-        p.attrs["overflow"] = lMax / 2;
-        p.attrs["slot"] = (int64_t)next;
-        steps.push_back(std::move(p));
+    rt::Step step = plan.steps[i];
+    if (!ranges) {
+      rt::Step p = probeStep(step, "record_non_finite", step.name + ".finite");
+      for (int out : step.outputs)
+        if (rt::isFloat(plan.buffers[out].dtype))
+          p.inputs.push_back(out);
+      steps.push_back(step);
+      if (p.inputs.empty())
+        continue;
+      p.inputs.push_back(state);
+      p.attrs["of"] = step.name;
+      p.attrs["slot"] = slot++;
+      steps.push_back(std::move(p));
+      continue;
+    }
+    // A range probe sees a value before it is rounded to L: a cast's
+    // input, or the f32 result of a step with an L result, which writes it
+    // in f32 and a cast rounds it (the same bits: kernels compute in f32
+    // and round their results).
+    const rt::KernelTraits *traits = rt::findKernelTraits(step.kernel);
+    bool isCast = traits && traits->has(rt::kConvertsDtype);
+    std::vector<rt::Step> after;
+    std::vector<std::pair<int, int>> probed; // (value read, value named)
+    for (int &out : step.outputs) {
+      rt::Buffer b = plan.buffers[out]; // a copy: addBuffer may move the buffers
+      if (!rt::isFloat(b.dtype))
+        continue;
+      if (isCast && rt::isFloat(plan.buffers[step.inputs[0]].dtype)) {
+        probed.push_back({step.inputs[0], out});
+      } else if (isLow(b.dtype)) {
+        int wide = addBuffer(plan, b.name + ".f32", rt::BufferKind::Temp, rt::DType::F32, b.shape);
+        rt::Step round = probeStep(step, "cast", b.name + ".round");
+        round.inputs = {wide};
+        round.outputs = {out};
+        round.attrs["to"] = rt::dtypeName(b.dtype);
+        after.push_back(std::move(round));
+        probed.push_back({wide, out});
+        out = wide;
       } else {
-        rt::Step p = probeStep(of, "record_non_finite", of.name + ".finite");
-        for (int out : of.outputs)
-          if (rt::isFloat(plan.buffers[out].dtype))
-            p.inputs.push_back(out);
-        p.inputs.push_back(state);
-        p.attrs["of"] = of.name;
-        p.attrs["slot"] = (int64_t)next;
-        steps.push_back(std::move(p));
+        probed.push_back({out, out});
       }
     }
+    steps.push_back(std::move(step));
+    for (auto [read, named] : probed) {
+      rt::Step p = probeStep(plan.steps[i], "record_range", plan.buffers[named].name + ".range");
+      p.inputs = {read, state};
+      if (i > loss && scale >= 0)
+        p.inputs.push_back(scale);
+      p.attrs["of"] = plan.buffers[named].name;
+      p.attrs["underflow"] = lMin;
+      p.attrs["overflow"] = lMax / 2;
+      p.attrs["slot"] = slot++;
+      after.push_back(std::move(p));
+    }
+    for (rt::Step &a : after)
+      steps.push_back(std::move(a));
   }
   plan.steps = std::move(steps);
 }

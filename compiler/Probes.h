@@ -17,9 +17,11 @@ struct ProbeOptions {
 /// Adds the probes (before memory planning): `record_non_finite` after each
 /// step with float results, one flag each in `numerics.flags`; or
 /// `record_range` per float result, one row each in `numerics.ranges`,
-/// backward values with the loss scale. Each probe carries the step's phase
-/// and names what it probes (`of`: the step for flags, the value for
-/// ranges).
+/// backward values with the loss scale. A range probe sees a value before
+/// it is rounded to L: a cast's input, or the f32 result of a step with an
+/// L result, which then writes it in f32 and a new cast step rounds it (the
+/// same bits). Each probe carries the step's phase and names what it probes
+/// (`of`: the step for flags, the value for ranges).
 void addProbes(rt::Plan &plan, const ProbeOptions &options);
 
 } // namespace ampc

@@ -25,7 +25,7 @@ enum RangeField : int {
   kElements,        // elements seen, over all runs
   kUnderflows,      // elements with 0 < |x| < the `underflow` attribute
   kNearOverflows,   // elements with |x| > the `overflow` attribute
-  kMaxAbsUnscaled,  // the largest |x| / loss_scale (|x| without a scale input)
+  kMaxAbsUnscaled,  // the largest finite |x| / loss_scale (no scale input: / 1)
   kRangeFields
 };
 

@@ -28,14 +28,15 @@ void recordNonFinite(KernelContext &c) {
 
 /// One block's (or all blocks') part of a ranges row.
 struct Partial {
-  double maxAbs, minNonzero, under, near;
+  double maxAbs, maxFinite, minNonzero, under, near;
 };
 
 __device__ Partial combine(Partial a, Partial b) {
   double minNonzero = a.minNonzero == 0 ? b.minNonzero
                       : b.minNonzero == 0 ? a.minNonzero
                                           : fmin(a.minNonzero, b.minNonzero);
-  return {fmax(a.maxAbs, b.maxAbs), minNonzero, a.under + b.under, a.near + b.near};
+  return {fmax(a.maxAbs, b.maxAbs), fmax(a.maxFinite, b.maxFinite), minNonzero, a.under + b.under,
+          a.near + b.near};
 }
 
 __device__ Partial blockCombine(Partial p) {
@@ -51,12 +52,13 @@ __device__ Partial blockCombine(Partial p) {
 }
 
 __global__ void rangeKernel(View x, double underflow, double overflow, Partial *partials) {
-  Partial p{0, 0, 0, 0};
+  Partial p{0, 0, 0, 0, 0};
   AMPC_GRID_STRIDE(i, x.size) {
     double a = fabs((double)load(x.data, x.dtype, i));
     if (isnan(a))
       continue;
-    p = combine(p, {a, a > 0 ? a : 0, a > 0 && a < underflow ? 1.0 : 0.0, a > overflow ? 1.0 : 0.0});
+    p = combine(p, {a, isinf(a) ? 0 : a, a > 0 ? a : 0, a > 0 && a < underflow ? 1.0 : 0.0,
+                    a > overflow ? 1.0 : 0.0});
   }
   Partial block = blockCombine(p);
   if (threadIdx.x == 0)
@@ -65,7 +67,7 @@ __global__ void rangeKernel(View x, double underflow, double overflow, Partial *
 
 __global__ void rangeRowKernel(const Partial *partials, int blocks, int64_t elements, View scale,
                                double *row) {
-  Partial p{0, 0, 0, 0};
+  Partial p{0, 0, 0, 0, 0};
   for (int b = threadIdx.x; b < blocks; b += blockDim.x)
     p = combine(p, partials[b]);
   Partial all = blockCombine(p);
@@ -78,7 +80,7 @@ __global__ void rangeRowKernel(const Partial *partials, int blocks, int64_t elem
   row[kElements] += (double)elements;
   row[kUnderflows] += all.under;
   row[kNearOverflows] += all.near;
-  row[kMaxAbsUnscaled] = fmax(row[kMaxAbsUnscaled], all.maxAbs / s);
+  row[kMaxAbsUnscaled] = fmax(row[kMaxAbsUnscaled], all.maxFinite / s);
 }
 
 void recordRange(KernelContext &c) {

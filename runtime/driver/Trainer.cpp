@@ -1,8 +1,10 @@
 #include "runtime/driver/Trainer.h"
 
 #include <cstdio>
+#include <cstring>
 
 #include "runtime/core/Files.h"
+#include "runtime/core/Probes.h"
 #include "runtime/driver/Checkpoint.h"
 #include "runtime/driver/Runner.h"
 #include "runtime/driver/Weights.h"
@@ -62,9 +64,13 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
   if (!options_.checkpoint.empty())
     if (std::string why = checkWritable(options_.checkpoint); !why.empty())
       throw RuntimeError(options_.checkpoint + ": cannot write the checkpoint: " + why);
-  Executor ex(plan_, {/*training=*/true, options_.seed, options_.profile, options_.device,
-                     options_.graphs});
+  ExecOptions exec{/*training=*/true, options_.seed, options_.profile, options_.device,
+                   options_.graphs};
+  Executor ex(plan_, exec);
   DataFeed feed(plan_, options_.data, /*train=*/true, options_.seed, {"lr"});
+  std::optional<NumericsCheck> check;
+  if (options_.checkNumerics)
+    check.emplace(plan_, ex, exec);
   Device &device = ex.backend().device();
   int lr = plan_.find("lr"), scale = plan_.find("loss_scale"), skipped = plan_.skippedSteps;
   if (lr < 0 || skipped < 0)
@@ -111,13 +117,21 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
       epochShuffled = epoch;
     }
     DeviceStats before = device.stats();
-    feed.fill(ex, perEpoch ? i % perEpoch : i);
-    bool apply = (i + 1) % k == 0;
+    int64_t batch = perEpoch ? i % perEpoch : i;
+    feed.fill(ex, batch);
+    bool apply = (i + 1) % k == 0, first = i % k == 0;
+    if (check)
+      check->beforeRun();
     std::unique_ptr<Timer> timer = device.timer();
     timer->start();
-    ex.run(apply, /*first=*/i % k == 0);
+    ex.run(apply, first);
     timer->stop();
     times.add(std::move(timer));
+    if (check)
+      check->afterRun(i / k + 1, i, apply, first, [&](Executor &replay) {
+        feed.fill(replay, batch);
+        replay.writeScalar(lr, options_.lr);
+      });
     stepSyncs += device.stats().hostSyncs - before.hostSyncs;
     stepWaits += device.stats().stagingWaits - before.stagingWaits;
     if (!apply)
@@ -154,6 +168,13 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
                     {"skipped_steps", std::to_string(result.skipped)},
                     {"accumulate", std::to_string(k)}});
   result.profile = ex.profile();
+  if (check)
+    result.numerics = check->report();
+  if (int ranges = plan_.find(kRanges); ranges >= 0) {
+    std::vector<std::byte> bytes = ex.readBytes(ranges);
+    result.ranges.resize(bytes.size() / sizeof(double));
+    std::memcpy(result.ranges.data(), bytes.data(), bytes.size());
+  }
   if (eval_ && feed.labelled()) {
     result.evalAccuracy = evaluate(ex, result.evalSamples);
     if (!result.evalAccuracy)

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "runtime/driver/Data.h"
+#include "runtime/driver/NumericsCheck.h"
 
 namespace ampc::rt {
 
@@ -31,6 +32,9 @@ struct TrainOptions {
   bool graphs = true;
   /// Progress reports per run (each reads loss, scale and skipped count).
   int64_t reports = 10;
+  /// Diagnose non-finite values (runtime/driver/NumericsCheck.h); the plan
+  /// must carry the non-finite probes.
+  bool checkNumerics = false;
 };
 
 struct TrainProgress {
@@ -56,6 +60,11 @@ struct TrainResult {
   double hostSyncsPerStep = 0, stagingWaitsPerStep = 0;
   /// With TrainOptions::profile: times per kernel and of whole runs.
   Profile profile;
+  /// With TrainOptions::checkNumerics: what the check found.
+  std::optional<NumericsReport> numerics;
+  /// The numerics ranges the plan's range probes gathered (rows of
+  /// kRangeFields, runtime/core/Probes.h), when it has them.
+  std::vector<double> ranges;
 };
 
 class Trainer {

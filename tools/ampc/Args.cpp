@@ -2,11 +2,13 @@
 
 #include <cctype>
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
 
 namespace ampc::cli {
 
 Args::Args(int argc, char **argv, int first, const std::vector<OptionSpec> &specs) {
+  tokens_.assign(argv + std::min(first, argc), argv + argc);
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "-o")
@@ -109,6 +111,41 @@ std::string describeOptions(const std::vector<OptionSpec> &specs) {
     out += left + s.help + "\n";
   }
   return out;
+}
+
+std::vector<std::string> withOption(std::vector<std::string> tokens, const std::string &name,
+                                    const std::string &value, bool append) {
+  std::string flag = "--" + name;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    std::string old;
+    if (tokens[i] == flag && i + 1 < tokens.size()) {
+      old = tokens[i + 1];
+      tokens[i + 1] = append && !old.empty() ? old + "," + value : value;
+      return tokens;
+    }
+    if (tokens[i].rfind(flag + "=", 0) == 0) {
+      old = tokens[i].substr(flag.size() + 1);
+      tokens[i] = flag + "=" + (append && !old.empty() ? old + "," + value : value);
+      return tokens;
+    }
+  }
+  tokens.push_back(flag);
+  tokens.push_back(value);
+  return tokens;
+}
+
+std::string shellLine(const std::vector<std::string> &words) {
+  std::string line;
+  for (const std::string &w : words) {
+    bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+      return std::isalnum((unsigned char)c) || std::string("-_./:=,+%@").find(c) != std::string::npos;
+    });
+    std::string quoted = "'";
+    for (char c : w)
+      quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    line += (line.empty() ? "" : " ") + (plain ? w : quoted + "'");
+  }
+  return line;
 }
 
 } // namespace ampc::cli

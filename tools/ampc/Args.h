@@ -39,14 +39,25 @@ public:
   double getNumber(const std::string &name, double dflt, double min, double max) const;
   /// A file name option, or "" when absent; an empty name is an error.
   std::string getFile(const std::string &name) const;
+  /// The arguments as given, after the command name.
+  const std::vector<std::string> &tokens() const { return tokens_; }
 
   /// Counts (steps, epochs, batches) stay below this, so products of two fit.
   static constexpr int64_t kMaxCount = int64_t(1) << 31;
 
 private:
-  std::vector<std::string> positionals_;
+  std::vector<std::string> tokens_, positionals_;
   std::map<std::string, std::vector<std::string>> values_;
 };
+
+/// `tokens` with option `--name` set to `value`: an existing value is
+/// replaced, or with `append` extended as a comma list; an absent option is
+/// added at the end.
+std::vector<std::string> withOption(std::vector<std::string> tokens, const std::string &name,
+                                    const std::string &value, bool append = false);
+/// A command line a shell reads back as `words`: words with characters
+/// other than letters, digits and `-_./:=,+%@` are quoted.
+std::string shellLine(const std::vector<std::string> &words);
 
 /// One line per option, for --help.
 std::string describeOptions(const std::vector<OptionSpec> &specs);

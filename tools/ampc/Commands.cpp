@@ -178,6 +178,8 @@ const std::vector<Command> &commands() {
            {"device", true, false, "cpu (default) or cuda"},
            {"no-cuda-graph", false, false,
             "queues every kernel of every step (no CUDA graph replay)"},
+           {"check-numerics", false, false,
+            "names the first op that produced an inf or NaN, its cause and the fix"},
            {"profile", false, false, "prints the time per step of each kernel"}})),
        runTrain},
       {"dot", "dot FILE -o OUT.dot", "draws the graph for Graphviz, nodes coloured by dtype",

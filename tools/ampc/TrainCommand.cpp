@@ -15,6 +15,7 @@
 #include "runtime/driver/Metrics.h"
 #include "tools/ampc/AmpFlags.h"
 #include "tools/ampc/Commands.h"
+#include "tools/ampc/NumericsAdvice.h"
 #include "tools/ampc/Progress.h"
 
 using namespace mlir;
@@ -84,17 +85,23 @@ int runTrain(const Args &args) {
     checkOutput(args, "metrics-json");
     options.profile = args.has("profile");
     options.graphs = !args.has("no-cuda-graph");
+    options.checkNumerics = args.has("check-numerics");
   });
   rt::Plan trainPlan, evalPlan;
+  AdviceContext advice{"train", args.tokens(), {}, amp.dtype, lossScalingMode(amp, settings)};
   onFile(in, [&] {
     MLIRContext ctx;
     OwningOpRef<ModuleOp> forward = loadGraph(ctx, in);
+    advice.values = userValueNames(*forward);
     OwningOpRef<ModuleOp> training = forward->clone();
     runAmpPipeline(*forward, amp);
     const rt::Target &target = *rt::findTarget(options.device);
     evalPlan = lowerToPlan(*forward, target);
     runTrainingPipeline(*training, amp, settings);
-    trainPlan = lowerToPlan(*training, target);
+    ProbeOptions probes;
+    if (options.checkNumerics)
+      probes.mode = ProbeOptions::Mode::NonFinite;
+    trainPlan = lowerToPlan(*training, target, probes);
   });
   onFile(in, [&] {
     if (!args.has("batch"))
@@ -134,6 +141,8 @@ int runTrain(const Args &args) {
     std::printf("eval accuracy: %.4f\n", *result.evalAccuracy);
   else if (!result.evalNote.empty())
     std::printf("eval accuracy: cannot evaluate: %s\n", result.evalNote.c_str());
+  if (result.numerics)
+    std::printf("%s", numericsText(*result.numerics, advice).c_str());
   double ampShare = 0;
   if (options.profile) {
     ampShare = printProfile(result.profile, "step", result.steps);
@@ -143,6 +152,8 @@ int runTrain(const Args &args) {
     Json m = rt::trainMetrics(trainPlan, options, result);
     if (options.profile)
       m["amp_overhead_share"] = ampShare;
+    if (result.numerics)
+      m["numerics"] = numericsJson(*result.numerics, advice);
     onFile(*file, [&] { writeFileAtomically(*file, rt::dumpJson(m, 2) + "\n"); });
   }
   return 0;

@@ -1,0 +1,43 @@
+// What `ampc train --check-numerics` prints (docs/precision-doctor.md): the
+// first op that produced a non-finite value, its cause, and the command
+// lines that fix it; how often each cause happened; the same as JSON.
+#ifndef AMPC_TOOLS_AMPC_NUMERICSADVICE_H
+#define AMPC_TOOLS_AMPC_NUMERICSADVICE_H
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "mlir/IR/BuiltinOps.h"
+#include "runtime/core/JsonText.h"
+#include "runtime/driver/NumericsCheck.h"
+
+namespace ampc::cli {
+
+/// Every value name of the user's graph: what --custom-black-varnames takes.
+std::set<std::string> userValueNames(mlir::ModuleOp module);
+
+/// The context of the advice: the command as the user gave it, the value
+/// names a fix may put on the black list, L, and the loss-scaling mode.
+struct AdviceContext {
+  std::string command;              // "train"
+  std::vector<std::string> tokens;  // its arguments as given
+  std::set<std::string> values;
+  std::string lowDtype = "f16", lossScaling = "dynamic";
+};
+
+/// The user's value that keeps the finding's op in f32 when black-listed,
+/// or "" when none does.
+std::string blackVarnameFor(const rt::NonFiniteFinding &f, const std::set<std::string> &values);
+
+/// The cause's name with L spelled as the dtype ("forward overflow in f16").
+std::string causeLabel(rt::NonFiniteCause cause, const std::string &lowDtype);
+
+/// The report as text lines (each ends with a newline).
+std::string numericsText(const rt::NumericsReport &report, const AdviceContext &context);
+/// The report as JSON: {"non_finite_steps", "by_cause", "first"}.
+rt::Json numericsJson(const rt::NumericsReport &report, const AdviceContext &context);
+
+} // namespace ampc::cli
+
+#endif
