@@ -19,7 +19,7 @@ const char *fillFor(const std::string &dtype) {
   return "#ffffff";
 }
 
-std::string quoted(const std::string &s) { return rt::dumpJson(Json(s)); }
+std::string jsonQuoted(const std::string &s) { return rt::dumpJson(Json(s)); }
 
 std::string shapeOf(Value v) {
   auto t = cast<RankedTensorType>(v.getType());
@@ -31,9 +31,9 @@ std::string shapeOf(Value v) {
 
 } // namespace
 
-std::string exportDot(ModuleOp module) {
+std::string exportDot(ModuleOp module, const DotOverlay *overlay) {
   auto g = cast<graph::GraphOp>(theGraph(module));
-  std::string out = "digraph " + quoted(g.getSymName().str()) + " {\n";
+  std::string out = "digraph " + jsonQuoted(g.getSymName().str()) + " {\n";
   out += "  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10, style=filled];\n"
          "  edge [fontname=\"Helvetica\", fontsize=8];\n";
   llvm::DenseMap<Operation *, std::string> ids;
@@ -45,20 +45,34 @@ std::string exportDot(ModuleOp module) {
     if (auto ret = dyn_cast<graph::ReturnOp>(op)) {
       out += "  " + id + " [label=\"outputs\", shape=doubleoctagon, fillcolor=\"#eeeeee\"];\n";
     } else if (graph::isValueOp(&op)) {
-      out += "  " + id + " [label=" + quoted(name + "\n" + shapeOf(op.getResult(0))) +
+      out += "  " + id + " [label=" + jsonQuoted(name + "\n" + shapeOf(op.getResult(0))) +
              ", shape=ellipse, fillcolor=\"#e0e0e0\"];\n";
     } else {
       std::string dtype = computeDtype(&op);
       std::string opName = op.getName().getStringRef().drop_front(6).str();
       bool isCast = isa<graph::CastOp>(op);
-      out += "  " + id + " [label=" + quoted(name + "\n" + opName + " " + dtype) +
+      std::string label = name + "\n" + opName + " " + dtype, fill = fillFor(dtype);
+      if (overlay) {
+        auto it = overlay->nodes.find(name);
+        fill = it == overlay->nodes.end() ? "#ffffff" : it->second.first;
+        if (it != overlay->nodes.end())
+          label += "\n" + it->second.second;
+      }
+      out += "  " + id + " [label=" + jsonQuoted(label) +
              ", shape=" + (isCast ? "diamond, color=\"#cb181d\", penwidth=2" : "box") +
-             ", fillcolor=\"" + fillFor(dtype) + "\"];\n";
+             ", fillcolor=\"" + fill + "\"];\n";
     }
     for (Value in : op.getOperands())
       if (Operation *def = in.getDefiningOp())
         out += "  " + ids[def] + " -> " + id + " [label=" +
-               quoted(graph::dtypeName(graph::elementType(in.getType()))) + "];\n";
+               jsonQuoted(graph::dtypeName(graph::elementType(in.getType()))) + "];\n";
+  }
+  if (overlay) {
+    out += "  subgraph cluster_legend { label=" + jsonQuoted(overlay->title) + "; fontsize=10;\n";
+    for (size_t i = 0; i < overlay->legend.size(); ++i)
+      out += "    legend" + std::to_string(i) + " [label=" + jsonQuoted(overlay->legend[i].first) +
+             ", shape=box, fillcolor=\"" + overlay->legend[i].second + "\"];\n";
+    return out + "  }\n}\n";
   }
   out += "  subgraph cluster_legend { label=\"compute dtype\"; fontsize=10;\n"
          "    l32 [label=\"f32\", shape=box, fillcolor=\"#9ecae1\"];\n"

@@ -61,11 +61,7 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
   if (options.mode == ProbeOptions::Mode::None)
     return;
   bool ranges = options.mode == ProbeOptions::Mode::Ranges;
-  // L's largest finite value, and the magnitude below which a value is lost
-  // in L (f16: its smallest subnormal, 2^-24; bf16: 2^-133).
-  bool bf16 = options.lowDtype == "bf16";
-  double lMax = bf16 ? 3.3895313892515355e38 : 65504.0;
-  double lMin = std::ldexp(1.0, bf16 ? -133 : -24);
+  rt::LowRange low = rt::lowRange(options.lowDtype);
   size_t loss = lossStep(plan);
   int scale = lossScaleOf(plan);
   size_t slots = 0; // a flag per step, or a row per float result
@@ -130,8 +126,12 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
       if (i > loss && scale >= 0)
         p.inputs.push_back(scale);
       p.attrs["of"] = plan.buffers[named].name;
-      p.attrs["underflow"] = lMin;
-      p.attrs["overflow"] = lMax / 2;
+      p.attrs["step"] = plan.steps[i].name;
+      p.attrs["kernel"] = plan.steps[i].kernel;
+      p.attrs["backward"] = i > loss;
+      p.attrs["underflow"] = low.min;
+      p.attrs["overflow"] = low.max / 2;
+      p.attrs["subnormal"] = low.normal;
       p.attrs["slot"] = slot++;
       after.push_back(std::move(p));
     }

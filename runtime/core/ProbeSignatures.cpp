@@ -30,7 +30,8 @@ void recordRange(const StepView &s) {
   requireSlot(s, ranges.shape[0]);
   if (s.step.inputs.size() > 2)
     s.require(isFloatScalar(s.in(2)), "the loss scale must be a float scalar");
-  s.require(s.attrs.getF64("underflow", 0) >= 0 && s.attrs.getF64("overflow", 0) >= 0,
+  s.require(s.attrs.getF64("underflow", 0) >= 0 && s.attrs.getF64("overflow", 0) >= 0 &&
+                s.attrs.getF64("subnormal", 0) >= 0,
             "the thresholds must not be negative");
 }
 

@@ -10,13 +10,27 @@
 #ifndef AMPC_RUNTIME_CORE_PROBES_H
 #define AMPC_RUNTIME_CORE_PROBES_H
 
+#include <cmath>
 #include <cstdint>
+#include <string>
 
 namespace ampc::rt {
 
 /// The state buffers the probes write.
 constexpr const char *kNonFiniteFlags = "numerics.flags";
 constexpr const char *kRanges = "numerics.ranges";
+
+/// The range of a low-precision dtype L: its largest finite value, its
+/// smallest subnormal (below which a value flushes to zero) and its
+/// smallest normal value (below which it keeps fewer significant bits).
+struct LowRange {
+  double max, min, normal;
+};
+inline LowRange lowRange(const std::string &lowDtype) {
+  if (lowDtype == "bf16")
+    return {3.3895313892515355e38, std::ldexp(1.0, -133), std::ldexp(1.0, -126)};
+  return {65504.0, std::ldexp(1.0, -24), std::ldexp(1.0, -14)};
+}
 
 /// The fields of a ranges row.
 enum RangeField : int {
@@ -26,6 +40,7 @@ enum RangeField : int {
   kUnderflows,      // elements with 0 < |x| < the `underflow` attribute
   kNearOverflows,   // elements with |x| > the `overflow` attribute
   kMaxAbsUnscaled,  // the largest finite |x| / loss_scale (no scale input: / 1)
+  kSubnormals,      // elements with 0 < |x| < the `subnormal` attribute
   kRangeFields
 };
 

@@ -37,7 +37,8 @@ void recordRange(KernelContext &c) {
   const TensorRef &x = c.in[0];
   double *row = c.in[1].as<double>() + c.attrs.getInt("slot", 0) * kRangeFields;
   double underflow = c.attrs.getF64("underflow", 0), overflow = c.attrs.getF64("overflow", 0);
-  double maxAbs = 0, maxFinite = 0, minNonzero = 0, under = 0, near = 0;
+  double subnormal = c.attrs.getF64("subnormal", 0);
+  double maxAbs = 0, maxFinite = 0, minNonzero = 0, under = 0, near = 0, sub = 0;
   std::vector<float> buf(kChunk);
   for (int64_t at = 0; at < x.size(); at += kChunk) {
     int64_t n = std::min(kChunk, x.size() - at);
@@ -52,6 +53,7 @@ void recordRange(KernelContext &c) {
       if (a > 0 && (minNonzero == 0 || a < minNonzero))
         minNonzero = a;
       under += a > 0 && a < underflow;
+      sub += a > 0 && a < subnormal;
       near += a > overflow;
     }
   }
@@ -62,6 +64,7 @@ void recordRange(KernelContext &c) {
   row[kElements] += (double)x.size();
   row[kUnderflows] += under;
   row[kNearOverflows] += near;
+  row[kSubnormals] += sub;
   row[kMaxAbsUnscaled] = std::max(row[kMaxAbsUnscaled], maxFinite / scale);
 }
 

@@ -28,7 +28,7 @@ void recordNonFinite(KernelContext &c) {
 
 /// One block's (or all blocks') part of a ranges row.
 struct Partial {
-  double maxAbs, maxFinite, minNonzero, under, near;
+  double maxAbs, maxFinite, minNonzero, under, near, sub;
 };
 
 __device__ Partial combine(Partial a, Partial b) {
@@ -36,7 +36,7 @@ __device__ Partial combine(Partial a, Partial b) {
                       : b.minNonzero == 0 ? a.minNonzero
                                           : fmin(a.minNonzero, b.minNonzero);
   return {fmax(a.maxAbs, b.maxAbs), fmax(a.maxFinite, b.maxFinite), minNonzero, a.under + b.under,
-          a.near + b.near};
+          a.near + b.near, a.sub + b.sub};
 }
 
 __device__ Partial blockCombine(Partial p) {
@@ -51,14 +51,15 @@ __device__ Partial blockCombine(Partial p) {
   return parts[0];
 }
 
-__global__ void rangeKernel(View x, double underflow, double overflow, Partial *partials) {
-  Partial p{0, 0, 0, 0, 0};
+__global__ void rangeKernel(View x, double underflow, double overflow, double subnormal,
+                            Partial *partials) {
+  Partial p{0, 0, 0, 0, 0, 0};
   AMPC_GRID_STRIDE(i, x.size) {
     double a = fabs((double)load(x.data, x.dtype, i));
     if (isnan(a))
       continue;
     p = combine(p, {a, isinf(a) ? 0 : a, a > 0 ? a : 0, a > 0 && a < underflow ? 1.0 : 0.0,
-                    a > overflow ? 1.0 : 0.0});
+                    a > overflow ? 1.0 : 0.0, a > 0 && a < subnormal ? 1.0 : 0.0});
   }
   Partial block = blockCombine(p);
   if (threadIdx.x == 0)
@@ -67,7 +68,7 @@ __global__ void rangeKernel(View x, double underflow, double overflow, Partial *
 
 __global__ void rangeRowKernel(const Partial *partials, int blocks, int64_t elements, View scale,
                                double *row) {
-  Partial p{0, 0, 0, 0, 0};
+  Partial p{0, 0, 0, 0, 0, 0};
   for (int b = threadIdx.x; b < blocks; b += blockDim.x)
     p = combine(p, partials[b]);
   Partial all = blockCombine(p);
@@ -80,6 +81,7 @@ __global__ void rangeRowKernel(const Partial *partials, int blocks, int64_t elem
   row[kElements] += (double)elements;
   row[kUnderflows] += all.under;
   row[kNearOverflows] += all.near;
+  row[kSubnormals] += all.sub;
   row[kMaxAbsUnscaled] = fmax(row[kMaxAbsUnscaled], all.maxFinite / s);
 }
 
@@ -89,7 +91,8 @@ void recordRange(KernelContext &c) {
   unsigned blocks = std::min<unsigned>(blocksFor(x.size()), 1024);
   auto *partials = reinterpret_cast<Partial *>(c.device.scratch(blocks * sizeof(Partial)));
   rangeKernel<<<blocks, kThreads, 0, c.stream()>>>(viewOf(x), c.attrs.getF64("underflow", 0),
-                                                    c.attrs.getF64("overflow", 0), partials);
+                                                    c.attrs.getF64("overflow", 0),
+                                                    c.attrs.getF64("subnormal", 0), partials);
   launched(c);
   View none{nullptr, DType::F32, 0, 0, {}};
   rangeRowKernel<<<1, kThreads, 0, c.stream()>>>(partials, (int)blocks, x.size(),

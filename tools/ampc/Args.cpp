@@ -134,6 +134,21 @@ std::vector<std::string> withOption(std::vector<std::string> tokens, const std::
   return tokens;
 }
 
+std::vector<std::string> withoutOption(std::vector<std::string> tokens, const std::string &name,
+                                       bool takesValue) {
+  std::string flag = "--" + name;
+  for (size_t i = 0; i < tokens.size();) {
+    if (tokens[i] == flag)
+      tokens.erase(tokens.begin() + i,
+                   tokens.begin() + std::min(tokens.size(), i + (takesValue ? 2 : 1)));
+    else if (tokens[i].rfind(flag + "=", 0) == 0)
+      tokens.erase(tokens.begin() + i);
+    else
+      ++i;
+  }
+  return tokens;
+}
+
 std::string shellLine(const std::vector<std::string> &words) {
   std::string line;
   for (const std::string &w : words) {

@@ -55,6 +55,9 @@ private:
 /// added at the end.
 std::vector<std::string> withOption(std::vector<std::string> tokens, const std::string &name,
                                     const std::string &value, bool append = false);
+/// `tokens` without option `--name` (and its value, when it takes one).
+std::vector<std::string> withoutOption(std::vector<std::string> tokens, const std::string &name,
+                                       bool takesValue);
 /// A command line a shell reads back as `words`: words with characters
 /// other than letters, digits and `-_./:=,+%@` are quoted.
 std::string shellLine(const std::vector<std::string> &words);

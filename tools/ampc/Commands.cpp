@@ -182,6 +182,21 @@ const std::vector<Command> &commands() {
             "names the first op that produced an inf or NaN, its cause and the fix"},
            {"profile", false, false, "prints the time per step of each kernel"}})),
        runTrain},
+      {"doctor", "doctor IN [AMP options] [training options] [--data D] [--steps N] "
+                 "[--json FILE] [--dot FILE]",
+       "trains N steps (20) measuring every value against L's range: the ops closest to "
+       "overflow, the gradients lost to underflow, and the options to train with",
+       withAmpOptions(withTrainingOptions({
+           {"steps", true, false, "optimizer steps (default 20)"},
+           {"epochs", true, false, "passes over the training set instead of --steps"},
+           {"batch", true, false, "the batch size (must be the graph's)"},
+           {"data", true, false, "synthetic (default) or fashion-mnist[:DIR]"},
+           {"lr", true, false, "learning rate (0.01)"},
+           {"seed", true, false, "seed of init, shuffling, dropout and synthetic data (0)"},
+           {"init-from", true, false, "starts from the weights of a safetensors file"},
+           {"json", true, false, "writes the ranges and the verdict as JSON"},
+           {"dot", true, false, "draws the graph coloured by headroom (Graphviz)"}})),
+       runDoctor},
       {"dot", "dot FILE -o OUT.dot", "draws the graph for Graphviz, nodes coloured by dtype",
        {{"output", true, false, "the .dot file to write"}},
        runDot},

@@ -5,8 +5,13 @@
 #include <stdexcept>
 #include <string>
 
+#include <set>
+
 #include "compiler/Diagnostics.h"
 #include "compiler/Pipelines.h"
+#include "compiler/Probes.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "runtime/driver/Trainer.h"
 #include "runtime/core/Errors.h"
 #include "runtime/core/Target.h"
 #include "runtime/device/Backend.h"
@@ -37,10 +42,32 @@ int runCompile(const Args &args);
 int runRun(const Args &args);
 int runTrain(const Args &args);
 
+int runDoctor(const Args &args);
+
 /// The training options (optimizer, loss scaling, accumulation, IR printing)
 /// of `train` and `compile --train`; throws UsageError on a bad value.
 std::vector<OptionSpec> trainingOptionSpecs();
 TrainSettings trainSettingsFrom(const Args &args);
+
+/// A training step compiled from a graph, as `train` and `doctor` run it.
+struct TrainJob {
+  std::string in;
+  AmpSettings amp;
+  TrainSettings settings;
+  rt::TrainOptions options;
+  rt::Plan trainPlan, evalPlan;
+  /// Every value name of the user's graph (for advice naming black varnames).
+  std::set<std::string> userValues;
+};
+
+/// Reads the training options of `args` and compiles the training step
+/// (with the numerics probes `probes` asks for, measured against the run's
+/// L) and the forward plan that evaluates it; `forward`, when given,
+/// receives the AMP-rewritten forward graph. Throws CliError.
+TrainJob compileTraining(const Args &args, ProbeOptions::Mode probes, mlir::MLIRContext &ctx,
+                         mlir::OwningOpRef<mlir::ModuleOp> *forward = nullptr);
+/// Trains `job` with a progress bar labelled `label`. Throws CliError.
+rt::TrainResult runTraining(const TrainJob &job, const char *label);
 
 /// Runs `body`, turning the errors a user can cause (graph, plan, runtime and
 /// usage errors) into a CliError that names `file`.

@@ -10,12 +10,6 @@
 namespace ampc::cli {
 namespace {
 
-std::string num(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g", v);
-  return text;
-}
-
 std::string quotedList(const std::vector<std::string> &names) {
   std::string out;
   for (const std::string &n : names)
@@ -25,14 +19,6 @@ std::string quotedList(const std::vector<std::string> &names) {
 
 /// L's largest finite value.
 std::string lowMax(const std::string &dtype) { return dtype == "bf16" ? "3.39e+38" : "65504"; }
-
-std::string suggest(const AdviceContext &c, const std::string &option, const std::string &value,
-                    bool append = false) {
-  std::vector<std::string> words = {"ampc", c.command};
-  for (const std::string &t : withOption(c.tokens, option, value, append))
-    words.push_back(t);
-  return "    " + shellLine(words) + "\n";
-}
 
 bool lowPrecisionCaused(rt::NonFiniteCause cause) {
   return cause == rt::NonFiniteCause::ForwardOverflowInL ||
@@ -90,14 +76,14 @@ std::string firstFinding(const rt::NonFiniteFinding &f, const AdviceContext &c) 
            keepInF32(f, c);
     break;
   case rt::NonFiniteCause::LossScaleOverflow:
-    out += "only the backward overflowed, at S = " + num(f.lossScale) + "; at S = " +
-           num(f.lossScale / std::ldexp(1.0, f.halvings)) + " the step is finite\n";
+    out += "only the backward overflowed, at S = " + exact(f.lossScale) + "; at S = " +
+           exact(f.lossScale / std::ldexp(1.0, f.halvings)) + " the step is finite\n";
     if (c.lossScaling == "dynamic")
       out += "  dynamic loss scaling handles this: the step is skipped and S lowered; no change is "
              "needed\n";
     else
       out += "  static loss scaling keeps S, so every such step is skipped; start lower:\n" +
-             suggest(c, "init-loss-scaling", num(f.lossScale / std::ldexp(1.0, f.halvings + 1)));
+             suggest(c, "init-loss-scaling", exact(f.lossScale / std::ldexp(1.0, f.halvings + 1)));
     break;
   case rt::NonFiniteCause::BackwardOverflowInL:
     out += "a gradient overflows " + c.lowDtype + " even at S = 1, and is finite in f32 (its " +
@@ -119,6 +105,18 @@ std::string firstFinding(const rt::NonFiniteFinding &f, const AdviceContext &c) 
 
 } // namespace
 
+std::string num(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", v);
+  return text;
+}
+
+std::string exact(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, v == std::floor(v) && std::fabs(v) < 1e15 ? "%.0f" : "%.6g", v);
+  return text;
+}
+
 std::set<std::string> userValueNames(mlir::ModuleOp module) {
   std::set<std::string> names;
   module.walk([&](mlir::Operation *op) {
@@ -128,23 +126,36 @@ std::set<std::string> userValueNames(mlir::ModuleOp module) {
   return names;
 }
 
-std::string blackVarnameFor(const rt::NonFiniteFinding &f, const std::set<std::string> &values) {
-  std::vector<std::string> candidates;
-  if (!f.input.empty())
-    candidates.push_back(f.input);
-  for (std::string name : {f.output, f.op}) {
-    candidates.push_back(name);
-    for (const char *suffix : {".f16", ".bf16"})
-      if (name.size() > std::strlen(suffix) &&
-          name.compare(name.size() - std::strlen(suffix), std::string::npos, suffix) == 0)
-        candidates.push_back(name.substr(0, name.size() - std::strlen(suffix)));
-    if (size_t grad = name.find(".grad"); grad != std::string::npos && grad > 0)
-      candidates.push_back(name.substr(0, grad)); // a gradient: its forward value
-  }
-  for (const std::string &name : candidates)
-    if (values.count(name))
-      return name;
+std::string userNameOf(const std::string &name, const std::set<std::string> &values) {
+  auto endsWith = [&](const std::string &suffix) {
+    return name.size() > suffix.size() &&
+           name.compare(name.size() - suffix.size(), std::string::npos, suffix) == 0;
+  };
+  std::vector<std::string> candidates = {name};
+  for (const char *suffix : {".cast_f16", ".cast_bf16", ".f16", ".bf16"})
+    if (endsWith(suffix))
+      candidates.push_back(name.substr(0, name.size() - std::strlen(suffix)));
+  if (size_t grad = name.find(".grad"); grad != std::string::npos && grad > 0)
+    candidates.push_back(name.substr(0, grad)); // a gradient: its forward value
+  for (const std::string &c : candidates)
+    if (values.count(c))
+      return c;
   return "";
+}
+
+std::string blackVarnameFor(const rt::NonFiniteFinding &f, const std::set<std::string> &values) {
+  for (const std::string &name : {f.input, f.output, f.op})
+    if (std::string user = name.empty() ? "" : userNameOf(name, values); !user.empty())
+      return user;
+  return "";
+}
+
+std::string suggest(const AdviceContext &c, const std::string &option, const std::string &value,
+                    bool append) {
+  std::vector<std::string> words = {"ampc", c.command};
+  for (const std::string &t : withOption(c.tokens, option, value, append))
+    words.push_back(t);
+  return "    " + shellLine(words) + "\n";
 }
 
 std::string causeLabel(rt::NonFiniteCause cause, const std::string &lowDtype) {

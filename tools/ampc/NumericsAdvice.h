@@ -14,6 +14,11 @@
 
 namespace ampc::cli {
 
+/// A magnitude for reading (4 digits), and a number for a command line
+/// (integers in full, others to 6 digits).
+std::string num(double v);
+std::string exact(double v);
+
 /// Every value name of the user's graph: what --custom-black-varnames takes.
 std::set<std::string> userValueNames(mlir::ModuleOp module);
 
@@ -26,12 +31,21 @@ struct AdviceContext {
   std::string lowDtype = "f16", lossScaling = "dynamic";
 };
 
+/// The user's value behind a plan value: the name itself, or the value an
+/// AMP cast, a renamed graph output or a gradient comes from; "" if none.
+std::string userNameOf(const std::string &name, const std::set<std::string> &values);
+
 /// The user's value that keeps the finding's op in f32 when black-listed,
 /// or "" when none does.
 std::string blackVarnameFor(const rt::NonFiniteFinding &f, const std::set<std::string> &values);
 
 /// The cause's name with L spelled as the dtype ("forward overflow in f16").
 std::string causeLabel(rt::NonFiniteCause cause, const std::string &lowDtype);
+
+/// `ampc <command> <tokens>` with --option set to value (appended to a comma
+/// list with `append`), as a shell line indented for advice.
+std::string suggest(const AdviceContext &c, const std::string &option, const std::string &value,
+                    bool append = false);
 
 /// The report as text lines (each ends with a newline).
 std::string numericsText(const rt::NumericsReport &report, const AdviceContext &context);

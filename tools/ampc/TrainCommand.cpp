@@ -64,62 +64,66 @@ std::vector<OptionSpec> trainingOptionSpecs() {
           {"print-ir-after", true, true, "prints the IR after amp|autodiff|loss-scaling|optimizer"}};
 }
 
-int runTrain(const Args &args) {
-  const std::string &in = inputFile(args);
-  AmpSettings amp = ampOptionsFrom(args);
-  TrainSettings settings;
-  rt::TrainOptions options;
+TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRContext &ctx,
+                         OwningOpRef<ModuleOp> *forwardOut) {
+  TrainJob job;
+  job.in = inputFile(args);
+  const std::string &in = job.in;
+  job.amp = ampOptionsFrom(args);
+  ProbeOptions probes{probeMode, job.amp.dtype};
+  rt::TrainOptions &options = job.options;
   onFile(in, [&] {
     options.device = deviceFrom(args);
     options.reports = Progress::updatesPerRun();
-    settings = trainSettingsFrom(args);
+    job.settings = trainSettingsFrom(args);
     options.data = args.get("data").value_or("synthetic");
     options.steps = args.getInt("steps", 0);
     options.epochs = args.getInt("epochs", 1);
     options.lr = args.getNumber("lr", 0.01, 0, 1e6);
     options.seed = args.getInt("seed", 0, 0);
-    options.accumulate = settings.accumulate;
+    options.accumulate = job.settings.accumulate;
     options.checkpoint = args.getFile("checkpoint");
     options.resume = args.getFile("resume");
     options.initFrom = args.getFile("init-from");
     checkOutput(args, "metrics-json");
     options.profile = args.has("profile");
     options.graphs = !args.has("no-cuda-graph");
-    options.checkNumerics = args.has("check-numerics");
+    options.checkNumerics = probes.mode == ProbeOptions::Mode::NonFinite;
   });
-  rt::Plan trainPlan, evalPlan;
-  AdviceContext advice{"train", args.tokens(), {}, amp.dtype, lossScalingMode(amp, settings)};
   onFile(in, [&] {
-    MLIRContext ctx;
     OwningOpRef<ModuleOp> forward = loadGraph(ctx, in);
-    advice.values = userValueNames(*forward);
+    job.userValues = userValueNames(*forward);
     OwningOpRef<ModuleOp> training = forward->clone();
-    runAmpPipeline(*forward, amp);
+    runAmpPipeline(*forward, job.amp);
     const rt::Target &target = *rt::findTarget(options.device);
-    evalPlan = lowerToPlan(*forward, target);
-    runTrainingPipeline(*training, amp, settings);
-    ProbeOptions probes;
-    if (options.checkNumerics)
-      probes.mode = ProbeOptions::Mode::NonFinite;
-    trainPlan = lowerToPlan(*training, target, probes);
+    job.evalPlan = lowerToPlan(*forward, target);
+    runTrainingPipeline(*training, job.amp, job.settings);
+    job.trainPlan = lowerToPlan(*training, target, probes);
+    if (forwardOut)
+      *forwardOut = std::move(forward);
   });
   onFile(in, [&] {
     if (!args.has("batch"))
       return;
     int64_t batch = args.getInt("batch", 1);
-    for (int id : trainPlan.inputs)
-      if (!trainPlan.buffers[id].shape.empty() && trainPlan.buffers[id].shape[0] != batch)
+    for (int id : job.trainPlan.inputs)
+      if (!job.trainPlan.buffers[id].shape.empty() &&
+          job.trainPlan.buffers[id].shape[0] != batch)
         throw UsageError("the graph takes batches of " +
-                         std::to_string(trainPlan.buffers[id].shape[0]) + "; build it for " +
+                         std::to_string(job.trainPlan.buffers[id].shape[0]) + "; build it for " +
                          std::to_string(batch) + " (for a zoo model: ampc model NAME --set batch=" +
                          std::to_string(batch) + ")");
   });
-  rt::TrainResult result = onFile(in, [&] {
-    rt::Trainer trainer(trainPlan, evalPlan, options);
+  return job;
+}
+
+rt::TrainResult runTraining(const TrainJob &job, const char *label) {
+  return onFile(job.in, [&] {
+    rt::Trainer trainer(job.trainPlan, job.evalPlan, job.options);
     std::unique_ptr<Progress> bar;
     rt::TrainResult r = trainer.run([&](const rt::TrainProgress &p) {
       if (!bar)
-        bar = std::make_unique<Progress>("train", p.totalSteps);
+        bar = std::make_unique<Progress>(label, p.totalSteps);
       char status[128];
       std::snprintf(status, sizeof status, "loss %.4f  scale %g  %.1f ms/step  skipped %lld",
                     p.loss, p.lossScale, p.stepMs, (long long)p.skipped);
@@ -129,18 +133,31 @@ int runTrain(const Args &args) {
       bar->finish();
     return r;
   });
+}
+
+int runTrain(const Args &args) {
+  MLIRContext ctx;
+  TrainJob job = compileTraining(args,
+                                 args.has("check-numerics") ? ProbeOptions::Mode::NonFinite
+                                                            : ProbeOptions::Mode::None,
+                                 ctx);
+  const rt::Plan &trainPlan = job.trainPlan;
+  const rt::TrainOptions &options = job.options;
+  rt::TrainResult result = runTraining(job, "train");
   std::printf("%s: %lld steps of %lld x %lld samples, %.3f ms/step (median), %.1f samples/s, "
               "peak %lld bytes\n",
-              trainPlan.name.c_str(), (long long)result.steps, (long long)settings.accumulate,
+              trainPlan.name.c_str(), (long long)result.steps, (long long)options.accumulate,
               (long long)result.batch, result.stepMsMedian, result.samplesPerS,
               (long long)result.peakBytes);
   std::printf("final loss: %.6g\nloss scale: %g (%s), skipped steps: %lld\n", result.finalLoss,
-              result.lossScale, lossScalingMode(amp, settings).c_str(),
+              result.lossScale, lossScalingMode(job.amp, job.settings).c_str(),
               (long long)result.skipped);
   if (result.evalAccuracy)
     std::printf("eval accuracy: %.4f\n", *result.evalAccuracy);
   else if (!result.evalNote.empty())
     std::printf("eval accuracy: cannot evaluate: %s\n", result.evalNote.c_str());
+  AdviceContext advice{"train", args.tokens(), job.userValues, job.amp.dtype,
+                       lossScalingMode(job.amp, job.settings)};
   if (result.numerics)
     std::printf("%s", numericsText(*result.numerics, advice).c_str());
   double ampShare = 0;

@@ -1,0 +1,71 @@
+#include "runtime/driver/Doctor.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/core/Probes.h"
+#include "runtime/core/StepAttrs.h"
+
+namespace ampc::rt {
+
+std::vector<ValueRange> valueRanges(const Plan &plan, const std::vector<double> &ranges,
+                                    const std::string &lowDtype) {
+  if (plan.find(kRanges) < 0)
+    throw RuntimeError("the plan has no range probes");
+  LowRange low = lowRange(lowDtype);
+  std::vector<ValueRange> values;
+  for (const Step &s : plan.steps) {
+    if (s.kernel != "record_range")
+      continue;
+    StepAttrs attrs(s);
+    int64_t slot = attrs.getInt("slot", -1);
+    if (slot < 0 || (size_t)(slot + 1) * kRangeFields > ranges.size())
+      throw RuntimeError("the ranges hold no row " + std::to_string(slot));
+    const double *row = ranges.data() + slot * kRangeFields;
+    ValueRange v;
+    v.name = attrs.getStr("of", "");
+    v.step = attrs.getStr("step", "");
+    v.kernel = attrs.getStr("kernel", "");
+    v.backward = attrs.getBool("backward", false);
+    int id = plan.find(v.name);
+    v.dtype = id >= 0 ? plan.buffers[id].dtype : DType::F32;
+    v.maxAbs = row[kMaxAbs];
+    v.minNonzeroAbs = row[kMinNonzeroAbs];
+    v.elements = row[kElements];
+    v.flushFraction = v.elements > 0 ? row[kUnderflows] / v.elements : 0;
+    v.nearMaxFraction = v.elements > 0 ? row[kNearOverflows] / v.elements : 0;
+    v.subnormalFraction = v.elements > 0 ? row[kSubnormals] / v.elements : 0;
+    v.headroomLog2 = v.maxAbs > 0 ? std::log2(low.max / v.maxAbs) : INFINITY;
+    v.maxAbsUnscaled = row[kMaxAbsUnscaled];
+    values.push_back(std::move(v));
+  }
+  return values;
+}
+
+DoctorVerdict diagnose(const std::vector<ValueRange> &values, const std::string &lowDtype) {
+  LowRange low = lowRange(lowDtype);
+  DoctorVerdict d;
+  for (const ValueRange &v : values) {
+    if (!v.low())
+      continue;
+    if (!v.backward && v.maxAbs > low.max)
+      d.overflowing.push_back(v.name);
+    if (v.backward) {
+      d.maxGradient = std::max(d.maxGradient, v.maxAbsUnscaled);
+      if (v.subnormalFraction > d.worstSubnormalFraction || d.worstUnderflow.empty()) {
+        d.worstUnderflow = v.name;
+        d.worstSubnormalFraction = v.subnormalFraction;
+        d.worstFlushFraction = v.flushFraction;
+      }
+    }
+  }
+  if (d.maxGradient > 0) {
+    // The largest power of two S with maxGradient * S at most half L's
+    // largest value: one halving of room, as dynamic scaling would leave.
+    double s = std::floor(std::log2(low.max / 2 / d.maxGradient));
+    d.initLossScale = std::ldexp(1.0, (int)std::clamp(s, 0.0, 24.0));
+  }
+  return d;
+}
+
+} // namespace ampc::rt

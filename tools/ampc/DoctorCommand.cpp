@@ -1,0 +1,224 @@
+// `ampc doctor` (docs/precision-doctor.md): trains N steps with range
+// probes on every float value, then reports each value's magnitudes against
+// the range of L, the ops closest to overflow, the gradients lost to
+// underflow, and a verdict with the command line to train with.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "compiler/GraphDot.h"
+#include "compiler/GraphIO.h"
+#include "mlir/IR/MLIRContext.h"
+#include "ops/GraphNames.h"
+#include "runtime/core/Files.h"
+#include "runtime/driver/Doctor.h"
+#include "tools/ampc/Commands.h"
+#include "tools/ampc/NumericsAdvice.h"
+
+using namespace mlir;
+
+namespace ampc::cli {
+namespace {
+
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", 100 * fraction);
+  return text;
+}
+
+/// Up to `count` rows, the most urgent first.
+std::vector<const rt::ValueRange *> worst(const std::vector<rt::ValueRange> &values,
+                                         bool backward, bool byFlush, size_t count) {
+  std::vector<const rt::ValueRange *> rows;
+  for (const rt::ValueRange &v : values)
+    if (v.low() && v.backward == backward && v.elements > 0)
+      rows.push_back(&v);
+  std::stable_sort(rows.begin(), rows.end(), [&](const rt::ValueRange *a, const rt::ValueRange *b) {
+    return byFlush ? a->subnormalFraction > b->subnormalFraction
+                   : a->headroomLog2 < b->headroomLog2;
+  });
+  if (rows.size() > count)
+    rows.resize(count);
+  return rows;
+}
+
+std::string row(const std::string &a, const std::string &b, const std::string &c,
+                const std::string &d, const std::string &e) {
+  char text[256];
+  std::snprintf(text, sizeof text, "  %-28s %-30s %10s %13s %10s\n", a.c_str(), b.c_str(),
+                c.c_str(), d.c_str(), e.c_str());
+  return text;
+}
+
+/// The verdict's black varnames: the user's values behind the overflowing
+/// forward values (a value the user cannot name is left out).
+std::vector<std::string> blackVarnames(const rt::DoctorVerdict &d, const TrainJob &job) {
+  std::vector<std::string> names;
+  for (const std::string &v : d.overflowing)
+    if (std::string user = userNameOf(v, job.userValues);
+        !user.empty() && std::find(names.begin(), names.end(), user) == names.end())
+      names.push_back(user);
+  return names;
+}
+
+/// The command line the verdict recommends: train with the doctor's
+/// options, plus the fixes.
+std::vector<std::string> verdictTokens(const Args &args, const std::vector<std::string> &black,
+                                       const rt::DoctorVerdict &d, const TrainJob &job) {
+  std::vector<std::string> tokens = withoutOption(args.tokens(), "json", true);
+  tokens = withoutOption(tokens, "dot", true);
+  std::string joined;
+  for (const std::string &b : black)
+    joined += (joined.empty() ? "" : ",") + b;
+  if (!joined.empty())
+    tokens = withOption(tokens, "custom-black-varnames", joined, true);
+  if (job.amp.dtype == "f16" && d.initLossScale > 0) {
+    if (lossScalingMode(job.amp, job.settings) == "none")
+      tokens = withOption(tokens, "loss-scaling", "dynamic");
+    tokens = withOption(tokens, "init-loss-scaling", exact(d.initLossScale));
+  }
+  return tokens;
+}
+
+DotOverlay headroomOverlay(const std::vector<rt::ValueRange> &values) {
+  DotOverlay o;
+  o.title = "headroom before overflow in L (powers of 2)";
+  o.legend = {{"overflows L", "#de2d26"},
+              {"under 2", "#fc9272"},
+              {"2 to 8", "#fee0d2"},
+              {"8 or more", "#c7e9c0"},
+              {"not measured", "#ffffff"}};
+  std::map<std::string, const rt::ValueRange *> least; // per node, its least headroom
+  for (const rt::ValueRange &v : values)
+    if (!v.backward && !v.step.empty() &&
+        (!least.count(v.step) || v.headroomLog2 < least[v.step]->headroomLog2))
+      least[v.step] = &v;
+  for (auto [node, v] : least) {
+    double h = v->headroomLog2;
+    std::string fill = h < 0 ? "#de2d26" : h < 2 ? "#fc9272" : h < 8 ? "#fee0d2" : "#c7e9c0";
+    o.nodes[node] = {fill, "max |x| " + num(v->maxAbs) + ", 2^" + num(h)};
+  }
+  return o;
+}
+
+rt::Json valueJson(const rt::ValueRange &v) {
+  auto number = [](double x) { return std::isfinite(x) ? rt::Json(x) : rt::Json(nullptr); };
+  return {{"name", v.name},
+          {"op", v.step},
+          {"kernel", v.kernel},
+          {"phase", v.backward ? "backward" : "forward"},
+          {"dtype", rt::dtypeName(v.dtype)},
+          {"max_abs", number(v.maxAbs)},
+          {"min_nonzero_abs", v.minNonzeroAbs},
+          {"elements", v.elements},
+          {"flush_fraction", v.flushFraction},
+          {"subnormal_fraction", v.subnormalFraction},
+          {"near_max_fraction", v.nearMaxFraction},
+          {"headroom_log2", number(v.headroomLog2)},
+          {"max_abs_unscaled", v.maxAbsUnscaled}};
+}
+
+} // namespace
+
+int runDoctor(const Args &args) {
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> forward;
+  checkOutput(args, "json");
+  checkOutput(args, "dot");
+  TrainJob job = compileTraining(args, ProbeOptions::Mode::Ranges, ctx, &forward);
+  const AmpSettings &amp = job.amp;
+  if (job.options.steps == 0 && !args.has("epochs"))
+    job.options.steps = 20;
+  rt::TrainResult result = runTraining(job, "doctor");
+  std::vector<rt::ValueRange> values = onFile(
+      job.in, [&] { return rt::valueRanges(job.trainPlan, result.ranges, amp.dtype); });
+  rt::DoctorVerdict d = rt::diagnose(values, amp.dtype);
+  rt::LowRange low = rt::lowRange(amp.dtype);
+  std::string mode = lossScalingMode(amp, job.settings);
+  std::vector<std::string> black = blackVarnames(d, job);
+  std::vector<std::string> tokens = verdictTokens(args, black, d, job);
+
+  std::string out = "doctor: " + job.trainPlan.name + " at " + amp.level + " (" + amp.dtype +
+                    "), " + std::to_string(result.steps) + " steps: loss scale " +
+                    num(result.lossScale) + " (" + mode + "), " + std::to_string(result.skipped) +
+                    " skipped\n";
+  out += amp.dtype + " holds magnitudes from " + num(low.min) + " (smaller ones flush to 0) to " +
+         exact(low.max) + "\n";
+  std::vector<const rt::ValueRange *> close = worst(values, false, false, 8);
+  std::vector<const rt::ValueRange *> flushed = worst(values, true, true, 8);
+  if (close.empty() && flushed.empty())
+    out += "no value is stored in " + amp.dtype + " at " + amp.level + "\n";
+  if (!close.empty()) {
+    out += "\nclosest to overflow (forward values in " + amp.dtype + "):\n" +
+           row("value", "op", "max |x|", "headroom 2^k", "near max");
+    for (const rt::ValueRange *v : close)
+      out += row(v->name, v->kernel, num(v->maxAbs), num(v->headroomLog2),
+                 percent(v->nearMaxFraction));
+  }
+  if (!flushed.empty()) {
+    out += "\ngradients lost to underflow at the loss scale (backward values in " + amp.dtype +
+           "; flushed: below " + num(low.min) + ", subnormal: below " + num(low.normal) +
+           "):\n" + row("value", "op", "flushed", "subnormal", "max |x|/S");
+    for (const rt::ValueRange *v : flushed)
+      out += row(v->name, v->kernel, percent(v->flushFraction), percent(v->subnormalFraction),
+                 num(v->maxAbsUnscaled));
+  }
+  out += "\nverdict:\n";
+  if (!d.overflowing.empty())
+    out += "  " + std::to_string(d.overflowing.size()) + " forward value" +
+           (d.overflowing.size() == 1 ? " overflows " : "s overflow ") + amp.dtype +
+           (black.empty() ? "" : ": keep them in f32 (--custom-black-varnames)") + "\n";
+  else if (!close.empty())
+    out += "  no forward value overflows " + amp.dtype + "\n";
+  if (amp.dtype == "f16" && d.initLossScale > 0)
+    out += "  the largest gradient is " + num(d.maxGradient) + ": start the loss scale at " +
+           exact(d.initLossScale) + "\n  at this run's loss scale, the gradient " +
+           d.worstUnderflow + " has " + percent(d.worstSubnormalFraction) +
+           " of its elements below " + amp.dtype + "'s normal range (" +
+           percent(d.worstFlushFraction) + " flushed to 0)\n";
+  out += "  train with:\n    " + shellLine([&] {
+    std::vector<std::string> w = {"ampc", "train"};
+    w.insert(w.end(), tokens.begin(), tokens.end());
+    return w;
+  }()) + "\n";
+  if (!d.overflowing.empty() && amp.dtype == "f16") {
+    AdviceContext c{"train", withoutOption(withoutOption(args.tokens(), "json", true), "dot", true),
+                    job.userValues, amp.dtype, mode};
+    out += "  or in bf16, which has f32's range:\n" + suggest(c, "dtype", "bf16");
+  }
+  std::printf("%s", out.c_str());
+
+  if (auto file = args.get("json")) {
+    rt::Json j = {{"format", "ampc.doctor"},
+                  {"version", 1},
+                  {"graph", job.trainPlan.name},
+                  {"level", amp.level},
+                  {"dtype", amp.dtype},
+                  {"steps", result.steps},
+                  {"loss_scaling", mode},
+                  {"loss_scale", result.lossScale},
+                  {"skipped_steps", result.skipped},
+                  {"low", {{"max", low.max}, {"min", low.min}, {"min_normal", low.normal}}},
+                  {"values", rt::Json::array()}};
+    for (const rt::ValueRange &v : values)
+      j["values"].push_back(valueJson(v));
+    std::vector<std::string> cmd = {"ampc", "train"};
+    cmd.insert(cmd.end(), tokens.begin(), tokens.end());
+    j["verdict"] = {{"overflowing", d.overflowing},
+                    {"custom_black_varnames", black},
+                    {"max_gradient", d.maxGradient},
+                    {"init_loss_scaling", d.initLossScale},
+                    {"worst_underflow", d.worstUnderflow},
+                    {"worst_underflow_subnormal_fraction", d.worstSubnormalFraction},
+                    {"worst_underflow_flush_fraction", d.worstFlushFraction},
+                    {"command", shellLine(cmd)}};
+    onFile(*file, [&] { writeFileAtomically(*file, rt::dumpJson(j, 2) + "\n"); });
+  }
+  if (auto file = args.get("dot")) {
+    DotOverlay overlay = headroomOverlay(values);
+    onFile(*file, [&] { writeFileAtomically(*file, exportDot(*forward, &overlay)); });
+  }
+  return 0;
+}
+
+} // namespace ampc::cli
