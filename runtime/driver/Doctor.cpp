@@ -59,7 +59,8 @@ DoctorVerdict diagnose(const std::vector<ValueRange> &values, const std::string 
       }
     }
   }
-  if (d.maxGradient > 0) {
+  // The gradients of a run whose forward overflows are not worth sizing by.
+  if (d.maxGradient > 0 && d.overflowing.empty()) {
     // The largest power of two S with maxGradient * S at most half L's
     // largest value: one halving of room, as dynamic scaling would leave.
     double s = std::floor(std::log2(low.max / 2 / d.maxGradient));

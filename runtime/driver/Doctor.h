@@ -46,7 +46,8 @@ struct DoctorVerdict {
   /// The largest finite unscaled gradient in L, 0 when no gradient is in L.
   double maxGradient = 0;
   /// A starting loss scale that keeps maxGradient below half L's largest
-  /// value (a power of two in [1, 2^24]); 0 when no gradient is in L.
+  /// value (a power of two in [1, 2^24]); 0 when no gradient is in L or
+  /// the forward overflows (then the gradients say little).
   double initLossScale = 0;
   /// The gradient in L with the largest share of elements below L's
   /// normal range (subnormal or flushed to zero), and its shares.

@@ -167,7 +167,8 @@ int runDoctor(const Args &args) {
   if (!d.overflowing.empty())
     out += "  " + std::to_string(d.overflowing.size()) + " forward value" +
            (d.overflowing.size() == 1 ? " overflows " : "s overflow ") + amp.dtype +
-           (black.empty() ? "" : ": keep them in f32 (--custom-black-varnames)") + "\n";
+           (black.empty() ? "" : d.overflowing.size() == 1 ? ": keep it in f32" : ": keep them in f32") +
+           "; the run's gradients say little until then: run the doctor again with the fix\n";
   else if (!close.empty())
     out += "  no forward value overflows " + amp.dtype + "\n";
   if (amp.dtype == "f16" && d.initLossScale > 0)
