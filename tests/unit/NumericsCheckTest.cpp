@@ -123,9 +123,13 @@ TEST(Doctor, RowsAndVerdictFollowTheRanges) {
   rt::DoctorVerdict d = rt::diagnose(values, "f16");
   EXPECT_EQ(d.overflowing, std::vector<std::string>{"h"});
   EXPECT_DOUBLE_EQ(d.maxGradient, 0.25);
+  EXPECT_EQ(d.initLossScale, 0) << "no scale from a run whose forward overflows";
+  EXPECT_EQ(d.worstUnderflow, "g");
+  values[0].maxAbs = 100;
+  d = rt::diagnose(values, "f16");
+  EXPECT_TRUE(d.overflowing.empty());
   // 0.25 * S <= 65504 / 2: S = 2^16 (2^17 would give 32768 > 32752).
   EXPECT_DOUBLE_EQ(d.initLossScale, 65536);
-  EXPECT_EQ(d.worstUnderflow, "g");
 }
 
 } // namespace
