@@ -251,6 +251,8 @@ def outputs():
                                path("no/such/c.safetensors")])
     case("metrics-device", [ampc, "train", mlp, "--steps", "1", "--metrics-json", "/dev/null"])
     case("checkpoint-fifo", [ampc, "train", mlp, "--steps", "1", "--checkpoint", fifo])
+    case("doctor-json-device", [ampc, "doctor", mlp, "--steps", "1", "--json", "/dev/null"])
+    case("doctor-dot-fifo", [ampc, "doctor", mlp, "--steps", "1", "--dot", fifo])
     for kind in ("fifo", "character device"):
         print(f"still a {kind}: " + str(
             os.path.exists(fifo if kind == "fifo" else "/dev/null")))
