@@ -15,7 +15,8 @@
 #     build-gpu/, kept between calls) against the unpacked packages, then
 #       checks  the shared numerics over every f16 input; ampc-backend-check
 #               (CUDA against the CPU, step by step and whole runs) on every
-#               plan, and with an injected inf; compute-sanitizer memcheck
+#               plan, and with an injected inf; --check-numerics finding the
+#               same first op on both devices; compute-sanitizer memcheck
 #               and racecheck on short training runs;
 #       e2e     one epoch of Fashion-MNIST on the CPU and on the GPU (mlp at
 #               O0, O1, O2, O1 bf16; mnist_cnn at O1): accuracies within 0.5
@@ -93,6 +94,18 @@ prepare() {
       plan e2e "$name-$dev-forward" "$model" "" --device $dev --level $level --dtype $dtype
     done
   done
+  # --check-numerics on both devices: a forward overflow in f16, and the
+  # gradient overflows of a 2^40 loss scale.
+  mkdir -p .gpu/plans/numerics
+  cp tests/lit/doctor/Inputs/overflow.json .gpu/graphs/overflow.json
+  "$ampc" model mlp --set batch=8 --set hidden=32 -o .gpu/graphs/mlp-small.json
+  for dev in cpu cuda; do
+    "$ampc" compile .gpu/graphs/overflow.json --train --check-numerics --device $dev \
+      -o .gpu/plans/numerics/overflow-$dev.json
+    "$ampc" compile .gpu/graphs/mlp-small.json --train --check-numerics --device $dev \
+      --init-loss-scaling 1099511627776 -o .gpu/plans/numerics/scale-$dev.json
+  done
+  cp .gpu/plans/numerics/{overflow,scale}-cuda.json .gpu/plans/models/
   # For the benchmarks: the seed's shapes, SGD.
   for level in O0 O1 O2; do
     plan bench "simplenet-${level,,}" simplenet "batch=512 hidden=4096" --device cuda \
@@ -178,6 +191,21 @@ phase_checks() {
   check backend-injected-inf $bin/ampc-backend-check --candidate "$candidate" --inject-inf 1 \
     .gpu/plans/models/{mlp,cnn,bert}-o1-train*.json
   [[ $have_gpu == yes ]] || return 0
+  # --check-numerics finds and classifies the same first op on both devices.
+  local p dev
+  for p in overflow:4 scale:40; do
+    for dev in cpu cuda; do
+      check "numerics-${p%%:*}-$dev" $bin/ampc-plan-run .gpu/plans/numerics/${p%%:*}-$dev.json \
+        ${p##*:} --device $dev
+    done
+    if diff <(grep '^check-numerics' "$logs/numerics-${p%%:*}-cpu.log") \
+      <(grep '^check-numerics' "$logs/numerics-${p%%:*}-cuda.log"); then
+      echo "check-numerics ${p%%:*}: the same finding on the CPU and the GPU"
+    else
+      status=1
+      failed+=("numerics-${p%%:*}-same")
+    fi
+  done
   local sanitizer=compute-sanitizer
   command -v $sanitizer >/dev/null || sanitizer=$cuda/bin/compute-sanitizer
   check memcheck-mlp $sanitizer --tool memcheck --error-exitcode 1 \

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "runtime/core/Files.h"
+#include "runtime/core/Probes.h"
 #include "runtime/driver/BackendCheck.h"
 #include "runtime/driver/Metrics.h"
 #include "tools/ampc/Args.h"
@@ -89,6 +90,8 @@ int train(const cli::Args &args, const rt::Plan &plan, int64_t steps) {
   o.checkpoint = args.getFile("checkpoint");
   o.resume = args.getFile("resume");
   o.graphs = !args.has("no-cuda-graph");
+  // A plan compiled with --check-numerics carries its probes: check.
+  o.checkNumerics = plan.find(rt::kNonFiniteFlags) >= 0;
   std::optional<rt::Plan> eval;
   if (std::string file = args.getFile("eval"); !file.empty()) {
     try {
@@ -107,6 +110,16 @@ int train(const cli::Args &args, const rt::Plan &plan, int64_t steps) {
               (long long)r.skipped);
   if (r.evalAccuracy)
     std::printf("eval accuracy: %.4f\n", *r.evalAccuracy);
+  if (r.numerics && r.numerics->first) {
+    const rt::NonFiniteFinding &f = *r.numerics->first;
+    std::printf("check-numerics: %lld runs with a non-finite value; the first at step %lld: "
+                "'%s' (%s, %s, %s): %s\n",
+                (long long)r.numerics->total(), (long long)f.step, f.op.c_str(),
+                f.kernel.c_str(), f.backward ? "backward" : "forward", f.dtype.c_str(),
+                rt::causeName(f.cause));
+  } else if (r.numerics) {
+    std::printf("check-numerics: every value was finite\n");
+  }
   printDevice(r.deviceName, r.devicePeakBytes, r.hostSyncsPerStep, r.stagingWaitsPerStep);
   writeMetrics(args, rt::trainMetrics(plan, o, r));
   return 0;

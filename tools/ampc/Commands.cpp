@@ -145,6 +145,8 @@ const std::vector<Command> &commands() {
        "runs the AMP pipeline (and with --train the training passes) and writes the plan",
        withAmpOptions(withTrainingOptions({{"output", true, false, "the plan file to write"},
                                            {"train", false, false, "compiles a training step"},
+                                           {"check-numerics", false, false,
+                                            "with --train: adds the non-finite probes"},
                                            {"device", true, false,
                                             "the target: cpu (default) or cuda"}})),
        runCompile},

@@ -34,9 +34,9 @@ bool isPlanFile(const std::string &path) {
 }
 
 /// Loads a graph, runs the AMP pipeline (or the training pipeline) and
-/// lowers it for `target`; or loads a plan.
+/// lowers it for `target` (with `probes`); or loads a plan.
 rt::Plan planFor(const std::string &in, const AmpSettings &settings, const rt::Target &target,
-                 const TrainSettings *training = nullptr) {
+                 const TrainSettings *training = nullptr, ProbeOptions probes = {}) {
   if (isPlanFile(in))
     return rt::loadPlan(in);
   MLIRContext ctx;
@@ -45,7 +45,7 @@ rt::Plan planFor(const std::string &in, const AmpSettings &settings, const rt::T
     runTrainingPipeline(*module, settings, *training);
   else
     runAmpPipeline(*module, settings);
-  return lowerToPlan(*module, target);
+  return lowerToPlan(*module, target, probes);
 }
 
 std::string summary(const rt::Buffer &b, const std::vector<float> &v) {
@@ -98,7 +98,10 @@ int runCompile(const Args &args) {
     if (!args.has("train"))
       return planFor(in, settings, target);
     TrainSettings training = trainSettingsFrom(args);
-    return planFor(in, settings, target, &training);
+    ProbeOptions probes;
+    if (args.has("check-numerics"))
+      probes = {ProbeOptions::Mode::NonFinite, settings.dtype};
+    return planFor(in, settings, target, &training, probes);
   });
   onFile(out, [&] { writeFileAtomically(out, rt::planToJson(plan)); });
   return 0;
