@@ -11,6 +11,7 @@
 
 #include "runtime/device/Registry.h"
 #include "runtime/driver/BackendCheck.h"
+#include "tools/ampc/Args.h"
 
 namespace {
 
@@ -27,17 +28,7 @@ const char *kUsage =
     "run RUN's first float input. Exit 0: all agree; 1: a\n"
     "disagreement or an error; 77: the candidate's device is missing here.\n";
 
-std::string oneLine(const std::string &what) {
-  std::string line;
-  for (char ch : what)
-    line += ch == '\n' ? std::string("\\n") : std::string(1, ch);
-  return line;
-}
-
-int fail(const std::string &what) {
-  std::fprintf(stderr, "ampc-backend-check: error: %s\n", oneLine(what).c_str());
-  return 1;
-}
+int fail(const std::string &what) { return ampc::cli::reportError("ampc-backend-check", what); }
 
 struct KernelSummary {
   Agreement agreement = Agreement::Exact;
@@ -50,8 +41,8 @@ void printStep(const StepCheck &c, const CheckOptions &o) {
     auto said = [](const std::string &e) { return e.empty() ? std::string("ran") : e; };
     std::printf("  %s step %zu '%s' (%s): %s: %s; %s: %s\n", c.ok() ? "both refused" : "FAIL",
                 c.index, c.step.c_str(), c.kernel.c_str(), o.reference.c_str(),
-                oneLine(said(c.referenceError)).c_str(), o.candidate.c_str(),
-                oneLine(said(c.candidateError)).c_str());
+                ampc::cli::oneLine(said(c.referenceError)).c_str(), o.candidate.c_str(),
+                ampc::cli::oneLine(said(c.candidateError)).c_str());
     return;
   }
   for (const auto &[name, d] : c.buffers) {
@@ -189,7 +180,7 @@ int main(int argc, char **argv) {
     createBackend(o.candidate);
     createBackend(o.reference);
   } catch (const DeviceUnavailable &e) {
-    std::fprintf(stderr, "ampc-backend-check: skipped: %s\n", oneLine(e.what()).c_str());
+    std::fprintf(stderr, "ampc-backend-check: skipped: %s\n", ampc::cli::oneLine(e.what()).c_str());
     return 77;
   } catch (const std::exception &e) {
     return fail(e.what());
@@ -210,7 +201,7 @@ int main(int argc, char **argv) {
       std::printf("%s: %s\n", path.c_str(), ok ? "PASS" : "FAIL");
       (ok ? passed : failed)++;
     } catch (const Uncheckable &e) {
-      std::printf("%s: SKIPPED: %s\n", path.c_str(), oneLine(e.what()).c_str());
+      std::printf("%s: SKIPPED: %s\n", path.c_str(), ampc::cli::oneLine(e.what()).c_str());
       ++skipped;
     } catch (const std::bad_alloc &) {
       fail(path + ": out of memory");

@@ -39,17 +39,7 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"help", false, false, "prints this help"},
 };
 
-std::string oneLine(const std::string &what) {
-  std::string line;
-  for (char ch : what)
-    line += ch == '\n' ? std::string("\\n") : std::string(1, ch);
-  return line;
-}
-
-int fail(const std::string &what) {
-  std::fprintf(stderr, "ampc-plan-run: error: %s\n", oneLine(what).c_str());
-  return 1;
-}
+int fail(const std::string &what) { return cli::reportError("ampc-plan-run", what); }
 
 int64_t stepsFrom(const cli::Args &args) {
   if (args.positionals().size() < 2)

@@ -62,6 +62,12 @@ std::vector<std::string> withoutOption(std::vector<std::string> tokens, const st
 /// other than letters, digits and `-_./:=,+%@` are quoted.
 std::string shellLine(const std::vector<std::string> &words);
 
+/// `text` as one line: newlines, tabs, other control characters and bytes
+/// that are not UTF-8 (in a user's names) written as escapes.
+std::string oneLine(const std::string &text);
+/// Prints `<tool>: error: <message>` (one line) to stderr; returns 1.
+int reportError(const char *tool, const std::string &message);
+
 /// One line per option, for --help.
 std::string describeOptions(const std::vector<OptionSpec> &specs);
 

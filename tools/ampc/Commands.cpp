@@ -114,6 +114,20 @@ static std::vector<OptionSpec> withTrainingOptions(std::vector<OptionSpec> specs
   return specs;
 }
 
+/// The options of a training run: steps, epochs, batch, data, lr, seed.
+static std::vector<OptionSpec> withRunOptions(const char *stepsHelp,
+                                              std::vector<OptionSpec> specs) {
+  std::vector<OptionSpec> run = {
+      {"steps", true, false, stepsHelp},
+      {"epochs", true, false, "passes over the training set (default 1)"},
+      {"batch", true, false, "the batch size (must be the graph's)"},
+      {"data", true, false, "synthetic (default) or fashion-mnist[:DIR]"},
+      {"lr", true, false, "learning rate (0.01)"},
+      {"seed", true, false, "seed of init, shuffling, dropout and synthetic data (0)"}};
+  run.insert(run.end(), specs.begin(), specs.end());
+  return run;
+}
+
 static std::vector<OptionSpec> withAmpOptions(std::vector<OptionSpec> specs) {
   for (OptionSpec &s : ampOptionSpecs())
     specs.push_back(s);
@@ -165,13 +179,8 @@ const std::vector<Command> &commands() {
        runRun},
       {"train", "train IN [AMP options] [training options]",
        "compiles a training step (autodiff, loss scaling, optimizer) and trains it",
-       withAmpOptions(withTrainingOptions({
-           {"steps", true, false, "optimizer steps (default: --epochs over real data, 100 otherwise)"},
-           {"epochs", true, false, "passes over the training set (default 1)"},
-           {"batch", true, false, "the batch size (must be the graph's)"},
-           {"data", true, false, "synthetic (default) or fashion-mnist[:DIR]"},
-           {"lr", true, false, "learning rate (0.01)"},
-           {"seed", true, false, "seed of init, shuffling, dropout and synthetic data (0)"},
+       withAmpOptions(withTrainingOptions(withRunOptions(
+           "optimizer steps (default: --epochs over real data, 100 otherwise)", {
            {"checkpoint", true, false, "writes the training state (safetensors) at the end"},
            {"resume", true, false, "continues from a checkpoint"},
            {"init-from", true, false,
@@ -182,22 +191,17 @@ const std::vector<Command> &commands() {
             "queues every kernel of every step (no CUDA graph replay)"},
            {"check-numerics", false, false,
             "names the first op that produced an inf or NaN, its cause and the fix"},
-           {"profile", false, false, "prints the time per step of each kernel"}})),
+           {"profile", false, false, "prints the time per step of each kernel"}}))),
        runTrain},
       {"doctor", "doctor IN [AMP options] [training options] [--data D] [--steps N] "
                  "[--json FILE] [--dot FILE]",
        "trains N steps (20) measuring every value against L's range: the ops closest to "
        "overflow, the gradients lost to underflow, and the options to train with",
-       withAmpOptions(withTrainingOptions({
-           {"steps", true, false, "optimizer steps (default 20)"},
-           {"epochs", true, false, "passes over the training set instead of --steps"},
-           {"batch", true, false, "the batch size (must be the graph's)"},
-           {"data", true, false, "synthetic (default) or fashion-mnist[:DIR]"},
-           {"lr", true, false, "learning rate (0.01)"},
-           {"seed", true, false, "seed of init, shuffling, dropout and synthetic data (0)"},
+       withAmpOptions(withTrainingOptions(withRunOptions(
+           "optimizer steps (default 20)", {
            {"init-from", true, false, "starts from the weights of a safetensors file"},
            {"json", true, false, "writes the ranges and the verdict as JSON"},
-           {"dot", true, false, "draws the graph coloured by headroom (Graphviz)"}})),
+           {"dot", true, false, "draws the graph coloured by headroom (Graphviz)"}}))),
        runDoctor},
       {"dot", "dot FILE -o OUT.dot", "draws the graph for Graphviz, nodes coloured by dtype",
        {{"output", true, false, "the .dot file to write"}},

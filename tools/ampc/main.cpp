@@ -21,38 +21,7 @@ static void printHelp() {
   std::cout << "\n`ampc COMMAND --help` lists a command's options.\n";
 }
 
-/// One error line: control characters and bytes that are not UTF-8 in a
-/// user's names are written as escapes, so a message is always one line.
-static std::string oneLine(const std::string &text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    unsigned char ch = text[i];
-    size_t length = ch < 0x80 ? 1 : (ch >> 5) == 6 ? 2 : (ch >> 4) == 14 ? 3 : (ch >> 3) == 30 ? 4 : 0;
-    bool valid = length > 0 && i + length <= text.size();
-    for (size_t k = 1; valid && k < length; ++k)
-      valid = (static_cast<unsigned char>(text[i + k]) >> 6) == 2;
-    if (valid && length > 1) {
-      out.append(text, i, length);
-      i += length - 1;
-    } else if (ch == '\n') {
-      out += "\\n";
-    } else if (ch == '\t') {
-      out += "\\t";
-    } else if (ch < 0x20 || ch >= 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02X", ch);
-      out += hex;
-    } else {
-      out += char(ch);
-    }
-  }
-  return out;
-}
-
-static int fail(const std::string &message) {
-  std::cerr << "ampc: error: " << oneLine(message) << "\n";
-  return 1;
-}
+static int fail(const std::string &message) { return reportError("ampc", message); }
 
 static int runCommand(const Command &c, int argc, char **argv) {
   try {
