@@ -60,6 +60,11 @@ void runTrainingPipeline(ModuleOp module, const AmpSettings &amp, const TrainSet
   scaling.decrRatio = settings.decrRatio;
   scaling.accumulate = settings.accumulate;
   graphPm.addPass(createGraphLossScaling(scaling));
+  GraphDataParallelOptions parallel;
+  parallel.worldSize = settings.worldSize;
+  parallel.bucketMib = settings.bucketMib;
+  parallel.average = settings.average;
+  graphPm.addPass(createGraphDataParallel(parallel));
   GraphOptimizerOptions optimizer;
   optimizer.optimizer = settings.optimizer;
   optimizer.weightDecay = settings.weightDecay;

@@ -31,15 +31,22 @@ struct TrainSettings {
   double weightDecay = -1.0; // default per optimizer
   /// graph-fold-unscale; off keeps the unscaled f32 gradients (for comparisons).
   bool foldUnscale = true;
-  /// Stages whose IR prints to stderr: amp, autodiff, loss-scaling, optimizer.
+  /// Data-parallel training (graph-data-parallel): ranks, the bucket size,
+  /// and whether the sum over ranks is averaged. One rank adds nothing.
+  int64_t worldSize = 1;
+  double bucketMib = 25.0;
+  bool average = true;
+  /// Stages whose IR prints to stderr: amp, autodiff, loss-scaling,
+  /// data-parallel, optimizer.
   std::vector<std::string> printIrAfter;
 };
 
 /// The loss-scaling mode `settings` resolve to for these AMP settings.
 std::string lossScalingMode(const AmpSettings &amp, const TrainSettings &settings);
 
-/// AMP, then autodiff, loss scaling, optimizer, unscale folding and cast
-/// cleanup: the module becomes one training step. Throws GraphError.
+/// AMP, then autodiff, loss scaling, data parallel, optimizer, unscale
+/// folding and cast cleanup: the module becomes one training step. Throws
+/// GraphError.
 void runTrainingPipeline(mlir::ModuleOp module, const AmpSettings &amp,
                          const TrainSettings &settings);
 

@@ -173,6 +173,23 @@ LogicalResult CheckFiniteAndUnscaleOp::inferTypes(Location loc, Adaptor adaptor,
   return success();
 }
 
+LogicalResult AllReduceOp::inferTypes(Location loc, Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  ValueRange grads = adaptor.getGrads();
+  if (grads.empty())
+    return opError<AllReduceOp>(loc) << "needs at least one tensor";
+  if (adaptor.getWorldSize() < 1 || adaptor.getBucket() < 0)
+    return opError<AllReduceOp>(loc) << "world_size must be at least 1 and bucket not negative";
+  Type dtype = ranked(grads[0]).getElementType();
+  for (Value g : grads) {
+    if (ranked(g).getElementType() != dtype)
+      return opError<AllReduceOp>(loc) << "a bucket holds one dtype, got " << dtype << " and "
+                                       << ranked(g).getElementType();
+    types.push_back(g.getType());
+  }
+  return success();
+}
+
 LogicalResult CheckFiniteOp::inferTypes(Location loc, Adaptor, SmallVectorImpl<Type> &types) {
   types.push_back(RankedTensorType::get({}, IntegerType::get(loc.getContext(), 1)));
   return success();

@@ -31,6 +31,24 @@ def Graph_CheckFiniteOp : Graph_NodeOp<"check_finite", "None",
   }];
 }
 
+def Graph_AllReduceOp : Graph_NodeOp<"all_reduce", "None",
+    (ins Variadic<Graph_FloatTensor>:$grads,
+         DefaultValuedAttr<I64Attr, "1">:$world_size,
+         DefaultValuedAttr<I64Attr, "0">:$bucket),
+    (outs Variadic<Graph_FloatTensor>:$reduced),
+    [], /*agnostic=*/0, /*infer=*/1, /*forward=*/0, /*pure=*/0> {
+  let summary = "Sums a bucket of gradients over the ranks of a data-parallel run";
+  let description = [{
+    `reduced[i]` is the sum over all `world_size` ranks of `grads[i]`, in
+    the gradients' dtype (one dtype per bucket). One collective moves the
+    whole bucket: the memory planner lays its tensors out one after another,
+    so no packing copy is needed. Added by graph-data-parallel, which folds
+    the 1/N of averaging into the f32 unscale (docs/training.md,
+    "Data-parallel training"). `bucket` numbers the buckets in the order the
+    backward fills them.
+  }];
+}
+
 def Graph_UpdateLossScalingOp : Graph_UpdateOp<"update_loss_scaling",
     (ins Graph_Tensor:$found_inf, Graph_FloatTensor:$scale, Graph_FloatTensor:$good,
          Graph_FloatTensor:$bad,

@@ -77,6 +77,30 @@ def GraphLossScaling : Pass<"graph-loss-scaling", "::ampc::graph::GraphOp"> {
   ];
 }
 
+def GraphDataParallel : Pass<"graph-data-parallel", "::ampc::graph::GraphOp"> {
+  let summary = "Sums gradients over data-parallel ranks in fused buckets, before the finite check";
+  let description = [{
+    Runs after graph-loss-scaling. Each gradient the finite check reads is
+    summed over the ranks in the dtype the backward produced it in (f16 or
+    bf16 at O1, before the cast to f32; f32 where the backward makes f32).
+    Gradients are grouped into buckets by dtype in the order the backward
+    produces them, a bucket closing when it holds `bucket-mib` MiB; each
+    bucket is one `graph.all_reduce`, placed right after its last gradient.
+    The finite check reads the sums, so every rank sees the same values and
+    skips the same steps. With `average`, the 1/N is folded into the f32
+    unscale (the check divides by S·N): no f16 value is pre-divided. With
+    accumulation the f32 accumulators are summed, once per window. A world
+    size of 1 changes nothing.
+  }];
+  let options = [
+    Option<"worldSize", "world-size", "int64_t", /*default=*/"1", "ranks">,
+    Option<"bucketMib", "bucket-mib", "double", /*default=*/"25.0",
+           "a bucket closes when it holds this many MiB">,
+    Option<"average", "average", "bool", /*default=*/"true",
+           "divide the sums by the world size (in the unscale)">,
+  ];
+}
+
 def GraphOptimizer : Pass<"graph-optimizer", "::ampc::graph::GraphOp"> {
   let summary = "Adds the optimizer updates of every trainable param";
   let description = [{

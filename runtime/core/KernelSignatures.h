@@ -66,6 +66,7 @@ void unaryBackward(const StepView &s);
 void minmaxBackward(const StepView &s);
 void checkFiniteAndUnscale(const StepView &s);
 void checkFinite(const StepView &s);
+void allReduce(const StepView &s);
 void updateLossScaling(const StepView &s);
 void sgd(const StepView &s);
 void momentum(const StepView &s);

@@ -36,6 +36,10 @@ enum KernelFlag : unsigned {
   kFlagsNonFinite = 1u << 6,
   /// Its output is its input in another dtype (cast).
   kConvertsDtype = 1u << 7,
+  /// A bucket of a collective (all_reduce): output k takes input k's storage
+  /// where input k dies there, and the planner lays the outputs out one
+  /// after another, so one call moves the whole bucket.
+  kPacksList = 1u << 8,
 };
 
 /// How a precision report counts the FLOPs of a node.

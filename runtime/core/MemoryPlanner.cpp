@@ -4,8 +4,9 @@
 // order (LiveRanges.cpp); group buffers that may share memory into storages,
 // following the kernel traits for aliasing and in-place kernels
 // (StorageGroups.cpp); lay persistent buffers (params, consts, state) out one
-// after another; place the arena storages greedily by liveness, keeping the
-// smallest of several orders (Placement.cpp). Offsets are multiples of the
+// after another; merge each pack of storages (a collective's bucket) into
+// one; place the arena storages greedily by liveness, keeping the smallest of
+// several orders (Placement.cpp). Offsets are multiples of the
 // plan target's alignment.
 #include "runtime/core/MemoryPlanner.h"
 
@@ -47,7 +48,29 @@ void planMemory(Plan &plan) {
     if (groups.root[id] == id)
       roots.push_back(id);
   }
+  // A pack (a collective's bucket) is one storage, its members one after
+  // another, live from the first member's definition to the last one's use.
+  std::vector<int64_t> within(n, 0);
+  for (const std::vector<int> &pack : groups.packs) {
+    Storage whole{0, 0, INT_MAX, -1};
+    for (int r : pack) {
+      within[r] = whole.bytes;
+      whole.bytes += alignUp(storages[r].bytes, alignment);
+      whole.start = std::min(whole.start, storages[r].start);
+      whole.end = std::max(whole.end, storages[r].end);
+    }
+    storages[pack[0]] = whole;
+    roots.erase(std::remove_if(roots.begin(), roots.end(),
+                               [&](int r) {
+                                 return r != pack[0] &&
+                                        std::find(pack.begin(), pack.end(), r) != pack.end();
+                               }),
+                roots.end());
+  }
   plan.arenaBytes = placeStorages(storages, roots, alignment, plan.liveBytes);
+  for (const std::vector<int> &pack : groups.packs)
+    for (int r : pack)
+      storages[r].offset = storages[pack[0]].offset + within[r];
   for (int id = 0; id < n; ++id)
     if (!plan.buffers[id].isPersistent())
       plan.buffers[id].offset = storages[groups.root[id]].offset;

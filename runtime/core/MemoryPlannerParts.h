@@ -17,10 +17,12 @@ struct LiveRanges {
 LiveRanges liveRanges(const Plan &plan);
 
 /// Buffers that share one storage: `root[b]` names b's storage, whose
-/// buffers are `members[root]`.
+/// buffers are `members[root]`. `packs` lists storages (by root) to lay out
+/// one after another, in order: the buckets of collectives.
 struct StorageGroups {
   std::vector<int> root;
   std::vector<std::vector<int>> members;
+  std::vector<std::vector<int>> packs;
 };
 StorageGroups groupStorages(const Plan &plan, const LiveRanges &live);
 

@@ -300,6 +300,17 @@ void checkFinite(const StepView &s) {
   s.require(isFlag(s.out(0)), "found_inf must be an i1 scalar");
 }
 
+void allReduce(const StepView &s) {
+  s.require(s.attrs.getInt("world_size", 1) >= 1, "world_size must be at least 1");
+  DType dtype = s.in(0).dtype;
+  for (size_t i = 0; i < s.step.inputs.size(); ++i) {
+    s.require(isFloat(s.in(i).dtype) && s.in(i).dtype == dtype,
+              "a bucket holds float tensors of one dtype");
+    s.require(s.out(i).dtype == dtype, "the sums keep their tensors' dtype");
+    requireShape(s, s.out(i), s.in(i).shape);
+  }
+}
+
 void updateLossScaling(const StepView &s) {
   s.require(isFlag(s.in(0)), "found_inf must be an i1 scalar");
   for (size_t i = 1; i < 4; ++i)

@@ -3,8 +3,10 @@
 // joins its input's storage; the output of an in-place kernel joins the
 // storage of a same-sized, same-dtype temporary input whose storage dies at
 // that step; output k of a list kernel (check_finite_and_unscale) joins list
-// input k's storage when that input dies there. Which kernels do what is in
-// the kernel traits table.
+// input k's storage when that input dies there. The outputs of a collective
+// (all_reduce) join their inputs' storages likewise, and those storages form
+// a pack, laid out one after another. Which kernels do what is in the
+// kernel traits table.
 #include <algorithm>
 #include <numeric>
 
@@ -44,6 +46,23 @@ StorageGroups groupStorages(const Plan &plan, const LiveRanges &live) {
     if (!traits)
       continue;
     int at = i * stride;
+    if (traits->has(kPacksList)) {
+      std::vector<int> pack;
+      for (size_t k = 0; k < s.outputs.size() && k < s.inputs.size(); ++k) {
+        int in = s.inputs[k], out = s.outputs[k];
+        if (sameTemp(in, out) && storageEnd(g.root[in]) == at)
+          join(out, in);
+        int r = g.root[out];
+        bool packed = std::find(pack.begin(), pack.end(), r) != pack.end();
+        for (const std::vector<int> &other : g.packs)
+          packed = packed || std::find(other.begin(), other.end(), r) != other.end();
+        if (inArena(out) && !packed)
+          pack.push_back(r);
+      }
+      if (pack.size() > 1)
+        g.packs.push_back(std::move(pack));
+      continue;
+    }
     if (traits->has(kInOrderList)) {
       bool inOrder = plan.target.inOrderLists;
       for (size_t k = 0; k + 1 < s.outputs.size() && k < s.inputs.size(); ++k) {

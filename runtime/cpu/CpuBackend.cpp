@@ -76,7 +76,8 @@ public:
     std::vector<PreparedStep> steps;
     steps.reserve(plan.steps.size());
     for (const Step &s : plan.steps) {
-      KernelContext context{s, StepAttrs(s), {}, {}, options.training, options.seed};
+      KernelContext context{s,  StepAttrs(s),   {}, {}, options.training, options.seed,
+                            options.communicator};
       for (int id : s.inputs)
         context.in.push_back(bufferRef(plan, memory, id));
       for (int id : s.outputs)

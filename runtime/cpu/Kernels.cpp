@@ -17,6 +17,7 @@ static const KernelTable &table() {
     addLossKernels(t);
     addTrainingKernels(t);
     addProbeKernels(t);
+    addCollectiveKernels(t);
     return t;
   }();
   return t;

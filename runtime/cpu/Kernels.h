@@ -10,6 +10,7 @@
 
 #include "runtime/core/Errors.h"
 #include "runtime/core/StepAttrs.h"
+#include "runtime/device/Communicator.h"
 
 namespace ampc::rt {
 
@@ -20,6 +21,8 @@ struct KernelContext {
   std::vector<TensorRef> in, out;
   bool training = false;
   uint64_t seed = 0;
+  /// The ranks `all_reduce` sums over (null: one rank).
+  Communicator *communicator = nullptr;
   [[noreturn]] void fail(const std::string &what) const {
     throw RuntimeError("step '" + step.name + "' (" + step.kernel + "): " + what);
   }
@@ -46,6 +49,7 @@ void addSoftmaxKernels(KernelTable &t);
 void addLossKernels(KernelTable &t);
 void addTrainingKernels(KernelTable &t);
 void addProbeKernels(KernelTable &t);
+void addCollectiveKernels(KernelTable &t);
 
 } // namespace ampc::rt
 

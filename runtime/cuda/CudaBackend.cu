@@ -154,7 +154,8 @@ public:
     steps.reserve(plan.steps.size());
     for (const Step &s : plan.steps) {
       KernelContext context{s,       StepAttrs(s),      {},      {}, options.training,
-                            options.seed, (int)names.size(), device_, {}, {}};
+                            options.seed, (int)names.size(), device_, {}, {},
+                            options.communicator};
       for (int id : s.inputs)
         context.in.push_back(bufferRef(plan, memory, id));
       for (int id : s.outputs)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/core/StepAttrs.h"
+#include "runtime/device/Communicator.h"
 #include "runtime/cuda/CudaDevice.h"
 
 namespace ampc::rt::cuda {
@@ -30,6 +31,8 @@ struct KernelContext {
   /// Host objects a kernel keeps for its step (library descriptors, the
   /// chosen algorithm), made at its first run.
   std::shared_ptr<void> cache;
+  /// The ranks `all_reduce` sums over (null: one rank).
+  Communicator *communicator = nullptr;
   cudaStream_t stream() const { return device.stream(); }
   [[noreturn]] void fail(const std::string &what) const {
     throw RuntimeError("step '" + step.name + "' (" + step.kernel + "): " + what);
@@ -54,6 +57,7 @@ void addPoolingKernels(KernelTable &t);
 void addNormKernels(KernelTable &t);
 void addConvKernels(KernelTable &t);
 void addProbeKernels(KernelTable &t);
+void addCollectiveKernels(KernelTable &t);
 
 /// Multi-tensor updates (MultiTensor.cu): whether `kernel` may run grouped,
 /// whether `next` may join the group `first` starts, and a group's launch

@@ -16,6 +16,7 @@ static const KernelTable &table() {
     addNormKernels(t);
     addConvKernels(t);
     addProbeKernels(t);
+    addCollectiveKernels(t);
     return t;
   }();
   return t;

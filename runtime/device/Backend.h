@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/core/Plan.h"
+#include "runtime/device/Communicator.h"
 #include "runtime/device/Device.h"
 
 namespace ampc::rt {
@@ -27,6 +28,9 @@ struct ExecOptions {
   std::string device = "cpu";
   /// A device backend may capture the step once and replay it (CUDA graphs).
   bool graphs = true;
+  /// The ranks of a data-parallel run that `all_reduce` steps sum over; null
+  /// for one rank. Not owned.
+  Communicator *communicator = nullptr;
 };
 
 /// Which steps of a run execute: with gradient accumulation, steps of the

@@ -161,6 +161,8 @@ const std::vector<Command> &commands() {
                                            {"train", false, false, "compiles a training step"},
                                            {"check-numerics", false, false,
                                             "with --train: adds the non-finite probes"},
+                                           {"world-size", true, false,
+                                            "with --train: data-parallel ranks (1)"},
                                            {"device", true, false,
                                             "the target: cpu (default) or cuda"}})),
        runCompile},

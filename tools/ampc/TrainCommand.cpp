@@ -42,10 +42,13 @@ TrainSettings trainSettingsFrom(const Args &args) {
       s.optimizer != "adamw")
     throw UsageError("--optimizer must be sgd, momentum, adam or adamw, got '" + s.optimizer + "'");
   s.weightDecay = args.has("weight-decay") ? args.getNumber("weight-decay", 0, 0, 1e6) : -1.0;
+  s.bucketMib = args.getNumber("bucket-mib", s.bucketMib, 1.0 / 1024, 1e6);
+  s.worldSize = args.getInt("world-size", 1, 1, 1 << 20); // compile: the ranks to plan for
   for (const std::string &stage : args.getAll("print-ir-after")) {
-    if (stage != "amp" && stage != "autodiff" && stage != "loss-scaling" && stage != "optimizer")
-      throw UsageError("--print-ir-after takes amp, autodiff, loss-scaling or optimizer, got '" +
-                       stage + "'");
+    if (stage != "amp" && stage != "autodiff" && stage != "loss-scaling" &&
+        stage != "data-parallel" && stage != "optimizer")
+      throw UsageError("--print-ir-after takes amp, autodiff, loss-scaling, data-parallel or "
+                       "optimizer, got '" + stage + "'");
     s.printIrAfter.push_back(stage);
   }
   return s;
@@ -61,7 +64,9 @@ std::vector<OptionSpec> trainingOptionSpecs() {
           {"incr-ratio", true, false, "growth factor (2)"},
           {"decr-ratio", true, false, "backoff factor (0.5)"},
           {"accumulate", true, false, "micro-batches per optimizer step (1)"},
-          {"print-ir-after", true, true, "prints the IR after amp|autodiff|loss-scaling|optimizer"}};
+          {"bucket-mib", true, false, "data parallel: gradient bucket size in MiB (25)"},
+          {"print-ir-after", true, true,
+           "prints the IR after amp|autodiff|loss-scaling|data-parallel|optimizer"}};
 }
 
 TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRContext &ctx,

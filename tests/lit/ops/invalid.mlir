@@ -652,3 +652,30 @@ graph.graph @check_finite_result {
   %found = graph.check_finite "check"(%g) : (tensor<8xf16>) -> tensor<f32>
   graph.return
 }
+
+// -----
+
+graph.graph @all_reduce_dtypes {
+  %a = graph.input "a" : tensor<8xf16>
+  %b = graph.input "b" : tensor<4xf32>
+  // expected-error @+1 {{'graph.all_reduce' op a bucket holds one dtype, got 'f16' and 'f32'}}
+  %ra, %rb = graph.all_reduce "r"(%a, %b) {world_size = 2 : i64} : (tensor<8xf16>, tensor<4xf32>) -> (tensor<8xf16>, tensor<4xf32>)
+  graph.return %ra : tensor<8xf16>
+}
+
+// -----
+
+graph.graph @all_reduce_world {
+  %a = graph.input "a" : tensor<8xf16>
+  // expected-error @+1 {{'graph.all_reduce' op world_size must be at least 1 and bucket not negative}}
+  %ra = graph.all_reduce "r"(%a) {world_size = 0 : i64} : (tensor<8xf16>) -> tensor<8xf16>
+  graph.return %ra : tensor<8xf16>
+}
+
+// -----
+
+graph.graph @all_reduce_empty {
+  // expected-error @+1 {{'graph.all_reduce' op needs at least one tensor}}
+  graph.all_reduce "r"() {world_size = 2 : i64} : () -> ()
+  graph.return
+}

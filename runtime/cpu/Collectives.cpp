@@ -1,0 +1,29 @@
+// all_reduce on the CPU: a bucket's sums over the ranks of a data-parallel
+// run, through the run's Communicator (one rank: the tensors as they are).
+// Output k holds input k's storage unless input k lives on (then it is
+// copied first); the planner lays the outputs out one after another.
+#include <cstring>
+
+#include "runtime/cpu/Kernels.h"
+
+namespace ampc::rt {
+namespace {
+
+void allReduce(KernelContext &c) {
+  int64_t ranks = c.attrs.getInt("world_size", 1);
+  int size = c.communicator ? c.communicator->size() : 1;
+  if (ranks != size)
+    c.fail("the plan sums over " + std::to_string(ranks) + " ranks; this run has " +
+           std::to_string(size) + " (recompile for this world size)");
+  for (size_t k = 0; k < c.out.size(); ++k)
+    if (c.out[k].data != c.in[k].data && c.out[k].bytes())
+      std::memcpy(c.out[k].data, c.in[k].data, c.out[k].bytes());
+  if (c.communicator)
+    c.communicator->allReduce(c.out, ReduceOp::Sum);
+}
+
+} // namespace
+
+void addCollectiveKernels(KernelTable &t) { t["all_reduce"] = allReduce; }
+
+} // namespace ampc::rt

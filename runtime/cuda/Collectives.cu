@@ -1,0 +1,28 @@
+// all_reduce on the device: a bucket's sums over the ranks of a data-parallel
+// run through the run's Communicator, queued on the compute stream (one rank:
+// the tensors as they are). Output k holds input k's storage unless input k
+// lives on (then it is copied first, on the stream).
+#include "runtime/cuda/CudaKernels.h"
+
+namespace ampc::rt::cuda {
+namespace {
+
+void allReduce(KernelContext &c) {
+  int64_t ranks = c.attrs.getInt("world_size", 1);
+  int size = c.communicator ? c.communicator->size() : 1;
+  if (ranks != size)
+    c.fail("the plan sums over " + std::to_string(ranks) + " ranks; this run has " +
+           std::to_string(size) + " (recompile for this world size)");
+  for (size_t k = 0; k < c.out.size(); ++k)
+    if (c.out[k].data != c.in[k].data && c.out[k].bytes())
+      AMPC_CUDA_CHECK(cudaMemcpyAsync(c.out[k].data, c.in[k].data, c.out[k].bytes(),
+                                      cudaMemcpyDeviceToDevice, c.stream()));
+  if (c.communicator)
+    c.communicator->allReduce(c.out, ReduceOp::Sum);
+}
+
+} // namespace
+
+void addCollectiveKernels(KernelTable &t) { t["all_reduce"] = allReduce; }
+
+} // namespace ampc::rt::cuda
