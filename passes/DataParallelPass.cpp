@@ -125,6 +125,40 @@ void GraphDataParallelPass::runOnOperation() {
     for (size_t j = 0; j < buckets[k].size(); ++j)
       check->setOperand(buckets[k][j], reduce->getResult(j));
   }
+  // Batch norm's running statistics are state each rank updates from its
+  // own shard: their mean over the ranks is written back, so that every rank
+  // keeps the same bits (where PyTorch's DDP broadcasts rank 0's).
+  SmallVector<Value> statistics;
+  g.walk([&](graph::BatchNormOp bn) {
+    for (Value v : {bn.getMean(), bn.getVariance()})
+      if (v.getDefiningOp<graph::ParamOp>() && !llvm::is_contained(statistics, v))
+        statistics.push_back(v);
+  });
+  if (!statistics.empty()) {
+    OpBuilder b(check);
+    graph::GradBuilder gb(b, fresh);
+    NamedAttrList attrs;
+    attrs.set("world_size", b.getI64IntegerAttr(ranks));
+    attrs.set("bucket", b.getI64IntegerAttr((int64_t)buckets.size()));
+    Operation *reduce = gb.create("all_reduce", "running_statistics.all_reduce", statistics, attrs);
+    if (!reduce)
+      return signalPassFailure();
+    std::vector<Operation *> added = {reduce};
+    for (auto [stat, sum] : llvm::zip(statistics, reduce->getResults())) {
+      std::string name = graph::valueName(stat).str();
+      Operation *mean = gb.create("scale", name + ".mean_over_ranks", {sum},
+                                  {b.getNamedAttr("scale", b.getF64FloatAttr(1.0 / ranks))});
+      Operation *write = mean ? gb.create("assign", name + ".sync", {stat, mean->getResult(0)})
+                              : nullptr;
+      if (!write)
+        return signalPassFailure();
+      added.push_back(mean);
+      added.push_back(write);
+    }
+    if (train::isApplyPhase(check))
+      for (Operation *op : added)
+        train::markApplyPhase(op);
+  }
   if (average) {
     Value scale = check.getScale();
     OpBuilder b(check);

@@ -7,6 +7,7 @@ packages=(
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   nlohmann-json3-dev libgtest-dev libgmock-dev
   libopenblas-dev libopenblas-openmp-dev zlib1g-dev dataset-fashion-mnist
+  openmpi-bin libopenmpi-dev
   "$@"
 )
 missing=()

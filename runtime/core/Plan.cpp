@@ -5,6 +5,8 @@
 
 #include "runtime/core/Files.h"
 #include "runtime/core/JsonFields.h"
+#include "runtime/core/KernelTraits.h"
+#include "runtime/core/StepAttrs.h"
 
 namespace ampc::rt {
 
@@ -225,6 +227,29 @@ Plan loadPlan(const std::string &path) {
   if (!text)
     throw PlanError("cannot read the file: " + error);
   return planFromJson(*text);
+}
+
+/// Whether `s` is a collective's bucket (all_reduce).
+static bool isCollective(const Step &s) {
+  const KernelTraits *traits = findKernelTraits(s.kernel);
+  return traits && traits->has(kPacksList);
+}
+
+int64_t planWorldSize(const Plan &plan) {
+  int64_t ranks = 1;
+  for (const Step &s : plan.steps)
+    if (isCollective(s))
+      ranks = std::max<int64_t>(ranks, StepAttrs(s).getInt("world_size", 1));
+  return ranks;
+}
+
+int64_t allreduceBytes(const Plan &plan) {
+  int64_t bytes = 0;
+  for (const Step &s : plan.steps)
+    if (isCollective(s))
+      for (int id : s.inputs)
+        bytes += plan.buffers.at(id).bytes;
+  return bytes;
 }
 
 } // namespace ampc::rt

@@ -66,6 +66,12 @@ struct Plan {
   int find(const std::string &name) const;
 };
 
+/// The ranks the plan's `all_reduce` steps sum over (1 without any).
+int64_t planWorldSize(const Plan &plan);
+/// The bytes the plan's `all_reduce` steps move per optimizer step, on each
+/// rank: the sizes of their tensors.
+int64_t allreduceBytes(const Plan &plan);
+
 /// The plan format version this runtime reads and writes.
 constexpr int kPlanVersion = 2;
 

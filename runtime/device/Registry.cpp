@@ -21,6 +21,11 @@ std::map<std::string, BackendFactory> &factories() {
   return f;
 }
 
+std::map<std::string, CommunicatorFactory> &communicators() {
+  static std::map<std::string, CommunicatorFactory> f;
+  return f;
+}
+
 void registerOnce() {
   static std::once_flag once;
   std::call_once(once, registerBuiltinBackends);
@@ -97,6 +102,19 @@ std::unique_ptr<Backend> createBackend(const std::string &name) {
     throw DeviceUnavailable("--device " + name + ": this ampc was built without the " + name +
                        " backend; it has: " + known);
   throw RuntimeError("--device " + name + ": unknown device; this ampc has: " + known);
+}
+
+void registerCommunicator(const std::string &name, CommunicatorFactory factory) {
+  communicators()[name] = std::move(factory);
+}
+
+std::unique_ptr<Communicator> createCommunicator(const std::string &name) {
+  registerOnce();
+  auto it = communicators().find(name);
+  if (it == communicators().end())
+    throw RuntimeError("data-parallel training over " + name + ": this ampc was built without " +
+                       name + " (install libopenmpi-dev and rebuild)");
+  return it->second();
 }
 
 } // namespace ampc::rt

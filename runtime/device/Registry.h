@@ -1,5 +1,5 @@
-// Backends by name. Each backend registers a factory; CMake lists the
-// backends it builds (runtime/BuiltinBackends.cpp.in), so the only
+// Backends and communicators by name. Each registers a factory; CMake lists
+// the ones it builds (runtime/BuiltinBackends.cpp.in), so the only
 // conditional code is the build's. A factory may refuse at run time (no GPU,
 // no plugin) with a RuntimeError that says why.
 #ifndef AMPC_RUNTIME_DEVICE_REGISTRY_H
@@ -27,6 +27,13 @@ void registerPluginBackend(const std::string &name, const std::string &library,
 std::vector<std::string> backendNames();
 /// A new backend; throws RuntimeError naming what is missing.
 std::unique_ptr<Backend> createBackend(const std::string &name);
+
+/// Communicators by name ("mpi"), registered the same way.
+using CommunicatorFactory = std::function<std::unique_ptr<Communicator>()>;
+void registerCommunicator(const std::string &name, CommunicatorFactory factory);
+/// A new communicator; throws RuntimeError when this build has none of that
+/// name.
+std::unique_ptr<Communicator> createCommunicator(const std::string &name);
 
 } // namespace ampc::rt
 

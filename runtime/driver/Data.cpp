@@ -127,7 +127,18 @@ DataFeed::DataFeed(const Plan &plan, const std::string &spec, bool train, uint64
   std::iota(order_.begin(), order_.end(), 0);
 }
 
-int64_t DataFeed::batchesPerEpoch() const { return synthetic_ ? 0 : data_.count / batch_; }
+void DataFeed::shard(int rank, int ranks) {
+  if (!synthetic_ && data_.count < batch_ * (int64_t)ranks)
+    throw RuntimeError("the data set's " + std::to_string(data_.count) +
+                       " samples cannot give each of " + std::to_string(ranks) +
+                       " ranks a batch of " + std::to_string(batch_));
+  rank_ = rank;
+  ranks_ = ranks;
+}
+
+int64_t DataFeed::batchesPerEpoch() const {
+  return synthetic_ ? 0 : data_.count / (batch_ * ranks_);
+}
 
 int64_t DataFeed::batchesToCover() const {
   return synthetic_ ? 0 : (data_.count + batch_ - 1) / batch_;
@@ -144,6 +155,7 @@ void DataFeed::shuffle(uint64_t seed) {
 }
 
 void DataFeed::fill(Executor &ex, int64_t index) {
+  index = index * ranks_ + rank_; // this rank's batch of the global one
   if (synthetic_) {
     std::mt19937_64 rng(seed_ * 1000003ull + (uint64_t)index);
     for (int id : inputs_) {

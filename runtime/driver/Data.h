@@ -39,6 +39,11 @@ public:
   /// Inputs named in `ignore` (such as the learning rate) are left alone.
   DataFeed(const Plan &plan, const std::string &spec, bool train, uint64_t seed,
            const std::vector<std::string> &ignore = {});
+  /// Makes this feed rank `rank`'s shard of `ranks` (data-parallel
+  /// training): batch i is the rank's part of global batch i, which holds
+  /// `ranks` batches. Throws RuntimeError when the data set cannot give
+  /// every rank a batch.
+  void shard(int rank, int ranks);
   int64_t batchSize() const { return batch_; }
   /// Whole batches in one pass over the data set (training drops the last,
   /// partial one); 0 for synthetic data.
@@ -69,6 +74,7 @@ private:
   std::vector<int64_t> order_;
   std::vector<int64_t> intRange_; // per buffer id, for synthetic integers
   std::vector<int64_t> batchLabels_;
+  int rank_ = 0, ranks_ = 1;
 };
 
 } // namespace ampc::rt

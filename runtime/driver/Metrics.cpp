@@ -45,7 +45,9 @@ Json trainMetrics(const Plan &plan, const TrainOptions &options, const TrainResu
             {"samples_per_s", r.samplesPerS},
             {"final_loss", r.finalLoss},
             {"loss_scale", r.lossScale},
-            {"skipped_steps", r.skipped}};
+            {"skipped_steps", r.skipped},
+            {"world_size", r.worldSize},
+            {"allreduce_bytes_per_step", r.allreduceBytesPerStep}};
   addPlanAndDevice(m, plan, options.device, r.deviceName, r.devicePeakBytes, r.hostSyncsPerStep,
                    r.stagingWaitsPerStep);
   if (r.evalAccuracy) {

@@ -61,13 +61,20 @@ Trainer::Trainer(Plan train, std::optional<Plan> eval, TrainOptions options)
 TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onReport) {
   if (plan_.loss < 0)
     throw RuntimeError("the plan has no loss to train");
-  if (!options_.checkpoint.empty())
+  Communicator *comm = options_.communicator;
+  int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
+  if (int64_t planned = planWorldSize(plan_); planned != ranks)
+    throw RuntimeError("the plan sums gradients over " + std::to_string(planned) +
+                       " ranks; this run has " + std::to_string(ranks));
+  bool writer = rank == 0; // rank 0 writes the checkpoint
+  if (writer && !options_.checkpoint.empty())
     if (std::string why = checkWritable(options_.checkpoint); !why.empty())
       throw RuntimeError(options_.checkpoint + ": cannot write the checkpoint: " + why);
   ExecOptions exec{/*training=*/true, options_.seed, options_.profile, options_.device,
-                   options_.graphs};
+                   options_.graphs, comm};
   Executor ex(plan_, exec);
   DataFeed feed(plan_, options_.data, /*train=*/true, options_.seed, {"lr"});
+  feed.shard(rank, ranks);
   std::optional<NumericsCheck> check;
   if (options_.checkNumerics)
     check.emplace(plan_, ex, exec);
@@ -96,6 +103,11 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
                          "'");
     if (meta.count("accumulate") && metaInt(meta, "accumulate", path) != k)
       throw RuntimeError(path + ": saved with --accumulate " + meta["accumulate"]);
+    if (int64_t saved = meta.count("world_size") ? metaInt(meta, "world_size", path) : 1;
+        saved != ranks)
+      throw RuntimeError(path + ": saved by a run of " + std::to_string(saved) +
+                         " ranks; this run has " + std::to_string(ranks) +
+                         " (resume with the same world size)");
     loadParams(file, ex);
     start = metaInt(meta, "micro_batch", path);
     ex.writeScalar(skipped, (double)metaInt(meta, "skipped_steps", path));
@@ -107,6 +119,8 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
   int64_t end = start + micro, total = micro / k;
   TrainResult result;
   result.batch = feed.batchSize();
+  result.worldSize = ranks;
+  result.allreduceBytesPerStep = allreduceBytes(plan_);
   result.peakBytes = plan_.peakBytes();
   StepTimes times;
   int64_t epochShuffled = -1, stepSyncs = 0, stepWaits = 0;
@@ -159,14 +173,17 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
   result.devicePeakBytes = device.stats().peakBytes;
   result.hostSyncsPerStep = total ? double(stepSyncs) / double(total) : 0;
   result.stagingWaitsPerStep = total ? double(stepWaits) / double(total) : 0;
-  if (!options_.checkpoint.empty())
-    saveCheckpoint(options_.checkpoint, ex,
-                   {{"format", "ampc"},
-                    {"graph", plan_.name},
-                    {"micro_batch", std::to_string(end)},
-                    {"iteration", std::to_string(ex.iterations())},
-                    {"skipped_steps", std::to_string(result.skipped)},
-                    {"accumulate", std::to_string(k)}});
+  if (writer && !options_.checkpoint.empty()) {
+    std::map<std::string, std::string> meta = {{"format", "ampc"},
+                                               {"graph", plan_.name},
+                                               {"micro_batch", std::to_string(end)},
+                                               {"iteration", std::to_string(ex.iterations())},
+                                               {"skipped_steps", std::to_string(result.skipped)},
+                                               {"accumulate", std::to_string(k)}};
+    if (ranks > 1)
+      meta["world_size"] = std::to_string(ranks);
+    saveCheckpoint(options_.checkpoint, ex, meta);
+  }
   result.profile = ex.profile();
   if (check)
     result.numerics = check->report();
@@ -175,7 +192,7 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
     result.ranges.resize(bytes.size() / sizeof(double));
     std::memcpy(result.ranges.data(), bytes.data(), bytes.size());
   }
-  if (eval_ && feed.labelled()) {
+  if (eval_ && feed.labelled() && writer) {
     result.evalAccuracy = evaluate(ex, result.evalSamples);
     if (!result.evalAccuracy)
       result.evalNote = "the graph has no [batch, classes] output to score";

@@ -35,6 +35,10 @@ struct TrainOptions {
   /// Diagnose non-finite values (runtime/driver/NumericsCheck.h); the plan
   /// must carry the non-finite probes.
   bool checkNumerics = false;
+  /// The ranks of a data-parallel run (null: one rank). Each rank trains on
+  /// its shard of every batch; rank 0 alone writes the checkpoint and
+  /// evaluates. Not owned.
+  Communicator *communicator = nullptr;
 };
 
 struct TrainProgress {
@@ -45,6 +49,9 @@ struct TrainProgress {
 
 struct TrainResult {
   int64_t steps = 0, skipped = 0, batch = 0;
+  /// Data parallel: the ranks, and the bytes each rank's collectives move
+  /// per optimizer step (the all_reduce steps' tensors).
+  int64_t worldSize = 1, allreduceBytesPerStep = 0;
   double stepMsMedian = 0, samplesPerS = 0, finalLoss = 0, lossScale = 1;
   std::optional<double> evalAccuracy;
   int64_t evalSamples = 0;

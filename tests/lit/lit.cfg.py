@@ -1,4 +1,5 @@
 import os
+import shutil
 import lit.formats
 
 config.name = "ampc"
@@ -12,5 +13,11 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%{ampc_tools}", config.ampc_tools_dir))
 config.substitutions.append(("%python", "python3"))
 config.substitutions.append(("%models", os.path.join(config.test_source_root, "cli", "Inputs")))
+if config.ampc_has_mpi and shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    # Two ranks on two cores; Open MPI refuses root unless told.
+    config.substitutions.append(("%mpirun", "mpirun --oversubscribe -np"))
+    for var in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
+        config.environment[var] = "1"
 if os.path.exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"):
     config.available_features.add("fashion-mnist")

@@ -58,6 +58,10 @@ struct TrainJob {
   rt::Plan trainPlan, evalPlan;
   /// Every value name of the user's graph (for advice naming black varnames).
   std::set<std::string> userValues;
+  /// The ranks of a data-parallel run (`mpirun -np N ampc train`), or null.
+  std::unique_ptr<rt::Communicator> communicator;
+  /// Whether this process prints (rank 0, or the only rank).
+  bool printer() const { return !communicator || communicator->rank() == 0; }
 };
 
 /// Reads the training options of `args` and compiles the training step

@@ -12,6 +12,7 @@
 #include "compiler/Pipelines.h"
 #include "mlir/IR/MLIRContext.h"
 #include "runtime/core/JsonText.h"
+#include "runtime/device/Registry.h"
 #include "runtime/driver/Metrics.h"
 #include "tools/ampc/AmpFlags.h"
 #include "tools/ampc/Commands.h"
@@ -69,12 +70,22 @@ std::vector<OptionSpec> trainingOptionSpecs() {
            "prints the IR after amp|autodiff|loss-scaling|data-parallel|optimizer"}};
 }
 
+/// Whether mpirun (Open MPI, or a PMI launcher) started this process.
+static bool launchedByMpirun() {
+  for (const char *var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (std::getenv(var))
+      return true;
+  return false;
+}
+
 TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRContext &ctx,
                          OwningOpRef<ModuleOp> *forwardOut) {
   TrainJob job;
   job.in = inputFile(args);
   const std::string &in = job.in;
   job.amp = ampOptionsFrom(args);
+  if (launchedByMpirun())
+    job.communicator = onFile(in, [] { return rt::createCommunicator("mpi"); });
   ProbeOptions probes{probeMode, job.amp.dtype};
   rt::TrainOptions &options = job.options;
   onFile(in, [&] {
@@ -94,6 +105,10 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     options.profile = args.has("profile");
     options.graphs = !args.has("no-cuda-graph");
     options.checkNumerics = probes.mode == ProbeOptions::Mode::NonFinite;
+    if (job.communicator) {
+      options.communicator = job.communicator.get();
+      job.settings.worldSize = job.communicator->size();
+    }
   });
   onFile(in, [&] {
     OwningOpRef<ModuleOp> forward = loadGraph(ctx, in);
@@ -126,14 +141,15 @@ rt::TrainResult runTraining(const TrainJob &job, const char *label) {
   return onFile(job.in, [&] {
     rt::Trainer trainer(job.trainPlan, job.evalPlan, job.options);
     std::unique_ptr<Progress> bar;
-    rt::TrainResult r = trainer.run([&](const rt::TrainProgress &p) {
+    auto report = [&](const rt::TrainProgress &p) {
       if (!bar)
         bar = std::make_unique<Progress>(label, p.totalSteps);
       char status[128];
       std::snprintf(status, sizeof status, "loss %.4f  scale %g  %.1f ms/step  skipped %lld",
                     p.loss, p.lossScale, p.stepMs, (long long)p.skipped);
       bar->update(p.step, status);
-    });
+    };
+    rt::TrainResult r = job.printer() ? trainer.run(report) : trainer.run();
     if (bar)
       bar->finish();
     return r;
@@ -149,6 +165,8 @@ int runTrain(const Args &args) {
   const rt::Plan &trainPlan = job.trainPlan;
   const rt::TrainOptions &options = job.options;
   rt::TrainResult result = runTraining(job, "train");
+  if (!job.printer())
+    return 0; // rank 0 reports for every rank
   std::printf("%s: %lld steps of %lld x %lld samples, %.3f ms/step (median), %.1f samples/s, "
               "peak %lld bytes\n",
               trainPlan.name.c_str(), (long long)result.steps, (long long)options.accumulate,
