@@ -53,6 +53,15 @@ PrecisionReport makeReport(ModuleOp module) {
     ++r.ops[opName][dtype];
     if (isa<graph::CastOp>(op))
       ++r.casts;
+    if (auto reduce = dyn_cast<graph::AllReduceOp>(op)) {
+      int64_t bytes = 0;
+      for (Value v : reduce.getGrads()) {
+        auto t = cast<RankedTensorType>(v.getType());
+        bytes += t.getNumElements() * (t.getElementType().getIntOrFloatBitWidth() / 8);
+      }
+      r.buckets.push_back({computeDtype(&op), bytes});
+      r.worldSize = std::max<int64_t>(r.worldSize, (int64_t)reduce.getWorldSize());
+    }
     double flops = nodeFlops(&op);
     r.flopsTotal += flops;
     if (dtype == "f16" || dtype == "bf16")
@@ -63,6 +72,13 @@ PrecisionReport makeReport(ModuleOp module) {
   r.persistentBytes = plan.persistentBytes;
   r.unsharedBytes = plan.unsharedBytes;
   return r;
+}
+
+int64_t PrecisionReport::allreduceBytes() const {
+  int64_t total = 0;
+  for (const auto &[dtype, bytes] : buckets)
+    total += bytes;
+  return total;
 }
 
 static double share(const PrecisionReport &r) {
@@ -98,7 +114,17 @@ std::string reportText(const PrecisionReport &r) {
                 "peak planned bytes: %lld (arena %lld, %lld without reuse; persistent %lld)\n",
                 (long long)r.peakBytes(), (long long)r.arenaBytes, (long long)r.unsharedBytes,
                 (long long)r.persistentBytes);
-  return out + line;
+  out += line;
+  if (!r.buckets.empty()) {
+    std::snprintf(line, sizeof line,
+                  "allreduce over %lld ranks: %zu buckets, %lld bytes per step per rank:",
+                  (long long)r.worldSize, r.buckets.size(), (long long)r.allreduceBytes());
+    out += line;
+    for (const auto &[dtype, bytes] : r.buckets)
+      out += " " + std::to_string(bytes) + " (" + dtype + ")";
+    out += "\n";
+  }
+  return out;
 }
 
 std::string reportJson(const PrecisionReport &r) {
@@ -120,6 +146,14 @@ std::string reportJson(const PrecisionReport &r) {
             {"unshared_arena_bytes", r.unsharedBytes},
             {"persistent_bytes", r.persistentBytes},
             {"ops", ops}};
+  if (!r.buckets.empty()) {
+    Json buckets = Json::array();
+    for (const auto &[dtype, bytes] : r.buckets)
+      buckets.push_back({{"dtype", dtype}, {"bytes", bytes}});
+    j["allreduce"] = {{"world_size", r.worldSize},
+                      {"buckets", buckets},
+                      {"bytes_per_step", r.allreduceBytes()}};
+  }
   return rt::dumpJson(j, 2) + "\n";
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -22,6 +23,11 @@ struct PrecisionReport {
   /// arena without reuse.
   int64_t arenaBytes = 0, persistentBytes = 0, unsharedBytes = 0;
   int64_t peakBytes() const { return arenaBytes + persistentBytes; }
+  /// Data parallel: each `all_reduce` bucket's dtype and bytes, in order,
+  /// and the ranks they sum over (1: none).
+  std::vector<std::pair<std::string, int64_t>> buckets;
+  int64_t worldSize = 1;
+  int64_t allreduceBytes() const;
 };
 
 /// The dtype a node computes in: that of its first float output

@@ -100,6 +100,8 @@ int runReport(const Args &args) {
   MLIRContext ctx;
   PrecisionReport report = onFile(in, [&] {
     OwningOpRef<ModuleOp> module = loadGraph(ctx, in);
+    if (args.has("train")) // the training step, as `ampc compile --train` makes it
+      runTrainingPipeline(*module, ampOptionsFrom(args), trainSettingsFrom(args));
     return makeReport(*module);
   });
   std::cout << (args.has("json") ? reportJson(report) : reportText(report));
@@ -150,9 +152,13 @@ const std::vector<Command> &commands() {
                        {"print-ir-after-amp", false, false,
                         "prints the IR after the AMP pass to stderr"}}),
        runRewrite},
-      {"report", "report FILE [--json]",
-       "per op type, the nodes computing in each dtype, the casts and the FLOP share",
-       {{"json", false, false, "prints one JSON object"}},
+      {"report", "report FILE [--json] [--train [AMP and training options] [--world-size N]]",
+       "per op type, the nodes computing in each dtype, the casts and the FLOP share; with "
+       "--train, of the training step (and its allreduce buckets)",
+       withAmpOptions(withTrainingOptions(
+           {{"json", false, false, "prints one JSON object"},
+            {"train", false, false, "reports on the training step"},
+            {"world-size", true, false, "with --train: data-parallel ranks (1)"}})),
        runReport},
       {"compile", "compile IN -o PLAN.json [AMP options] [--train [training options]] "
                   "[--device cpu|cuda]",
