@@ -10,11 +10,9 @@ namespace ampc::rt {
 namespace {
 
 void allReduce(KernelContext &c) {
-  int64_t ranks = c.attrs.getInt("world_size", 1);
-  int size = c.communicator ? c.communicator->size() : 1;
-  if (ranks != size)
-    c.fail("the plan sums over " + std::to_string(ranks) + " ranks; this run has " +
-           std::to_string(size) + " (recompile for this world size)");
+  if (std::string why = worldSizeMismatch(c.attrs.getInt("world_size", 1), c.communicator);
+      !why.empty())
+    c.fail(why);
   for (size_t k = 0; k < c.out.size(); ++k)
     if (c.out[k].data != c.in[k].data && c.out[k].bytes())
       std::memcpy(c.out[k].data, c.in[k].data, c.out[k].bytes());

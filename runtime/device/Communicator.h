@@ -6,6 +6,7 @@
 #define AMPC_RUNTIME_DEVICE_COMMUNICATOR_H
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "runtime/core/DType.h"
@@ -26,6 +27,17 @@ public:
 
 /// One rank: rank 0 of 1; a sum or mean over one rank changes nothing.
 std::unique_ptr<Communicator> localCommunicator();
+
+/// Why a step planned for `planned` ranks cannot run with `comm` (null: one
+/// rank), or "" when the sizes agree: the all_reduce kernels' check (inline:
+/// the CUDA plugin links no more than the runtime core).
+inline std::string worldSizeMismatch(int64_t planned, const Communicator *comm) {
+  int size = comm ? comm->size() : 1;
+  if (planned == size)
+    return "";
+  return "the plan sums over " + std::to_string(planned) + " ranks; this run has " +
+         std::to_string(size) + " (recompile for this world size)";
+}
 
 } // namespace ampc::rt
 
