@@ -104,6 +104,14 @@ Tensor GraphBuilder::param(StringRef name, ArrayRef<int64_t> shape, const Init &
   fields.set("kind", builder_.getStringAttr(init.kind));
   for (auto &[key, v] : init.fields)
     fields.set(key, builder_.getF64FloatAttr(v));
+  if (init.kind == "data") {
+    RankedTensorType type = tensorType(shape, "f32");
+    if ((int64_t)init.data.size() != type.getNumElements())
+      throw GraphError("value '" + full + "': init data has " +
+                       std::to_string(init.data.size()) + " elements, the shape needs " +
+                       std::to_string(type.getNumElements()));
+    fields.set("data", denseFromDoubles(type, init.data));
+  }
   auto op = createValueOp<graph::ParamOp>(
       valueLoc(builder_, full), tensorType(shape, dtype), builder_.getStringAttr(full),
       fields.getDictionary(&context()), trainable ? nullptr : builder_.getBoolAttr(false),

@@ -31,6 +31,7 @@ void loadDialects(mlir::MLIRContext &ctx);
 struct Init {
   std::string kind;
   std::vector<std::pair<std::string, double>> fields;
+  std::vector<double> data; // kind "data": the values, row-major
   static Init zeros() { return {"zeros", {}}; }
   static Init ones() { return {"ones", {}}; }
   static Init constant(double v) { return {"constant", {{"value", v}}}; }
@@ -42,6 +43,8 @@ struct Init {
   }
   static Init xavierUniform() { return {"xavier_uniform", {}}; }
   static Init kaimingNormal() { return {"kaiming_normal", {}}; }
+  /// Given values, such as pretrained weights (stored as f32).
+  static Init values(std::vector<double> v) { return {"data", {}, std::move(v)}; }
 };
 
 /// A typed handle to a value of the graph being built.
@@ -116,7 +119,7 @@ public:
   Tensor div(Tensor a, Tensor b, llvm::StringRef name = "");
   Tensor maximum(Tensor a, Tensor b, llvm::StringRef name = "");
   Tensor minimum(Tensor a, Tensor b, llvm::StringRef name = "");
-  /// One-operand ops without attributes: neg abs relu tanh sigmoid identity
+  /// One-operand ops without attributes: neg abs relu tanh sigmoid erf identity
   /// exp log sqrt rsqrt square.
   Tensor unary(llvm::StringRef op, Tensor x, llvm::StringRef name = "");
   Tensor relu(Tensor x, llvm::StringRef name = "") { return unary("relu", x, name); }

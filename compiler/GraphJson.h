@@ -25,6 +25,12 @@ Json attrToJson(mlir::Attribute attr);
 mlir::Attribute attrFromJson(mlir::MLIRContext *ctx, llvm::StringRef name,
                              const Json &value);
 
+/// A param's `init` as JSON, and back: as attributes, except that the values
+/// of kind "data" are a plain list (read as f32 of the param's `shape`).
+Json initToJson(mlir::DictionaryAttr init);
+mlir::DictionaryAttr initFromJson(mlir::MLIRContext *ctx, const Json &init,
+                                  llvm::ArrayRef<int64_t> shape);
+
 } // namespace ampc
 
 #endif

@@ -119,4 +119,28 @@ Attribute attrFromJson(MLIRContext *ctx, StringRef name, const Json &v) {
   throw GraphError("attribute '" + name.str() + "' has an unsupported JSON value");
 }
 
+Json initToJson(DictionaryAttr init) {
+  Json out = attrToJson(init);
+  if (auto data = init.getAs<DenseElementsAttr>("data")) {
+    out.erase("data");
+    out["data"] = denseToDoubles(data); // after "kind": the long list last
+  }
+  return out;
+}
+
+DictionaryAttr initFromJson(MLIRContext *ctx, const Json &init, ArrayRef<int64_t> shape) {
+  if (!init.is_object())
+    throw GraphError("\"init\" must be an object");
+  if (!init.contains("data") || !init.value("kind", Json()).is_string() ||
+      init["kind"].get<std::string>() != "data")
+    return cast<DictionaryAttr>(attrFromJson(ctx, "init", init));
+  Json rest = init;
+  rest.erase("data");
+  NamedAttrList fields(cast<DictionaryAttr>(attrFromJson(ctx, "init", rest)));
+  Json tensor = {{"dtype", "f32"}, {"shape", Json(std::vector<int64_t>(shape))},
+                 {"data", init["data"]}};
+  fields.set("data", tensorFromJson(ctx, "init data", tensor));
+  return fields.getDictionary(ctx);
+}
+
 } // namespace ampc

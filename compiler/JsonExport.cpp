@@ -70,7 +70,7 @@ std::string exportGraphJson(ModuleOp module) {
     } else if (auto p = dyn_cast<graph::ParamOp>(op)) {
       Json j = valueJson(p, "param");
       if (auto init = p.getInit())
-        j["init"] = attrToJson(*init);
+        j["init"] = initToJson(*init);
       if (auto trainable = p.getTrainable())
         j["trainable"] = *trainable;
       if (auto master = p.getMasterDtype())

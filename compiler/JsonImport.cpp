@@ -209,9 +209,11 @@ void Importer::createValue(const ValueDecl &v) {
   } else if (v.kind == "param") {
     DictionaryAttr init;
     if (v.json->contains("init")) {
-      if (!(*v.json)["init"].is_object())
-        throw GraphError(where + ": \"init\" must be an object");
-      init = cast<DictionaryAttr>(attrFromJson(&ctx_, "init", (*v.json)["init"]));
+      try {
+        init = initFromJson(&ctx_, (*v.json)["init"], v.type.getShape());
+      } catch (const GraphError &e) {
+        throw GraphError(where + ": " + e.what());
+      }
     }
     BoolAttr trainable;
     if (v.json->contains("trainable"))

@@ -45,7 +45,7 @@ LogicalResult ReduceToOp::inferTypes(Location loc, Adaptor adaptor,
 
 LogicalResult UnaryBackwardOp::inferTypes(Location loc, Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
-  static const StringRef fns[] = {"relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "abs",
+  static const StringRef fns[] = {"relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "erf", "abs",
                                   "exp",  "log",  "sqrt",      "rsqrt", "square", "pow"};
   if (!llvm::is_contained(fns, adaptor.getFn()))
     return opError<UnaryBackwardOp>(loc) << "unknown function '" << adaptor.getFn() << "'";

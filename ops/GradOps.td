@@ -27,7 +27,7 @@ def Graph_UnaryBackwardOp : Graph_GradOp<"unary_backward",
     (outs Graph_FloatTensor:$dx)> {
   let summary = "dx = dy * f'(x) for an elementwise function";
   let description = [{
-    `fn` is one of relu, gelu, gelu_tanh, tanh, sigmoid, abs, exp, log, sqrt,
+    `fn` is one of relu, gelu, gelu_tanh, tanh, sigmoid, erf, abs, exp, log, sqrt,
     rsqrt, square, pow; `x` is the forward input and `y` its output (each rule
     uses the one it needs). `exponent` is pow's.
   }];

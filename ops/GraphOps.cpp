@@ -68,10 +68,22 @@ LogicalResult ParamOp::verify() {
       {"zeros", {}},          {"ones", {}},
       {"constant", {"value"}}, {"normal", {"mean", "std"}},
       {"uniform", {"low", "high"}}, {"xavier_uniform", {}},
-      {"kaiming_normal", {}}};
+      {"kaiming_normal", {}}, {"data", {"data"}}};
   auto it = kinds.find(kind.getValue());
   if (it == kinds.end())
     return emitOpError("unknown init kind '") << kind.getValue() << "'";
+  if (kind.getValue() == "data") {
+    auto data = init->getAs<DenseElementsAttr>("data");
+    auto type = cast<RankedTensorType>(getValue().getType());
+    if (!data || !isa<FloatType>(data.getElementType()) || !isa<FloatType>(type.getElementType()))
+      return emitOpError("init 'data' needs a float tensor 'data' for a float param");
+    if (data.getType().getShape() != type.getShape())
+      return emitOpError("init data has shape ")
+             << data.getType() << ", the param is " << type;
+    if (init->size() != 2)
+      return emitOpError("init 'data' has only the fields 'kind' and 'data'");
+    return success();
+  }
   for (NamedAttribute field : *init) {
     if (field.getName() == "kind")
       continue;

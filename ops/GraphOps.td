@@ -46,8 +46,9 @@ def Graph_ParamOp : Graph_Op<"param"> {
   let description = [{
     A named, persistent, trainable tensor. `init` says how training starts it:
     `{kind = "zeros"}`, `"ones"`, `"constant"` (`value`), `"normal"` (`mean`,
-    `std`), `"uniform"` (`low`, `high`), `"xavier_uniform"` or
-    `"kaiming_normal"`. `trainable = false` marks state that training keeps
+    `std`), `"uniform"` (`low`, `high`), `"xavier_uniform"`,
+    `"kaiming_normal"` or `"data"` (`data`, a dense float tensor of the
+    param's shape: pretrained values, such as an imported model's). `trainable = false` marks state that training keeps
     but does not differentiate (batch-norm running statistics).
     `master_dtype` (set by the AMP pass at O2) says that the optimizer keeps a
     master copy in that dtype (f32), updates it, and rewrites this
@@ -130,6 +131,7 @@ def Graph_GeluOp : Graph_UnaryOp<"gelu", "Gray", "Gaussian error linear unit",
 }
 def Graph_TanhOp : Graph_UnaryOp<"tanh", "Gray", "Hyperbolic tangent">;
 def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", "Gray", "Logistic sigmoid">;
+def Graph_ErfOp : Graph_UnaryOp<"erf", "Gray", "Gauss error function (bounded by 1: safe in L)">;
 def Graph_DropoutOp : Graph_UnaryOp<"dropout", "Gray", "Inverted dropout",
     (ins DefaultValuedAttr<F64Attr, "0.5">:$rate,
          DefaultValuedAttr<I64Attr, "0">:$seed)> {

@@ -8,6 +8,7 @@ packages=(
   nlohmann-json3-dev libgtest-dev libgmock-dev
   libopenblas-dev libopenblas-openmp-dev zlib1g-dev dataset-fashion-mnist
   openmpi-bin libopenmpi-dev
+  libonnx-dev libprotobuf-dev libonnx-testdata python3-torchvision
   "$@"
 )
 missing=()

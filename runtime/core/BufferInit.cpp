@@ -41,7 +41,11 @@ std::vector<float> initialValues(const Plan &plan, const Buffer &b, uint64_t see
   std::mt19937_64 rng(hashName(rngName, seed));
   std::vector<float> values(numElements(b.shape), 0.0f);
   auto [fanIn, fanOut] = fans(b.shape);
-  if (kind == "ones" || kind == "constant") {
+  if (kind == "data") {
+    if (b.data.size() != values.size())
+      throw PlanError("buffer '" + b.name + "': its init data does not fill the shape");
+    std::copy(b.data.begin(), b.data.end(), values.begin());
+  } else if (kind == "ones" || kind == "constant") {
     std::fill(values.begin(), values.end(), kind == "ones" ? 1.0f : float(field("value", 0)));
   } else if (kind == "normal" || kind == "kaiming_normal") {
     double mean = kind == "normal" ? field("mean", 0) : 0;

@@ -32,6 +32,7 @@ const std::vector<KernelTraits> kTable = {
     {"gelu", kOne, kOne, kInPlace, 0, F::PerOutput, kNoRange, S::unary, A::Rounded},
     {"tanh", kOne, kOne, kInPlace, 0, F::PerOutput, kNoRange, S::unary, A::Rounded},
     {"sigmoid", kOne, kOne, kInPlace, 0, F::PerOutput, kNoRange, S::unary, A::Rounded},
+    {"erf", kOne, kOne, kInPlace, 0, F::PerOutput, kNoRange, S::unary, A::Rounded},
     {"dropout", {1, 2}, kOne, kInPlace | kReadsIteration, 0, F::PerOutput, kNoRange, S::dropout},
     {"exp", kOne, kOne, kInPlace, 0, F::PerOutput, kNoRange, S::unary, A::Rounded},
     {"log", kOne, kOne, kInPlace, 0, F::PerOutput, kNoRange, S::unary, A::Rounded},

@@ -54,7 +54,7 @@ std::string planToJson(const Plan &plan) {
       if (!b.masterDtype.empty())
         j["master_dtype"] = b.masterDtype;
     }
-    if (b.kind == BufferKind::Const)
+    if (b.kind == BufferKind::Const || (b.kind == BufferKind::Param && !b.data.empty()))
       j["data"] = b.data;
     out += (i ? ",\n    " : "\n    ") + dumpJson(j);
   }
@@ -100,8 +100,8 @@ Json initSpec(const Fields &f, const std::string &where) {
     return Json{{"kind", "zeros"}};
   Fields init(f.object("init"), where + ": init");
   std::string kind = init.str("kind", "zeros");
-  static const char *kinds[] = {"zeros", "ones", "constant", "normal", "uniform",
-                                "xavier_uniform", "kaiming_normal"};
+  static const char *kinds[] = {"zeros", "ones",           "constant",      "normal",
+                                "uniform", "xavier_uniform", "kaiming_normal", "data"};
   if (std::find(std::begin(kinds), std::end(kinds), kind) == std::end(kinds))
     init.fail("unknown kind '" + kind + "'");
   for (const char *field : {"value", "mean", "std", "low", "high"})
@@ -153,9 +153,11 @@ Buffer readBuffer(const Json &jb, const Plan &plan) {
     if (!b.masterDtype.empty() && !parseDType(b.masterDtype))
       g.fail("unknown master_dtype");
   }
-  if (b.kind == BufferKind::Const) {
+  bool hasData = b.kind == BufferKind::Const ||
+                 (b.kind == BufferKind::Param && b.init.value("kind", "") == "data");
+  if (hasData) {
     if ((int64_t)g.array("data").size() != elements)
-      g.fail("const data does not fill the shape");
+      g.fail("data does not fill the shape");
     b.data = g.numbers("data");
   }
   return b;

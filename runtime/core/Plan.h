@@ -32,7 +32,7 @@ struct Buffer {
   Json init;                    // params: the init spec
   bool trainable = true;        // params
   std::string masterDtype;      // params stored in low precision (AMP O2)
-  std::vector<double> data;     // consts
+  std::vector<double> data;     // consts, and params whose init kind is "data"
   bool isPersistent() const {
     return kind == BufferKind::Param || kind == BufferKind::Const || kind == BufferKind::State;
   }

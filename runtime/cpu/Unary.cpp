@@ -50,6 +50,8 @@ void unaryBackward(KernelContext &c) {
     return applyDerivative(c, num::Tanh{});
   if (fn == "sigmoid")
     return applyDerivative(c, num::Sigmoid{});
+  if (fn == "erf")
+    return applyDerivative(c, num::Erf{});
   if (fn == "abs")
     return applyDerivative(c, num::Abs{});
   if (fn == "exp")
@@ -99,6 +101,7 @@ void addUnaryKernels(KernelTable &t) {
   t["relu"] = [](KernelContext &c) { unary(c, num::Relu{}); };
   t["tanh"] = [](KernelContext &c) { unary(c, num::Tanh{}); };
   t["sigmoid"] = [](KernelContext &c) { unary(c, num::Sigmoid{}); };
+  t["erf"] = [](KernelContext &c) { unary(c, num::Erf{}); };
   t["gelu"] = [](KernelContext &c) {
     if (attrBool(c, "approximate", false))
       unary(c, num::GeluTanh{});
@@ -114,7 +117,6 @@ void addUnaryKernels(KernelTable &t) {
   t["scale"] = [](KernelContext &c) {
     unary(c, num::Scale{narrow(attrF64(c, "scale", 1.0)), narrow(attrF64(c, "bias", 0.0))});
   };
-  t["dropout"] = dropout;
   t["dropout"] = dropout;
   t["unary_backward"] = unaryBackward;
 }

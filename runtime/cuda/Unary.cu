@@ -44,6 +44,8 @@ void unaryBackward(KernelContext &c) {
     return derivative(c, num::Tanh{});
   if (fn == "sigmoid")
     return derivative(c, num::Sigmoid{});
+  if (fn == "erf")
+    return derivative(c, num::Erf{});
   if (fn == "abs")
     return derivative(c, num::Abs{});
   if (fn == "exp")
@@ -96,6 +98,7 @@ void addUnaryKernels(KernelTable &t) {
   t["relu"] = [](KernelContext &c) { unary(c, num::Relu{}); };
   t["tanh"] = [](KernelContext &c) { unary(c, num::Tanh{}); };
   t["sigmoid"] = [](KernelContext &c) { unary(c, num::Sigmoid{}); };
+  t["erf"] = [](KernelContext &c) { unary(c, num::Erf{}); };
   t["gelu"] = [](KernelContext &c) {
     if (c.attrs.getBool("approximate", false))
       unary(c, num::GeluTanh{});

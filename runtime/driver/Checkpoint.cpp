@@ -1,5 +1,8 @@
 #include "runtime/driver/Checkpoint.h"
 
+#include <set>
+
+#include "runtime/core/Convert.h"
 #include "runtime/core/Files.h"
 #include "runtime/core/JsonFields.h"
 
@@ -38,6 +41,15 @@ std::string describe(DType dtype, const std::vector<int64_t> &shape) {
 
 void saveCheckpoint(const std::string &path, const Executor &ex,
                     const std::map<std::string, std::string> &metadata) {
+  std::vector<int> ids;
+  for (const Buffer &b : ex.plan().buffers)
+    if (b.kind == BufferKind::Param)
+      ids.push_back(b.id);
+  saveBuffers(path, ex, ids, metadata, "checkpoint");
+}
+
+void saveBuffers(const std::string &path, const Executor &ex, const std::vector<int> &buffers,
+                 const std::map<std::string, std::string> &metadata, const std::string &what) {
   Json header = Json::object();
   Json meta = Json::object();
   for (const auto &[k, v] : metadata)
@@ -45,14 +57,16 @@ void saveCheckpoint(const std::string &path, const Executor &ex,
   header["__metadata__"] = meta;
   int64_t offset = 0;
   std::vector<int> ids;
-  for (const Buffer &b : ex.plan().buffers)
-    if (b.kind == BufferKind::Param) {
-      header[b.name] = {{"dtype", safetensorsDtype(b.dtype)},
-                        {"shape", b.shape},
-                        {"data_offsets", {offset, offset + b.bytes}}};
-      offset += b.bytes;
-      ids.push_back(b.id);
-    }
+  for (int id : buffers) {
+    const Buffer &b = ex.plan().buffers.at(id);
+    if (header.contains(b.name))
+      continue; // a buffer listed twice (an output that is also an input)
+    header[b.name] = {{"dtype", safetensorsDtype(b.dtype)},
+                      {"shape", b.shape},
+                      {"data_offsets", {offset, offset + b.bytes}}};
+    offset += b.bytes;
+    ids.push_back(b.id);
+  }
   std::string text = dumpJson(header);
   text.append((8 - text.size() % 8) % 8, ' ');
   std::string why = writeFileAtomically(path, [&](std::ostream &out) {
@@ -69,7 +83,7 @@ void saveCheckpoint(const std::string &path, const Executor &ex,
     return bool(out);
   });
   if (!why.empty())
-    throw RuntimeError(path + ": cannot write the checkpoint: " + why);
+    throw RuntimeError(path + ": cannot write the " + what + ": " + why);
 }
 
 Safetensors readSafetensors(const std::string &path) {
@@ -121,6 +135,30 @@ Safetensors parseSafetensors(std::string text, const std::string &path) {
     file.tensors[it.key()] = {*dtype, shape, size_t(range[0]), size_t(range[1] - range[0])};
   }
   return file;
+}
+
+void loadInputs(const Safetensors &file, Executor &ex) {
+  std::set<std::string> fed;
+  for (int id : ex.plan().inputs) {
+    const Buffer &b = ex.plan().buffers[id];
+    auto it = file.tensors.find(b.name);
+    if (it == file.tensors.end())
+      throw RuntimeError(file.path + ": no tensor '" + b.name + "' for the graph's input " +
+                         describe(b.dtype, b.shape));
+    const Safetensors::Tensor &t = it->second;
+    if (t.shape != b.shape || isFloat(t.dtype) != isFloat(b.dtype))
+      throw RuntimeError(file.path + ": tensor '" + b.name + "' is " +
+                         describe(t.dtype, t.shape) + " in the file and " +
+                         describe(b.dtype, b.shape) + " in the graph");
+    std::vector<std::byte> bytes(b.bytes);
+    for (int64_t i = 0, n = numElements(b.shape); i < n; ++i) // rounds to the input's dtype
+      storeElement(bytes.data(), b.dtype, i, loadElement(file.data.data() + t.offset, t.dtype, i));
+    ex.write(id, bytes.data(), bytes.size());
+    fed.insert(b.name);
+  }
+  for (const auto &[name, t] : file.tensors)
+    if (!fed.count(name))
+      throw RuntimeError(file.path + ": tensor '" + name + "' names no input of the graph");
 }
 
 void loadParams(const Safetensors &file, Executor &ex) {

@@ -39,6 +39,17 @@ Safetensors parseSafetensors(std::string bytes, const std::string &path);
 void saveCheckpoint(const std::string &path, const Executor &ex,
                     const std::map<std::string, std::string> &metadata);
 
+/// Writes the buffers `ids` of the executor's plan, by name, atomically;
+/// `what` names the file in errors. Throws RuntimeError.
+void saveBuffers(const std::string &path, const Executor &ex, const std::vector<int> &ids,
+                 const std::map<std::string, std::string> &metadata, const std::string &what);
+
+/// Feeds every input of the executor's plan from the tensor of its name in
+/// `file` (any float dtype for a float input, rounded to the input's; any
+/// integer dtype for an integer one). A missing or misshapen tensor, or one
+/// that names no input, is an error naming it. Throws RuntimeError.
+void loadInputs(const Safetensors &file, Executor &ex);
+
 /// Loads every param of the executor's plan from `file`, each by name with
 /// its dtype and shape; throws RuntimeError naming a missing or different
 /// tensor, with both shapes.

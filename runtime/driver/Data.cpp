@@ -9,6 +9,7 @@
 
 #include "runtime/core/Convert.h"
 #include "runtime/core/KernelTraits.h"
+#include "runtime/driver/Checkpoint.h"
 
 namespace ampc::rt {
 
@@ -95,10 +96,15 @@ DataFeed::DataFeed(const Plan &plan, const std::string &spec, bool train, uint64
     range = range < 0 ? 2 : range;
   if (spec == "synthetic")
     return;
+  if (spec.size() > 12 && spec.compare(spec.size() - 12, 12, ".safetensors") == 0) {
+    loadColumns(spec);
+    return;
+  }
   std::string dir = kFashionMnistDir;
   if (spec.rfind("fashion-mnist", 0) != 0 ||
       (spec.size() > 13 && spec[13] != ':'))
-    throw RuntimeError("data must be synthetic or fashion-mnist[:DIR], got '" + spec + "'");
+    throw RuntimeError("data must be synthetic, fashion-mnist[:DIR] or FILE.safetensors, got '" +
+                       spec + "'");
   if (spec.size() > 14)
     dir = spec.substr(14);
   synthetic_ = false;
@@ -123,6 +129,41 @@ DataFeed::DataFeed(const Plan &plan, const std::string &spec, bool train, uint64
     throw RuntimeError(dir + ": images of " + std::to_string(data_.features) +
                        " values do not fit the graph's input of " + std::to_string(perSample) +
                        " values per sample");
+  order_.resize(data_.count);
+  std::iota(order_.begin(), order_.end(), 0);
+}
+
+void DataFeed::loadColumns(const std::string &path) {
+  Safetensors file = readSafetensors(path);
+  synthetic_ = false;
+  data_.count = -1;
+  for (int id : inputs_) {
+    const Buffer &b = plan_.buffers[id];
+    auto it = file.tensors.find(b.name);
+    if (it == file.tensors.end())
+      throw RuntimeError(path + ": no tensor '" + b.name + "' for the graph's input");
+    const Safetensors::Tensor &t = it->second;
+    std::vector<int64_t> sample(b.shape.begin() + (b.shape.empty() ? 0 : 1), b.shape.end());
+    if (b.shape.empty() || t.shape.empty() || t.shape[0] < 1 ||
+        std::vector<int64_t>(t.shape.begin() + 1, t.shape.end()) != sample ||
+        isFloat(t.dtype) != isFloat(b.dtype))
+      throw RuntimeError(path + ": tensor '" + b.name + "' must hold samples of the input's " +
+                         "shape after the batch dimension, and its kind (float or integer)");
+    if (data_.count >= 0 && t.shape[0] != data_.count)
+      throw RuntimeError(path + ": tensor '" + b.name + "' holds " + std::to_string(t.shape[0]) +
+                         " samples, the others " + std::to_string(data_.count));
+    data_.count = t.shape[0];
+    Column c{id, (int64_t)(numElements(sample) * dtypeSize(b.dtype)), {}};
+    int64_t n = numElements(t.shape);
+    c.bytes.resize(n * dtypeSize(b.dtype));
+    for (int64_t i = 0; i < n; ++i)
+      storeElement(c.bytes.data(), b.dtype, i, loadElement(file.data.data() + t.offset, t.dtype, i));
+    if (!isFloat(b.dtype) && b.shape.size() == 1 && labels_ < 0)
+      labels_ = id;
+    columns_.push_back(std::move(c));
+  }
+  if (data_.count < 0)
+    throw RuntimeError(path + ": the graph has no inputs to feed");
   order_.resize(data_.count);
   std::iota(order_.begin(), order_.end(), 0);
 }
@@ -174,6 +215,23 @@ void DataFeed::fill(Executor &ex, int64_t index) {
       for (int64_t i = 0; i < n; ++i)
         storeElement(bytes.data(), b.dtype, i, (double)dist(rng));
       ex.write(id, bytes.data(), bytes.size());
+    }
+    return;
+  }
+  if (!columns_.empty()) {
+    for (const Column &c : columns_) {
+      std::vector<std::byte> bytes(c.rowBytes * batch_);
+      for (int64_t i = 0; i < batch_; ++i) {
+        int64_t sample = order_[(index * batch_ + i) % data_.count];
+        std::copy_n(c.bytes.begin() + sample * c.rowBytes, c.rowBytes,
+                    bytes.begin() + i * c.rowBytes);
+      }
+      ex.write(c.id, bytes.data(), bytes.size());
+      if (c.id == labels_) {
+        batchLabels_.resize(batch_);
+        for (int64_t i = 0; i < batch_; ++i)
+          batchLabels_[i] = (int64_t)loadElement(bytes.data(), plan_.buffers[c.id].dtype, i);
+      }
     }
     return;
   }

@@ -33,7 +33,9 @@ constexpr const char *kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 /// Fills a plan's inputs. `spec` is `synthetic` (seeded normal floats,
 /// integers uniform over the range their consumer accepts) or
 /// `fashion-mnist[:DIR]` (a float input with 784 values per sample and an
-/// integer label input).
+/// integer label input), or `FILE.safetensors` (a tensor per input, named
+/// like it, whose first dimension counts the samples; each is rounded to its
+/// input's dtype).
 class DataFeed {
 public:
   /// Inputs named in `ignore` (such as the learning rate) are left alone.
@@ -74,6 +76,14 @@ private:
   std::vector<int64_t> order_;
   std::vector<int64_t> intRange_; // per buffer id, for synthetic integers
   std::vector<int64_t> batchLabels_;
+  /// FILE.safetensors: per input, every sample's bytes in the input's dtype.
+  struct Column {
+    int id;
+    int64_t rowBytes;
+    std::vector<std::byte> bytes;
+  };
+  std::vector<Column> columns_;
+  void loadColumns(const std::string &path);
   int rank_ = 0, ranks_ = 1;
 };
 

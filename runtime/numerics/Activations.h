@@ -39,6 +39,12 @@ struct Sigmoid {
   AMPC_HD float derivative(float, float y) const { return y * (1.0f - y); }
 };
 
+struct Erf {
+  AMPC_HD float value(float x) const { return erff(x); }
+  /// 2/sqrt(pi) e^(-x^2).
+  AMPC_HD float derivative(float x, float) const { return 1.12837917f * expf(-x * x); }
+};
+
 /// The erf form: x * Phi(x).
 struct Gelu {
   AMPC_HD float value(float x) const { return 0.5f * x * (1.0f + erff(x * 0.70710678f)); }

@@ -38,5 +38,26 @@ if config.ampc_has_mpi and shutil.which("mpirun") and mpirun_works():
     config.substitutions.append(("%mpirun", "mpirun --oversubscribe -np"))
     for var in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
         config.environment[var] = "1"
+def torch_works():
+    """Whether Debian's PyTorch and torchvision import (the ONNX export
+    tests); asked once per build tree, the answer kept in torch.ok."""
+    cache = os.path.join(config.ampc_obj_root, "tests", "lit", "torch.ok")
+    if os.path.exists(cache):
+        return open(cache).read() == "yes"
+    try:
+        works = subprocess.run(["/usr/bin/python3", "-c", "import torch, torchvision, numpy"],
+                               capture_output=True, timeout=120).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        works = False
+    os.makedirs(os.path.dirname(cache), exist_ok=True)
+    with open(cache, "w") as f:
+        f.write("yes" if works else "no")
+    return works
+
+
+if torch_works():
+    config.available_features.add("torch")
+    config.substitutions.append(("%torchpython", "/usr/bin/python3"))
+    config.substitutions.append(("%onnxtests", os.path.join(os.path.dirname(config.test_source_root), "onnx")))
 if os.path.exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"):
     config.available_features.add("fashion-mnist")

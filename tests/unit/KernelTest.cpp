@@ -245,7 +245,7 @@ TEST_P(Kernels, UnaryMathAndActivations) {
     pos[i] = std::fabs(x[i]) + 0.25;
   auto c = compile([&](GraphBuilder &g) {
     Tensor xi = g.input("x", {64}, dt()), pi = g.input("p", {64}, dt());
-    for (const char *op : {"neg", "abs", "relu", "tanh", "sigmoid", "exp", "square"})
+    for (const char *op : {"neg", "abs", "relu", "tanh", "sigmoid", "erf", "exp", "square"})
       g.output(g.unary(op, xi, op));
     for (const char *op : {"log", "sqrt", "rsqrt"})
       g.output(g.unary(op, pi, op));
@@ -269,6 +269,7 @@ TEST_P(Kernels, UnaryMathAndActivations) {
   expectClose(c.get("relu"), map(x, [](double v) { return v > 0 ? v : 0; }));
   expectClose(c.get("tanh"), map(x, [](double v) { return std::tanh(v); }));
   expectClose(c.get("sigmoid"), map(x, [](double v) { return 1 / (1 + std::exp(-v)); }));
+  expectClose(c.get("erf"), map(x, [](double v) { return std::erf(v); }));
   expectClose(c.get("exp"), map(x, [](double v) { return std::exp(v); }));
   expectClose(c.get("square"), map(x, [](double v) { return v * v; }));
   expectClose(c.get("log"), map(pos, [](double v) { return std::log(v); }));

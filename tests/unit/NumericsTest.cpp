@@ -89,6 +89,8 @@ TEST(Numerics, ActivationValuesMatchF64OverEveryF16Input) {
               [](double x) { return std::log(x); }, 1);
   expectClose("tanh", all, [](float x) { return Tanh{}.value(x); },
               [](double x) { return std::tanh(x); }, 2);
+  expectClose("erf", all, [](float x) { return Erf{}.value(x); },
+              [](double x) { return std::erf(x); }, 2);
   // 1 / (1 + e^-x): three roundings; far left the result underflows.
   expectClose("sigmoid", all, [](float x) { return Sigmoid{}.value(x); },
               [](double x) { return 1 / (1 + std::exp(-x)); }, 3, 1e-37);
@@ -144,6 +146,8 @@ TEST(Numerics, DerivativesMatchF64OverEveryF16Input) {
   for (float e : {0.5f, 2.0f, 3.0f})
     expectClose("pow'", normal, [e](float x) { return Pow{e}.derivative(x, 0); },
                 [e](double x) { return e * std::pow(x, e - 1.0); }, 2);
+  expectClose("erf'", all, [](float x) { return Erf{}.derivative(x, 0); },
+              [](double x) { return 2 / std::sqrt(kPi) * std::exp(-x * x); }, 3, 1e-37);
   expectClose("gelu'", all, [](float x) { return Gelu{}.derivative(x, 0); },
               [](double x) {
                 return 0.5 * (1 + std::erf(x / kSqrt2)) + x * std::exp(-x * x / 2) / std::sqrt(2 * kPi);

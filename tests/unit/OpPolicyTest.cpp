@@ -26,7 +26,7 @@ TEST(OpPolicy, DefaultListsFollowTheSpec) {
   for (const char *op : {"matmul", "conv2d"})
     EXPECT_EQ(policyOf(ctx, op).category, AmpCategory::White) << op;
   for (const char *op : {"add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs",
-                         "scale", "relu", "gelu", "tanh", "sigmoid", "dropout",
+                         "scale", "relu", "gelu", "tanh", "sigmoid", "erf", "dropout",
                          "avg_pool2d", "global_avg_pool", "batch_norm"}) {
     EXPECT_EQ(policyOf(ctx, op).category, AmpCategory::Gray) << op;
     EXPECT_FALSE(policyOf(ctx, op).agnostic) << op;

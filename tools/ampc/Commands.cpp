@@ -123,7 +123,7 @@ static std::vector<OptionSpec> withRunOptions(const char *stepsHelp,
       {"steps", true, false, stepsHelp},
       {"epochs", true, false, "passes over the training set (default 1)"},
       {"batch", true, false, "the batch size (must be the graph's)"},
-      {"data", true, false, "synthetic (default) or fashion-mnist[:DIR]"},
+      {"data", true, false, "synthetic (default), fashion-mnist[:DIR] or FILE.safetensors"},
       {"lr", true, false, "learning rate (0.01)"},
       {"seed", true, false, "seed of init, shuffling, dropout and synthetic data (0)"}};
   run.insert(run.end(), specs.begin(), specs.end());
@@ -172,14 +172,19 @@ const std::vector<Command> &commands() {
                                            {"device", true, false,
                                             "the target: cpu (default) or cuda"}})),
        runCompile},
-      {"run", "run IN [AMP options] [--batch N] [--data synthetic|fashion-mnist[:DIR]] "
-              "[--steps N] [--seed S] [--metrics-json FILE]",
+      {"run", "run IN [AMP options] [--batch N] [--data synthetic|fashion-mnist[:DIR]|FILE] "
+              "[--steps N] [--seed S] [--metrics-json FILE] "
+              "[--inputs IN.safetensors [--outputs OUT.safetensors]]",
        "compiles a graph (or takes a plan) and runs its forward pass on a batch stream",
        withAmpOptions({{"batch", true, false, "the batch size (must be the graph's)"},
-                       {"data", true, false, "synthetic (default) or fashion-mnist[:DIR]"},
+                       {"data", true, false, "synthetic (default), fashion-mnist[:DIR] or FILE.safetensors"},
                        {"steps", true, false, "batches to run (default: one pass, or 10)"},
                        {"seed", true, false, "seed of the params and synthetic data (0)"},
                        {"metrics-json", true, false, "writes the run's figures as JSON"},
+                       {"inputs", true, false,
+                        "runs once on the named inputs of a safetensors file"},
+                       {"outputs", true, false,
+                        "with --inputs: writes every graph output to a safetensors file"},
                        {"device", true, false, "cpu (default) or cuda"},
                        {"no-cuda-graph", false, false,
                         "queues every kernel of every batch (no CUDA graph replay)"},
@@ -214,6 +219,16 @@ const std::vector<Command> &commands() {
       {"dot", "dot FILE -o OUT.dot", "draws the graph for Graphviz, nodes coloured by dtype",
        {{"output", true, false, "the .dot file to write"}},
        runDot},
+      {"import", "import MODEL.onnx -o OUT.json|.mlir [--batch N] [--set NAME=N] "
+                 "[--loss softmax_cross_entropy|mse [--labels NAME[:SHAPE:DTYPE]] [--loss-on OUT]]",
+       "imports an ONNX model: initializers become params with their values and names",
+       {{"output", true, false, "the graph file to write (.json or .mlir)"},
+        {"batch", true, false, "fixes a dynamic first dimension of the inputs"},
+        {"set", true, true, "fixes a named dynamic dimension: NAME=N"},
+        {"loss", true, false, "adds a loss: softmax_cross_entropy or mse"},
+        {"labels", true, false, "the loss's labels input: NAME[:SHAPE:DTYPE] (labels)"},
+        {"loss-on", true, false, "the output the loss reads (the first)"}},
+       runImport},
   };
   return table;
 }

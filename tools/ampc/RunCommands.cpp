@@ -13,6 +13,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "runtime/core/JsonText.h"
 #include "runtime/core/KernelTraits.h"
+#include "runtime/driver/Checkpoint.h"
 #include "runtime/driver/Metrics.h"
 #include "tools/ampc/AmpFlags.h"
 #include "tools/ampc/Commands.h"
@@ -107,9 +108,36 @@ int runCompile(const Args &args) {
   return 0;
 }
 
+/// `ampc run --inputs IN.safetensors [--outputs OUT.safetensors]`: one
+/// forward pass on the given inputs, every graph output written by name.
+static int runOnInputs(const Args &args, const std::string &in, const AmpSettings &settings) {
+  for (const char *other : {"data", "steps", "batch"})
+    if (args.has(other))
+      throw UsageError(std::string("--inputs feeds one batch: leave out --") + other);
+  std::string inputs = args.getFile("inputs"), outputs = args.getFile("outputs");
+  if (inputs.empty())
+    throw UsageError("--outputs needs --inputs (the values to run on)");
+  checkOutput(args, "outputs");
+  std::string device = deviceFrom(args);
+  rt::Plan plan = onFile(in, [&] { return planFor(in, settings, *rt::findTarget(device)); });
+  rt::Executor ex(plan, {/*training=*/false, (uint64_t)args.getInt("seed", 0, 0),
+                         /*profile=*/false, device, !args.has("no-cuda-graph")});
+  onFile(inputs, [&] { rt::loadInputs(rt::readSafetensors(inputs), ex); });
+  onFile(in, [&] { ex.run(); });
+  if (!outputs.empty()) {
+    onFile(outputs, [&] { rt::saveBuffers(outputs, ex, plan.outputs, {}, "outputs"); });
+    return 0;
+  }
+  for (int id : plan.outputs)
+    std::printf("%s\n", summary(plan.buffers[id], ex.readF32(id)).c_str());
+  return 0;
+}
+
 int runRun(const Args &args) {
   const std::string &in = inputFile(args);
   AmpSettings settings = ampOptionsFrom(args);
+  if (args.has("inputs") || args.has("outputs"))
+    return runOnInputs(args, in, settings);
   return onFile(in, [&] {
     rt::RunOptions options;
     options.device = deviceFrom(args);

@@ -1,0 +1,300 @@
+// The ONNX importer's driver: reads the ModelProto, refuses it whole when an
+// op cannot be mapped (listing every such op), fixes dynamic dimensions,
+// then maps the nodes in their (topological) file order. See docs/onnx.md.
+#include "compiler/onnx/OnnxImport.h"
+
+#include "compiler/onnx/OnnxImporter.h"
+#include "compiler/NodeFactory.h"
+#include "ops/GraphNames.h"
+
+namespace ampc {
+namespace onnx_import {
+
+using onnx::NodeProto;
+
+GraphError Importer::fail(const NodeProto &node, const std::string &what) const {
+  return GraphError("node '" + nodeName(node) + "' (" + node.op_type() + "): " + what);
+}
+
+std::string Importer::nodeName(const NodeProto &node) const {
+  auto it = names.find(&node);
+  return it != names.end() ? it->second : node.name();
+}
+
+const HostTensor *Importer::constant(const std::string &name) {
+  auto it = known.find(name);
+  if (it != known.end())
+    return &it->second;
+  auto init = initializers.find(name);
+  if (init == initializers.end())
+    return nullptr;
+  return &(known[name] = readTensor(*init->second, "initializer '" + name + "'"));
+}
+
+Tensor Importer::tensor(const std::string &name) {
+  auto it = tensors.find(name);
+  if (it != tensors.end())
+    return it->second;
+  const HostTensor *value = constant(name);
+  if (!value)
+    throw GraphError("value '" + name + "' is used before any node makes it");
+  Tensor t;
+  bool isFloat = value->dtype[0] == 'f' || value->dtype[0] == 'b';
+  if (initializers.count(name) && isFloat)
+    t = b.param(name, value->shape, Init::values(value->data), value->dtype,
+                !statistics.count(name));
+  else
+    t = b.constValue(name, value->shape, value->data, value->dtype);
+  return tensors[name] = t;
+}
+
+Tensor Importer::input(const NodeProto &node, int i) {
+  if (i >= node.input_size() || node.input(i).empty())
+    return Tensor();
+  const std::string &name = node.input(i);
+  if (!tensors.count(name) && !known.count(name) && !initializers.count(name))
+    throw fail(node, "input '" + name +
+                         "' is no graph input, initializer or output of an earlier node");
+  return tensor(name);
+}
+
+const HostTensor *Importer::constantInput(const NodeProto &node, int i) {
+  if (i >= node.input_size() || node.input(i).empty())
+    return nullptr;
+  return constant(node.input(i));
+}
+
+std::vector<int64_t> Importer::intsInput(const NodeProto &node, int i) {
+  const HostTensor *t = constantInput(node, i);
+  if (!t)
+    throw fail(node, "input " + std::to_string(i) +
+                         " must be a constant known at import time");
+  return std::vector<int64_t>(t->data.begin(), t->data.end());
+}
+
+Tensor Importer::emit(const NodeProto &node, llvm::StringRef op, llvm::ArrayRef<Tensor> inputs,
+                      mlir::NamedAttrList attrs, const std::string &out,
+                      llvm::StringRef suffix) {
+  std::string name = nodeName(node) + (suffix.empty() ? "" : "." + suffix.str());
+  for (int n = 1; !usedNodeNames_.insert(name).second; ++n)
+    name = nodeName(node) + "." + (suffix.empty() ? "" : suffix.str() + ".") + std::to_string(n);
+  llvm::SmallVector<mlir::Value> operands;
+  for (const Tensor &t : inputs)
+    operands.push_back(t.value());
+  mlir::OpBuilder &ob = b.opBuilder();
+  attrs.set("outs", ob.getArrayAttr({ob.getStringAttr(out)}));
+  mlir::Operation *created = createNode(ob, op, name, operands, attrs);
+  return tensors[out] = Tensor(created->getResult(0));
+}
+
+Tensor Importer::emit(const NodeProto &node, llvm::StringRef op, llvm::ArrayRef<Tensor> inputs,
+                      mlir::NamedAttrList attrs) {
+  if (node.output_size() < 1 || node.output(0).empty())
+    throw fail(node, "has no output");
+  for (int i = 1; i < node.output_size(); ++i)
+    if (!node.output(i).empty())
+      throw fail(node, "its output " + std::to_string(i) + " ('" + node.output(i) +
+                           "') is not supported");
+  return emit(node, op, inputs, attrs, node.output(0));
+}
+
+void Importer::alias(const NodeProto &node, Tensor t) {
+  if (graphOutputs.count(node.output(0)))
+    emit(node, "identity", {t});
+  else
+    tensors[node.output(0)] = t;
+}
+
+const onnx::AttributeProto *Importer::attr(const NodeProto &node, const char *key) const {
+  for (const onnx::AttributeProto &a : node.attribute())
+    if (a.name() == key)
+      return &a;
+  return nullptr;
+}
+
+int64_t Importer::attrInt(const NodeProto &node, const char *key, int64_t fallback) const {
+  const onnx::AttributeProto *a = attr(node, key);
+  return a ? a->i() : fallback;
+}
+
+double Importer::attrFloat(const NodeProto &node, const char *key, double fallback) const {
+  const onnx::AttributeProto *a = attr(node, key);
+  return a ? a->f() : fallback;
+}
+
+std::string Importer::attrString(const NodeProto &node, const char *key,
+                                 const std::string &fallback) const {
+  const onnx::AttributeProto *a = attr(node, key);
+  return a ? a->s() : fallback;
+}
+
+std::optional<std::vector<int64_t>> Importer::attrInts(const NodeProto &node,
+                                                       const char *key) const {
+  const onnx::AttributeProto *a = attr(node, key);
+  if (!a)
+    return std::nullopt;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+int64_t normalizeAxis(Importer &im, const NodeProto &node, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    throw im.fail(node, "axis " + std::to_string(axis) + " is out of range for rank " +
+                            std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// The dtype and fixed shape of a graph input.
+static std::pair<std::string, std::vector<int64_t>>
+inputType(const onnx::ValueInfoProto &v, const OnnxImportOptions &options) {
+  std::string where = "input '" + v.name() + "'";
+  if (!v.type().has_tensor_type())
+    throw GraphError(where + ": only tensor inputs are supported");
+  const onnx::TypeProto::Tensor &t = v.type().tensor_type();
+  std::optional<std::string> dtype = dtypeOf(t.elem_type());
+  if (!dtype)
+    throw GraphError(where + ": ONNX data type " + std::to_string(t.elem_type()) +
+                     " is not supported");
+  std::vector<int64_t> shape;
+  if (!t.has_shape())
+    throw GraphError(where + ": the model gives no shape");
+  for (int i = 0; i < t.shape().dim_size(); ++i) {
+    const onnx::TensorShapeProto::Dimension &d = t.shape().dim(i);
+    if (d.has_dim_value() && d.dim_value() > 0) {
+      shape.push_back(d.dim_value());
+      continue;
+    }
+    std::string param = d.has_dim_param() ? d.dim_param() : "";
+    auto named = options.dims.find(param);
+    if (!param.empty() && named != options.dims.end())
+      shape.push_back(named->second);
+    else if (i == 0 && options.batch > 0)
+      shape.push_back(options.batch);
+    else
+      throw GraphError(where + ": dimension " + std::to_string(i) +
+                       (param.empty() ? "" : " ('" + param + "')") +
+                       " is dynamic: fix it with " +
+                       (i == 0 ? "--batch SIZE or " : "") + "--set " +
+                       (param.empty() ? "NAME" : param) + "=SIZE");
+  }
+  return {*dtype, shape};
+}
+
+/// Parses NAME[:SHAPE:DTYPE] with SHAPE as 32x10 (or "scalar").
+static Tensor labelsInput(Importer &im, const OnnxImportOptions &o, Tensor prediction) {
+  std::string spec = o.labels.empty() ? "labels" : o.labels;
+  std::string name = spec.substr(0, spec.find(':'));
+  std::vector<int64_t> shape = prediction.shape().vec();
+  std::string dtype = o.loss == "mse" ? prediction.dtype() : "i64";
+  if (o.loss != "mse" && !shape.empty())
+    shape.pop_back();
+  size_t colon = spec.find(':');
+  if (colon != std::string::npos) {
+    size_t second = spec.find(':', colon + 1);
+    if (second == std::string::npos)
+      throw GraphError("--labels: give NAME or NAME:SHAPE:DTYPE, such as y:32:i64");
+    std::string dims = spec.substr(colon + 1, second - colon - 1);
+    dtype = spec.substr(second + 1);
+    shape.clear();
+    if (dims != "scalar") {
+      size_t at = 0;
+      while (at <= dims.size()) {
+        size_t x = dims.find('x', at);
+        std::string d = dims.substr(at, x == std::string::npos ? std::string::npos : x - at);
+        if (d.empty() || d.size() > 12 || d.find_first_not_of("0123456789") != std::string::npos)
+          throw GraphError("--labels: bad shape '" + dims + "' (dims joined by x, such as 32x10)");
+        shape.push_back(std::stoll(d));
+        if (x == std::string::npos)
+          break;
+        at = x + 1;
+      }
+    }
+  }
+  if (name.empty() || im.tensors.count(name))
+    throw GraphError("--labels: '" + name + "' is empty or names a value of the model");
+  return im.b.input(name, shape, dtype);
+}
+
+} // namespace onnx_import
+
+using namespace onnx_import;
+
+mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &ctx, const std::string &bytes,
+                                             const std::string &graphName,
+                                             const OnnxImportOptions &options) {
+  onnx::ModelProto model;
+  if (!parseMessage(bytes, model))
+    throw GraphError("not an ONNX model (the protobuf does not parse)");
+  if (!model.has_graph() || model.graph().node_size() == 0 ||
+      model.graph().output_size() == 0)
+    throw GraphError("not an ONNX model (no graph, nodes or outputs)");
+  int64_t opset = 0;
+  for (const onnx::OperatorSetIdProto &o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx")
+      opset = o.version();
+  if (opset <= 0)
+    throw GraphError("the model imports no version of the standard ONNX opset");
+  const onnx::GraphProto &g = model.graph();
+
+  // Refuse the whole model at once, naming every op that cannot be mapped.
+  std::string unsupported;
+  int count = 0;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const NodeProto &n = g.node(i);
+    bool standard = n.domain().empty() || n.domain() == "ai.onnx";
+    if (standard && mappings().count(n.op_type()))
+      continue;
+    if (++count <= 20)
+      unsupported += std::string(count > 1 ? ", " : "") + (standard ? "" : n.domain() + ".") +
+                     n.op_type() + " (node '" + (n.name().empty() ? "#" + std::to_string(i)
+                                                                  : n.name()) + "')";
+  }
+  if (count)
+    throw GraphError(std::to_string(count) + " unsupported op" + (count > 1 ? "s" : "") + ": " +
+                     unsupported + (count > 20 ? ", ..." : ""));
+
+  Importer im(ctx, graphName, opset);
+  for (const onnx::TensorProto &t : g.initializer())
+    if (!im.initializers.emplace(t.name(), &t).second)
+      throw GraphError("initializer '" + t.name() + "' is given twice");
+  for (const onnx::ValueInfoProto &v : g.input()) {
+    if (im.initializers.count(v.name()))
+      continue; // older exporters list initializers as inputs too
+    auto [dtype, shape] = inputType(v, options);
+    im.tensors[v.name()] = im.b.input(v.name(), shape, dtype);
+  }
+  for (const onnx::ValueInfoProto &v : g.output())
+    im.graphOutputs.insert(v.name());
+  std::set<std::string> taken;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const NodeProto &n = g.node(i);
+    std::string name = n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
+    for (int k = 1; !taken.insert(name).second; ++k)
+      name = (n.name().empty() ? n.op_type() : n.name()) + "_" + std::to_string(k);
+    im.names[&n] = name;
+  }
+  for (const NodeProto &n : g.node())
+    if (!fold(im, n))
+      mappings().at(n.op_type())(im, n);
+
+  std::vector<Tensor> outputs;
+  for (const onnx::ValueInfoProto &v : g.output())
+    outputs.push_back(im.tensor(v.name()));
+  for (const Tensor &t : outputs)
+    im.b.output(t);
+  if (!options.loss.empty()) {
+    std::string on = options.lossOutput.empty() ? g.output(0).name() : options.lossOutput;
+    if (!im.tensors.count(on))
+      throw GraphError("--loss: the model has no output '" + on + "'");
+    Tensor prediction = im.tensors[on];
+    Tensor labels = labelsInput(im, options, prediction);
+    if (options.loss == "softmax_cross_entropy")
+      im.b.setLoss(im.b.softmaxCrossEntropy(prediction, labels, "loss"));
+    else if (options.loss == "mse")
+      im.b.setLoss(im.b.mseLoss(prediction, labels, "loss"));
+    else
+      throw GraphError("--loss: '" + options.loss + "' is not softmax_cross_entropy or mse");
+  }
+  return im.b.finish();
+}
+
+} // namespace ampc

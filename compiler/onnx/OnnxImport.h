@@ -1,0 +1,38 @@
+// `ampc import`: an ONNX model as a graph (docs/onnx.md). Initializers become
+// params that keep their names and values; shape arithmetic on constants is
+// evaluated at import time; each ONNX op maps to one or a few graph ops.
+#ifndef AMPC_COMPILER_ONNX_ONNXIMPORT_H
+#define AMPC_COMPILER_ONNX_ONNXIMPORT_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace ampc {
+
+struct OnnxImportOptions {
+  /// Fixes a dynamic first dimension of every graph input (0: none given).
+  int64_t batch = 0;
+  /// Fixes named dynamic dimensions (ONNX dim_param), such as "seq".
+  std::map<std::string, int64_t> dims;
+  /// Adds a loss on `lossOutput` (default: the first output):
+  /// "softmax_cross_entropy" or "mse"; empty: none.
+  std::string loss;
+  std::string lossOutput;
+  /// The labels input: NAME[:SHAPE:DTYPE], SHAPE as 32x10 (default: what the
+  /// loss needs, i64 class ids or f32 targets).
+  std::string labels;
+};
+
+/// Imports a serialized ModelProto. Throws GraphError: unreadable bytes, one
+/// line listing every unsupported op with its node name, or the node at fault.
+mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &ctx, const std::string &bytes,
+                                             const std::string &graphName,
+                                             const OnnxImportOptions &options);
+
+} // namespace ampc
+
+#endif

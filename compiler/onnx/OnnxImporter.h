@@ -1,0 +1,109 @@
+// The importer's state, shared by the driver (OnnxImport.cpp), the op
+// mappings (OnnxOps.cpp) and the import-time evaluation of constants
+// (OnnxFold.cpp).
+#ifndef AMPC_COMPILER_ONNX_ONNXIMPORTER_H
+#define AMPC_COMPILER_ONNX_ONNXIMPORTER_H
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "compiler/GraphBuilder.h"
+#include "compiler/onnx/OnnxImport.h"
+#include "compiler/onnx/OnnxTensor.h"
+
+namespace ampc::onnx_import {
+
+class Importer;
+using Mapping = std::function<void(Importer &, const onnx::NodeProto &)>;
+
+/// The ops the importer maps, by ONNX op type.
+const std::map<std::string, Mapping> &mappings();
+/// Evaluates `node` on the host when all its inputs are known constants and
+/// its op is one the importer folds (shape arithmetic); false otherwise.
+bool fold(Importer &im, const onnx::NodeProto &node);
+
+class Importer {
+public:
+  Importer(mlir::MLIRContext &ctx, const std::string &graphName, int64_t opset)
+      : b(ctx, graphName), opset(opset) {}
+
+  GraphBuilder b;
+  const int64_t opset;
+
+  /// Initializers, by name (made params or consts when first used).
+  std::map<std::string, const onnx::TensorProto *> initializers;
+  /// Graph values made so far, by ONNX name.
+  std::map<std::string, Tensor> tensors;
+  /// Values known at import time: Constant outputs, folded results, int
+  /// initializers.
+  std::map<std::string, HostTensor> known;
+  /// Params that hold statistics (batch norm), not trained.
+  std::set<std::string> statistics;
+
+  /// The graph value of ONNX value `name`, making a param (float
+  /// initializer) or const (a known value) on first use.
+  Tensor tensor(const std::string &name);
+  /// The value of `name` when it is known at import time.
+  const HostTensor *constant(const std::string &name);
+  /// Input `i` of `node`, or an empty handle when absent or "".
+  Tensor input(const onnx::NodeProto &node, int i);
+  const HostTensor *constantInput(const onnx::NodeProto &node, int i);
+  /// The known integers of input `i` (such as a shape); throws if unknown.
+  std::vector<int64_t> intsInput(const onnx::NodeProto &node, int i);
+
+  /// Creates `graph.<op>` named after the node, writing ONNX value `out`.
+  Tensor emit(const onnx::NodeProto &node, llvm::StringRef op, llvm::ArrayRef<Tensor> inputs,
+              mlir::NamedAttrList attrs, const std::string &out, llvm::StringRef suffix = "");
+  /// The same for the node's output 0, named as ONNX names it.
+  Tensor emit(const onnx::NodeProto &node, llvm::StringRef op, llvm::ArrayRef<Tensor> inputs,
+              mlir::NamedAttrList attrs = {});
+  /// Makes `name` stand for `t` (Identity, Dropout): no node unless `name`
+  /// is a graph output.
+  void alias(const onnx::NodeProto &node, Tensor t);
+
+  /// Attribute readers; `fallback` when absent.
+  int64_t attrInt(const onnx::NodeProto &node, const char *key, int64_t fallback) const;
+  double attrFloat(const onnx::NodeProto &node, const char *key, double fallback) const;
+  std::string attrString(const onnx::NodeProto &node, const char *key,
+                         const std::string &fallback) const;
+  std::optional<std::vector<int64_t>> attrInts(const onnx::NodeProto &node,
+                                               const char *key) const;
+  const onnx::AttributeProto *attr(const onnx::NodeProto &node, const char *key) const;
+
+  /// An error naming the node.
+  GraphError fail(const onnx::NodeProto &node, const std::string &what) const;
+  std::string nodeName(const onnx::NodeProto &node) const;
+
+  std::set<std::string> graphOutputs;
+  std::map<const onnx::NodeProto *, std::string> names; // unique node names
+
+private:
+  std::set<std::string> usedNodeNames_;
+  friend class Driver;
+};
+
+/// Shape rules shared by the folding and the mappings.
+/// Reshape's target: 0 copies the input's dim (unless `allowzero`), -1 is inferred.
+std::vector<int64_t> reshapeTarget(Importer &im, const onnx::NodeProto &node,
+                                   llvm::ArrayRef<int64_t> in, std::vector<int64_t> target);
+/// Unsqueeze's and Squeeze's results (axes from the attribute or input 1).
+std::vector<int64_t> unsqueezed(Importer &im, const onnx::NodeProto &node,
+                                llvm::ArrayRef<int64_t> in);
+std::vector<int64_t> squeezed(Importer &im, const onnx::NodeProto &node,
+                              llvm::ArrayRef<int64_t> in);
+/// Slice's ranges as (axes, starts, ends), clamped to `in`; throws unless
+/// every step is 1.
+struct SliceRanges {
+  std::vector<int64_t> axes, starts, ends;
+};
+SliceRanges sliceRanges(Importer &im, const onnx::NodeProto &node, llvm::ArrayRef<int64_t> in);
+
+/// Axis `axis` of a rank-`rank` tensor, negative from the end; throws if out
+/// of range.
+int64_t normalizeAxis(Importer &im, const onnx::NodeProto &node, int64_t axis, int64_t rank);
+
+} // namespace ampc::onnx_import
+
+#endif

@@ -1,0 +1,140 @@
+#include "compiler/onnx/OnnxTensor.h"
+
+#include <climits>
+#include <cstring>
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include "compiler/Diagnostics.h"
+#include "runtime/core/Convert.h"
+#include "runtime/core/DType.h"
+
+namespace ampc::onnx_import {
+
+using onnx::TensorProto;
+
+int64_t HostTensor::elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::optional<std::string> dtypeOf(int onnxType) {
+  switch (onnxType) {
+  case TensorProto::FLOAT: return "f32";
+  case TensorProto::FLOAT16: return "f16";
+  case TensorProto::BFLOAT16: return "bf16";
+  case TensorProto::DOUBLE: return "f64";
+  case TensorProto::INT32: return "i32";
+  case TensorProto::INT64: return "i64";
+  case TensorProto::BOOL: return "i1";
+  default: return std::nullopt;
+  }
+}
+
+int onnxTypeOf(const std::string &dtype) {
+  static const std::pair<const char *, int> types[] = {
+      {"f32", TensorProto::FLOAT}, {"f16", TensorProto::FLOAT16},
+      {"bf16", TensorProto::BFLOAT16}, {"f64", TensorProto::DOUBLE},
+      {"i32", TensorProto::INT32}, {"i64", TensorProto::INT64}, {"i1", TensorProto::BOOL}};
+  for (auto [name, type] : types)
+    if (dtype == name)
+      return type;
+  return TensorProto::UNDEFINED;
+}
+
+HostTensor readTensor(const TensorProto &t, const std::string &where) {
+  auto fail = [&](const std::string &what) { return GraphError(where + ": " + what); };
+  std::optional<std::string> dtype = dtypeOf(t.data_type());
+  if (!dtype)
+    throw fail("tensors of ONNX data type " + std::to_string(t.data_type()) +
+               " are not supported");
+  if (t.data_location() == TensorProto::EXTERNAL)
+    throw fail("tensors stored in external files are not supported");
+  HostTensor out{*dtype, {}, {}};
+  int64_t n = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0 || (d && n > (int64_t(1) << 40) / d))
+      throw fail("the shape is negative or too large");
+    out.shape.push_back(d);
+    n *= d;
+  }
+  rt::DType dt = *rt::parseDType(*dtype);
+  out.data.resize(n);
+  if (t.has_raw_data()) {
+    const std::string &raw = t.raw_data();
+    if ((int64_t)raw.size() != n * (int64_t)rt::dtypeSize(dt))
+      throw fail("raw_data holds " + std::to_string(raw.size()) + " bytes, the shape needs " +
+                 std::to_string(n * rt::dtypeSize(dt)));
+    for (int64_t i = 0; i < n; ++i)
+      out.data[i] = rt::loadElement(reinterpret_cast<const std::byte *>(raw.data()), dt, i);
+    return out;
+  }
+  // Typed fields: f16, bf16, bool and i32 travel in int32_data (f16/bf16 as
+  // their bits), i64 in int64_data, f32 in float_data, f64 in double_data.
+  auto count = [&](int64_t have) {
+    if (have != n)
+      throw fail("holds " + std::to_string(have) + " values, the shape needs " +
+                 std::to_string(n));
+  };
+  switch (t.data_type()) {
+  case TensorProto::FLOAT:
+    count(t.float_data_size());
+    for (int64_t i = 0; i < n; ++i)
+      out.data[i] = t.float_data(i);
+    break;
+  case TensorProto::DOUBLE:
+    count(t.double_data_size());
+    for (int64_t i = 0; i < n; ++i)
+      out.data[i] = t.double_data(i);
+    break;
+  case TensorProto::INT64:
+    count(t.int64_data_size());
+    for (int64_t i = 0; i < n; ++i)
+      out.data[i] = (double)t.int64_data(i);
+    break;
+  default: { // int32_data
+    count(t.int32_data_size());
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t v = t.int32_data(i);
+      if (dt == rt::DType::F16 || dt == rt::DType::BF16) {
+        uint16_t bits = uint16_t(v);
+        out.data[i] = rt::loadElement(reinterpret_cast<const std::byte *>(&bits), dt, 0);
+      } else {
+        out.data[i] = v;
+      }
+    }
+  }
+  }
+  return out;
+}
+
+TensorProto writeTensor(const HostTensor &t, const std::string &name) {
+  TensorProto p;
+  p.set_name(name);
+  p.set_data_type(onnxTypeOf(t.dtype));
+  for (int64_t d : t.shape)
+    p.add_dims(d);
+  rt::DType dt = *rt::parseDType(t.dtype);
+  std::string raw(t.data.size() * rt::dtypeSize(dt), '\0');
+  for (size_t i = 0; i < t.data.size(); ++i)
+    rt::storeElement(reinterpret_cast<std::byte *>(raw.data()), dt, i, t.data[i]);
+  p.set_raw_data(std::move(raw));
+  return p;
+}
+
+template <typename M> bool parseMessage(const std::string &bytes, M &message) {
+  if (bytes.size() > size_t(INT_MAX))
+    return false;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(bytes.data()),
+                                            (int)bytes.size());
+  in.SetTotalBytesLimit(INT_MAX);
+  in.SetRecursionLimit(64);
+  return message.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+}
+
+template bool parseMessage(const std::string &, onnx::ModelProto &);
+template bool parseMessage(const std::string &, onnx::TensorProto &);
+
+} // namespace ampc::onnx_import

@@ -1,0 +1,41 @@
+// ONNX tensors (TensorProto) as host values: the importer's initializers and
+// constants, and the inputs and outputs of ONNX's backend test cases.
+#ifndef AMPC_COMPILER_ONNX_ONNXTENSOR_H
+#define AMPC_COMPILER_ONNX_ONNXTENSOR_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "onnx/onnx_pb.h"
+
+namespace ampc::onnx_import {
+
+/// A tensor held on the host, every element widened to double (exact for
+/// every float dtype and for integers up to 2^53).
+struct HostTensor {
+  std::string dtype; // an ampc dtype name: f32 f16 bf16 f64 i32 i64 i1
+  std::vector<int64_t> shape;
+  std::vector<double> data;
+  int64_t elements() const;
+};
+
+/// The ampc dtype of an ONNX TensorProto data type, if ampc has one.
+std::optional<std::string> dtypeOf(int onnxType);
+/// The ONNX data type of an ampc dtype name.
+int onnxTypeOf(const std::string &dtype);
+
+/// Reads a tensor's values (raw_data or the typed fields), checking that they
+/// fill its shape. Throws GraphError naming `where`.
+HostTensor readTensor(const onnx::TensorProto &t, const std::string &where);
+/// The tensor as a TensorProto with raw_data.
+onnx::TensorProto writeTensor(const HostTensor &t, const std::string &name);
+
+/// Parses a serialized protobuf message of type M from bytes; false if the
+/// bytes are not one (truncated, garbage).
+template <typename M> bool parseMessage(const std::string &bytes, M &message);
+
+} // namespace ampc::onnx_import
+
+#endif
