@@ -1,6 +1,7 @@
 #include "compiler/DenseData.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 using namespace mlir;
@@ -20,10 +21,24 @@ DenseElementsAttr denseFromDoubles(RankedTensorType type, ArrayRef<double> data)
     }
     return DenseElementsAttr::get(type, values);
   }
+  // Integers saturate to the type's range (NaN reads as 0): a double may
+  // hold values no int64 does, such as ONNX's INT64_MAX (2^63 as a double).
+  unsigned width = element.getIntOrFloatBitWidth();
+  double hi = std::ldexp(1.0, width - 1), lo = -hi;
   SmallVector<APInt> values;
   values.reserve(data.size());
-  for (double d : data)
-    values.push_back(APInt(element.getIntOrFloatBitWidth(), (int64_t)d, true));
+  for (double d : data) {
+    int64_t v = 0; // NaN
+    if (width == 1)
+      v = d != 0 && d == d;
+    else if (d >= hi)
+      v = width >= 64 ? INT64_MAX : (int64_t(1) << (width - 1)) - 1;
+    else if (d <= lo)
+      v = width >= 64 ? INT64_MIN : -(int64_t(1) << (width - 1));
+    else if (d == d)
+      v = (int64_t)d;
+    values.push_back(APInt(width, v, true));
+  }
   return DenseElementsAttr::get(type, values);
 }
 

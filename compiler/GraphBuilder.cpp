@@ -19,7 +19,11 @@ ArrayRef<int64_t> Tensor::shape() const {
 
 int64_t Tensor::dim(int64_t i) const {
   auto s = shape();
-  return s[i < 0 ? i + (int64_t)s.size() : i];
+  int64_t at = i < 0 ? i + (int64_t)s.size() : i;
+  if (at < 0 || at >= (int64_t)s.size())
+    throw GraphError("value '" + name().str() + "': it has no dimension " + std::to_string(i) +
+                     " (rank " + std::to_string(s.size()) + ")");
+  return s[at];
 }
 
 std::string Tensor::dtype() const { return graph::dtypeName(graph::elementType(value_.getType())); }

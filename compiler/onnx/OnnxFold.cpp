@@ -16,13 +16,6 @@ namespace {
 
 constexpr int64_t kMaxFolded = int64_t(1) << 22; // elements: larger stays in the graph
 
-int64_t product(llvm::ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
 std::vector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
@@ -54,6 +47,8 @@ std::optional<HostTensor> broadcast(const HostTensor &a, const HostTensor &b,
       return std::nullopt;
     out[i] = sa[i] == 1 ? sb[i] : sa[i];
   }
+  if (product(out) > kMaxFolded)
+    return std::nullopt;
   HostTensor r{a.dtype, out, std::vector<double>(product(out))};
   std::vector<int64_t> so = stridesOf(out), stA = stridesOf(sa), stB = stridesOf(sb);
   for (int64_t i = 0; i < (int64_t)r.data.size(); ++i) {
@@ -76,8 +71,8 @@ double divF(double a, double b, bool integer) {
   return integer ? (b == 0 ? 0 : std::trunc(a / b)) : a / b;
 }
 
-HostTensor gatherValues(Importer &im, const NodeProto &n, const HostTensor &data,
-                        const HostTensor &idx) {
+std::optional<HostTensor> gatherValues(Importer &im, const NodeProto &n,
+                                       const HostTensor &data, const HostTensor &idx) {
   int64_t axis = normalizeAxis(im, n, im.attrInt(n, "axis", 0), data.shape.size());
   std::vector<int64_t> out(data.shape.begin(), data.shape.begin() + axis);
   out.insert(out.end(), idx.shape.begin(), idx.shape.end());
@@ -85,10 +80,12 @@ HostTensor gatherValues(Importer &im, const NodeProto &n, const HostTensor &data
   int64_t outer = product(llvm::ArrayRef<int64_t>(data.shape).take_front(axis));
   int64_t inner = product(llvm::ArrayRef<int64_t>(data.shape).drop_front(axis + 1));
   int64_t dim = data.shape[axis];
+  if (product(out) > kMaxFolded)
+    return std::nullopt;
   HostTensor r{data.dtype, out, {}};
   for (int64_t o = 0; o < outer; ++o)
     for (double v : idx.data) {
-      int64_t i = (int64_t)v;
+      int64_t i = toInt64(v);
       if (i < -dim || i >= dim)
         throw im.fail(n, "index " + std::to_string(i) + " is out of range");
       i = i < 0 ? i + dim : i;
@@ -168,7 +165,7 @@ std::vector<int64_t> reshapeTarget(Importer &im, const NodeProto &n, llvm::Array
     } else if (target[i] < 0) {
       throw im.fail(n, "shape entry " + std::to_string(target[i]) + " is invalid");
     } else {
-      known *= target[i];
+      known = product({known, target[i]});
     }
   }
   if (infer >= 0)
@@ -336,8 +333,13 @@ bool fold(Importer &im, const NodeProto &n) {
     for (const HostTensor *t : in) {
       if (!t || t->shape.size() != x.shape.size() || t->dtype != x.dtype)
         return false;
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (d != (size_t)axis && t->shape[d] != shape[d])
+          throw im.fail(n, "the inputs' shapes differ off the axis");
       shape[axis] += t->shape[axis];
     }
+    if (product(shape) > kMaxFolded)
+      return false;
     int64_t outer = product(llvm::ArrayRef<int64_t>(shape).take_front(axis));
     r = HostTensor{x.dtype, shape, {}};
     for (int64_t o = 0; o < outer; ++o)
@@ -347,7 +349,7 @@ bool fold(Importer &im, const NodeProto &n) {
                        t->data.begin() + (o + 1) * chunk);
       }
   } else if (op == "ConstantOfShape") {
-    std::vector<int64_t> shape(x.data.begin(), x.data.end());
+    std::vector<int64_t> shape = toInt64(x.data);
     for (int64_t d : shape)
       if (d < 0 || d > kMaxFolded)
         return false;

@@ -48,9 +48,15 @@ Tensor Importer::tensor(const std::string &name) {
   return tensors[name] = t;
 }
 
-Tensor Importer::input(const NodeProto &node, int i) {
+Tensor Importer::optionalInput(const NodeProto &node, int i) {
   if (i >= node.input_size() || node.input(i).empty())
     return Tensor();
+  return input(node, i);
+}
+
+Tensor Importer::input(const NodeProto &node, int i) {
+  if (i >= node.input_size() || node.input(i).empty())
+    throw fail(node, "input " + std::to_string(i) + " is missing");
   const std::string &name = node.input(i);
   if (!tensors.count(name) && !known.count(name) && !initializers.count(name))
     throw fail(node, "input '" + name +
@@ -69,7 +75,7 @@ std::vector<int64_t> Importer::intsInput(const NodeProto &node, int i) {
   if (!t)
     throw fail(node, "input " + std::to_string(i) +
                          " must be a constant known at import time");
-  return std::vector<int64_t>(t->data.begin(), t->data.end());
+  return toInt64(t->data);
 }
 
 Tensor Importer::emit(const NodeProto &node, llvm::StringRef op, llvm::ArrayRef<Tensor> inputs,
@@ -79,8 +85,11 @@ Tensor Importer::emit(const NodeProto &node, llvm::StringRef op, llvm::ArrayRef<
   for (int n = 1; !usedNodeNames_.insert(name).second; ++n)
     name = nodeName(node) + "." + (suffix.empty() ? "" : suffix.str() + ".") + std::to_string(n);
   llvm::SmallVector<mlir::Value> operands;
-  for (const Tensor &t : inputs)
-    operands.push_back(t.value());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i])
+      throw fail(node, "input " + std::to_string(i) + " is missing");
+    operands.push_back(inputs[i].value());
+  }
   mlir::OpBuilder &ob = b.opBuilder();
   attrs.set("outs", ob.getArrayAttr({ob.getStringAttr(out)}));
   mlir::Operation *created = createNode(ob, op, name, operands, attrs);
@@ -176,6 +185,8 @@ inputType(const onnx::ValueInfoProto &v, const OnnxImportOptions &options) {
                        (i == 0 ? "--batch SIZE or " : "") + "--set " +
                        (param.empty() ? "NAME" : param) + "=SIZE");
   }
+  if (product(shape) > (int64_t(1) << 40))
+    throw GraphError(where + ": the shape has too many elements");
   return {*dtype, shape};
 }
 
@@ -273,14 +284,24 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &ctx, const std::
     im.names[&n] = name;
   }
   for (const NodeProto &n : g.node())
-    if (!fold(im, n))
+    if (n.output_size() < 1 || n.output(0).empty())
+      throw im.fail(n, "has no output");
+  findPatterns(im, g);
+  for (const NodeProto &n : g.node()) {
+    auto gelu = im.gelus.find(&n);
+    if (gelu != im.gelus.end())
+      im.emit(n, "gelu", {im.tensor(gelu->second)});
+    else if (!im.skipped.count(&n) && !fold(im, n))
       mappings().at(n.op_type())(im, n);
+  }
 
   std::vector<Tensor> outputs;
   for (const onnx::ValueInfoProto &v : g.output())
     outputs.push_back(im.tensor(v.name()));
   for (const Tensor &t : outputs)
     im.b.output(t);
+  if (!im.lossOutput.empty() && options.loss.empty())
+    im.b.setLoss(im.tensors[im.lossOutput]);
   if (!options.loss.empty()) {
     std::string on = options.lossOutput.empty() ? g.output(0).name() : options.lossOutput;
     if (!im.tensors.count(on))

@@ -16,6 +16,10 @@
 namespace ampc::onnx_import {
 
 class Importer;
+
+/// Finds the multi-node forms that import as one op (OnnxPatterns.cpp):
+/// fills the importer's `skipped` and `gelus`.
+void findPatterns(Importer &im, const onnx::GraphProto &g);
 using Mapping = std::function<void(Importer &, const onnx::NodeProto &)>;
 
 /// The ops the importer maps, by ONNX op type.
@@ -47,8 +51,10 @@ public:
   Tensor tensor(const std::string &name);
   /// The value of `name` when it is known at import time.
   const HostTensor *constant(const std::string &name);
-  /// Input `i` of `node`, or an empty handle when absent or "".
+  /// Input `i` of `node`; throws naming the node when it is absent.
   Tensor input(const onnx::NodeProto &node, int i);
+  /// The same, or an empty handle when absent or "" (optional inputs).
+  Tensor optionalInput(const onnx::NodeProto &node, int i);
   const HostTensor *constantInput(const onnx::NodeProto &node, int i);
   /// The known integers of input `i` (such as a shape); throws if unknown.
   std::vector<int64_t> intsInput(const onnx::NodeProto &node, int i);
@@ -77,12 +83,28 @@ public:
   std::string nodeName(const onnx::NodeProto &node) const;
 
   std::set<std::string> graphOutputs;
+  /// Nodes folded into a pattern's last node, which maps the whole form;
+  /// gelus: such last nodes and the GELU's input.
+  std::set<const onnx::NodeProto *> skipped;
+  std::map<const onnx::NodeProto *, std::string> gelus;
+  /// A loss the model computes (SoftmaxCrossEntropyLoss as a graph output).
+  std::string lossOutput;
   std::map<const onnx::NodeProto *, std::string> names; // unique node names
 
 private:
   std::set<std::string> usedNodeNames_;
   friend class Driver;
 };
+
+/// The product of `dims`, saturating at INT64_MAX instead of overflowing
+/// (a size that large is refused wherever it is used).
+inline int64_t product(llvm::ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    if (__builtin_mul_overflow(n, d, &n))
+      return INT64_MAX;
+  return n;
+}
 
 /// Shape rules shared by the folding and the mappings.
 /// Reshape's target: 0 copies the input's dim (unless `allowzero`), -1 is inferred.

@@ -60,8 +60,11 @@ std::vector<int64_t> pair(Importer &im, const NodeProto &n, const char *key) {
 }
 
 void conv(Importer &im, const NodeProto &n) {
-  Tensor x = im.input(n, 0), w = im.input(n, 1), bias = im.input(n, 2);
+  Tensor x = im.input(n, 0), w = im.input(n, 1), bias = im.optionalInput(n, 2);
   requireRank(im, n, x, 4);
+  requireRank(im, n, w, 4);
+  if (bias)
+    requireRank(im, n, bias, 1);
   std::vector<int64_t> strides = pair(im, n, "strides"), dilations = pair(im, n, "dilations");
   std::vector<int64_t> kernel{w.dim(2), w.dim(3)};
   Attrs a;
@@ -82,7 +85,7 @@ void conv(Importer &im, const NodeProto &n) {
 }
 
 void gemm(Importer &im, const NodeProto &n) {
-  Tensor a = im.input(n, 0), b = im.input(n, 1), c = im.input(n, 2);
+  Tensor a = im.input(n, 0), b = im.input(n, 1), c = im.optionalInput(n, 2);
   double alpha = im.attrFloat(n, "alpha", 1.0), beta = im.attrFloat(n, "beta", 1.0);
   Attrs t;
   t.set("transpose_a", B(im).getBoolAttr(im.attrInt(n, "transA", 0)));
@@ -112,7 +115,24 @@ Mapping unary(const char *op) {
 
 Mapping binary(const char *op) {
   return [op](Importer &im, const NodeProto &n) {
+    if (n.input_size() != 2)
+      throw im.fail(n, "takes 2 inputs, got " + std::to_string(n.input_size()));
     im.emit(n, op, {im.input(n, 0), im.input(n, 1)});
+  };
+}
+
+/// Max and Min take any number of inputs: a chain of two-input ops.
+Mapping variadic(const char *op) {
+  return [op](Importer &im, const NodeProto &n) {
+    if (n.input_size() < 1)
+      throw im.fail(n, "needs an input");
+    Tensor acc = im.input(n, 0);
+    if (n.input_size() == 1)
+      return im.alias(n, acc);
+    for (int i = 1; i + 1 < n.input_size(); ++i)
+      acc = im.emit(n, op, {acc, im.input(n, i)}, {},
+                    n.output(0) + "." + std::to_string(i), std::to_string(i));
+    im.emit(n, op, {acc, im.input(n, n.input_size() - 1)});
   };
 }
 
@@ -139,7 +159,7 @@ Mapping softmax(const char *op) {
     }
     int64_t outer = 1, inner = 1;
     for (int64_t i = 0; i < x.rank(); ++i)
-      (i < axis ? outer : inner) *= x.dim(i);
+      (i < axis ? outer : inner) = product({i < axis ? outer : inner, x.dim(i)});
     Attrs flat, back;
     flat.set("shape", ints(im, {outer, inner}));
     back.set("shape", ints(im, x.shape()));
@@ -195,17 +215,13 @@ void layerNormStatistics(Importer &im, const NodeProto &n, Tensor x, int64_t axi
 }
 
 void layerNorm(Importer &im, const NodeProto &n) {
-  Tensor x = im.input(n, 0), scale = im.input(n, 1), bias = im.input(n, 2);
+  Tensor x = im.input(n, 0), scale = im.input(n, 1), bias = im.optionalInput(n, 2);
   int64_t axis = normalizeAxis(im, n, im.attrInt(n, "axis", -1), x.rank());
   refuseAttr(im, n, "stash_type", 1);
   layerNormStatistics(im, n, x, axis, im.attrFloat(n, "epsilon", 1e-5));
   if (!bias) {
-    std::vector<double> zeros(1, 0.0);
-    int64_t count = 1;
-    for (int64_t d : scale.shape())
-      count *= d;
     bias = im.b.constValue(im.nodeName(n) + ".bias", scale.shape(),
-                           std::vector<double>(count, 0.0), scale.dtype());
+                           std::vector<double>(product(scale.shape()), 0.0), scale.dtype());
   }
   Attrs a;
   a.set("epsilon", B(im).getF64FloatAttr(im.attrFloat(n, "epsilon", 1e-5)));
@@ -267,7 +283,7 @@ void flatten(Importer &im, const NodeProto &n) {
   axis = axis == x.rank() ? axis : normalizeAxis(im, n, axis, x.rank());
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < x.rank(); ++i)
-    (i < axis ? outer : inner) *= x.dim(i);
+    (i < axis ? outer : inner) = product({i < axis ? outer : inner, x.dim(i)});
   reshapeTo(im, n, x, {outer, inner});
 }
 
@@ -285,7 +301,7 @@ void concat(Importer &im, const NodeProto &n) {
   std::vector<Tensor> xs;
   for (int i = 0; i < n.input_size(); ++i)
     xs.push_back(im.input(n, i));
-  if (xs.empty() || !xs[0])
+  if (xs.empty())
     throw im.fail(n, "needs inputs");
   Attrs a;
   a.set("axis", B(im).getI64IntegerAttr(
@@ -310,7 +326,7 @@ void gather(Importer &im, const NodeProto &n) {
   int64_t axis = normalizeAxis(im, n, im.attrInt(n, "axis", 0), data.rank());
   const HostTensor *index = im.constantInput(n, 1);
   if (index && index->data.size() == 1) {
-    int64_t i = (int64_t)index->data[0];
+    int64_t i = toInt64(index->data[0]);
     int64_t dim = data.dim(axis);
     if (i < -dim || i >= dim)
       throw im.fail(n, "index " + std::to_string(i) + " is out of range");
@@ -389,6 +405,17 @@ void dropout(Importer &im, const NodeProto &n) {
   im.alias(n, im.input(n, 0));
 }
 
+/// SoftmaxCrossEntropyLoss with the mean reduction: softmax_cross_entropy,
+/// the graph's loss when it is a graph output.
+void crossEntropy(Importer &im, const NodeProto &n) {
+  if (im.attrString(n, "reduction", "mean") != "mean" || im.attr(n, "ignore_index") ||
+      (n.input_size() > 2 && !n.input(2).empty()))
+    throw im.fail(n, "only the mean reduction, without weights or ignore_index, is supported");
+  im.emit(n, "softmax_cross_entropy", {im.input(n, 0), im.input(n, 1)});
+  if (im.graphOutputs.count(n.output(0)))
+    im.lossOutput = n.output(0);
+}
+
 /// Ops only ever folded: reaching the mapping means an input was not known.
 void needsConstants(Importer &im, const NodeProto &n) {
   throw im.fail(n, "is supported only on constants known at import time");
@@ -435,6 +462,9 @@ const std::map<std::string, Mapping> &mappings() {
       {"Constant", needsConstants},
       {"Identity", identity},
       {"Dropout", dropout},
+      {"SoftmaxCrossEntropyLoss", crossEntropy},
+      {"Max", variadic("maximum")},
+      {"Min", variadic("minimum")},
       {"Shape", needsConstants},
       {"ConstantOfShape", needsConstants},
       {"Range", needsConstants},

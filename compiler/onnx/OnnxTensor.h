@@ -21,6 +21,25 @@ struct HostTensor {
   int64_t elements() const;
 };
 
+/// An integer element as int64, saturating: ONNX writes INT64_MAX for "to
+/// the end", which a double holds as 2^63. NaN reads as 0.
+inline int64_t toInt64(double v) {
+  if (!(v == v))
+    return 0;
+  if (v >= 9223372036854775807.0)
+    return INT64_MAX;
+  if (v <= -9223372036854775808.0)
+    return INT64_MIN;
+  return (int64_t)v;
+}
+inline std::vector<int64_t> toInt64(const std::vector<double> &v) {
+  std::vector<int64_t> out;
+  out.reserve(v.size());
+  for (double x : v)
+    out.push_back(toInt64(x));
+  return out;
+}
+
 /// The ampc dtype of an ONNX TensorProto data type, if ampc has one.
 std::optional<std::string> dtypeOf(int onnxType);
 /// The ONNX data type of an ampc dtype name.

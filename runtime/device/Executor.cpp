@@ -96,12 +96,16 @@ const Buffer &Executor::buffer(int id, size_t bytes) const {
 
 void Executor::write(int id, const void *src, size_t bytes) {
   const Buffer &b = buffer(id, bytes);
+  if (bytes == 0) // an empty tensor: its data pointer may be null
+    return;
   std::byte *base = b.isPersistent() ? persistent_.get() : arena_.get();
   backend_->device().upload(base + b.offset, src, bytes);
 }
 
 void Executor::read(int id, void *dst, size_t bytes) const {
   const Buffer &b = buffer(id, bytes);
+  if (bytes == 0)
+    return;
   const std::byte *base = b.isPersistent() ? persistent_.get() : arena_.get();
   backend_->device().download(dst, base + b.offset, bytes);
 }

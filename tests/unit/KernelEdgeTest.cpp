@@ -31,6 +31,18 @@ TEST(KernelEdges, EmptyTensorsRunThroughElementwiseMovementAndReductions) {
   EXPECT_EQ(c.get("sum"), std::vector<double>(4, 0.0));
 }
 
+TEST(KernelEdges, EmptyConstsAndParamsLoadAndReadBack) {
+  // Their host vectors have no data pointer: nothing may be copied.
+  auto c = test::compile([](GraphBuilder &g) {
+    Tensor k = g.constValue("k", {0, 3}, {});
+    Tensor w = g.param("w", {0, 3}, Init::values({}));
+    g.output(g.add(g.add(k, w, "kw"), g.input("x", {0, 3}), "sum"));
+  });
+  c.set("x", {});
+  c.ex->run();
+  EXPECT_TRUE(c.get("sum").empty());
+}
+
 TEST(KernelEdges, IntegerDivisionThatOverflowsIsAnError) {
   auto c = test::compile([](GraphBuilder &g) {
     g.output(g.div(g.input("a", {2}, "i64"), g.input("b", {2}, "i64"), "q"));

@@ -229,6 +229,11 @@ const std::vector<Command> &commands() {
         {"labels", true, false, "the loss's labels input: NAME[:SHAPE:DTYPE] (labels)"},
         {"loss-on", true, false, "the output the loss reads (the first)"}},
        runImport},
+      {"export", "export IN -o MODEL.onnx [--seed S]",
+       "exports a forward graph, casts included, as an ONNX model (opset 17)",
+       {{"output", true, false, "the .onnx file to write"},
+        {"seed", true, false, "seed of params with random init kinds (0, as ampc run)"}},
+       runExport},
   };
   return table;
 }

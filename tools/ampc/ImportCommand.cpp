@@ -1,6 +1,7 @@
-// `ampc import MODEL.onnx -o GRAPH`: an ONNX model as a saved graph
-// (docs/onnx.md).
+// `ampc import MODEL.onnx -o GRAPH` and `ampc export GRAPH -o MODEL.onnx`:
+// ONNX models in and out (docs/onnx.md).
 #include "compiler/GraphIO.h"
+#include "compiler/onnx/OnnxExport.h"
 #include "compiler/onnx/OnnxImport.h"
 #include "mlir/IR/MLIRContext.h"
 #include "runtime/core/Files.h"
@@ -52,6 +53,18 @@ int runImport(const Args &args) {
     return importOnnx(ctx, *bytes, name.empty() ? "model" : name, options);
   });
   onFile(out, [&] { saveGraph(*module, out); });
+  return 0;
+}
+
+int runExport(const Args &args) {
+  const std::string &in = inputFile(args);
+  std::string out = outputFile(args);
+  checkOutput(args, "output");
+  uint64_t seed = args.getInt("seed", 0, 0);
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> module = onFile(in, [&] { return loadGraph(ctx, in); });
+  std::string bytes = onFile(in, [&] { return exportOnnx(*module, seed); });
+  onFile(out, [&] { writeFileAtomically(out, bytes); });
   return 0;
 }
 

@@ -1,9 +1,11 @@
 """Writes and prints small safetensors files with the standard library only.
 
-  safetensors.py write OUT NAME=DTYPE:SHAPE:V,V,... [...]   (SHAPE as 2x4)
+  safetensors.py write OUT NAME=DTYPE:SHAPE:V,V,... [...]   (SHAPE as 2x4;
+                 VALUES "random" for uniform values in [-1, 1], seeded)
   safetensors.py print FILE
 """
 import json
+import random
 import struct
 import sys
 
@@ -17,7 +19,14 @@ def write(out, specs):
         dtype, shape, values = rest.split(":")
         dims = [int(d) for d in shape.split("x")] if shape else []
         cast = float if dtype[0] == "F" else int
-        vals = [cast(v) for v in values.split(",")] if values else []
+        count = 1
+        for d in dims:
+            count *= d
+        if values == "random":
+            rng = random.Random(len(header))
+            vals = [round(rng.uniform(-1, 1), 3) for _ in range(count)]
+        else:
+            vals = [cast(v) for v in values.split(",")] if values else []
         blob = struct.pack("<%d%s" % (len(vals), FORMATS[dtype]), *vals)
         header[name] = {"dtype": dtype, "shape": dims, "data_offsets": [offset, offset + len(blob)]}
         offset += len(blob)
