@@ -186,6 +186,7 @@ phase_checks() {
   # AMPC_CHECK_CANDIDATE=cpu rehearses them on a machine without a GPU.
   local candidate=${AMPC_CHECK_CANDIDATE:-cuda}
   check numerics $bin/ampc-numerics-device-check
+  [[ $have_gpu == yes ]] && check nccl-one-rank $bin/ampc-nccl-check
   check backend-models $bin/ampc-backend-check --candidate "$candidate" .gpu/plans/models/*.json
   check backend-kernels $bin/ampc-backend-check --candidate "$candidate" .gpu/plans/unit/*.json
   check backend-injected-inf $bin/ampc-backend-check --candidate "$candidate" --inject-inf 1 \

@@ -6,6 +6,7 @@
 // inside a step. runStep runs one plan step alone, ungrouped.
 #include <array>
 
+#include "runtime/cuda/NcclCommunicator.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/device/Backend.h"
 
@@ -146,6 +147,9 @@ public:
   const Target &target() const override { return cudaTarget(); }
   Device &device() override { return device_; }
   std::vector<std::string> kernelNames() const override { return cuda::kernelNames(); }
+  std::unique_ptr<Communicator> deviceCommunicator(Communicator &host) override {
+    return cuda::ncclCommunicator(host, device_.stream());
+  }
 
   std::unique_ptr<Program> prepare(const Plan &plan, const PlanMemory &memory,
                                    const ExecOptions &options) override {

@@ -78,6 +78,13 @@ class Backend {
 public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
+  /// A communicator over the same ranks as `host` that works on this
+  /// device's memory and queue, bootstrapped through `host` (NCCL on CUDA);
+  /// null when `host` itself reaches this device's memory (the CPU).
+  virtual std::unique_ptr<Communicator> deviceCommunicator(Communicator &host) {
+    (void)host;
+    return nullptr;
+  }
   /// The target it lowers plans for.
   virtual const Target &target() const = 0;
   /// Whether it runs plans lowered for `plan` (by default: its own target).

@@ -23,7 +23,29 @@ public:
   /// Replaces each tensor by its sum (or mean) over all ranks, in place. All
   /// tensors of one call share a dtype; every rank passes the same shapes.
   virtual void allReduce(const std::vector<TensorRef> &tensors, ReduceOp op) = 0;
+  /// Copies `bytes` of host memory from rank `root` to every rank (the
+  /// bootstrap of a device communicator, such as NCCL's unique id).
+  virtual void broadcastBytes(void *data, size_t bytes, int root) = 0;
 };
+
+/// Elements from the first tensor's start to the last one's end when each
+/// tensor starts after the previous one's end within an alignment gap (a
+/// bucket the planner packed): one collective then covers the bucket, its
+/// padding summed too, harmlessly. 0 when they are not packed.
+inline int64_t packedElements(const std::vector<TensorRef> &tensors) {
+  if (tensors.empty())
+    return 0;
+  size_t element = dtypeSize(tensors.front().dtype);
+  for (size_t i = 1; i < tensors.size(); ++i) {
+    auto *end = static_cast<char *>(tensors[i - 1].data) + tensors[i - 1].bytes();
+    auto *next = static_cast<char *>(tensors[i].data);
+    if (next < end || next - end >= 4096 || (next - end) % (ptrdiff_t)element != 0)
+      return 0;
+  }
+  auto *start = static_cast<char *>(tensors.front().data);
+  auto *end = static_cast<char *>(tensors.back().data) + tensors.back().bytes();
+  return (end - start) / (ptrdiff_t)element;
+}
 
 /// One rank: rank 0 of 1; a sum or mean over one rank changes nothing.
 std::unique_ptr<Communicator> localCommunicator();

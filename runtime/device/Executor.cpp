@@ -66,6 +66,9 @@ Executor::Executor(Plan plan, ExecOptions options)
   Device &device = backend_->device();
   arena_ = device.allocate(plan_.arenaBytes, target.alignment);
   persistent_ = device.allocate(plan_.persistentBytes, target.alignment);
+  if (options_.communicator)
+    if ((deviceCommunicator_ = backend_->deviceCommunicator(*options_.communicator)))
+      options_.communicator = deviceCommunicator_.get();
   program_ = backend_->prepare(plan_, {arena_.get(), persistent_.get()}, options_);
   for (const Buffer &b : plan_.buffers)
     if (b.kind == BufferKind::Const) {

@@ -67,6 +67,9 @@ private:
   Plan plan_;
   ExecOptions options_;
   std::unique_ptr<Backend> backend_;
+  /// The backend's own communicator for a data-parallel run (NCCL), if any:
+  /// the steps' all_reduce use it instead of the host one.
+  std::unique_ptr<Communicator> deviceCommunicator_;
   DeviceMemory arena_, persistent_, snapshot_;
   std::unique_ptr<Program> program_;
   uint64_t iteration_ = 0;

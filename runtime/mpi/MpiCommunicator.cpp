@@ -68,19 +68,8 @@ public:
     for (const TensorRef &t : tensors)
       if (t.dtype != dtype || !isFloat(dtype))
         throw RuntimeError("allreduce: tensors of one call must be floats of one dtype");
-    // One span when each tensor starts after the last one's end, within an
-    // alignment gap (the planner's packing): padding is summed too, harmlessly.
-    bool packed = true;
-    for (size_t i = 1; i < tensors.size(); ++i) {
-      auto *end = static_cast<char *>(tensors[i - 1].data) + tensors[i - 1].bytes();
-      auto *next = static_cast<char *>(tensors[i].data);
-      packed = packed && next >= end && next - end < 4096 &&
-               (next - end) % (ptrdiff_t)dtypeSize(dtype) == 0;
-    }
-    if (packed) {
-      char *start = static_cast<char *>(tensors.front().data);
-      char *end = static_cast<char *>(tensors.back().data) + tensors.back().bytes();
-      reduce(start, (end - start) / dtypeSize(dtype), dtype);
+    if (int64_t span = packedElements(tensors)) {
+      reduce(tensors.front().data, span, dtype);
     } else {
       for (const TensorRef &t : tensors)
         reduce(t.data, t.size(), dtype);
@@ -88,6 +77,12 @@ public:
     if (op == ReduceOp::Average)
       for (const TensorRef &t : tensors)
         scale(t, 1.0f / (float)size_);
+  }
+
+  void broadcastBytes(void *data, size_t bytes, int root) override {
+    for (size_t at = 0; at < bytes; at += INT_MAX)
+      MPI_Bcast(static_cast<char *>(data) + at, (int)std::min<size_t>(bytes - at, INT_MAX),
+                MPI_BYTE, root, MPI_COMM_WORLD);
   }
 
 private:

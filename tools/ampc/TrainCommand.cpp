@@ -105,10 +105,7 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     options.profile = args.has("profile");
     options.graphs = !args.has("no-cuda-graph");
     options.checkNumerics = probes.mode == ProbeOptions::Mode::NonFinite;
-    if (job.communicator) {
-      if (options.device != "cpu") // MPI sums host memory; GPU ranks need NCCL
-        throw UsageError("data-parallel training runs on --device cpu for now (NCCL for GPU "
-                         "ranks is not built yet)");
+    if (job.communicator) { // on --device cuda, the backend makes NCCL's from it
       options.communicator = job.communicator.get();
       job.settings.worldSize = job.communicator->size();
     }
