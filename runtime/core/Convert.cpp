@@ -47,6 +47,8 @@ template <typename F> bool inParallel(size_t n, F convert) {
 }
 
 void toF32(const void *src, DType dtype, float *dst, size_t n) {
+  if (n == 0) // an empty tensor's pointers may be null
+    return;
   if (dtype != DType::F32 &&
       inParallel(n, [&](size_t at, size_t count) {
         toF32(static_cast<const char *>(src) + at * dtypeSize(dtype), dtype, dst + at, count);
@@ -89,6 +91,8 @@ void toF32(const void *src, DType dtype, float *dst, size_t n) {
 }
 
 void fromF32(const float *src, void *dst, DType dtype, size_t n) {
+  if (n == 0) // an empty tensor's pointers may be null
+    return;
   if (dtype != DType::F32 &&
       inParallel(n, [&](size_t at, size_t count) {
         fromF32(src + at, static_cast<char *>(dst) + at * dtypeSize(dtype), dtype, count);
