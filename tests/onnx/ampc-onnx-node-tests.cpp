@@ -58,7 +58,7 @@ Outcome runCase(const fs::path &dir, std::string &why) {
     return why = "model.onnx does not parse", Outcome::Failed;
   for (const onnx::NodeProto &n : model.graph().node())
     if (!mappings().count(n.op_type()))
-      return Outcome::NotMapped;
+      return why = n.op_type(), Outcome::NotMapped;
   fs::path data = dir / "test_data_set_0";
   // The suite passes shapes, axes and bounds as graph inputs; ampc takes
   // them static, as exporters write them: such inputs become initializers
@@ -174,16 +174,25 @@ int main(int argc, char **argv) {
       cases.push_back(e.path());
   std::sort(cases.begin(), cases.end());
   int counts[4] = {0, 0, 0, 0};
+  std::map<std::string, int> otherOps;
   for (const fs::path &c : cases) {
     std::string why;
     Outcome o = runCase(c, why);
     ++counts[int(o)];
-    if (o == Outcome::Failed || (verbose && o != Outcome::NotMapped))
+    if (o == Outcome::NotMapped)
+      ++otherOps[why];
+    else if (o != Outcome::Passed || verbose) // every skip is listed with its reason
       std::printf("%-8s %s%s%s\n",
-                  o == Outcome::Passed ? "pass" : o == Outcome::Refused ? "refused" : "FAIL",
+                  o == Outcome::Passed ? "pass" : o == Outcome::Refused ? "skipped" : "FAIL",
                   c.filename().c_str(), why.empty() ? "" : ": ", why.c_str());
   }
-  std::printf("%zu cases: %d of mapped ops (%d passed, %d refused, %d failed), %d of other ops\n",
+  if (!otherOps.empty()) {
+    std::string ops;
+    for (const auto &[op, n] : otherOps)
+      ops += (ops.empty() ? "" : ", ") + op + " (" + std::to_string(n) + ")";
+    std::printf("skipped, ops the importer does not map: %s\n", ops.c_str());
+  }
+  std::printf("%zu cases: %d of mapped ops (%d passed, %d skipped, %d failed), %d of other ops\n",
               cases.size(), counts[1] + counts[2] + counts[3], counts[2], counts[1], counts[3],
               counts[0]);
   if (counts[int(Outcome::Passed)] < minPass) {
