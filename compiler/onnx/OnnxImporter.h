@@ -122,6 +122,26 @@ struct SliceRanges {
 };
 SliceRanges sliceRanges(Importer &im, const onnx::NodeProto &node, llvm::ArrayRef<int64_t> in);
 
+/// Helpers of the mappings.
+inline mlir::Builder &B(Importer &im) { return im.b.opBuilder(); }
+inline mlir::Attribute ints(Importer &im, llvm::ArrayRef<int64_t> v) {
+  return B(im).getDenseI64ArrayAttr(v);
+}
+/// Throws unless `t` has rank `rank`.
+void requireRank(Importer &im, const onnx::NodeProto &n, Tensor t, int64_t rank);
+/// Throws when attribute `key` is given with a value other than `allowed`.
+void refuseAttr(Importer &im, const onnx::NodeProto &n, const char *key, int64_t allowed);
+
+/// The mappings of the neural-network ops (OnnxNnOps.cpp).
+void conv(Importer &im, const onnx::NodeProto &n);
+void gemm(Importer &im, const onnx::NodeProto &n);
+void batchNorm(Importer &im, const onnx::NodeProto &n);
+void layerNorm(Importer &im, const onnx::NodeProto &n);
+void globalAvgPool(Importer &im, const onnx::NodeProto &n);
+/// Softmax/LogSoftmax and MaxPool/AveragePool, for the graph op `op`.
+Mapping softmax(const char *op);
+Mapping pool(const char *op);
+
 /// Axis `axis` of a rank-`rank` tensor, negative from the end; throws if out
 /// of range.
 int64_t normalizeAxis(Importer &im, const onnx::NodeProto &node, int64_t axis, int64_t rank);

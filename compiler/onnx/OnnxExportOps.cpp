@@ -1,0 +1,174 @@
+// Each graph op as ONNX nodes (docs/onnx.md, "Export"): one node with the
+// op's name, or a few where ONNX 17 has no counterpart (gelu, scale, the
+// losses).
+#include <map>
+
+#include "compiler/DenseData.h"
+#include "compiler/Diagnostics.h"
+#include "compiler/onnx/OnnxExporter.h"
+
+using namespace mlir;
+
+namespace ampc::onnx_export {
+
+void Exporter::emit(Operation *op) {
+  std::string op_ = opName(op), nodeName = graph::nodeName(op).str();
+  std::vector<std::string> in, out;
+  for (Value v : op->getOperands())
+    in.push_back(name(v));
+  for (Value v : op->getResults())
+    out.push_back(name(v));
+  static const std::map<std::string, std::string> same = {
+      {"add", "Add"},     {"sub", "Sub"},         {"mul", "Mul"},   {"div", "Div"},
+      {"maximum", "Max"}, {"minimum", "Min"},     {"neg", "Neg"},   {"abs", "Abs"},
+      {"relu", "Relu"},   {"tanh", "Tanh"},       {"sigmoid", "Sigmoid"},
+      {"erf", "Erf"},     {"exp", "Exp"},         {"log", "Log"},   {"sqrt", "Sqrt"},
+      {"identity", "Identity"}, {"dropout", "Identity"}};
+  if (auto it = same.find(op_); it != same.end()) {
+    node(it->second, nodeName, {in[0]} , out);
+    if (op->getNumOperands() == 2)
+      graph().mutable_node(graph().node_size() - 1)->add_input(in[1]);
+    return;
+  }
+  std::string dtype = op->getNumResults() ? dtypeOf(op->getResult(0)) : "f32";
+  if (op_ == "matmul") {
+    std::vector<int64_t> a = shapeOf(op->getOperand(0)).vec(), b = shapeOf(op->getOperand(1)).vec();
+    if (a.size() == 2 && b.size() == 2) {
+      onnx::NodeProto &n = node("Gemm", nodeName, in, out);
+      if (boolAttr(op, "transpose_a"))
+        setInt(n, "transA", 1);
+      if (boolAttr(op, "transpose_b"))
+        setInt(n, "transB", 1);
+      return;
+    }
+    for (int i : {0, 1}) {
+      if (!boolAttr(op, i ? "transpose_b" : "transpose_a"))
+        continue;
+      int64_t rank = (i ? b : a).size();
+      std::vector<int64_t> perm;
+      for (int64_t d = 0; d < rank; ++d)
+        perm.push_back(d);
+      std::swap(perm[rank - 1], perm[rank - 2]);
+      in[i] = transposed(in[i], nodeName + (i ? ".transpose_b" : ".transpose_a"), perm);
+    }
+    node("MatMul", nodeName, in, out);
+  } else if (op_ == "conv2d") {
+    windowed(op, "Conv", in, nodeName, out[0]);
+  } else if (op_ == "max_pool2d") {
+    windowed(op, "MaxPool", in, nodeName, out[0]);
+  } else if (op_ == "avg_pool2d") {
+    windowed(op, "AveragePool", in, nodeName, out[0]);
+  } else if (op_ == "batch_norm") {
+    windowed(op, "BatchNormalization", in, nodeName, out[0]);
+  } else if (op_ == "global_avg_pool") {
+    bool nhwc = stringAttr(op, "layout", "NHWC") == "NHWC";
+    onnx::NodeProto &n = node("ReduceMean", nodeName, in, out);
+    setInts(n, "axes", nhwc ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{2, 3});
+    setInt(n, "keepdims", 0);
+  } else if (op_ == "layer_norm") {
+    onnx::NodeProto &n = node("LayerNormalization", nodeName, in, out);
+    setInt(n, "axis", intAttr(op, "axis", -1));
+    setFloat(n, "epsilon", floatAttr(op, "epsilon", 1e-5));
+  } else if (op_ == "scale") {
+    double a = floatAttr(op, "scale", 1.0), b = floatAttr(op, "bias", 0.0);
+    std::string mid = b == 0.0 ? out[0] : fresh(out[0] + ".scaled");
+    node("Mul", nodeName, {in[0], scalar(nodeName + ".scale", a, dtype)}, {mid});
+    if (b != 0.0)
+      node("Add", freshNode(nodeName + ".bias"), {mid, scalar(nodeName + ".bias", b, dtype)}, out);
+  } else if (op_ == "pow" || op_ == "rsqrt" || op_ == "square") {
+    double e = op_ == "pow" ? floatAttr(op, "exponent", 1.0) : op_ == "rsqrt" ? -0.5 : 2.0;
+    node("Pow", nodeName, {in[0], scalar(nodeName + ".exponent", e, dtype)}, out);
+  } else if (op_ == "gelu") {
+    // ONNX 17 has no Gelu: the erf form x * 0.5 * (1 + erf(x / sqrt 2)), or the tanh form.
+    std::string x = in[0], base = out[0];
+    std::string t;
+    if (boolAttr(op, "approximate")) {
+      std::string cube = fresh(base + ".cube"), inner = fresh(base + ".inner"),
+                  scaled = fresh(base + ".scaled");
+      node("Pow", freshNode(nodeName + ".cube"), {x, scalar(base + ".three", 3, dtype)}, {cube});
+      std::string c = fresh(base + ".c");
+      node("Mul", freshNode(nodeName + ".c"), {cube, scalar(base + ".k", 0.044715, dtype)}, {c});
+      node("Add", freshNode(nodeName + ".inner"), {x, c}, {inner});
+      node("Mul", freshNode(nodeName + ".scaled"),
+           {inner, scalar(base + ".sqrt_2_over_pi", 0.7978845608028654, dtype)}, {scaled});
+      t = fresh(base + ".tanh");
+      node("Tanh", freshNode(nodeName + ".tanh"), {scaled}, {t});
+    } else {
+      std::string d = fresh(base + ".div");
+      node("Div", freshNode(nodeName + ".div"), {x, scalar(base + ".sqrt2", 1.4142135623730951, dtype)}, {d});
+      t = fresh(base + ".erf");
+      node("Erf", freshNode(nodeName + ".erf"), {d}, {t});
+    }
+    // As PyTorch writes it, which the importer reads back as one gelu.
+    std::string onePlus = fresh(base + ".one_plus"), times = fresh(base + ".times_x");
+    node("Add", freshNode(nodeName + ".one_plus"), {t, scalar(base + ".one", 1, dtype)}, {onePlus});
+    node("Mul", freshNode(nodeName + ".times_x"), {x, onePlus}, {times});
+    node("Mul", nodeName, {times, scalar(base + ".half", 0.5, dtype)}, out);
+  } else if (op_ == "reshape") {
+    node("Reshape", nodeName, {in[0], ints(nodeName + ".shape", shapeOf(op->getResult(0)))}, out);
+  } else if (op_ == "transpose") {
+    setInts(node("Transpose", nodeName, in, out), "perm", intsAttr(op, "perm"));
+  } else if (op_ == "flatten") {
+    setInt(node("Flatten", nodeName, in, out), "axis", intAttr(op, "axis", 1));
+  } else if (op_ == "concat") {
+    setInt(node("Concat", nodeName, in, out), "axis", intAttr(op, "axis", 0));
+  } else if (op_ == "slice") {
+    node("Slice", nodeName,
+         {in[0], ints(nodeName + ".starts", intsAttr(op, "starts")),
+          ints(nodeName + ".ends", intsAttr(op, "ends")),
+          ints(nodeName + ".axes", intsAttr(op, "axes"))},
+         out);
+  } else if (op_ == "reduce_sum" || op_ == "reduce_mean") {
+    std::vector<int64_t> axes = intsAttr(op, "axes");
+    bool sum = op_ == "reduce_sum";
+    if (sum && !axes.empty()) // ReduceSum takes its axes as an input from opset 13
+      in.push_back(ints(nodeName + ".axes", axes));
+    onnx::NodeProto &n = node(sum ? "ReduceSum" : "ReduceMean", nodeName, in, out);
+    if (!sum && !axes.empty())
+      setInts(n, "axes", axes);
+    setInt(n, "keepdims", boolAttr(op, "keepdims"));
+  } else if (op_ == "softmax" || op_ == "log_softmax") {
+    setInt(node(op_ == "softmax" ? "Softmax" : "LogSoftmax", nodeName, in, out), "axis",
+           intAttr(op, "axis", -1));
+  } else if (op_ == "embedding") {
+    node("Gather", nodeName, {in[1], in[0]}, out);
+  } else if (op_ == "cast") {
+    setInt(node("Cast", nodeName, in, out), "to", onnx_import::onnxTypeOf(dtype));
+  } else if (op_ == "constant") {
+    auto value = op->getAttrOfType<ElementsAttr>("value");
+    auto *a = node("Constant", nodeName, {}, out).add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    *a->mutable_t() = onnx_import::writeTensor(
+        {dtype, shapeOf(op->getResult(0)).vec(), denseToDoubles(value)}, "");
+  } else if (op_ == "fill") {
+    auto *a = node("ConstantOfShape", nodeName,
+                   {ints(nodeName + ".shape", shapeOf(op->getResult(0)))}, out)
+                  .add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    *a->mutable_t() = onnx_import::writeTensor({dtype, {1}, {floatAttr(op, "value", 0.0)}}, "");
+  } else if (op_ == "softmax_cross_entropy" || op_ == "mse_loss") {
+    // ampc's losses read L operands and compute in f32; ONNX's keep the dtype.
+    std::string lossDtype = dtypeOf(op->getResult(0));
+    for (int i = 0; i < (op_ == "mse_loss" ? 2 : 1); ++i)
+      if (dtypeOf(op->getOperand(i)) != lossDtype) {
+        std::string cast = fresh(in[i] + ".cast_" + lossDtype);
+        setInt(node("Cast", cast, {in[i]}, {cast}), "to", onnx_import::onnxTypeOf(lossDtype));
+        in[i] = cast;
+      }
+    if (op_ == "softmax_cross_entropy") {
+      setString(node("SoftmaxCrossEntropyLoss", nodeName, in, out), "reduction", "mean");
+      return;
+    }
+    std::string d = fresh(out[0] + ".diff"), sq = fresh(out[0] + ".squared");
+    node("Sub", freshNode(nodeName + ".diff"), in, {d});
+    node("Mul", freshNode(nodeName + ".squared"), {d, d}, {sq});
+    setInt(node("ReduceMean", nodeName, {sq}, out), "keepdims", 0);
+  } else {
+    throw GraphError("node '" + nodeName + "': '" + op_ +
+                     "' has no ONNX form (export takes forward graphs)");
+  }
+}
+
+} // namespace ampc::onnx_export

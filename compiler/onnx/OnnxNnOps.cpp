@@ -1,0 +1,227 @@
+// ONNX's neural-network ops as graph ops: Gemm, Conv, the normalisations,
+// pooling and Softmax (docs/onnx.md lists what each supports). The other
+// mappings and the table are OnnxOps.cpp.
+#include "compiler/onnx/OnnxImporter.h"
+
+namespace ampc::onnx_import {
+
+using onnx::NodeProto;
+using Attrs = mlir::NamedAttrList;
+
+void requireRank(Importer &im, const NodeProto &n, Tensor t, int64_t rank) {
+  if (t.rank() != rank)
+    throw im.fail(n, "only rank-" + std::to_string(rank) + " inputs are supported, got rank " +
+                         std::to_string(t.rank()));
+}
+
+void refuseAttr(Importer &im, const NodeProto &n, const char *key, int64_t allowed) {
+  if (im.attr(n, key) && im.attrInt(n, key, allowed) != allowed)
+    throw im.fail(n, std::string("attribute ") + key + " = " +
+                         std::to_string(im.attrInt(n, key, allowed)) + " is not supported");
+}
+
+/// ONNX pads [x1_begin, x2_begin, x1_end, x2_end] as the dialect's [t, b, l, r];
+/// auto_pad SAME_* is resolved from the (static) input size.
+static std::vector<int64_t> pads2d(Importer &im, const NodeProto &n, Tensor x,
+                            llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> strides,
+                            llvm::ArrayRef<int64_t> dilations) {
+  std::string autoPad = im.attrString(n, "auto_pad", "NOTSET");
+  std::vector<int64_t> p = im.attrInts(n, "pads").value_or(std::vector<int64_t>(4, 0));
+  if (p.size() != 4)
+    throw im.fail(n, "pads needs 4 values for a 2-D window");
+  if (autoPad == "VALID")
+    p.assign(4, 0);
+  else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
+    for (int i = 0; i < 2; ++i) {
+      int64_t in = x.dim(2 + i), out = (in + strides[i] - 1) / strides[i];
+      int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] +
+                                               (kernel[i] - 1) * dilations[i] + 1 - in);
+      p[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      p[2 + i] = total - p[i];
+    }
+  else if (autoPad != "NOTSET")
+    throw im.fail(n, "auto_pad '" + autoPad + "' is not supported");
+  return {p[0], p[2], p[1], p[3]};
+}
+
+static std::vector<int64_t> pair(Importer &im, const NodeProto &n, const char *key) {
+  std::vector<int64_t> v = im.attrInts(n, key).value_or(std::vector<int64_t>{1, 1});
+  if (v.size() != 2)
+    throw im.fail(n, std::string(key) + " needs 2 values for a 2-D window");
+  return v;
+}
+
+void conv(Importer &im, const NodeProto &n) {
+  Tensor x = im.input(n, 0), w = im.input(n, 1), bias = im.optionalInput(n, 2);
+  requireRank(im, n, x, 4);
+  requireRank(im, n, w, 4);
+  if (bias)
+    requireRank(im, n, bias, 1);
+  std::vector<int64_t> strides = pair(im, n, "strides"), dilations = pair(im, n, "dilations");
+  std::vector<int64_t> kernel{w.dim(2), w.dim(3)};
+  Attrs a;
+  a.set("strides", ints(im, strides));
+  a.set("dilations", ints(im, dilations));
+  a.set("padding", ints(im, pads2d(im, n, x, kernel, strides, dilations)));
+  a.set("groups", B(im).getI64IntegerAttr(im.attrInt(n, "group", 1)));
+  a.set("layout", B(im).getStringAttr("NCHW"));
+  if (!bias) {
+    im.emit(n, "conv2d", {x, w}, a);
+    return;
+  }
+  Tensor y = im.emit(n, "conv2d", {x, w}, a, n.output(0) + ".conv", "conv");
+  Attrs shape;
+  shape.set("shape", ints(im, {bias.dim(0), 1, 1}));
+  Tensor b3 = im.emit(n, "reshape", {bias}, shape, n.output(0) + ".bias", "bias");
+  im.emit(n, "add", {y, b3});
+}
+
+void gemm(Importer &im, const NodeProto &n) {
+  Tensor a = im.input(n, 0), b = im.input(n, 1), c = im.optionalInput(n, 2);
+  double alpha = im.attrFloat(n, "alpha", 1.0), beta = im.attrFloat(n, "beta", 1.0);
+  Attrs t;
+  t.set("transpose_a", B(im).getBoolAttr(im.attrInt(n, "transA", 0)));
+  t.set("transpose_b", B(im).getBoolAttr(im.attrInt(n, "transB", 0)));
+  bool last = !c && alpha == 1.0;
+  Tensor y = last ? im.emit(n, "matmul", {a, b}, t)
+                  : im.emit(n, "matmul", {a, b}, t, n.output(0) + ".matmul", "matmul");
+  if (alpha != 1.0) {
+    Attrs s;
+    s.set("scale", B(im).getF64FloatAttr(alpha));
+    y = c ? im.emit(n, "scale", {y}, s, n.output(0) + ".alpha", "alpha")
+          : im.emit(n, "scale", {y}, s);
+  }
+  if (!c)
+    return;
+  if (beta != 1.0) {
+    Attrs s;
+    s.set("scale", B(im).getF64FloatAttr(beta));
+    c = im.emit(n, "scale", {c}, s, n.output(0) + ".beta", "beta");
+  }
+  im.emit(n, "add", {y, c});
+}
+
+
+/// Softmax and LogSoftmax: before opset 13 they work on the input flattened
+/// to 2-D at `axis`, which is the per-axis form only for the last axis.
+Mapping softmax(const char *op) {
+  return [op](Importer &im, const NodeProto &n) {
+    Tensor x = im.input(n, 0);
+    int64_t axis = normalizeAxis(im, n, im.attrInt(n, "axis", im.opset < 13 ? 1 : -1), x.rank());
+    Attrs a;
+    if (im.opset >= 13 || axis == x.rank() - 1) {
+      a.set("axis", B(im).getI64IntegerAttr(axis));
+      im.emit(n, op, {x}, a);
+      return;
+    }
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < x.rank(); ++i)
+      (i < axis ? outer : inner) = product({i < axis ? outer : inner, x.dim(i)});
+    Attrs flat, back;
+    flat.set("shape", ints(im, {outer, inner}));
+    back.set("shape", ints(im, x.shape()));
+    Tensor f = im.emit(n, "reshape", {x}, flat, n.output(0) + ".2d", "2d");
+    a.set("axis", B(im).getI64IntegerAttr(1));
+    Tensor s = im.emit(n, op, {f}, a, n.output(0) + "." + op, op);
+    im.emit(n, "reshape", {s}, back);
+  };
+}
+
+void batchNorm(Importer &im, const NodeProto &n) {
+  if (im.attrInt(n, "training_mode", 0) != 0 || n.output_size() > 1)
+    throw im.fail(n, "only inference batch normalization (one output) is supported");
+  for (int i : {3, 4})
+    if (i < n.input_size())
+      im.statistics.insert(n.input(i));
+  Tensor x = im.input(n, 0);
+  requireRank(im, n, x, 4);
+  Attrs a;
+  a.set("epsilon", B(im).getF64FloatAttr(im.attrFloat(n, "epsilon", 1e-5)));
+  a.set("momentum", B(im).getF64FloatAttr(im.attrFloat(n, "momentum", 0.9)));
+  a.set("layout", B(im).getStringAttr("NCHW"));
+  im.emit(n, "batch_norm",
+          {x, im.input(n, 1), im.input(n, 2), im.input(n, 3), im.input(n, 4)}, a);
+}
+
+/// LayerNormalization's optional outputs, the Mean and the InvStdDev over
+/// the normalised axes (kept as size-1 dims), from graph ops.
+static void layerNormStatistics(Importer &im, const NodeProto &n, Tensor x, int64_t axis,
+                         double epsilon) {
+  bool wantMean = n.output_size() > 1 && !n.output(1).empty();
+  bool wantInv = n.output_size() > 2 && !n.output(2).empty();
+  if (!wantMean && !wantInv)
+    return;
+  std::vector<int64_t> axes;
+  for (int64_t i = axis; i < x.rank(); ++i)
+    axes.push_back(i);
+  Attrs r;
+  r.set("axes", ints(im, axes));
+  r.set("keepdims", B(im).getBoolAttr(true));
+  std::string base = im.nodeName(n);
+  Tensor mean = im.emit(n, "reduce_mean", {x}, r,
+                        wantMean ? n.output(1) : base + ".mean", "mean");
+  if (!wantInv)
+    return;
+  Tensor d = im.emit(n, "sub", {x, mean}, {}, base + ".centered", "centered");
+  Tensor sq = im.emit(n, "square", {d}, {}, base + ".squared", "squared");
+  Tensor var = im.emit(n, "reduce_mean", {sq}, r, base + ".variance", "variance");
+  Attrs eps;
+  eps.set("bias", B(im).getF64FloatAttr(epsilon));
+  Tensor ve = im.emit(n, "scale", {var}, eps, base + ".variance_eps", "variance_eps");
+  im.emit(n, "rsqrt", {ve}, {}, n.output(2), "inv_std");
+}
+
+void layerNorm(Importer &im, const NodeProto &n) {
+  Tensor x = im.input(n, 0), scale = im.input(n, 1), bias = im.optionalInput(n, 2);
+  int64_t axis = normalizeAxis(im, n, im.attrInt(n, "axis", -1), x.rank());
+  refuseAttr(im, n, "stash_type", 1);
+  layerNormStatistics(im, n, x, axis, im.attrFloat(n, "epsilon", 1e-5));
+  if (!bias) {
+    bias = im.b.constValue(im.nodeName(n) + ".bias", scale.shape(),
+                           std::vector<double>(product(scale.shape()), 0.0), scale.dtype());
+  }
+  Attrs a;
+  a.set("epsilon", B(im).getF64FloatAttr(im.attrFloat(n, "epsilon", 1e-5)));
+  a.set("axis", B(im).getI64IntegerAttr(axis));
+  im.emit(n, "layer_norm", {x, scale, bias}, a, n.output(0));
+}
+
+Mapping pool(const char *op) {
+  return [op](Importer &im, const NodeProto &n) {
+    Tensor x = im.input(n, 0);
+    requireRank(im, n, x, 4);
+    refuseAttr(im, n, "ceil_mode", 0);
+    refuseAttr(im, n, "storage_order", 0);
+    if (n.output_size() > 1)
+      throw im.fail(n, "the Indices output is not supported");
+    std::vector<int64_t> kernel = im.attrInts(n, "kernel_shape").value_or(std::vector<int64_t>{});
+    if (kernel.size() != 2)
+      throw im.fail(n, "kernel_shape needs 2 values (2-D pooling)");
+    std::vector<int64_t> strides = pair(im, n, "strides"), dilations = pair(im, n, "dilations");
+    if (dilations != std::vector<int64_t>{1, 1})
+      throw im.fail(n, "dilated pooling is not supported");
+    std::vector<int64_t> pads = pads2d(im, n, x, kernel, strides, dilations);
+    if (std::string(op) == "avg_pool2d" && im.attrInt(n, "count_include_pad", 0) &&
+        pads != std::vector<int64_t>(4, 0))
+      throw im.fail(n, "count_include_pad = 1 with padding is not supported");
+    Attrs a;
+    a.set("kernel", ints(im, kernel));
+    a.set("strides", ints(im, strides));
+    a.set("padding", ints(im, pads));
+    a.set("layout", B(im).getStringAttr("NCHW"));
+    im.emit(n, op, {x}, a);
+  };
+}
+
+void globalAvgPool(Importer &im, const NodeProto &n) {
+  Tensor x = im.input(n, 0);
+  requireRank(im, n, x, 4);
+  Attrs a, shape;
+  a.set("layout", B(im).getStringAttr("NCHW"));
+  Tensor p = im.emit(n, "global_avg_pool", {x}, a, n.output(0) + ".2d", "pool");
+  shape.set("shape", ints(im, {x.dim(0), x.dim(1), 1, 1}));
+  im.emit(n, "reshape", {p}, shape);
+}
+
+
+} // namespace ampc::onnx_import
