@@ -169,9 +169,7 @@ void identity(Importer &im, const NodeProto &n) {
   // becomes a param of its own, named as the model names it.
   auto init = im.initializers.find(n.input(0));
   if (init != im.initializers.end() && !im.initializers.count(n.output(0))) {
-    im.initializers[n.output(0)] = init->second;
-    if (im.graphOutputs.count(n.output(0)))
-      im.alias(n, im.tensor(n.output(0)));
+    im.initializers[n.output(0)] = init->second; // made when first used
     return;
   }
   im.alias(n, im.input(n, 0));
