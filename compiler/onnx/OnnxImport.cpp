@@ -289,8 +289,12 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &ctx, const std::
   findPatterns(im, g);
   for (const NodeProto &n : g.node()) {
     auto gelu = im.gelus.find(&n);
-    if (gelu != im.gelus.end())
-      im.emit(n, "gelu", {im.tensor(gelu->second)});
+    if (gelu != im.gelus.end()) {
+      mlir::NamedAttrList attrs;
+      if (gelu->second.second)
+        attrs.set("approximate", B(im).getBoolAttr(true));
+      im.emit(n, "gelu", {im.tensor(gelu->second.first)}, attrs);
+    }
     else if (!im.skipped.count(&n) && !fold(im, n))
       mappings().at(n.op_type())(im, n);
   }

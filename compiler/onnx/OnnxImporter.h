@@ -84,9 +84,9 @@ public:
 
   std::set<std::string> graphOutputs;
   /// Nodes folded into a pattern's last node, which maps the whole form;
-  /// gelus: such last nodes and the GELU's input.
+  /// gelus: such last nodes, the GELU's input and whether it is the tanh form.
   std::set<const onnx::NodeProto *> skipped;
-  std::map<const onnx::NodeProto *, std::string> gelus;
+  std::map<const onnx::NodeProto *, std::pair<std::string, bool>> gelus;
   /// A loss the model computes (SoftmaxCrossEntropyLoss as a graph output).
   std::string lossOutput;
   std::map<const onnx::NodeProto *, std::string> names; // unique node names

@@ -1,9 +1,13 @@
 // Forms exporters write out op by op that the graph dialect has as one op:
-// found before the mapping, so that each imports as that op. Only GELU's erf
-// form so far, as PyTorch writes it:
-//   d = Div(x, sqrt 2); e = Erf(d); a = Add(e, 1); y = Mul(Mul(x, a), 0.5)
-// (or Mul(Mul(x, 0.5), a)); operands of Add and Mul in either order, and
-// every inner value read once and not a graph output.
+// found before the mapping, so that each imports as that op. GELU, in both
+// forms PyTorch writes:
+//   erf:  d = Div(x, sqrt 2); f = Erf(d)
+//   tanh: f = Tanh(Mul(sqrt(2/pi), Add(x, Mul(0.044715, x^3)))), with x^3 as
+//         Pow(x, 3) or Mul(x, Mul(x, x))
+// then a = Add(f, 1); y = Mul(Mul(x, a), 0.5) (or Mul(Mul(x, 0.5), a));
+// operands of Add and Mul in either order, and every inner value read once
+// and not a graph output. (Op by op, the tanh form's Pow is a black op: one
+// gelu keeps the FFN in L at O1.)
 #include <cmath>
 
 #include "compiler/onnx/OnnxImporter.h"
@@ -75,18 +79,16 @@ public:
     return s && std::fabs(*s - want) <= 4e-3 * std::fabs(want); // as close as bf16 gets
   }
 
-  void geluErf(const NodeProto &erf) {
-    if (erf.input_size() != 1 || erf.output_size() != 1)
-      return;
-    const NodeProto *div = producerOf(erf.input(0));
-    if (!div || div->op_type() != "Div" || div->input_size() != 2 ||
-        onlyConsumer(erf.input(0)) != &erf || !isScalar(div->input(1), std::sqrt(2.0)))
-      return;
-    const std::string &x = div->input(0);
-    const NodeProto *add = onlyConsumer(erf.output(0));
+  /// GELU's shared tail: from `f` (erf(x/sqrt 2) or tanh(...)), a =
+  /// Add(f, 1), then Mul(Mul(x, a), 0.5) or Mul(Mul(x, 0.5), a). On a match,
+  /// marks `inner` and the tail's nodes but the last skipped, and the last a
+  /// GELU of x.
+  void tail(const NodeProto &f, const std::string &x, std::vector<const NodeProto *> inner,
+            bool approximate) {
+    const NodeProto *add = onlyConsumer(f.output(0));
     if (!add || add->op_type() != "Add")
       return;
-    std::optional<std::string> one = other(*add, erf.output(0));
+    std::optional<std::string> one = other(*add, f.output(0));
     if (!one || !isScalar(*one, 1.0))
       return;
     const NodeProto *mul = onlyConsumer(add->output(0));
@@ -112,10 +114,81 @@ public:
       last = mul;
       fifth = h;
     }
-    for (const NodeProto *n : {div, &erf, add, mul, fifth})
+    inner.insert(inner.end(), {&f, add, mul, fifth});
+    for (const NodeProto *n : inner)
       if (n != last)
         im_.skipped.insert(n);
-    im_.gelus[last] = x;
+    im_.gelus[last] = {x, approximate};
+  }
+
+  /// erf(Div(x, sqrt 2)), then the tail.
+  void geluErf(const NodeProto &erf) {
+    if (erf.input_size() != 1 || erf.output_size() != 1)
+      return;
+    const NodeProto *div = producerOf(erf.input(0));
+    if (!div || div->op_type() != "Div" || div->input_size() != 2 ||
+        onlyConsumer(erf.input(0)) != &erf || !isScalar(div->input(1), std::sqrt(2.0)))
+      return;
+    tail(erf, div->input(0), {div}, false);
+  }
+
+  /// The nodes that make `v` = x^3: Pow(x, 3), or Mul(x, Mul(x, x)) in
+  /// either order (PyTorch 1.13's form); empty when it is neither.
+  std::vector<const NodeProto *> cubeOf(const std::string &v, const std::string &x) {
+    const NodeProto *n = producerOf(v);
+    if (!n || n->input_size() != 2 || n->output_size() != 1)
+      return {};
+    if (n->op_type() == "Pow")
+      return n->input(0) == x && isScalar(n->input(1), 3.0) ? std::vector{n}
+                                                            : std::vector<const NodeProto *>{};
+    if (n->op_type() != "Mul")
+      return {};
+    for (int i = 0; i < 2; ++i) {
+      const NodeProto *square = producerOf(n->input(1 - i));
+      if (n->input(i) == x && square && square->op_type() == "Mul" &&
+          square->input_size() == 2 && square->input(0) == x && square->input(1) == x &&
+          onlyConsumer(n->input(1 - i)) == n)
+        return {square, n};
+    }
+    return {};
+  }
+
+  /// tanh(Mul(sqrt(2/pi), Add(x, Mul(0.044715, Pow(x, 3))))), then the tail:
+  /// the tanh form, as PyTorch writes nn.GELU(approximate="tanh").
+  void geluTanh(const NodeProto &tanh) {
+    if (tanh.input_size() != 1 || tanh.output_size() != 1 ||
+        onlyConsumer(tanh.input(0)) != &tanh)
+      return;
+    const NodeProto *scaled = producerOf(tanh.input(0));
+    if (!scaled || scaled->op_type() != "Mul" || scaled->input_size() != 2)
+      return;
+    for (int s = 0; s < 2; ++s) {
+      if (!isScalar(scaled->input(s), 0.7978845608028654))
+        continue;
+      const std::string &a = scaled->input(1 - s);
+      const NodeProto *add = producerOf(a);
+      if (!add || add->op_type() != "Add" || add->input_size() != 2 || onlyConsumer(a) != scaled)
+        return;
+      for (int c = 0; c < 2; ++c) { // which operand of the Add is x
+        const std::string &x = add->input(1 - c), &k = add->input(c);
+        const NodeProto *kappa = producerOf(k);
+        if (!kappa || kappa->op_type() != "Mul" || kappa->input_size() != 2 ||
+            onlyConsumer(k) != add)
+          continue;
+        std::optional<std::string> p;
+        for (int q = 0; q < 2 && !p; ++q)
+          if (isScalar(kappa->input(q), 0.044715))
+            p = kappa->input(1 - q);
+        std::vector<const NodeProto *> cube = p && onlyConsumer(*p) == kappa
+                                                  ? cubeOf(*p, x) : std::vector<const NodeProto *>{};
+        if (cube.empty())
+          continue;
+        cube.insert(cube.end(), {kappa, add, scaled});
+        tail(tanh, x, cube, true);
+        return;
+      }
+      return;
+    }
   }
 
 private:
@@ -131,6 +204,8 @@ void findPatterns(Importer &im, const onnx::GraphProto &g) {
   for (const NodeProto &n : g.node())
     if (n.op_type() == "Erf")
       m.geluErf(n);
+    else if (n.op_type() == "Tanh")
+      m.geluTanh(n);
 }
 
 } // namespace ampc::onnx_import

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Exports the models of the ONNX import tests with PyTorch: resnet18 from
-torchvision (random weights) and one nn.TransformerEncoderLayer, each with
+torchvision (random weights), one nn.TransformerEncoderLayer, and two
+Linear layers with GELU in its tanh and erf forms, each with
 an input batch and PyTorch's outputs on it as safetensors files.
 
 Usage: export-torch.py OUTDIR. Exits 77 (a skip) where PyTorch or
@@ -40,4 +41,7 @@ export("resnet18", resnet, torch.randn(8, 3, 64, 64),
 layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128,
                                          batch_first=True)
 export("encoder", layer, torch.randn(4, 16, 64), torch.randn(4, 16, 64).numpy())
-print(f"exported resnet18 and encoder to {out}")
+gelus = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(approximate="tanh"),
+                            torch.nn.Linear(32, 8), torch.nn.GELU())
+export("gelus", gelus, torch.randn(4, 16), torch.randint(0, 8, (4,)).numpy())
+print(f"exported resnet18, encoder and gelus to {out}")
