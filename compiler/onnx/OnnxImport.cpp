@@ -4,6 +4,7 @@
 #include "compiler/onnx/OnnxImport.h"
 
 #include "compiler/onnx/OnnxImporter.h"
+#include "onnx/defs/schema.h"
 #include "compiler/NodeFactory.h"
 #include "ops/GraphNames.h"
 
@@ -283,9 +284,22 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &ctx, const std::
       name = (n.name().empty() ? n.op_type() : n.name()) + "_" + std::to_string(k);
     im.names[&n] = name;
   }
-  for (const NodeProto &n : g.node())
-    if (n.output_size() < 1 || n.output(0).empty())
-      throw im.fail(n, "has no output");
+  // Every node has the inputs and outputs its ONNX schema allows (for the
+  // model's opset), so that the mappings may read them.
+  for (const NodeProto &n : g.node()) {
+    const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(n.op_type(), (int)opset, "");
+    if (!schema)
+      throw im.fail(n, "opset " + std::to_string(opset) + " has no such op");
+    if (n.input_size() < schema->min_input() || n.input_size() > schema->max_input())
+      throw im.fail(n, "takes " + std::to_string(schema->min_input()) + " to " +
+                           std::to_string(schema->max_input()) + " inputs, got " +
+                           std::to_string(n.input_size()));
+    if (n.output_size() < std::max(1, schema->min_output()) ||
+        n.output_size() > schema->max_output() || n.output(0).empty())
+      throw im.fail(n, "takes " + std::to_string(std::max(1, schema->min_output())) + " to " +
+                           std::to_string(schema->max_output()) + " outputs, got " +
+                           std::to_string(n.output_size()));
+  }
   findPatterns(im, g);
   for (const NodeProto &n : g.node()) {
     auto gelu = im.gelus.find(&n);
