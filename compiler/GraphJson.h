@@ -28,6 +28,8 @@ mlir::Attribute attrFromJson(mlir::MLIRContext *ctx, llvm::StringRef name,
 /// A param's `init` as JSON, and back: as attributes, except that the values
 /// of kind "data" are a plain list (read as f32 of the param's `shape`).
 Json initToJson(mlir::DictionaryAttr init);
+/// The same without the values of kind "data" (plans carry them apart).
+Json initFieldsToJson(mlir::DictionaryAttr init);
 mlir::DictionaryAttr initFromJson(mlir::MLIRContext *ctx, const Json &init,
                                   llvm::ArrayRef<int64_t> shape);
 

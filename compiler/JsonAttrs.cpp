@@ -119,12 +119,18 @@ Attribute attrFromJson(MLIRContext *ctx, StringRef name, const Json &v) {
   throw GraphError("attribute '" + name.str() + "' has an unsupported JSON value");
 }
 
+Json initFieldsToJson(DictionaryAttr init) {
+  Json out = Json::object();
+  for (NamedAttribute field : init)
+    if (field.getName() != "data")
+      out[field.getName().str()] = attrToJson(field.getValue());
+  return out;
+}
+
 Json initToJson(DictionaryAttr init) {
-  Json out = attrToJson(init);
-  if (auto data = init.getAs<DenseElementsAttr>("data")) {
-    out.erase("data");
+  Json out = initFieldsToJson(init);
+  if (auto data = init.getAs<DenseElementsAttr>("data"))
     out["data"] = denseToDoubles(data); // after "kind": the long list last
-  }
   return out;
 }
 

@@ -112,11 +112,9 @@ rt::Plan lowerToPlan(ModuleOp module, const rt::Target &target, const ProbeOptio
       plan.inputs.push_back(addBuffer(in, rt::BufferKind::Input).id);
     } else if (auto p = dyn_cast<graph::ParamOp>(op)) {
       rt::Buffer &b = addBuffer(p, rt::BufferKind::Param);
-      b.init = p.getInit() ? attrToJson(*p.getInit()) : rt::Json{{"kind", "zeros"}};
-      if (auto data = p.getInit() ? p.getInit()->getAs<DenseElementsAttr>("data") : nullptr) {
-        b.init.erase("data"); // the values travel in the buffer's data
-        b.data = denseToDoubles(data);
-      }
+      b.init = p.getInit() ? initFieldsToJson(*p.getInit()) : rt::Json{{"kind", "zeros"}};
+      if (auto data = p.getInit() ? p.getInit()->getAs<DenseElementsAttr>("data") : nullptr)
+        b.data = denseToDoubles(data); // the values travel in the buffer's data
       b.trainable = p.getTrainable().value_or(true);
       if (auto master = p.getMasterDtype())
         b.masterDtype = graph::dtypeName(*master);

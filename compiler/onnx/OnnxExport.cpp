@@ -42,8 +42,7 @@ void Exporter::param(graph::ParamOp p) {
     rt::Buffer b;
     b.name = n;
     b.shape = t.shape;
-    b.init = p.getInit() ? rt::Json::parse(attrToJson(*p.getInit()).dump())
-                         : rt::Json{{"kind", "zeros"}};
+    b.init = p.getInit() ? attrToJson(*p.getInit()) : rt::Json{{"kind", "zeros"}};
     std::vector<float> values = rt::initialValues(rt::Plan{}, b, seed_);
     t.data.assign(values.begin(), values.end());
   }

@@ -23,11 +23,9 @@ std::vector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape) {
   return s;
 }
 
-bool isInt(const std::string &dtype) { return dtype[0] == 'i'; }
-
 /// Rounds `v` to `dtype` as a cast would.
 double toDtype(double v, const std::string &dtype) {
-  if (isInt(dtype))
+  if (isIntegerDtype(dtype))
     return dtype == "i1" ? double(v != 0) : std::trunc(v);
   std::byte bytes[8];
   rt::DType dt = *rt::parseDType(dtype);
@@ -59,7 +57,7 @@ std::optional<HostTensor> broadcast(const HostTensor &a, const HostTensor &b,
       ia += (sa[d] == 1 ? 0 : c) * stA[d];
       ib += (sb[d] == 1 ? 0 : c) * stB[d];
     }
-    r.data[i] = toDtype(f(a.data[ia], b.data[ib], isInt(a.dtype)), a.dtype);
+    r.data[i] = toDtype(f(a.data[ia], b.data[ib], isIntegerDtype(a.dtype)), a.dtype);
   }
   return r;
 }
@@ -293,7 +291,7 @@ bool fold(Importer &im, const NodeProto &n) {
     }
     auto init = im.initializers.find(name);
     bool floatInit = init != im.initializers.end() &&
-                     !isInt(dtypeOf(init->second->data_type()).value_or("f32"));
+                     !isIntegerDtype(dtypeOf(init->second->data_type()).value_or("f32"));
     if (floatInit || !im.constant(name))
       return false;
     in.push_back(im.constant(name));

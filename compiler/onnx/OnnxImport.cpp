@@ -40,7 +40,7 @@ Tensor Importer::tensor(const std::string &name) {
   if (!value)
     throw GraphError("value '" + name + "' is used before any node makes it");
   Tensor t;
-  bool isFloat = value->dtype[0] == 'f' || value->dtype[0] == 'b';
+  bool isFloat = !isIntegerDtype(value->dtype);
   if (initializers.count(name) && isFloat)
     t = b.param(name, value->shape, Init::values(value->data), value->dtype,
                 !statistics.count(name));

@@ -13,13 +13,6 @@ namespace ampc::onnx_import {
 
 using onnx::TensorProto;
 
-int64_t HostTensor::elements() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
 std::optional<std::string> dtypeOf(int onnxType) {
   switch (onnxType) {
   case TensorProto::FLOAT: return "f32";

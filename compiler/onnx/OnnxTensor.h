@@ -18,8 +18,10 @@ struct HostTensor {
   std::string dtype; // an ampc dtype name: f32 f16 bf16 f64 i32 i64 i1
   std::vector<int64_t> shape;
   std::vector<double> data;
-  int64_t elements() const;
 };
+
+/// Whether an ampc dtype name is an integer or bool one (i32, i64, i1).
+inline bool isIntegerDtype(const std::string &dtype) { return dtype.rfind("i", 0) == 0; }
 
 /// An integer element as int64, saturating: ONNX writes INT64_MAX for "to
 /// the end", which a double holds as 2^63. NaN reads as 0.

@@ -197,4 +197,9 @@ void storeElement(void *data, DType dtype, int64_t i, double value) {
   }
 }
 
+void convertElements(const void *src, DType from, void *dst, DType to, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    storeElement(dst, to, i, loadElement(src, from, i));
+}
+
 } // namespace ampc::rt

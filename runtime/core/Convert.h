@@ -39,6 +39,9 @@ double loadElement(const void *data, DType dtype, int64_t i);
 /// truncated, i1 as value != 0.
 void storeElement(void *data, DType dtype, int64_t i, double value);
 
+/// Converts `n` elements from `from` to `to`, as storeElement rounds.
+void convertElements(const void *src, DType from, void *dst, DType to, int64_t n);
+
 } // namespace ampc::rt
 
 #endif

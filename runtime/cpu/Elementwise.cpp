@@ -91,8 +91,7 @@ void cast(KernelContext &c) {
       else
         y.as<int32_t>()[i] = x.dtype == DType::I32 ? x.as<int32_t>()[i] : (int32_t)x.as<int64_t>()[i];
   } else {
-    for (int64_t i = 0; i < y.size(); ++i)
-      storeElement(y.data, y.dtype, i, loadElement(x.data, x.dtype, i));
+    convertElements(x.data, x.dtype, y.data, y.dtype, y.size());
   }
 }
 

@@ -151,8 +151,8 @@ void loadInputs(const Safetensors &file, Executor &ex) {
                          describe(t.dtype, t.shape) + " in the file and " +
                          describe(b.dtype, b.shape) + " in the graph");
     std::vector<std::byte> bytes(b.bytes);
-    for (int64_t i = 0, n = numElements(b.shape); i < n; ++i) // rounds to the input's dtype
-      storeElement(bytes.data(), b.dtype, i, loadElement(file.data.data() + t.offset, t.dtype, i));
+    convertElements(file.data.data() + t.offset, t.dtype, bytes.data(), b.dtype,
+                    numElements(b.shape)); // rounds to the input's dtype
     ex.write(id, bytes.data(), bytes.size());
     fed.insert(b.name);
   }

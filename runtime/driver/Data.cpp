@@ -156,8 +156,7 @@ void DataFeed::loadColumns(const std::string &path) {
     Column c{id, (int64_t)(numElements(sample) * dtypeSize(b.dtype)), {}};
     int64_t n = numElements(t.shape);
     c.bytes.resize(n * dtypeSize(b.dtype));
-    for (int64_t i = 0; i < n; ++i)
-      storeElement(c.bytes.data(), b.dtype, i, loadElement(file.data.data() + t.offset, t.dtype, i));
+    convertElements(file.data.data() + t.offset, t.dtype, c.bytes.data(), b.dtype, n);
     if (!isFloat(b.dtype) && b.shape.size() == 1 && labels_ < 0)
       labels_ = id;
     columns_.push_back(std::move(c));

@@ -14,22 +14,28 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%{ampc_tools}", config.ampc_tools_dir))
 config.substitutions.append(("%python", "python3"))
 config.substitutions.append(("%models", os.path.join(config.test_source_root, "cli", "Inputs")))
-def mpirun_works():
-    """Whether mpirun starts two ranks here (a container may lack what it
-    needs); asked once per build tree, the answer kept in mpirun.ok."""
-    cache = os.path.join(config.ampc_obj_root, "tests", "lit", "mpirun.ok")
+def probe(name, command, env=None, timeout=60):
+    """Whether `command` succeeds here; asked once per build tree, the
+    answer kept in tests/lit/<name>.ok."""
+    cache = os.path.join(config.ampc_obj_root, "tests", "lit", name + ".ok")
     if os.path.exists(cache):
         return open(cache).read() == "yes"
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     try:
-        works = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", "true"], env=env,
-                               capture_output=True, timeout=60).returncode == 0
+        works = subprocess.run(command, env=env, capture_output=True,
+                               timeout=timeout).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         works = False
     os.makedirs(os.path.dirname(cache), exist_ok=True)
     with open(cache, "w") as f:
         f.write("yes" if works else "no")
     return works
+
+
+def mpirun_works():
+    """Whether mpirun starts two ranks here (a container may lack what it
+    needs)."""
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return probe("mpirun", ["mpirun", "--oversubscribe", "-np", "2", "true"], env)
 
 
 if config.ampc_has_mpi and shutil.which("mpirun") and mpirun_works():
@@ -39,20 +45,9 @@ if config.ampc_has_mpi and shutil.which("mpirun") and mpirun_works():
     for var in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
         config.environment[var] = "1"
 def torch_works():
-    """Whether Debian's PyTorch and torchvision import (the ONNX export
-    tests); asked once per build tree, the answer kept in torch.ok."""
-    cache = os.path.join(config.ampc_obj_root, "tests", "lit", "torch.ok")
-    if os.path.exists(cache):
-        return open(cache).read() == "yes"
-    try:
-        works = subprocess.run(["/usr/bin/python3", "-c", "import torch, torchvision, numpy"],
-                               capture_output=True, timeout=120).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        works = False
-    os.makedirs(os.path.dirname(cache), exist_ok=True)
-    with open(cache, "w") as f:
-        f.write("yes" if works else "no")
-    return works
+    """Whether Debian's PyTorch and torchvision import (the ONNX export tests)."""
+    return probe("torch", ["/usr/bin/python3", "-c", "import torch, torchvision, numpy"],
+                 timeout=120)
 
 
 if torch_works():
