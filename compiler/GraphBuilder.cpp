@@ -119,7 +119,7 @@ Tensor GraphBuilder::param(StringRef name, ArrayRef<int64_t> shape, const Init &
   auto op = createValueOp<graph::ParamOp>(
       valueLoc(builder_, full), tensorType(shape, dtype), builder_.getStringAttr(full),
       fields.getDictionary(&context()), trainable ? nullptr : builder_.getBoolAttr(false),
-      /*master_dtype=*/nullptr);
+      /*master_dtype=*/nullptr, /*copy_of=*/nullptr);
   ErrorCollector errors(&context());
   if (failed(verify(op)))
     errors.raise("value '" + full + "': invalid param");

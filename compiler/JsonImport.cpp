@@ -229,7 +229,7 @@ void Importer::createValue(const ValueDecl &v) {
       master = TypeAttr::get(t);
     }
     op = b_.create<graph::ParamOp>(loc, v.type, b_.getStringAttr(v.name), init, trainable,
-                                   master);
+                                   master, nullptr);
   } else {
     std::vector<double> data;
     for (const Json &x : field(*v.json, "data", where, &Json::is_array, "a list")) {

@@ -1,8 +1,10 @@
 #include "compiler/Lowering.h"
 
 #include "compiler/DenseData.h"
+#include "compiler/Diagnostics.h"
 #include "compiler/GraphIO.h"
 #include "compiler/GraphJson.h"
+#include "compiler/Pipelines.h"
 #include "ops/GraphNames.h"
 #include "ops/GraphOps.h"
 #include "runtime/core/KernelTraits.h"
@@ -84,9 +86,54 @@ void addCounters(rt::Plan &plan) {
   }
 }
 
-} // namespace
+/// Whether `s` reads or writes buffer `id`.
+bool touches(const rt::Step &s, int id) {
+  return llvm::is_contained(s.inputs, id) || llvm::is_contained(s.outputs, id);
+}
 
-rt::Plan lowerToPlan(ModuleOp module, const rt::Target &target, const ProbeOptions &probes) {
+/// The optimizer update of `value` that `assign(copy, value)` can fold
+/// into: the last update of `value` before it, in the same phase, with no
+/// step between them touching either buffer; or null.
+rt::Step *updateBefore(std::vector<rt::Step> &steps, const rt::Step &assign,
+                       const rt::Plan &plan) {
+  static const char *updates[] = {"sgd", "momentum", "adam"};
+  int copy = assign.inputs[0], value = assign.inputs[1];
+  const rt::Buffer &c = plan.buffers[copy], &v = plan.buffers[value];
+  if (!rt::isFloat(c.dtype) || c.shape != v.shape)
+    return nullptr;
+  auto phase = [](const rt::Step &x) { return x.attrs.value("phase", ""); };
+  for (auto u = steps.rbegin(); u != steps.rend(); ++u) {
+    if (llvm::is_contained(updates, u->kernel) && u->inputs[0] == value)
+      return phase(*u) == phase(assign) && !u->attrs.contains(rt::kWritesCopy) ? &*u : nullptr;
+    if (touches(*u, copy) || touches(*u, value))
+      return nullptr;
+  }
+  return nullptr;
+}
+
+/// Folds each `assign(copy, p)` that refreshes a low-precision copy after
+/// the optimizer update of `p` (an O2 master's param, an O1 weight copy)
+/// into that update, which then writes the copy in the same pass
+/// (`writes_copy`, the copy as its last input). An update skipped for a
+/// non-finite gradient leaves `p`, so its copy, as it was: the same bytes
+/// as the unconditional assign.
+void fuseUpdateCopies(rt::Plan &plan) {
+  std::vector<rt::Step> kept;
+  for (rt::Step &s : plan.steps) {
+    rt::Step *update = s.kernel == "assign" && s.inputs.size() == 2
+                           ? updateBefore(kept, s, plan)
+                           : nullptr;
+    if (update) {
+      update->inputs.push_back(s.inputs[0]);
+      update->attrs[rt::kWritesCopy] = true;
+    } else {
+      kept.push_back(std::move(s));
+    }
+  }
+  plan.steps = std::move(kept);
+}
+
+rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptions &probes) {
   auto g = cast<graph::GraphOp>(theGraph(module));
   rt::Plan plan;
   plan.name = g.getSymName().str();
@@ -118,6 +165,11 @@ rt::Plan lowerToPlan(ModuleOp module, const rt::Target &target, const ProbeOptio
       b.trainable = p.getTrainable().value_or(true);
       if (auto master = p.getMasterDtype())
         b.masterDtype = graph::dtypeName(*master);
+      if (auto source = p.getCopyOf()) {
+        b.copyOf = plan.find(source->str());
+        if (b.copyOf < 0)
+          throw GraphError("param '" + b.name + "': copy_of names no param before it");
+      }
     } else if (auto c = dyn_cast<graph::ConstOp>(op)) {
       addBuffer(c, rt::BufferKind::Const).data = denseToDoubles(c.getValue());
     } else if (auto c = dyn_cast<graph::ConstantOp>(op)) {
@@ -151,10 +203,21 @@ rt::Plan lowerToPlan(ModuleOp module, const rt::Target &target, const ProbeOptio
   }
   if (auto loss = g.getLoss())
     plan.loss = plan.find(loss->str());
+  fuseUpdateCopies(plan);
   addProbes(plan, probes);
   addCounters(plan);
   rt::planMemory(plan);
   return plan;
+}
+
+} // namespace
+
+rt::Plan lowerToPlan(ModuleOp module, const rt::Target &target, const ProbeOptions &probes) {
+  if (!hasTargetPasses(target))
+    return lowerModule(module, target, probes);
+  OwningOpRef<ModuleOp> lowered = module.clone(); // the caller's module stays as it is
+  runTargetPasses(*lowered, target);
+  return lowerModule(*lowered, target, probes);
 }
 
 } // namespace ampc

@@ -15,7 +15,10 @@ namespace ampc {
 /// param or input to f16/bf16 read only by kernels that widen their operands
 /// anyway (the kernel traits' widened inputs) runs no step: its readers get
 /// `round_inputs` and read the f32 source rounded, the same values without an
-/// f16 copy. `probes` adds numerics probes (compiler/Probes.h); without them
+/// f16 copy. The target's passes run on a copy of `module` first (runTargetPasses:
+/// where casts are not fused, weights keep f16/bf16 copies that their
+/// updates rewrite), and an `assign` refreshing a copy after its param's
+/// update is folded into the update (`writes_copy`). `probes` adds numerics probes (compiler/Probes.h); without them
 /// the plan has none. Throws GraphError for a graph without exactly one
 /// graph.graph.
 rt::Plan lowerToPlan(mlir::ModuleOp module, const rt::Target &target = rt::cpuTarget(),

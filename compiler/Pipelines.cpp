@@ -88,4 +88,18 @@ void runTrainingPipeline(ModuleOp module, const AmpSettings &amp, const TrainSet
     errors.raise("the training pipeline failed");
 }
 
+bool hasTargetPasses(const rt::Target &target) {
+  return !target.fusedCasts; // else its kernels round f32 weights as they read them
+}
+
+void runTargetPasses(ModuleOp module, const rt::Target &target) {
+  if (!hasTargetPasses(target))
+    return;
+  PassManager pm(module.getContext());
+  pm.nest<graph::GraphOp>().addPass(createGraphFuseWeightCasts());
+  ErrorCollector errors(module.getContext());
+  if (failed(pm.run(module)))
+    errors.raise("the target's passes failed");
+}
+
 } // namespace ampc

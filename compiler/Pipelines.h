@@ -4,6 +4,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "passes/Passes.h"
+#include "runtime/core/Target.h"
 
 namespace ampc {
 
@@ -55,6 +56,11 @@ void runTrainingPipeline(mlir::ModuleOp module, const AmpSettings &amp,
 /// throw GraphError. IR dumps go to stderr through MLIR's IR printing.
 void runAmpPipeline(mlir::ModuleOp module, const AmpSettings &settings,
                     IrPrinting printing = {});
+
+/// The passes a target asks for before lowering: for targets that do not
+/// fuse casts into their readers, graph-fuse-weight-casts. Throws GraphError.
+void runTargetPasses(mlir::ModuleOp module, const rt::Target &target);
+bool hasTargetPasses(const rt::Target &target);
 
 } // namespace ampc
 

@@ -53,10 +53,15 @@ def Graph_ParamOp : Graph_Op<"param"> {
     `master_dtype` (set by the AMP pass at O2) says that the optimizer keeps a
     master copy in that dtype (f32), updates it, and rewrites this
     low-precision copy from it; `init` initialises the master.
+    `copy_of` (set by graph-fuse-weight-casts) marks the low-precision copy
+    of the f32 param of that name, which the param's optimizer update
+    rewrites: it reads as the cast of that param always would, is no
+    training state of its own, and starts from (and follows) that param.
   }];
   let arguments = (ins StrAttr:$name, OptionalAttr<DictionaryAttr>:$init,
                        OptionalAttr<BoolAttr>:$trainable,
-                       OptionalAttr<Graph_DtypeAttr>:$master_dtype);
+                       OptionalAttr<Graph_DtypeAttr>:$master_dtype,
+                       OptionalAttr<StrAttr>:$copy_of);
   let results = (outs Graph_Tensor:$value);
   let assemblyFormat = "$name attr-dict `:` type($value)";
   let hasVerifier = 1;

@@ -131,4 +131,18 @@ def GraphFoldUnscale : Pass<"graph-fold-unscale", "::ampc::graph::GraphOp"> {
   }];
 }
 
+def GraphFuseWeightCasts : Pass<"graph-fuse-weight-casts", "::ampc::graph::GraphOp"> {
+  let summary = "Keeps the f16/bf16 copy of each f32 weight up to date in its optimizer update";
+  let description = [{
+    At O1 the forward and the backward cast every f32 weight to f16/bf16
+    on every step. For an f32 param written by nothing but its optimizer
+    update (or by nothing: a forward graph, a frozen weight), the casts
+    become reads of one persistent copy (a param with `copy_of`,
+    `<param>.f16`), and an `assign` after the update, if any, refreshes it; the lowering folds that `assign` into the update, which writes the
+    copy in the same pass as the f32 param. The step has no weight casts
+    left and computes the same bits. Run for targets that do not fuse casts
+    into their readers (the CUDA target).
+  }];
+}
+
 #endif

@@ -40,7 +40,7 @@ Value addState(graph::GraphOp g, graph::NameTable &names, StringRef name,
   auto p = b.create<graph::ParamOp>(NameLoc::get(b.getStringAttr("value '" + fresh + "'")),
                                     type, b.getStringAttr(fresh),
                                     init.getDictionary(g.getContext()), b.getBoolAttr(false),
-                                    nullptr);
+                                    nullptr, nullptr);
   return p.getValue();
 }
 

@@ -28,6 +28,11 @@ struct StepView {
 
 using SignatureCheck = void (*)(const StepView &);
 
+/// The attribute of an optimizer update (sgd, momentum, adam) whose last
+/// input is the param's low-precision copy, rewritten in the same pass
+/// (docs/runtime.md, "Weight copies").
+constexpr const char *kWritesCopy = "writes_copy";
+
 namespace signature {
 void binary(const StepView &s);
 void unary(const StepView &s);

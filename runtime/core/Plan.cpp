@@ -53,6 +53,8 @@ std::string planToJson(const Plan &plan) {
         j["trainable"] = false;
       if (!b.masterDtype.empty())
         j["master_dtype"] = b.masterDtype;
+      if (b.copyOf >= 0)
+        j["copy_of"] = b.copyOf;
     }
     if (b.kind == BufferKind::Const || (b.kind == BufferKind::Param && !b.data.empty()))
       j["data"] = b.data;
@@ -152,6 +154,7 @@ Buffer readBuffer(const Json &jb, const Plan &plan) {
     b.masterDtype = g.str("master_dtype", "");
     if (!b.masterDtype.empty() && !parseDType(b.masterDtype))
       g.fail("unknown master_dtype");
+    b.copyOf = g.has("copy_of") ? (int)g.integer("copy_of", 0, INT32_MAX) : -1;
   }
   bool hasData = b.kind == BufferKind::Const ||
                  (b.kind == BufferKind::Param && b.init.value("kind", "") == "data");
@@ -161,6 +164,22 @@ Buffer readBuffer(const Json &jb, const Plan &plan) {
     b.data = g.numbers("data");
   }
   return b;
+}
+
+/// A weight copy names another float param of its shape that is no copy.
+void checkCopy(const Plan &plan, const Buffer &b) {
+  if (b.copyOf < 0)
+    return;
+  auto bad = [&](const std::string &why) {
+    return PlanError("buffer " + std::to_string(b.id) + " ('" + b.name + "'): copy_of " + why);
+  };
+  if (b.copyOf >= (int)plan.buffers.size() || b.copyOf == b.id)
+    throw bad("names no other buffer");
+  const Buffer &source = plan.buffers[b.copyOf];
+  if (source.kind != BufferKind::Param || source.copyOf >= 0 || !isFloat(source.dtype) ||
+      !isFloat(b.dtype) || b.trainable || source.shape != b.shape)
+    throw bad("must name a float param of its shape that is no copy, for an untrainable float "
+              "param");
 }
 
 Step readStep(const Json &js, const Plan &plan) {
@@ -204,6 +223,8 @@ Plan planFromJson(const std::string &text) {
   plan.unsharedBytes = f.integer("unshared_bytes", 0, kMaxSize);
   for (const Json &jb : f.array("buffers"))
     plan.buffers.push_back(readBuffer(jb, plan));
+  for (const Buffer &b : plan.buffers)
+    checkCopy(plan, b);
   for (const Json &js : f.array("steps"))
     plan.steps.push_back(readStep(js, plan));
   plan.inputs = ids(f, "inputs", plan.buffers.size());

@@ -32,6 +32,10 @@ struct Buffer {
   Json init;                    // params: the init spec
   bool trainable = true;        // params
   std::string masterDtype;      // params stored in low precision (AMP O2)
+  /// A param that is the low-precision copy of param `copyOf` (an O1 weight
+  /// cast kept by the optimizer update): the executor rewrites it whenever
+  /// that param is written; checkpoints leave it out. -1: none.
+  int copyOf = -1;
   std::vector<double> data;     // consts, and params whose init kind is "data"
   bool isPersistent() const {
     return kind == BufferKind::Param || kind == BufferKind::Const || kind == BufferKind::State;

@@ -317,9 +317,19 @@ void updateLossScaling(const StepView &s) {
     s.require(isFloatScalar(s.in(i)), "the scale and its counters must be float scalars");
 }
 
-/// param, grad, lr, found_inf, `state` f32 moments, [a step count], [grad_scale].
+/// param, grad, lr, found_inf, `state` f32 moments, [a step count], [grad_scale],
+/// [the param's low-precision copy, with `writes_copy`].
 void update(const StepView &s, size_t state, bool stepCount) {
   const Buffer &p = s.in(0), &g = s.in(1);
+  size_t inputs = s.step.inputs.size(), operands = 4 + state + (stepCount ? 1 : 0);
+  bool copy = s.attrs.getBool(kWritesCopy, false);
+  s.require(inputs >= operands + copy && inputs <= operands + 1 + copy,
+            "the update has too many or too few operands");
+  if (copy) {
+    const Buffer &c = s.in(--inputs);
+    s.require(isFloat(c.dtype) && c.shape == p.shape,
+              "the copy must be a float tensor of the param's shape");
+  }
   s.require(isFloat(p.dtype) && isFloat(g.dtype), "the param and its gradient must be floats");
   requireSameSize(s, p, g);
   s.require(isFloatScalar(s.in(2)), "lr must be a float scalar");
@@ -328,10 +338,9 @@ void update(const StepView &s, size_t state, bool stepCount) {
     s.require(s.in(i).dtype == DType::F32, "optimizer state must be f32");
     requireSameSize(s, p, s.in(i));
   }
-  size_t operands = 4 + state;
   if (stepCount)
-    s.require(isFloatScalar(s.in(operands++)), "the step count must be a float scalar");
-  if (s.step.inputs.size() > operands)
+    s.require(isFloatScalar(s.in(4 + state)), "the step count must be a float scalar");
+  if (inputs > operands)
     s.require(isFloatScalar(s.in(operands)), "grad_scale must be a float scalar");
 }
 

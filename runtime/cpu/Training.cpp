@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/core/KernelSignatures.h"
 #include "runtime/cpu/KernelUtil.h"
 #include "runtime/numerics/Finite.h"
 #include "runtime/numerics/LossScale.h"
@@ -99,11 +100,15 @@ void checkFinite(KernelContext &c) {
 /// low-precision param rounded back). `operands` is the update's operand
 /// count without the optional grad_scale: when that is present the gradient
 /// is multiplied by 1 / grad_scale first, as check_finite_and_unscale does.
+/// With `writes_copy` the last input, the param's low-precision copy, is
+/// rewritten from the updated values in the same pass.
 template <typename F> void updateParam(KernelContext &c, size_t operands, F update) {
   if (flag(c.in[3]))
     return;
   const TensorRef &p = c.in[0], &grad = c.in[1];
-  bool scaled = c.in.size() > operands;
+  bool writesCopy = attrBool(c, kWritesCopy, false);
+  const TensorRef *copy = writesCopy ? &c.in.back() : nullptr;
+  bool scaled = c.in.size() - writesCopy > operands;
   float inverse = scaled ? 1.0f / scalarF32(c.in[operands]) : 1.0f;
   int64_t n = p.size(), chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for if (n > kParallelGrain)
@@ -124,6 +129,8 @@ template <typename F> void updateParam(KernelContext &c, size_t operands, F upda
       update(param[k], g[k], at + k);
     if (p.dtype != DType::F32)
       writeF32(pLocal, p, at, count);
+    if (copy)
+      writeF32(param, *copy, at, count);
   }
 }
 

@@ -11,12 +11,14 @@
 namespace ampc::rt::cuda {
 namespace {
 
-/// One tensor of a group: its param, gradient and f32 moments.
+/// One tensor of a group: its param, gradient, f32 moments and the
+/// low-precision copy to rewrite (null: none).
 struct UpdateEntry {
   void *param;
   const void *grad;
   float *m, *v;
-  DType paramType, gradType;
+  void *copy;
+  DType paramType, gradType, copyType;
   int64_t size, firstChunk;
 };
 
@@ -69,6 +71,8 @@ __global__ void multiUpdate(const UpdateEntry *entries, int count, int64_t chunk
       else
         adam(p, g, e.m[i], e.v[i]);
       store(e.param, e.paramType, i, p);
+      if (e.copy)
+        store(e.copy, e.copyType, i, p);
     }
   }
 }
@@ -84,7 +88,8 @@ bool joinsUpdateGroup(const KernelContext &first, const KernelContext &next) {
       next.in.size() != first.in.size() || next.step.attrs != first.step.attrs)
     return false;
   int state = operandsOf(kindOf(first.step.kernel)).state;
-  for (size_t i = 2; i < first.in.size(); ++i) {
+  size_t shared = first.in.size() - writesCopy(first); // the copy is the tensor's own
+  for (size_t i = 2; i < shared; ++i) {
     bool perTensor = i >= 4 && i < 4 + (size_t)state;
     if (!perTensor && next.in[i].data != first.in[i].data)
       return false;
@@ -102,7 +107,9 @@ void runUpdateGroup(const std::vector<KernelContext *> &members, DeviceMemory &t
     const TensorRef &p = m->in[0], &g = m->in[1];
     float *first = operands.state > 0 ? m->in[4].as<float>() : nullptr;
     float *second = operands.state > 1 ? m->in[5].as<float>() : nullptr;
-    entries.push_back({p.data, g.data, first, second, p.dtype, g.dtype, p.size(), chunks});
+    View copy = copyView(*m);
+    entries.push_back({p.data, g.data, first, second, copy.data, p.dtype, g.dtype, copy.dtype,
+                       p.size(), chunks});
     chunks += (p.size() + kChunk - 1) / kChunk;
   }
   if (chunks == 0)

@@ -111,7 +111,7 @@ void updateLossScaling(KernelContext &c) {
   launched(c);
 }
 
-__global__ void sgdKernel(View p, View g, UpdateScalars s) {
+__global__ void sgdKernel(View p, View g, View copy, UpdateScalars s) {
   if (*s.found)
     return;
   num::SgdUpdate update{load(s.lr.data, s.lr.dtype, 0)};
@@ -119,11 +119,11 @@ __global__ void sgdKernel(View p, View g, UpdateScalars s) {
   AMPC_GRID_STRIDE(i, p.size) {
     float param = load(p.data, p.dtype, i);
     update(param, gradientAt(g.data, g.dtype, s, inverse, i));
-    store(p.data, p.dtype, i, param);
+    storeUpdated(p, copy, i, param);
   }
 }
 
-__global__ void momentumKernel(View p, View g, UpdateScalars s, float *velocity, float mu) {
+__global__ void momentumKernel(View p, View g, View copy, UpdateScalars s, float *velocity, float mu) {
   if (*s.found)
     return;
   num::MomentumUpdate update{load(s.lr.data, s.lr.dtype, 0), mu};
@@ -131,11 +131,11 @@ __global__ void momentumKernel(View p, View g, UpdateScalars s, float *velocity,
   AMPC_GRID_STRIDE(i, p.size) {
     float param = load(p.data, p.dtype, i);
     update(param, gradientAt(g.data, g.dtype, s, inverse, i), velocity[i]);
-    store(p.data, p.dtype, i, param);
+    storeUpdated(p, copy, i, param);
   }
 }
 
-__global__ void adamKernel(View p, View g, UpdateScalars s, float *m, float *v, View step,
+__global__ void adamKernel(View p, View g, View copy, UpdateScalars s, float *m, float *v, View step,
                            AdamConfig cfg) {
   if (*s.found)
     return;
@@ -146,19 +146,19 @@ __global__ void adamKernel(View p, View g, UpdateScalars s, float *m, float *v, 
   AMPC_GRID_STRIDE(i, p.size) {
     float param = load(p.data, p.dtype, i);
     update(param, gradientAt(g.data, g.dtype, s, inverse, i), m[i], v[i]);
-    store(p.data, p.dtype, i, param);
+    storeUpdated(p, copy, i, param);
   }
 }
 
 void sgd(KernelContext &c) {
   sgdKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
-      viewOf(c.in[0]), viewOf(c.in[1]), scalarsOf(c, 4));
+      viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c, 4));
   launched(c);
 }
 
 void momentum(KernelContext &c) {
   momentumKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
-      viewOf(c.in[0]), viewOf(c.in[1]), scalarsOf(c, 5), c.in[4].as<float>(),
+      viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c, 5), c.in[4].as<float>(),
       narrow(c.attrs.getF64("momentum", 0.9)));
   launched(c);
 }
@@ -166,7 +166,7 @@ void momentum(KernelContext &c) {
 void adam(KernelContext &c) {
   AdamConfig cfg = adamConfigOf(c);
   adamKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
-      viewOf(c.in[0]), viewOf(c.in[1]), scalarsOf(c, 7), c.in[4].as<float>(),
+      viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c, 7), c.in[4].as<float>(),
       c.in[5].as<float>(), viewOf(c.in[6]), cfg);
   launched(c);
 }

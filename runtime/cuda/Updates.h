@@ -4,6 +4,7 @@
 #ifndef AMPC_RUNTIME_CUDA_UPDATES_H
 #define AMPC_RUNTIME_CUDA_UPDATES_H
 
+#include "runtime/core/KernelSignatures.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/numerics/Optimizers.h"
 
@@ -28,10 +29,19 @@ struct UpdateKind {
   size_t operands() const { return 4 + state + (stepCount ? 1 : 0); }
 };
 
+/// Whether the update rewrites the param's low-precision copy, its last
+/// input, in the same pass (docs/runtime.md, "Weight copies").
+inline bool writesCopy(const KernelContext &c) { return c.attrs.getBool(kWritesCopy, false); }
+
+/// The copy to write (data null: none).
+inline View copyView(const KernelContext &c) {
+  return writesCopy(c) ? viewOf(c.in.back()) : View{nullptr, DType::F16, 0, 0, {}};
+}
+
 inline UpdateScalars scalarsOf(const KernelContext &c, size_t operands) {
   View none{nullptr, DType::F32, 0, 0, {}};
   return {viewOf(c.in[2]), c.in[3].as<uint8_t>(),
-          c.in.size() > operands ? viewOf(c.in[operands]) : none};
+          c.in.size() - writesCopy(c) > operands ? viewOf(c.in[operands]) : none};
 }
 
 inline AdamConfig adamConfigOf(const KernelContext &c) {
@@ -42,6 +52,13 @@ inline AdamConfig adamConfigOf(const KernelContext &c) {
 /// 1 / grad_scale, as the CPU computes it once per update, or 1.
 __device__ inline float inverseScale(const UpdateScalars &s) {
   return s.gradScale.data ? 1.0f / load(s.gradScale.data, s.gradScale.dtype, 0) : 1.0f;
+}
+
+/// Stores the updated param value, and its rounding into the copy if any.
+__device__ inline void storeUpdated(View p, View copy, int64_t i, float value) {
+  store(p.data, p.dtype, i, value);
+  if (copy.data)
+    store(copy.data, copy.dtype, i, value);
 }
 
 /// The gradient of element i as the CPU's update sees it.

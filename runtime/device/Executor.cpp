@@ -103,6 +103,13 @@ void Executor::write(int id, const void *src, size_t bytes) {
     return;
   std::byte *base = b.isPersistent() ? persistent_.get() : arena_.get();
   backend_->device().upload(base + b.offset, src, bytes);
+  // A param's low-precision copies follow it (docs/runtime.md, "Weight copies").
+  for (const Buffer &copy : plan_.buffers)
+    if (b.kind == BufferKind::Param && copy.copyOf == id) {
+      std::vector<std::byte> rounded(copy.bytes);
+      convertElements(src, b.dtype, rounded.data(), copy.dtype, numElements(b.shape));
+      backend_->device().upload(persistent_.get() + copy.offset, rounded.data(), copy.bytes);
+    }
 }
 
 void Executor::read(int id, void *dst, size_t bytes) const {
@@ -154,7 +161,7 @@ void Executor::writeScalar(int id, double value) {
 
 void Executor::initParams(uint64_t seed) {
   for (const Buffer &b : plan_.buffers)
-    if (b.kind == BufferKind::Param) {
+    if (b.kind == BufferKind::Param && b.copyOf < 0) { // copies follow their params
       std::vector<float> values = initialValues(plan_, b, seed);
       if (isFloat(b.dtype))
         writeF32(b.id, values);

@@ -43,7 +43,7 @@ void saveCheckpoint(const std::string &path, const Executor &ex,
                     const std::map<std::string, std::string> &metadata) {
   std::vector<int> ids;
   for (const Buffer &b : ex.plan().buffers)
-    if (b.kind == BufferKind::Param)
+    if (b.kind == BufferKind::Param && b.copyOf < 0) // copies follow their params
       ids.push_back(b.id);
   saveBuffers(path, ex, ids, metadata, "checkpoint");
 }
@@ -163,7 +163,7 @@ void loadInputs(const Safetensors &file, Executor &ex) {
 
 void loadParams(const Safetensors &file, Executor &ex) {
   for (const Buffer &b : ex.plan().buffers) {
-    if (b.kind != BufferKind::Param)
+    if (b.kind != BufferKind::Param || b.copyOf >= 0) // copies follow their params
       continue;
     auto it = file.tensors.find(b.name);
     if (it == file.tensors.end())
