@@ -1,6 +1,7 @@
 #include "compiler/Lowering.h"
 
 #include "compiler/DenseData.h"
+#include "compiler/EpilogueFusion.h"
 #include "compiler/Diagnostics.h"
 #include "compiler/GraphIO.h"
 #include "compiler/GraphJson.h"
@@ -204,6 +205,8 @@ rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptio
   if (auto loss = g.getLoss())
     plan.loss = plan.find(loss->str());
   fuseUpdateCopies(plan);
+  if (target.gemmEpilogues)
+    fuseGemmEpilogues(plan);
   addProbes(plan, probes);
   addCounters(plan);
   rt::planMemory(plan);

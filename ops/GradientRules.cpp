@@ -127,7 +127,6 @@ RULE(ScaleOp) {
     return done(g, want);                                                      \
   }
 UNARY_RULE(AbsOp, "abs")
-UNARY_RULE(ReluOp, "relu")
 UNARY_RULE(TanhOp, "tanh")
 UNARY_RULE(SigmoidOp, "sigmoid")
 UNARY_RULE(ErfOp, "erf")
@@ -137,6 +136,14 @@ UNARY_RULE(SqrtOp, "sqrt")
 UNARY_RULE(RsqrtOp, "rsqrt")
 UNARY_RULE(SquareOp, "square")
 #undef UNARY_RULE
+
+// relu's derivative reads its output in place of its input (y > 0 exactly
+// when x > 0, NaN included): the input need not live until the backward,
+// and a GEMM epilogue can take the relu (compiler/EpilogueFusion.cpp).
+RULE(ReluOp) {
+  g[0] = b.unaryBackward("relu", getY(), getY(), dy);
+  return done(g, want);
+}
 
 RULE(GeluOp) {
   g[0] = b.unaryBackward(getApproximate() ? "gelu_tanh" : "gelu", getX(), getY(), dy);

@@ -17,6 +17,9 @@ namespace S = signature;
 const std::vector<KernelTraits> kTable = {
     // Matrix work.
     {"matmul", kTwo, kOne, 0, kBoth, F::Matmul, kNoRange, S::matmul, A::Accumulated},
+    // matmul + bias [+ relu | tanh GELU] with one rounding (GEMM epilogues).
+    {"matmul_bias", kThree, kOne, 0, 0b111, F::Matmul, kNoRange, S::matmulBias,
+     A::Accumulated},
     {"conv2d", kTwo, kOne, 0, kBoth, F::Conv, kNoRange, S::conv2d, A::Accumulated},
     // Elementwise.
     {"add", kTwo, kOne, kInPlace, kBoth, F::PerOutput, kNoRange, S::binary},

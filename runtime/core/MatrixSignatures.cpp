@@ -107,6 +107,21 @@ void matmul(const StepView &s) {
   requireShape(s, y, *batch);
 }
 
+/// a [.., K] · b [K, N] + bias [N], then `activation`: none, relu or
+/// gelu_tanh. One GEMM: b is a matrix and a is not transposed.
+void matmulBias(const StepView &s) {
+  matmul(s);
+  const Buffer &b = s.in(1), &bias = s.in(2), &y = s.out(0);
+  s.require(b.shape.size() == 2 && !s.attrs.getBool("transpose_a", false),
+            "matmul_bias takes a matrix b and an untransposed a");
+  s.require(bias.shape == Shape{y.shape.back()} &&
+                (bias.dtype == y.dtype || s.attrs.roundedInput(2) == y.dtype),
+            "the bias is a vector of the result's columns, in its dtype (or read rounded to it)");
+  std::string act = s.attrs.getStr("activation", "none");
+  s.require(act == "none" || act == "relu" || act == "gelu_tanh",
+            "activation must be none, relu or gelu_tanh");
+}
+
 void conv2d(const StepView &s) { convShapes(s, s.in(0), s.in(1), s.out(0)); }
 void conv2dBackwardInput(const StepView &s) { convShapes(s, s.out(0), s.in(1), s.in(0)); }
 void conv2dBackwardFilter(const StepView &s) { convShapes(s, s.in(0), s.out(0), s.in(1)); }

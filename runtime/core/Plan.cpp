@@ -35,7 +35,8 @@ std::string planToJson(const Plan &plan) {
   Json target = {{"name", plan.target.name},
                  {"alignment", plan.target.alignment},
                  {"fused_casts", plan.target.fusedCasts},
-                 {"in_order_lists", plan.target.inOrderLists}};
+                 {"in_order_lists", plan.target.inOrderLists},
+                 {"gemm_epilogues", plan.target.gemmEpilogues}};
   out += "  \"target\": " + dumpJson(target) + ",\n";
   out += "  \"arena_bytes\": " + std::to_string(plan.arenaBytes) + ",\n";
   out += "  \"persistent_bytes\": " + std::to_string(plan.persistentBytes) + ",\n";
@@ -215,6 +216,7 @@ Plan planFromJson(const std::string &text) {
   plan.target.alignment = target.integer("alignment", 1, 4096);
   plan.target.fusedCasts = target.boolean("fused_casts");
   plan.target.inOrderLists = target.boolean("in_order_lists");
+  plan.target.gemmEpilogues = target.boolean("gemm_epilogues", false);
   int64_t alignment = plan.target.alignment;
   if (alignment & (alignment - 1))
     target.fail("alignment must be a power of two up to 4096");

@@ -21,10 +21,14 @@ struct Target {
   /// writing output k, so the planner lets output k reuse earlier inputs'
   /// memory. A backend that reads the whole list at once declines this.
   bool inOrderLists = true;
+  /// A matmul whose result only a bias add reads (and then only a relu or a
+  /// tanh GELU) runs as one `matmul_bias` step: the GEMM's epilogue adds the
+  /// bias to the f32 accumulator and rounds once (cuBLASLt's BIAS epilogues).
+  bool gemmEpilogues = false;
 
   bool operator==(const Target &o) const {
     return name == o.name && alignment == o.alignment && fusedCasts == o.fusedCasts &&
-           inOrderLists == o.inOrderLists;
+           inOrderLists == o.inOrderLists && gemmEpilogues == o.gemmEpilogues;
   }
   bool operator!=(const Target &o) const { return !(*this == o); }
 };
@@ -34,7 +38,8 @@ struct Target {
 const Target &cpuTarget();
 /// The CUDA backend's target: 256-byte alignment (cuBLASLt and vectorised
 /// loads), no fused casts (cuBLASLt reads f16 operands as they are), and a
-/// finite check that reads the whole gradient list in one launch.
+/// finite check that reads the whole gradient list in one launch, and GEMM
+/// epilogues.
 const Target &cudaTarget();
 /// The target called `name`, or null.
 const Target *findTarget(const std::string &name);

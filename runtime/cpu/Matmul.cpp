@@ -1,24 +1,26 @@
 // matmul (batched, transposed, broadcast) through the CPU GEMM; f16/bf16
 // operands are widened to f32 first and the f32 result is rounded on output.
+// matmul_bias adds the bias (and applies relu or the tanh GELU) to the f32
+// result before that one rounding, as a GEMM epilogue does.
 #include <algorithm>
 
 #include "runtime/cpu/Gemm.h"
 #include "runtime/cpu/KernelUtil.h"
+#include "runtime/numerics/Activations.h"
 
 namespace ampc::rt {
 namespace {
 
-void matmul(KernelContext &c) {
+/// c.in[0] · c.in[1] into the f32 view of the result.
+void multiply(KernelContext &c, F32Out &fo) {
   const TensorRef &a = c.in[0], &b = c.in[1], &o = c.out[0];
   bool ta = attrBool(c, "transpose_a", false), tb = attrBool(c, "transpose_b", false);
   int64_t m = o.dim(-2), n = o.dim(-1), k = ta ? a.dim(-2) : a.dim(-1);
   F32In fa(a, roundedInput(c, 0)), fb(b, roundedInput(c, 1));
-  F32Out fo(o);
   int64_t lda = ta ? m : k, ldb = tb ? k : n;
   if (b.rank() == 2 && !ta) { // fold a's batch dimensions into the rows
     gemm(false, tb, o.size() / std::max<int64_t>(n, 1), n, k, fa.data(), lda, fb.data(), ldb,
          fo.data(), n);
-    fo.commit();
     return;
   }
   std::vector<int64_t> batch(o.shape.begin(), o.shape.end() - 2);
@@ -45,6 +47,38 @@ void matmul(KernelContext &c) {
     gemm(ta, tb, m, n, k, fa.data() + offA, lda, fb.data() + offB, ldb,
          fo.data() + bi * m * n, n);
   }
+}
+
+void matmul(KernelContext &c) {
+  F32Out fo(c.out[0]);
+  multiply(c, fo);
+  fo.commit();
+}
+
+template <typename Act> void addBias(F32Out &fo, const float *bias, int64_t size, int64_t n) {
+  Act act{};
+#pragma omp parallel for if (size > kParallelGrain)
+  for (int64_t i = 0; i < size; ++i)
+    fo[i] = act.value(fo[i] + bias[i % n]);
+}
+
+struct NoActivation {
+  float value(float x) const { return x; }
+};
+
+void matmulBias(KernelContext &c) {
+  const TensorRef &o = c.out[0];
+  F32Out fo(o);
+  multiply(c, fo);
+  F32In bias(c.in[2], roundedInput(c, 2));
+  int64_t n = std::max<int64_t>(o.dim(-1), 1);
+  std::string act = attrStr(c, "activation", "none");
+  if (act == "relu")
+    addBias<num::Relu>(fo, bias.data(), o.size(), n);
+  else if (act == "gelu_tanh")
+    addBias<num::GeluTanh>(fo, bias.data(), o.size(), n);
+  else
+    addBias<NoActivation>(fo, bias.data(), o.size(), n);
   fo.commit();
 }
 
@@ -52,6 +86,7 @@ void matmul(KernelContext &c) {
 
 void addMatmulKernels(KernelTable &t) {
   t["matmul"] = matmul;
+  t["matmul_bias"] = matmulBias;
 }
 
 } // namespace ampc::rt

@@ -4,7 +4,9 @@
 // strided-batched call (a missing batch broadcasts with stride 0), or one
 // call per batch where batch dimensions broadcast unevenly. The descriptors
 // and the algorithm (cuBLASLt's heuristic) are chosen at the step's first
-// run; the workspace is the device's scratch.
+// run; the workspace is the device's scratch. matmul_bias sets cuBLASLt's
+// BIAS epilogue (RELU_BIAS, GELU_BIAS for the tanh GELU): the bias is added
+// to the f32 accumulator and the result rounded once.
 #include "runtime/cuda/CudaKernels.h"
 
 namespace ampc::rt::cuda {
@@ -69,6 +71,16 @@ void layout(cublasLtMatrixLayout_t &l, cudaDataType_t type, int64_t rows, int64_
   }
 }
 
+/// The epilogue of a matmul_bias step (its bias is input 2), or DEFAULT.
+cublasLtEpilogue_t epilogueOf(const KernelContext &c) {
+  if (c.step.kernel != "matmul_bias")
+    return CUBLASLT_EPILOGUE_DEFAULT;
+  std::string act = c.attrs.getStr("activation", "none");
+  return act == "relu"        ? CUBLASLT_EPILOGUE_RELU_BIAS
+         : act == "gelu_tanh" ? CUBLASLT_EPILOGUE_GELU_BIAS
+                              : CUBLASLT_EPILOGUE_BIAS;
+}
+
 std::shared_ptr<Plan> planOf(KernelContext &c) {
   const TensorRef &a = c.in[0], &b = c.in[1], &y = c.out[0];
   if (a.dtype != b.dtype || a.dtype != y.dtype)
@@ -122,6 +134,16 @@ std::shared_ptr<Plan> planOf(KernelContext &c) {
           "transpose");
   checkLt(cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB),
           "transpose");
+  cublasLtEpilogue_t epilogue = epilogueOf(c);
+  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) { // the bias: a vector of Lt's rows (our columns)
+    if (c.in[2].dtype != y.dtype)
+      c.fail("the bias needs the result's dtype on cuda");
+    const void *bias = c.in[2].data;
+    checkLt(cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                           sizeof epilogue), "epilogue");
+    checkLt(cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                           sizeof bias), "bias");
+  }
   // Column-major views: Lt's A is our B ([K,N] row-major is [N,K] col-major).
   layout(g.a, type, tb ? k : n, tb ? n : k, tb ? k : n, count, strideB);
   layout(g.b, type, ta ? m : k, ta ? k : m, ta ? m : k, count, strideA);
@@ -159,6 +181,8 @@ void matmul(KernelContext &c) {
   if (y.size() == 0)
     return;
   int64_t k = c.attrs.getBool("transpose_a", false) ? a.dim(-2) : a.dim(-1);
+  if (k == 0 && c.step.kernel == "matmul_bias")
+    c.fail("matmul_bias of an empty sum is not supported on cuda");
   if (k == 0) { // an empty sum
     AMPC_CUDA_CHECK(cudaMemsetAsync(y.data, 0, y.bytes(), c.stream()));
     return;
@@ -178,6 +202,9 @@ void matmul(KernelContext &c) {
 
 } // namespace
 
-void addMatmulKernels(KernelTable &t) { t["matmul"] = matmul; }
+void addMatmulKernels(KernelTable &t) {
+  t["matmul"] = matmul;
+  t["matmul_bias"] = matmul;
+}
 
 } // namespace ampc::rt::cuda

@@ -1,5 +1,9 @@
 #include "runtime/driver/Metrics.h"
 
+#include <algorithm>
+
+#include "runtime/core/KernelTraits.h"
+
 namespace ampc::rt {
 namespace {
 
@@ -18,7 +22,44 @@ void addPlanAndDevice(Json &m, const Plan &plan, const std::string &device,
   m["staging_waits_per_step"] = stagingWaitsPerStep;
 }
 
+/// FLOPs of one run of the plan's GEMM steps (matmul, matmul_bias).
+double gemmFlops(const Plan &plan) {
+  double flops = 0;
+  for (const Step &s : plan.steps) {
+    const KernelTraits *traits = findKernelTraits(s.kernel);
+    if (!traits || traits->flops != FlopRule::Matmul)
+      continue;
+    std::vector<std::vector<int64_t>> in, out;
+    for (int id : s.inputs)
+      in.push_back(plan.buffers[id].shape);
+    for (int id : s.outputs)
+      out.push_back(plan.buffers[id].shape);
+    flops += kernelFlops(*traits, in, out, s.attrs.value("transpose_a", false));
+  }
+  return flops;
+}
+
 } // namespace
+
+Json profileMetrics(const Plan &plan, const Profile &profile) {
+  double runs = std::max<double>(profile.runs, 1), total = 0, amp = 0, gemmMs = 0;
+  Json perKernel = Json::object();
+  for (const auto &[kernel, ms] : profile.kernelMs) {
+    perKernel[kernel] = ms / runs;
+    total += ms;
+    const KernelTraits *traits = findKernelTraits(kernel);
+    if (traits && traits->has(kAmpBookkeeping))
+      amp += ms;
+    if (traits && traits->flops == FlopRule::Matmul)
+      gemmMs += ms;
+  }
+  return {{"kernel_ms_per_step", perKernel},
+          {"kernels_ms_per_step", total / runs},
+          {"run_ms_per_step", profile.runMs / runs},
+          {"amp_bookkeeping_share", total > 0 ? amp / total : 0.0},
+          {"gemm_ms_per_step", gemmMs / runs},
+          {"gemm_tflops", gemmMs > 0 ? gemmFlops(plan) * runs / (gemmMs * 1e9) : 0.0}};
+}
 
 Json runMetrics(const Plan &plan, const RunOptions &options, const RunResult &r) {
   Json m = {{"command", "run"},
@@ -54,6 +95,8 @@ Json trainMetrics(const Plan &plan, const TrainOptions &options, const TrainResu
     m["eval_accuracy"] = *r.evalAccuracy;
     m["eval_samples"] = r.evalSamples;
   }
+  if (options.profile)
+    m["profile"] = profileMetrics(plan, r.profile);
   return m;
 }
 

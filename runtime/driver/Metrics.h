@@ -9,7 +9,12 @@
 namespace ampc::rt {
 
 Json runMetrics(const Plan &plan, const RunOptions &options, const RunResult &result);
+/// With TrainOptions::profile, `profile` is added: per kernel the ms per
+/// step, the kernels' and the whole run's ms per step, the share of AMP
+/// bookkeeping (casts, finite checks, the scale update) in the kernels' time,
+/// and the GEMMs' ms per step and achieved TFLOP/s.
 Json trainMetrics(const Plan &plan, const TrainOptions &options, const TrainResult &result);
+Json profileMetrics(const Plan &plan, const Profile &profile);
 
 } // namespace ampc::rt
 

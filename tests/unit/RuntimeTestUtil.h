@@ -74,13 +74,14 @@ inline void dumpCudaPlan(mlir::ModuleOp module) {
 }
 
 inline Compiled compile(const std::function<void(GraphBuilder &)> &build,
-                        rt::ExecOptions options = {}) {
+                        rt::ExecOptions options = {},
+                        const rt::Target &target = rt::cpuTarget()) {
   mlir::MLIRContext ctx;
   GraphBuilder b(ctx, "test");
   build(b);
   auto module = b.finish();
   dumpCudaPlan(*module);
-  Compiled c{lowerToPlan(*module), nullptr};
+  Compiled c{lowerToPlan(*module, target), nullptr};
   c.ex = std::make_unique<rt::Executor>(c.plan, options);
   return c;
 }

@@ -36,6 +36,7 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"resume", true, false, "training: continues from a checkpoint"},
     {"metrics-json", true, false, "writes the run's figures as JSON"},
     {"no-cuda-graph", false, false, "queues every kernel of every step (no CUDA graph replay)"},
+    {"profile", false, false, "training: times every kernel (slower steps; metrics 'profile')"},
     {"help", false, false, "prints this help"},
 };
 
@@ -80,6 +81,7 @@ int train(const cli::Args &args, const rt::Plan &plan, int64_t steps) {
   o.checkpoint = args.getFile("checkpoint");
   o.resume = args.getFile("resume");
   o.graphs = !args.has("no-cuda-graph");
+  o.profile = args.has("profile");
   // A plan compiled with --check-numerics carries its probes: check.
   o.checkNumerics = plan.find(rt::kNonFiniteFlags) >= 0;
   std::optional<rt::Plan> eval;

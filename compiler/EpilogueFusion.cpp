@@ -1,0 +1,131 @@
+// GEMM epilogues in the lowering (docs/performance.md, "Fusions").
+//
+// Algorithm, for targets with `gemm_epilogues`: a `matmul` step of one GEMM
+// (b a matrix, a not transposed, a non-empty sum) whose result only an `add`
+// step reads, with a bias vector of the result's columns in the result's
+// dtype as the add's other operand, becomes `matmul_bias` (inputs a, b,
+// bias; the add's result), run where the add ran (the bias may be made
+// after the matmul). If that result in turn is read only by a `relu` or a
+// tanh `gelu` step, the activation joins too, and the fused step runs there.
+// Results the plan returns are never folded away; no step in between may
+// write a or b in place. The fused step rounds once where the two or three
+// steps rounded after each: results agree within the matmul's tolerance.
+#include "compiler/EpilogueFusion.h"
+
+#include <algorithm>
+#include <map>
+
+namespace ampc {
+namespace {
+
+/// How many steps read each buffer; plan outputs count as readers.
+std::vector<int> readerCounts(const rt::Plan &plan) {
+  std::vector<int> readers(plan.buffers.size(), 0);
+  for (const rt::Step &s : plan.steps)
+    for (int id : s.inputs)
+      ++readers[id];
+  for (int id : plan.outputs)
+    ++readers[id];
+  return readers;
+}
+
+/// The round_inputs entry of input `i` of `s` ("" when none).
+std::string roundedInput(const rt::Step &s, size_t i) {
+  const rt::Json *r = s.attrs.contains("round_inputs") ? &s.attrs["round_inputs"] : nullptr;
+  return r && r->is_array() && i < r->size() ? (*r)[i].get<std::string>() : "";
+}
+
+/// Whether `mm` can take an epilogue: one GEMM with a non-empty sum.
+bool oneGemm(const rt::Plan &plan, const rt::Step &mm) {
+  if (mm.kernel != "matmul" || mm.inputs.size() != 2 || mm.outputs.size() != 1)
+    return false;
+  const rt::Buffer &a = plan.buffers[mm.inputs[0]], &b = plan.buffers[mm.inputs[1]];
+  bool ta = mm.attrs.value("transpose_a", false);
+  return b.shape.size() == 2 && !ta && !a.shape.empty() && a.shape.back() > 0;
+}
+
+/// The bias operand of `add` (an index into its inputs) when its other
+/// operand is `y` and the bias is a vector of y's columns in y's dtype (or
+/// an f32 one the add reads rounded to it: a fused cast).
+int biasOperand(const rt::Plan &plan, const rt::Step &add, int y) {
+  if (add.kernel != "add" || add.inputs.size() != 2 || add.outputs.size() != 1)
+    return -1;
+  const rt::Buffer &out = plan.buffers[y], &sum = plan.buffers[add.outputs[0]];
+  for (int k = 0; k < 2; ++k) {
+    const rt::Buffer &bias = plan.buffers[add.inputs[k]];
+    if (add.inputs[1 - k] == y && add.inputs[k] != y && bias.shape.size() == 1 &&
+        !out.shape.empty() && bias.shape[0] == out.shape.back() &&
+        (bias.dtype == out.dtype || roundedInput(add, k) == rt::dtypeName(out.dtype)) &&
+        sum.shape == out.shape && sum.dtype == out.dtype)
+      return k;
+  }
+  return -1;
+}
+
+/// The epilogue activation a step computes from `x` alone, or "".
+std::string activationOf(const rt::Step &s) {
+  if (s.kernel == "relu" && s.inputs.size() == 1)
+    return "relu";
+  if (s.kernel == "gelu" && s.inputs.size() == 1 && s.attrs.value("approximate", false))
+    return "gelu_tanh";
+  return "";
+}
+
+} // namespace
+
+void fuseGemmEpilogues(rt::Plan &plan) {
+  std::vector<int> readers = readerCounts(plan);
+  std::map<int, size_t> readerOf; // buffer -> the step that reads it (when only one does)
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    for (int id : plan.steps[i].inputs)
+      readerOf[id] = i;
+  std::vector<bool> erased(plan.steps.size(), false);
+  // Whether a step in (from, to) writes buffer `id` in place (updates, assign).
+  auto writtenBetween = [&](size_t from, size_t to, int id) {
+    for (size_t j = from + 1; j < to; ++j)
+      if (plan.steps[j].outputs.empty() &&
+          std::count(plan.steps[j].inputs.begin(), plan.steps[j].inputs.end(), id))
+        return true;
+    return false;
+  };
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    rt::Step &mm = plan.steps[i];
+    if (erased[i] || !oneGemm(plan, mm) || readers[mm.outputs[0]] != 1 ||
+        !readerOf.count(mm.outputs[0]))
+      continue;
+    size_t addAt = readerOf[mm.outputs[0]];
+    rt::Step &add = plan.steps[addAt];
+    int k = biasOperand(plan, add, mm.outputs[0]);
+    if (k < 0 || addAt < i || writtenBetween(i, addAt, mm.inputs[0]) ||
+        writtenBetween(i, addAt, mm.inputs[1]))
+      continue;
+    std::vector<std::string> round = {roundedInput(mm, 0), roundedInput(mm, 1),
+                                      roundedInput(add, k)};
+    mm.kernel = "matmul_bias";
+    mm.inputs.push_back(add.inputs[k]);
+    mm.outputs = add.outputs;
+    mm.attrs["activation"] = "none";
+    size_t at = addAt;
+    int y = mm.outputs[0];
+    if (readers[y] == 1 && readerOf.count(y) && readerOf[y] > at &&
+        !activationOf(plan.steps[readerOf[y]]).empty() &&
+        !writtenBetween(at, readerOf[y], mm.inputs[0]) &&
+        !writtenBetween(at, readerOf[y], mm.inputs[1])) {
+      erased[at] = true;
+      at = readerOf[y];
+      mm.attrs["activation"] = activationOf(plan.steps[at]);
+      mm.outputs = plan.steps[at].outputs;
+    }
+    if (round != std::vector<std::string>(3, ""))
+      mm.attrs["round_inputs"] = round;
+    plan.steps[at] = std::move(mm); // runs where the last step it replaces ran
+    erased[i] = true;
+  }
+  std::vector<rt::Step> kept;
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    if (!erased[i])
+      kept.push_back(std::move(plan.steps[i]));
+  plan.steps = std::move(kept);
+}
+
+} // namespace ampc
