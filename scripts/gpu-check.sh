@@ -22,8 +22,10 @@
 #               O0, O1, O2, O1 bf16; mnist_cnn at O1): accuracies within 0.5
 #               points; exact resume on the GPU; a GPU checkpoint resumed on
 #               the CPU;
-#       bench   step times of simplenet, mnist_cnn and BERT-base against
-#               PyTorch eager (f32, and autocast with GradScaler).
+#       bench   step times of simplenet, mnist_cnn, ResNet-50 and BERT-base
+#               against PyTorch eager (f32, autocast with GradScaler) and
+#               torch.compile (BERT), the table of docs/performance.md, and
+#               profiles (per-kernel times, AMP bookkeeping, GEMM TFLOP/s).
 #     `all` (the default) runs the three; each alone fits in 10 minutes.
 #     Logs and metrics go to LOGDIR ($OUT, else build-gpu/logs).
 #
@@ -106,15 +108,18 @@ prepare() {
       --init-loss-scaling 1099511627776 -o .gpu/plans/numerics/scale-$dev.json
   done
   cp .gpu/plans/numerics/{overflow,scale}-cuda.json .gpu/plans/models/
-  # For the benchmarks: the seed's shapes, SGD.
+  # For the benchmarks (docs/performance.md): the seed's shapes with SGD,
+  # mnist_cnn and ResNet-50 (batch 64, NHWC) with SGD, BERT-base with AdamW.
   for level in O0 O1 O2; do
     plan bench "simplenet-${level,,}" simplenet "batch=512 hidden=4096" --device cuda \
       --level $level --train
   done
   for level in O0 O1; do
     plan bench "mnist_cnn-${level,,}" mnist_cnn "" --device cuda --level $level --train
-    plan bench "bert-${level,,}" bert "batch=32 seq=128" --device cuda --level $level --train
+    plan bench "bert-${level,,}" bert "batch=32 seq=128" --device cuda --level $level --train \
+      --optimizer adamw
   done
+  plan bench resnet50-o1 resnet "depth=50 batch=64" --device cuda --level O1 --train
   rm -rf .gpu/graphs
   echo "gpu-check: prepared .gpu ($(du -sh .gpu | cut -f1)):" \
     "$(ls .gpu/plans/models | wc -l) model plans, $(ls .gpu/plans/unit | wc -l) kernel-test" \
@@ -252,13 +257,21 @@ phase_e2e() {
 }
 
 phase_bench() {
-  local p
-  for p in simplenet-o0 simplenet-o1 simplenet-o2 mnist_cnn-o0 mnist_cnn-o1 bert-o0 bert-o1; do
-    check "bench-$p" $bin/ampc-plan-run .gpu/plans/bench/$p.json 60 --device cuda \
+  local p lr
+  for p in simplenet-o0 simplenet-o1 simplenet-o2 mnist_cnn-o0 mnist_cnn-o1 resnet50-o1 \
+    bert-o0 bert-o1; do
+    lr=0.01
+    [[ $p == bert-* ]] && lr=0.0001 # AdamW, as the PyTorch peer
+    check "bench-$p" $bin/ampc-plan-run .gpu/plans/bench/$p.json 60 --device cuda --lr $lr \
       --metrics-json "$logs/bench-$p.json"
   done
   check bench-simplenet-o1-no-graph $bin/ampc-plan-run .gpu/plans/bench/simplenet-o1.json 60 \
     --device cuda --no-cuda-graph --metrics-json "$logs/bench-simplenet-o1-no-graph.json"
+  # Profiles: every kernel timed (slower steps, so apart from the timings).
+  check bench-simplenet-o1-profile $bin/ampc-plan-run .gpu/plans/bench/simplenet-o1.json 20 \
+    --device cuda --profile --metrics-json "$logs/bench-simplenet-o1-profile.json"
+  check bench-bert-o1-profile $bin/ampc-plan-run .gpu/plans/bench/bert-o1.json 20 --lr 0.0001 \
+    --device cuda --profile --metrics-json "$logs/bench-bert-o1-profile.json"
   echo "== PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)"
   PYTHONPATH=bench python3 bench/gpu/torch_gpu.py 50 | tee "$logs/torch.txt"
   echo "== step times (ms, median; one run)"

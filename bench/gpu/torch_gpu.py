@@ -1,11 +1,18 @@
 """PyTorch peers of ampc's training step on the GPU, for scripts/gpu-check.sh bench.
 
-Eager PyTorch, SGD, the zoo's models at the benchmark shapes:
-  f32  true f32 (TF32 off for matmul and cuDNN), as ampc's O0
-  amp  autocast f16 with GradScaler, as ampc's O1
+The zoo's models at the benchmark shapes, written as a user would write
+them: SGD (lr 0.01) for simplenet, mnist_cnn and resnet50 (batch 64,
+channels_last), fused AdamW (lr 1e-4) for BERT-base (seq 128, batch 32):
+  f32      eager, true f32 (TF32 off for matmul and cuDNN), as ampc's O0
+  amp      eager, autocast f16 with GradScaler (init scale 65536, ampc's
+           default), as ampc's O1 and O2
+  compile  torch.compile of the amp step's model (BERT only)
 Each step is timed with CUDA events (forward, backward, optimizer), median
-over STEPS after 10 warm-up steps, as ampc-plan-run times its steps.
-Usage: python3 bench/gpu/torch_gpu.py [STEPS]; prints `model mode ms` lines."""
+over STEPS after 10 warm-up steps, as ampc-plan-run times its steps; the
+loss after the last step and torch.cuda.max_memory_allocated are printed
+with it.
+Usage: python3 bench/gpu/torch_gpu.py [STEPS] [MODEL...]; prints
+`model mode ms final_loss peak_bytes` lines."""
 import math
 import statistics
 import sys
@@ -15,7 +22,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, __file__.rsplit("/", 2)[0])
-from torch_models import MnistCnn, mlp  # noqa: E402
+from torch_models import MnistCnn, ResNet50, mlp  # noqa: E402
 
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
@@ -46,27 +53,38 @@ class Bert(nn.Module):
 
 
 def cases():
+    """(name, model factory, x, y, loss, optimizer factory, modes)."""
     cuda = torch.device("cuda")
+    sgd = lambda params: torch.optim.SGD(params, lr=0.01)
     x = torch.randn(512, 4096, device=cuda)
-    yield "simplenet", mlp(4096, 4096, 4096), x, torch.randn(512, 4096, device=cuda), F.mse_loss
-    yield ("mnist_cnn", MnistCnn().to(memory_format=torch.channels_last),
+    yield ("simplenet", lambda: mlp(4096, 4096, 4096), x, torch.randn(512, 4096, device=cuda),
+           F.mse_loss, sgd, ("f32", "amp"))
+    yield ("mnist_cnn", lambda: MnistCnn().to(memory_format=torch.channels_last),
            torch.randn(64, 784, device=cuda), torch.randint(0, 10, (64,), device=cuda),
-           F.cross_entropy)
+           F.cross_entropy, sgd, ("f32", "amp"))
+    images = torch.randn(64, 8, 224, 224, device=cuda).to(memory_format=torch.channels_last)
+    yield ("resnet50", lambda: ResNet50().to(memory_format=torch.channels_last), images,
+           torch.randint(0, 1000, (64,), device=cuda), F.cross_entropy, sgd, ("amp",))
     ids = torch.randint(0, 30528, (32, 128), device=cuda)
-    yield ("bert", Bert(), ids, torch.randint(0, 30528, (32, 128), device=cuda),
-           lambda logits, y: F.cross_entropy(logits.flatten(0, 1), y.flatten()))
+    yield ("bert", Bert, ids, torch.randint(0, 30528, (32, 128), device=cuda),
+           lambda logits, y: F.cross_entropy(logits.flatten(0, 1), y.flatten()),
+           lambda params: torch.optim.AdamW(params, lr=1e-4, weight_decay=0.01, fused=True),
+           ("f32", "amp", "compile"))
 
 
-def step_ms(model, x, y, loss_fn, amp, steps):
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    scaler = torch.amp.GradScaler("cuda", enabled=amp)
+def step_ms(model, x, y, loss_fn, make_opt, mode, steps):
+    amp = mode != "f32"
+    opt = make_opt(model.parameters())
+    scaler = torch.amp.GradScaler("cuda", init_scale=65536.0, enabled=amp)
+    forward = torch.compile(model) if mode == "compile" else model
+    torch.cuda.reset_peak_memory_stats()
     times = []
     for i in range(steps + 10):
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         opt.zero_grad(set_to_none=True)
         with torch.autocast("cuda", dtype=torch.float16, enabled=amp):
-            loss = loss_fn(model(x), y)
+            loss = loss_fn(forward(x), y)
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
@@ -75,19 +93,22 @@ def step_ms(model, x, y, loss_fn, amp, steps):
     torch.cuda.synchronize()
     ms = [a.elapsed_time(b) for a, b in times[10:]]
     assert all(math.isfinite(v) for v in ms)
-    return statistics.median(ms)
+    return statistics.median(ms), loss.item(), torch.cuda.max_memory_allocated()
 
 
 def main():
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 50
-    torch.manual_seed(0)
-    for name, model, x, y, loss_fn in cases():
-        model = model.cuda()
-        for mode in ("f32", "amp"):
-            print(f"{name} {mode} {step_ms(model, x, y, loss_fn, mode == 'amp', steps):.3f}",
-                  flush=True)
-        del model
-        torch.cuda.empty_cache()
+    only = set(sys.argv[2:])
+    for name, make, x, y, loss_fn, make_opt, modes in cases():
+        if only and name not in only:
+            continue
+        for mode in modes:
+            torch.manual_seed(0)
+            model = make().cuda()
+            ms, loss, peak = step_ms(model, x, y, loss_fn, make_opt, mode, steps)
+            print(f"{name} {mode} {ms:.3f} {loss:.6g} {peak}", flush=True)
+            del model
+            torch.cuda.empty_cache()
 
 
 if __name__ == "__main__":
