@@ -104,8 +104,9 @@ TEST(GemmEpilogues, AgreeWithTheUnfusedSteps) {
     ASSERT_EQ(want.size(), got.size()) << what;
     for (const auto &[name, bytes] : want) {
       rt::DType dtype = plain.buffers[plain.find(name)].dtype;
-      if (std::string(c.level) == "O0")
+      if (std::string(c.level) == "O0") {
         EXPECT_EQ(bytes, got[name]) << what << ": " << name << " (f32: the same bits)";
+      }
       rt::BufferDiff d = rt::compareBuffer(bytes, got[name], dtype, rt::Agreement::Accumulated);
       // Forward: the matmul's tolerance. Training: three steps apart, each
       // gradient a rounding away, so within 1% of the tensor's scale.

@@ -119,10 +119,12 @@ TEST(WeightCopies, ChangeNoBitOfTraining) {
       EXPECT_GT(countCopies(copies), 0) << what;
       EXPECT_EQ(countCopies(fused), 0) << what;
     }
-    for (const rt::Step &s : copies.steps)
-      if (s.kernel == "cast" && s.attrs["to"] != "f32")
+    for (const rt::Step &s : copies.steps) {
+      if (s.kernel == "cast" && s.attrs["to"] != "f32") {
         EXPECT_NE(copies.buffers[s.inputs[0]].kind, rt::BufferKind::Param)
             << what << ": " << s.name << " casts a param every step";
+      }
+    }
     int runs = 4 * (int)c.accumulate;
     Bytes a = train(fused, runs, (int)c.accumulate, c.accumulate);
     Bytes b = train(copies, runs, (int)c.accumulate, c.accumulate);
