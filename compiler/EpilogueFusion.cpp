@@ -13,26 +13,33 @@
 #include "compiler/EpilogueFusion.h"
 
 #include <algorithm>
-#include <map>
+
+#include "runtime/core/StepAttrs.h"
 
 namespace ampc {
 namespace {
 
-/// How many steps read each buffer; plan outputs count as readers.
-std::vector<int> readerCounts(const rt::Plan &plan) {
-  std::vector<int> readers(plan.buffers.size(), 0);
-  for (const rt::Step &s : plan.steps)
-    for (int id : s.inputs)
-      ++readers[id];
+/// Per buffer, the one step that reads it, or -1 (none, several, or the
+/// plan returns it).
+std::vector<int> soleReaders(const rt::Plan &plan) {
+  std::vector<int> reader(plan.buffers.size(), -1), count(plan.buffers.size(), 0);
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    for (int id : plan.steps[i].inputs) {
+      ++count[id];
+      reader[id] = (int)i;
+    }
   for (int id : plan.outputs)
-    ++readers[id];
-  return readers;
+    ++count[id];
+  for (size_t id = 0; id < reader.size(); ++id)
+    if (count[id] != 1)
+      reader[id] = -1;
+  return reader;
 }
 
 /// The round_inputs entry of input `i` of `s` ("" when none).
 std::string roundedInput(const rt::Step &s, size_t i) {
-  const rt::Json *r = s.attrs.contains("round_inputs") ? &s.attrs["round_inputs"] : nullptr;
-  return r && r->is_array() && i < r->size() ? (*r)[i].get<std::string>() : "";
+  rt::DType d = rt::StepAttrs(s).roundedInput(i);
+  return d == rt::DType::F32 ? "" : rt::dtypeName(d);
 }
 
 /// Whether `mm` can take an epilogue: one GEMM with a non-empty sum.
@@ -74,30 +81,29 @@ std::string activationOf(const rt::Step &s) {
 } // namespace
 
 void fuseGemmEpilogues(rt::Plan &plan) {
-  std::vector<int> readers = readerCounts(plan);
-  std::map<int, size_t> readerOf; // buffer -> the step that reads it (when only one does)
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    for (int id : plan.steps[i].inputs)
-      readerOf[id] = i;
+  std::vector<int> reader = soleReaders(plan);
   std::vector<bool> erased(plan.steps.size(), false);
-  // Whether a step in (from, to) writes buffer `id` in place (updates, assign).
-  auto writtenBetween = [&](size_t from, size_t to, int id) {
-    for (size_t j = from + 1; j < to; ++j)
-      if (plan.steps[j].outputs.empty() &&
-          std::count(plan.steps[j].inputs.begin(), plan.steps[j].inputs.end(), id))
-        return true;
-    return false;
+  // Whether step `to` comes after `from` and no step between them writes
+  // a's or b's buffer in place (updates, assign): the GEMM may move there.
+  auto canMove = [&](const rt::Step &mm, size_t from, int to) {
+    if (to <= (int)from)
+      return false;
+    for (int j = from + 1; j < to; ++j) {
+      const rt::Step &s = plan.steps[j];
+      for (int id : {mm.inputs[0], mm.inputs[1]})
+        if (s.outputs.empty() && std::count(s.inputs.begin(), s.inputs.end(), id))
+          return false;
+    }
+    return true;
   };
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     rt::Step &mm = plan.steps[i];
-    if (erased[i] || !oneGemm(plan, mm) || readers[mm.outputs[0]] != 1 ||
-        !readerOf.count(mm.outputs[0]))
+    if (erased[i] || !oneGemm(plan, mm) || !canMove(mm, i, reader[mm.outputs[0]]))
       continue;
-    size_t addAt = readerOf[mm.outputs[0]];
+    size_t addAt = reader[mm.outputs[0]];
     rt::Step &add = plan.steps[addAt];
     int k = biasOperand(plan, add, mm.outputs[0]);
-    if (k < 0 || addAt < i || writtenBetween(i, addAt, mm.inputs[0]) ||
-        writtenBetween(i, addAt, mm.inputs[1]))
+    if (k < 0)
       continue;
     std::vector<std::string> round = {roundedInput(mm, 0), roundedInput(mm, 1),
                                       roundedInput(add, k)};
@@ -106,13 +112,10 @@ void fuseGemmEpilogues(rt::Plan &plan) {
     mm.outputs = add.outputs;
     mm.attrs["activation"] = "none";
     size_t at = addAt;
-    int y = mm.outputs[0];
-    if (readers[y] == 1 && readerOf.count(y) && readerOf[y] > at &&
-        !activationOf(plan.steps[readerOf[y]]).empty() &&
-        !writtenBetween(at, readerOf[y], mm.inputs[0]) &&
-        !writtenBetween(at, readerOf[y], mm.inputs[1])) {
+    int next = reader[mm.outputs[0]];
+    if (canMove(mm, at, next) && !activationOf(plan.steps[next]).empty()) {
       erased[at] = true;
-      at = readerOf[y];
+      at = next;
       mm.attrs["activation"] = activationOf(plan.steps[at]);
       mm.outputs = plan.steps[at].outputs;
     }

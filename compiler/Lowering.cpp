@@ -97,14 +97,14 @@ bool touches(const rt::Step &s, int id) {
 /// step between them touching either buffer; or null.
 rt::Step *updateBefore(std::vector<rt::Step> &steps, const rt::Step &assign,
                        const rt::Plan &plan) {
-  static const char *updates[] = {"sgd", "momentum", "adam"};
   int copy = assign.inputs[0], value = assign.inputs[1];
   const rt::Buffer &c = plan.buffers[copy], &v = plan.buffers[value];
   if (!rt::isFloat(c.dtype) || c.shape != v.shape)
     return nullptr;
   auto phase = [](const rt::Step &x) { return x.attrs.value("phase", ""); };
   for (auto u = steps.rbegin(); u != steps.rend(); ++u) {
-    if (llvm::is_contained(updates, u->kernel) && u->inputs[0] == value)
+    const rt::KernelTraits *traits = rt::findKernelTraits(u->kernel);
+    if (traits && traits->has(rt::kOptimizerUpdate) && u->inputs[0] == value)
       return phase(*u) == phase(assign) && !u->attrs.contains(rt::kWritesCopy) ? &*u : nullptr;
     if (touches(*u, copy) || touches(*u, value))
       return nullptr;

@@ -40,6 +40,9 @@ enum KernelFlag : unsigned {
   /// where input k dies there, and the planner lays the outputs out one
   /// after another, so one call moves the whole bucket.
   kPacksList = 1u << 8,
+  /// An optimizer update (sgd, momentum, adam): writes its first operand from
+  /// a gradient, and with `writes_copy` its low-precision copy too.
+  kOptimizerUpdate = 1u << 9,
 };
 
 /// How a precision report counts the FLOPs of a node.

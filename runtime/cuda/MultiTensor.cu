@@ -6,6 +6,7 @@
 // single-tensor kernel computes it, so the results are the same bits; the
 // backend check compares whole runs with the steps run one by one.
 #include "runtime/core/Convert.h"
+#include "runtime/core/KernelTraits.h"
 #include "runtime/cuda/Updates.h"
 
 namespace ampc::rt::cuda {
@@ -80,7 +81,8 @@ __global__ void multiUpdate(const UpdateEntry *entries, int count, int64_t chunk
 } // namespace
 
 bool isGroupedUpdate(const std::string &kernel) {
-  return kernel == "sgd" || kernel == "momentum" || kernel == "adam";
+  const KernelTraits *traits = findKernelTraits(kernel);
+  return traits && traits->has(kOptimizerUpdate);
 }
 
 bool joinsUpdateGroup(const KernelContext &first, const KernelContext &next) {

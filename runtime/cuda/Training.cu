@@ -123,7 +123,8 @@ __global__ void sgdKernel(View p, View g, View copy, UpdateScalars s) {
   }
 }
 
-__global__ void momentumKernel(View p, View g, View copy, UpdateScalars s, float *velocity, float mu) {
+__global__ void momentumKernel(View p, View g, View copy, UpdateScalars s, float *velocity,
+                               float mu) {
   if (*s.found)
     return;
   num::MomentumUpdate update{load(s.lr.data, s.lr.dtype, 0), mu};

@@ -64,6 +64,10 @@ Executor::Executor(Plan plan, ExecOptions options)
                     backend_->name() + " backend's " + describe(target) +
                     " (recompile with ampc compile)");
   checkSteps(plan_, *backend_);
+  copies_.resize(plan_.buffers.size());
+  for (const Buffer &b : plan_.buffers)
+    if (b.copyOf >= 0)
+      copies_[b.copyOf].push_back(b.id);
   Device &device = backend_->device();
   arena_ = device.allocate(plan_.arenaBytes, target.alignment);
   persistent_ = device.allocate(plan_.persistentBytes, target.alignment);
@@ -105,12 +109,12 @@ void Executor::write(int id, const void *src, size_t bytes) {
   std::byte *base = b.isPersistent() ? persistent_.get() : arena_.get();
   backend_->device().upload(base + b.offset, src, bytes);
   // A param's low-precision copies follow it (docs/runtime.md, "Weight copies").
-  for (const Buffer &copy : plan_.buffers)
-    if (b.kind == BufferKind::Param && copy.copyOf == id) {
-      std::vector<std::byte> rounded(copy.bytes);
-      convertElements(src, b.dtype, rounded.data(), copy.dtype, numElements(b.shape));
-      backend_->device().upload(persistent_.get() + copy.offset, rounded.data(), copy.bytes);
-    }
+  for (int c : copies_[id]) {
+    const Buffer &copy = plan_.buffers[c];
+    std::vector<std::byte> rounded(copy.bytes);
+    convertElements(src, b.dtype, rounded.data(), copy.dtype, numElements(b.shape));
+    backend_->device().upload(persistent_.get() + copy.offset, rounded.data(), copy.bytes);
+  }
 }
 
 void Executor::read(int id, void *dst, size_t bytes) const {

@@ -72,6 +72,8 @@ private:
   std::unique_ptr<Communicator> deviceCommunicator_;
   DeviceMemory arena_, persistent_, snapshot_;
   std::unique_ptr<Program> program_;
+  /// Per buffer, the weight copies that follow it (Buffer::copyOf).
+  std::vector<std::vector<int>> copies_;
   uint64_t iteration_ = 0;
 };
 
