@@ -12,29 +12,11 @@
 // steps rounded after each: results agree within the matmul's tolerance.
 #include "compiler/EpilogueFusion.h"
 
-#include <algorithm>
-
+#include "compiler/PlanSteps.h"
 #include "runtime/core/StepAttrs.h"
 
 namespace ampc {
 namespace {
-
-/// Per buffer, the one step that reads it, or -1 (none, several, or the
-/// plan returns it).
-std::vector<int> soleReaders(const rt::Plan &plan) {
-  std::vector<int> reader(plan.buffers.size(), -1), count(plan.buffers.size(), 0);
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    for (int id : plan.steps[i].inputs) {
-      ++count[id];
-      reader[id] = (int)i;
-    }
-  for (int id : plan.outputs)
-    ++count[id];
-  for (size_t id = 0; id < reader.size(); ++id)
-    if (count[id] != 1)
-      reader[id] = -1;
-  return reader;
-}
 
 /// The round_inputs entry of input `i` of `s` ("" when none).
 std::string roundedInput(const rt::Step &s, size_t i) {
@@ -83,18 +65,10 @@ std::string activationOf(const rt::Step &s) {
 void fuseGemmEpilogues(rt::Plan &plan) {
   std::vector<int> reader = soleReaders(plan);
   std::vector<bool> erased(plan.steps.size(), false);
-  // Whether step `to` comes after `from` and no step between them writes
-  // a's or b's buffer in place (updates, assign): the GEMM may move there.
+  // Whether the GEMM may move from `from` to `to`: later, with no step in
+  // between writing a or b in place (updates, assign).
   auto canMove = [&](const rt::Step &mm, size_t from, int to) {
-    if (to <= (int)from)
-      return false;
-    for (int j = from + 1; j < to; ++j) {
-      const rt::Step &s = plan.steps[j];
-      for (int id : {mm.inputs[0], mm.inputs[1]})
-        if (s.outputs.empty() && std::count(s.inputs.begin(), s.inputs.end(), id))
-          return false;
-    }
-    return true;
+    return to > (int)from && !writtenBetween(plan, {mm.inputs[0], mm.inputs[1]}, from, to);
   };
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     rt::Step &mm = plan.steps[i];
@@ -124,11 +98,7 @@ void fuseGemmEpilogues(rt::Plan &plan) {
     plan.steps[at] = std::move(mm); // runs where the last step it replaces ran
     erased[i] = true;
   }
-  std::vector<rt::Step> kept;
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    if (!erased[i])
-      kept.push_back(std::move(plan.steps[i]));
-  plan.steps = std::move(kept);
+  eraseSteps(plan, erased);
 }
 
 } // namespace ampc

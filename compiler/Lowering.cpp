@@ -1,6 +1,7 @@
 #include "compiler/Lowering.h"
 
 #include "compiler/DenseData.h"
+#include "compiler/CastFolding.h"
 #include "compiler/EpilogueFusion.h"
 #include "compiler/Diagnostics.h"
 #include "compiler/GraphIO.h"
@@ -134,7 +135,8 @@ void fuseUpdateCopies(rt::Plan &plan) {
   plan.steps = std::move(kept);
 }
 
-rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptions &probes) {
+rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptions &probes,
+                     CastFolding folding) {
   auto g = cast<graph::GraphOp>(theGraph(module));
   rt::Plan plan;
   plan.name = g.getSymName().str();
@@ -207,6 +209,8 @@ rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptio
   fuseUpdateCopies(plan);
   if (target.gemmEpilogues)
     fuseGemmEpilogues(plan);
+  if (folding == CastFolding::On && probes.mode == ProbeOptions::Mode::None)
+    foldCasts(plan);
   addProbes(plan, probes);
   addCounters(plan);
   rt::planMemory(plan);
@@ -215,12 +219,13 @@ rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptio
 
 } // namespace
 
-rt::Plan lowerToPlan(ModuleOp module, const rt::Target &target, const ProbeOptions &probes) {
+rt::Plan lowerToPlan(ModuleOp module, const rt::Target &target, const ProbeOptions &probes,
+                     CastFolding folding) {
   if (!hasTargetPasses(target))
-    return lowerModule(module, target, probes);
+    return lowerModule(module, target, probes, folding);
   OwningOpRef<ModuleOp> lowered = module.clone(); // the caller's module stays as it is
   runTargetPasses(*lowered, target);
-  return lowerModule(*lowered, target, probes);
+  return lowerModule(*lowered, target, probes, folding);
 }
 
 } // namespace ampc

@@ -21,8 +21,15 @@ namespace ampc {
 /// update is folded into the update (`writes_copy`). `probes` adds numerics probes (compiler/Probes.h); without them
 /// the plan has none. Throws GraphError for a graph without exactly one
 /// graph.graph.
+///
+/// Without probes, the casts between f32 and f16/bf16 next to kernels that
+/// read and write any float dtype run inside those kernels
+/// (compiler/CastFolding.h, the same bits); `CastFolding::Off` keeps them as
+/// steps (tests compare the two). With probes they stay, so that a probe
+/// names the cast that overflowed.
+enum class CastFolding { On, Off };
 rt::Plan lowerToPlan(mlir::ModuleOp module, const rt::Target &target = rt::cpuTarget(),
-                     const ProbeOptions &probes = {});
+                     const ProbeOptions &probes = {}, CastFolding folding = CastFolding::On);
 
 /// The plan kernel of a graph op: its name without the `graph.` prefix.
 std::string kernelName(mlir::Operation *op);

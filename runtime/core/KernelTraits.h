@@ -43,6 +43,11 @@ enum KernelFlag : unsigned {
   /// An optimizer update (sgd, momentum, adam): writes its first operand from
   /// a gradient, and with `writes_copy` its low-precision copy too.
   kOptimizerUpdate = 1u << 9,
+  /// Reads each float operand at its own dtype and writes each float result
+  /// at its own, computing in f32 and rounding each result once: a widening
+  /// cast before it or a narrowing one after it can run inside it with the
+  /// same bits (compiler/CastFolding.h).
+  kMixedFloat = 1u << 10,
 };
 
 /// How a precision report counts the FLOPs of a node.

@@ -29,37 +29,6 @@ int countActivation(const rt::Plan &plan, const std::string &activation) {
   return n;
 }
 
-/// Every output (forward) or param (training, after 3 steps) of `plan`, by
-/// name, on fixed inputs.
-std::map<std::string, std::vector<std::byte>> results(const rt::Plan &plan, bool training) {
-  rt::Executor ex(plan, {training, 3});
-  for (const rt::Buffer &b : plan.buffers) // biases too, which models start at zero
-    if (b.kind == rt::BufferKind::Param && b.trainable && rt::isFloat(b.dtype) && !training) {
-      std::vector<double> v(rt::numElements(b.shape));
-      for (size_t i = 0; i < v.size(); ++i)
-        v[i] = 0.05 * double(int(i * 13 % 17) - 8);
-      test::setValues(ex, b.name, v);
-    }
-  for (int r = 0; r < (training ? 3 : 1); ++r) {
-    for (int id : plan.inputs) {
-      const rt::Buffer &b = plan.buffers[id];
-      std::vector<double> v(rt::numElements(b.shape));
-      for (size_t i = 0; i < v.size(); ++i)
-        v[i] = b.name == "lr" ? 0.05
-               : rt::isFloat(b.dtype) ? 0.02 * double((i * 29 + r * 7) % 97) - 0.9
-                                      : double((i + r) % 4);
-      test::setValues(ex, b.name, v);
-    }
-    ex.run();
-  }
-  std::map<std::string, std::vector<std::byte>> out;
-  for (const rt::Buffer &b : plan.buffers)
-    if (training ? b.kind == rt::BufferKind::Param
-                 : std::count(plan.outputs.begin(), plan.outputs.end(), b.id) > 0)
-      out[b.name] = ex.readBytes(b.id);
-  return out;
-}
-
 struct Case {
   const char *model, *level;
   std::map<std::string, std::string> sets;
@@ -100,7 +69,8 @@ TEST(GemmEpilogues, AgreeWithTheUnfusedSteps) {
     else
       EXPECT_GT(countActivation(fused, "none"), 0) << what;
     EXPECT_LT(fused.steps.size(), plain.steps.size()) << what;
-    auto want = results(plain, c.training), got = results(fused, c.training);
+    auto want = test::fixedRunResults(plain, c.training),
+         got = test::fixedRunResults(fused, c.training);
     ASSERT_EQ(want.size(), got.size()) << what;
     for (const auto &[name, bytes] : want) {
       rt::DType dtype = plain.buffers[plain.find(name)].dtype;

@@ -121,6 +121,38 @@ inline double tolerance(const std::string &dtype, double magnitude) {
   return rel * std::max(magnitude, 1.0);
 }
 
+/// Every output (forward) or param (training, after 3 steps) of `plan`, by
+/// name, on fixed inputs: for comparing a fused plan with the unfused one.
+inline std::map<std::string, std::vector<std::byte>> fixedRunResults(const rt::Plan &plan,
+                                                                      bool training) {
+  rt::Executor ex(plan, {training, 3});
+  for (const rt::Buffer &b : plan.buffers) // biases too, which models start at zero
+    if (b.kind == rt::BufferKind::Param && b.trainable && rt::isFloat(b.dtype) && !training) {
+      std::vector<double> v(rt::numElements(b.shape));
+      for (size_t i = 0; i < v.size(); ++i)
+        v[i] = 0.05 * double(int(i * 13 % 17) - 8);
+      test::setValues(ex, b.name, v);
+    }
+  for (int r = 0; r < (training ? 3 : 1); ++r) {
+    for (int id : plan.inputs) {
+      const rt::Buffer &b = plan.buffers[id];
+      std::vector<double> v(rt::numElements(b.shape));
+      for (size_t i = 0; i < v.size(); ++i)
+        v[i] = b.name == "lr" ? 0.05
+               : rt::isFloat(b.dtype) ? 0.02 * double((i * 29 + r * 7) % 97) - 0.9
+                                      : double((i + r) % 4);
+      test::setValues(ex, b.name, v);
+    }
+    ex.run();
+  }
+  std::map<std::string, std::vector<std::byte>> out;
+  for (const rt::Buffer &b : plan.buffers)
+    if (training ? b.kind == rt::BufferKind::Param
+                 : std::count(plan.outputs.begin(), plan.outputs.end(), b.id) > 0)
+      out[b.name] = ex.readBytes(b.id);
+  return out;
+}
+
 } // namespace ampc::test
 
 #endif

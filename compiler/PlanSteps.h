@@ -1,0 +1,34 @@
+// Helpers of the plan-level fusions (compiler/EpilogueFusion.h,
+// compiler/CastFolding.h): who reads a buffer, whether a step may move past
+// others, and erasing folded steps.
+#ifndef AMPC_COMPILER_PLANSTEPS_H
+#define AMPC_COMPILER_PLANSTEPS_H
+
+#include <vector>
+
+#include "runtime/core/Plan.h"
+
+namespace ampc {
+
+/// Per buffer, the steps that read it, in order (a step once however often
+/// it reads it).
+std::vector<std::vector<int>> readersOf(const rt::Plan &plan);
+
+/// Per buffer, the one step that reads it, or -1 (none, several, or the
+/// plan returns it or reports it as the loss).
+std::vector<int> soleReaders(const rt::Plan &plan);
+
+/// Whether a step strictly between `from` and `to` writes one of `ids` in
+/// place (a step without results writes its operands: updates, assign,
+/// accumulate), so a read of them cannot move across it.
+bool writtenBetween(const rt::Plan &plan, const std::vector<int> &ids, int from, int to);
+
+/// Keeps the steps not marked in `erased`, in order, then drops the
+/// temporaries no step, output or loss names any more (the results a fusion
+/// folded away), renumbering the buffers: an unused buffer must not take
+/// arena space.
+void eraseSteps(rt::Plan &plan, const std::vector<bool> &erased);
+
+} // namespace ampc
+
+#endif

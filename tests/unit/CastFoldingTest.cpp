@@ -1,0 +1,148 @@
+// Cast folding (compiler/CastFolding.cpp): widening casts run inside the
+// kernels that read their results, narrowing ones inside the kernels that
+// write their operands. Each folded plan against the same graph with its
+// casts as steps, on the CPU reference: the same bits, fewer cast steps, no
+// more memory. The CUDA kernels read and write the same mixed dtypes through
+// the same load/store functors; ampc-backend-check holds them to the CPU on
+// every plan these tests lower (scripts/gpu-check.sh).
+#include <algorithm>
+
+#include "compiler/Lowering.h"
+#include "compiler/Pipelines.h"
+#include "models/Models.h"
+#include "tests/unit/RuntimeTestUtil.h"
+
+using namespace ampc;
+
+namespace {
+
+int countCasts(const rt::Plan &plan) {
+  return std::count_if(plan.steps.begin(), plan.steps.end(),
+                       [](const rt::Step &s) { return s.kernel == "cast"; });
+}
+
+/// The CUDA target's lowering choices on a target the CPU runs: no fused
+/// casts (weight copies instead), GEMM epilogues.
+rt::Target cudaLikeTarget() {
+  rt::Target t = rt::cpuTarget();
+  t.fusedCasts = false;
+  t.gemmEpilogues = true;
+  return t;
+}
+
+struct Case {
+  const char *model, *level, *dtype;
+  std::map<std::string, std::string> sets;
+  bool training, folds; // folds: some cast next to a mixed-dtype kernel
+  int castsLeft;        // cast steps in the folded plan for the CUDA-like target
+};
+
+const std::map<std::string, std::string> kBert = {{"layers", "1"},  {"batch", "2"},
+                                                  {"seq", "8"},     {"vocab", "64"},
+                                                  {"hidden", "32"}, {"heads", "2"}};
+
+// BERT keeps 5 casts of its 22: a layer norm's f32 result that the residual
+// add reads too (twice, forward), the gradients of two layer norms that an
+// add reads in f32 as well, and the recomputed attention probabilities that
+// softmax's backward reads in f32. The mlp's and the CNN's casts are of
+// inputs and of the logits the graph returns, next to no mixed-dtype kernel.
+const Case kCases[] = {
+    {"bert", "O1", "f16", kBert, true, true, 5},
+    {"bert", "O1", "bf16", kBert, true, true, 5},
+    {"bert", "O1", "f16", kBert, false, true, 2},
+    {"mlp", "O2", "f16", {{"batch", "4"}}, true, false, 3},
+    {"mnist_cnn", "O1", "f16", {{"batch", "4"}}, true, false, 3},
+    {"simplenet", "O0", "f16", {{"batch", "8"}, {"hidden", "32"}}, true, false, 0},
+};
+
+TEST(CastFolding, SameBitsFewerCastsNoMoreMemory) {
+  for (const Case &c : kCases)
+    for (const rt::Target &target : {rt::cpuTarget(), cudaLikeTarget()}) {
+      std::string what = std::string(c.model) + " " + c.level + " " + c.dtype +
+                         (c.training ? " training" : " forward") +
+                         (target.fusedCasts ? " (cpu)" : " (cuda-like)");
+      mlir::MLIRContext ctx;
+      auto m = buildModel(ctx, c.model, c.sets);
+      AmpSettings amp;
+      amp.level = c.level;
+      amp.dtype = c.dtype;
+      if (c.training)
+        runTrainingPipeline(*m, amp, TrainSettings{});
+      else
+        runAmpPipeline(*m, amp);
+      rt::Plan steps = lowerToPlan(*m, target, {}, CastFolding::Off),
+               folded = lowerToPlan(*m, target);
+      if (c.folds) {
+        EXPECT_LT(countCasts(folded), countCasts(steps)) << what;
+      } else {
+        EXPECT_EQ(countCasts(folded), countCasts(steps)) << what;
+      }
+      if (!target.fusedCasts) {
+        EXPECT_EQ(countCasts(folded), c.castsLeft) << what;
+      }
+      EXPECT_LE(folded.arenaBytes, steps.arenaBytes) << what;
+      // Every temporary is some step's operand or the plan's result: the
+      // folded-away values take no memory.
+      for (const rt::Buffer &b : folded.buffers) {
+        bool named = b.kind != rt::BufferKind::Temp ||
+                     std::count(folded.outputs.begin(), folded.outputs.end(), b.id) ||
+                     std::any_of(folded.steps.begin(), folded.steps.end(), [&](const rt::Step &s) {
+                       return std::count(s.inputs.begin(), s.inputs.end(), b.id) ||
+                              std::count(s.outputs.begin(), s.outputs.end(), b.id);
+                     });
+        EXPECT_TRUE(named) << what << ": '" << b.name << "' is named by nothing";
+      }
+      auto want = test::fixedRunResults(steps, c.training),
+           got = test::fixedRunResults(folded, c.training);
+      ASSERT_EQ(want.size(), got.size()) << what;
+      for (const auto &[name, bytes] : want)
+        EXPECT_EQ(bytes, got[name]) << what << ": " << name << " differs";
+    }
+}
+
+// A layer norm between two f16 matmuls: it reads the f16 product and
+// writes the f16 operand of the next one, and no cast step is left.
+TEST(CastFolding, LayerNormReadsAndWritesF16) {
+  test::Compiled c = test::compile([](GraphBuilder &b) {
+    Tensor x = b.input("x", {4, 8}, "f16");
+    Tensor w = b.param("w", {8, 8}, Init::normal(0.3), "f16");
+    Tensor h = b.cast(b.matmul(x, w), "f32");
+    Tensor scale = b.param("scale", {8}, Init::ones()), bias = b.param("bias", {8}, Init::zeros());
+    Tensor n = b.cast(b.layerNorm(h, scale, bias), "f16");
+    b.output(b.matmul(n, w));
+  });
+  EXPECT_EQ(countCasts(c.plan), 0);
+  const rt::Step &norm = *std::find_if(c.plan.steps.begin(), c.plan.steps.end(),
+                                       [](const rt::Step &s) { return s.kernel == "layer_norm"; });
+  EXPECT_EQ(c.plan.buffers[norm.inputs[0]].dtype, rt::DType::F16);
+  EXPECT_EQ(c.plan.buffers[norm.outputs[0]].dtype, rt::DType::F16);
+}
+
+// A cast stays where its value has a reader that is no mixed-dtype kernel
+// (a matmul) or its input is a result the plan returns; the others fold.
+// Plans with numerics probes keep every cast: a probe names the one that
+// overflowed.
+TEST(CastFolding, KeepsCastsItCannotFold) {
+  auto build = [](GraphBuilder &b) {
+    Tensor x = b.input("x", {4, 8}, "f16");
+    Tensor w16 = b.param("w16", {8, 8}, Init::normal(0.3), "f16");
+    Tensor w32 = b.param("w32", {8, 8}, Init::normal(0.3));
+    Tensor wide = b.cast(x, "f32");
+    b.output(b.matmul(wide, w32)); // an f32 matmul reads it: this cast stays
+    Tensor s = b.softmax(wide);
+    b.output(s); // returned: the cast of s stays
+    b.output(b.matmul(b.cast(s, "f16"), w16));
+    Tensor scale = b.param("scale", {8}, Init::ones()), bias = b.param("bias", {8}, Init::zeros());
+    b.output(b.matmul(b.cast(b.layerNorm(wide, scale, bias), "f16"), w16)); // folds
+  };
+  mlir::MLIRContext ctx;
+  GraphBuilder b(ctx, "keeps");
+  build(b);
+  auto m = b.finish();
+  EXPECT_EQ(countCasts(lowerToPlan(*m, rt::cpuTarget(), {}, CastFolding::Off)), 3);
+  EXPECT_EQ(countCasts(lowerToPlan(*m)), 2);
+  EXPECT_EQ(countCasts(lowerToPlan(*m, rt::cpuTarget(), {ProbeOptions::Mode::NonFinite, "f16"})),
+            3);
+}
+
+} // namespace
