@@ -60,7 +60,8 @@ const std::vector<KernelTraits> kTable = {
     {"avg_pool2d", kOne, kOne, 0, 0, F::PerInput, kNoRange, S::pool},
     {"global_avg_pool", kOne, kOne, 0, 0, F::PerInput, kNoRange, S::globalAvgPool},
     {"batch_norm", {5, 5}, kOne, 0, 0, F::FivePerInput, kNoRange, S::batchNorm},
-    {"layer_norm", kThree, kOne, kMixedFloat, 0, F::FivePerInput, kNoRange, S::layerNorm},
+    {"layer_norm", kThree, kOne, kMixedFloat, 0, F::FivePerInput, kNoRange, S::layerNorm,
+     A::Rounded},
     // Reductions, softmax and losses.
     {"reduce_sum", kOne, kOne, kMixedFloat, 0, F::PerInput, kNoRange, S::reduce},
     {"reduce_mean", kOne, kOne, kMixedFloat, 0, F::PerInput, kNoRange, S::reduce},
@@ -93,7 +94,7 @@ const std::vector<KernelTraits> kTable = {
     {"avg_pool2d_backward", kOne, kOne, 0, 0, F::PerOutput, kNoRange, S::avgPoolBackward},
     {"batch_norm_backward", kThree, kThree, 0, 0, F::PerOutput, kNoRange, S::batchNormBackward},
     {"layer_norm_backward", kThree, kThree, kMixedFloat, 0, F::PerOutput, kNoRange,
-     S::layerNormBackward},
+     S::layerNormBackward, A::Rounded},
     {"softmax_backward", kTwo, kOne, kInPlace | kMixedFloat, 0, F::PerOutput, kNoRange,
      S::softmaxBackward,
      A::Accumulated},

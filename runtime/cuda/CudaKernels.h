@@ -55,6 +55,7 @@ void addTrainingKernels(KernelTable &t);
 void addSoftmaxKernels(KernelTable &t);
 void addPoolingKernels(KernelTable &t);
 void addNormKernels(KernelTable &t);
+void addLayerNormKernels(KernelTable &t);
 void addConvKernels(KernelTable &t);
 void addProbeKernels(KernelTable &t);
 void addCollectiveKernels(KernelTable &t);

@@ -14,6 +14,7 @@ static const KernelTable &table() {
     addSoftmaxKernels(t);
     addPoolingKernels(t);
     addNormKernels(t);
+    addLayerNormKernels(t);
     addConvKernels(t);
     addProbeKernels(t);
     addCollectiveKernels(t);

@@ -1,40 +1,29 @@
 // batch_norm (training: batch statistics, moving the running ones; eval: the
-// running ones), layer_norm, and their backward. Every statistic is summed
-// in double by one thread per channel or row, in the CPU's order, so the
-// results are the CPU's bits; the per-element passes run in parallel.
+// running ones) and its backward. Every statistic is summed in double by one
+// thread per channel, in the CPU's order, so the results are the CPU's bits;
+// the per-element passes run in parallel. (layer_norm: LayerNorm.cu.)
 #include "runtime/cuda/CudaKernels.h"
 
 namespace ampc::rt::cuda {
 namespace {
 
-/// A normalisation's groups: batch norm's channels (each spans outer x
-/// inner elements) or layer norm's rows (each `inner` elements).
+/// Batch norm's channels: each spans outer x inner elements.
 struct Groups {
   int64_t count, outer, inner, span;
-  bool batch;
   __device__ int64_t at(int64_t g, int64_t k) const {
-    return batch ? ((k / inner) * count + g) * inner + k % inner : g * inner + k;
+    return ((k / inner) * count + g) * inner + k % inner;
   }
 };
 
-Groups groupsOf(const KernelContext &c, const TensorRef &x, bool batch) {
-  Groups gr{0, 1, 1, 0, batch};
-  if (batch) {
-    bool nhwc = c.attrs.getStr("layout", "NHWC") == "NHWC";
-    int64_t axis = nhwc ? x.rank() - 1 : 1;
-    gr.count = x.shape[axis];
-    for (int64_t d = axis + 1; d < x.rank(); ++d)
-      gr.inner *= x.shape[d];
-    gr.outer = x.size() / (gr.count * gr.inner);
-    gr.span = gr.outer * gr.inner;
-  } else {
-    int64_t axis = c.attrs.getInt("axis", -1);
-    axis = axis < 0 ? axis + x.rank() : axis;
-    for (int64_t d = axis; d < x.rank(); ++d)
-      gr.inner *= x.shape[d];
-    gr.count = gr.inner ? x.size() / gr.inner : 0;
-    gr.span = gr.inner;
-  }
+Groups groupsOf(const KernelContext &c, const TensorRef &x) {
+  Groups gr{0, 1, 1, 0};
+  bool nhwc = c.attrs.getStr("layout", "NHWC") == "NHWC";
+  int64_t axis = nhwc ? x.rank() - 1 : 1;
+  gr.count = x.shape[axis];
+  for (int64_t d = axis + 1; d < x.rank(); ++d)
+    gr.inner *= x.shape[d];
+  gr.outer = x.size() / (gr.count * gr.inner);
+  gr.span = gr.outer * gr.inner;
   return gr;
 }
 
@@ -84,7 +73,7 @@ __global__ void batchApply(View x, View y, Groups gr, const float *a, const floa
 
 void batchNorm(KernelContext &c) {
   const TensorRef &x = c.in[0];
-  Groups gr = groupsOf(c, x, true);
+  Groups gr = groupsOf(c, x);
   float *ab = reinterpret_cast<float *>(c.device.scratch(2 * gr.count * sizeof(float)));
   batchStatistics<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(
       viewOf(x), viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.in[3]), viewOf(c.in[4]), gr,
@@ -95,40 +84,7 @@ void batchNorm(KernelContext &c) {
   launched(c);
 }
 
-__global__ void layerNormKernel(View x, View scale, View bias, View y, int64_t inner,
-                                int64_t rows, double eps) {
-  AMPC_GRID_STRIDE(r, rows) {
-    double mean = 0, var = 0;
-    for (int64_t i = 0; i < inner; ++i)
-      mean += load(x.data, x.dtype, r * inner + i);
-    mean /= inner;
-    for (int64_t i = 0; i < inner; ++i) {
-      float v = load(x.data, x.dtype, r * inner + i);
-      var += (v - mean) * (v - mean);
-    }
-    var /= inner;
-    double inv = 1.0 / sqrt(var + eps);
-    for (int64_t i = 0; i < inner; ++i) {
-      float v = load(x.data, x.dtype, r * inner + i);
-      store(y.data, y.dtype, r * inner + i,
-            float((v - mean) * inv * load(scale.data, scale.dtype, i) +
-                  load(bias.data, bias.dtype, i)));
-    }
-  }
-}
-
-void layerNorm(KernelContext &c) {
-  Groups gr = groupsOf(c, c.in[0], false);
-  if (gr.count == 0)
-    return;
-  layerNormKernel<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(
-      viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.out[0]), gr.inner, gr.count,
-      c.attrs.getF64("epsilon", 1e-5));
-  launched(c);
-}
-
-/// Per group: mean, inverse deviation, and the sums of the backward; dx of
-/// the group; batch norm's dscale and dbias (one per group).
+/// Per channel: mean, inverse deviation, and the sums of the backward.
 struct GroupSums {
   double *mean, *inv, *sumD, *sumDX;
 };
@@ -172,7 +128,7 @@ __global__ void channelsLastDx(View x, View dy, View scale, View dx, View ds, Vi
   }
 }
 
-/// The CPU's generic norm backward, one thread per group.
+/// The CPU's channels-first batch norm backward, one thread per channel.
 __global__ void groupBackward(View x, View dy, View scale, View dx, View ds, View db, Groups gr,
                               double eps, GroupSums s) {
   AMPC_GRID_STRIDE(g, gr.count) {
@@ -189,7 +145,7 @@ __global__ void groupBackward(View x, View dy, View scale, View dx, View ds, Vie
     for (int64_t k = 0; k < gr.span; ++k) {
       double xhat = (load(x.data, x.dtype, gr.at(g, k)) - mean) * inv,
              d = load(dy.data, dy.dtype, gr.at(g, k));
-      double sc = load(scale.data, scale.dtype, gr.batch ? g : k);
+      double sc = load(scale.data, scale.dtype, g);
       sumD += d * sc;
       sumDX += d * sc * xhat;
       dscale += d * xhat;
@@ -197,37 +153,19 @@ __global__ void groupBackward(View x, View dy, View scale, View dx, View ds, Vie
     }
     for (int64_t k = 0; k < gr.span; ++k) {
       double xhat = (load(x.data, x.dtype, gr.at(g, k)) - mean) * inv,
-             sc = load(scale.data, scale.dtype, gr.batch ? g : k);
+             sc = load(scale.data, scale.dtype, g);
       store(dx.data, dx.dtype, gr.at(g, k),
             float(inv * (load(dy.data, dy.dtype, gr.at(g, k)) * sc - sumD / gr.span -
                          xhat * sumDX / gr.span)));
     }
-    s.mean[g] = mean, s.inv[g] = inv;
-    if (gr.batch) {
-      store(ds.data, ds.dtype, g, (float)dscale);
-      store(db.data, db.dtype, g, (float)dbias);
-    }
+    store(ds.data, ds.dtype, g, (float)dscale);
+    store(db.data, db.dtype, g, (float)dbias);
   }
 }
 
-/// Layer norm's dscale and dbias: per column, the rows in order.
-__global__ void layerScaleGrads(View x, View dy, View ds, View db, Groups gr, GroupSums s) {
-  AMPC_GRID_STRIDE(k, gr.inner) {
-    double dscale = 0, dbias = 0;
-    for (int64_t g = 0; g < gr.count; ++g) {
-      double xhat = (load(x.data, x.dtype, g * gr.inner + k) - s.mean[g]) * s.inv[g],
-             d = load(dy.data, dy.dtype, g * gr.inner + k);
-      dscale += d * xhat;
-      dbias += d;
-    }
-    store(ds.data, ds.dtype, k, (float)dscale);
-    store(db.data, db.dtype, k, (float)dbias);
-  }
-}
-
-void normBackward(KernelContext &c, bool batch) {
+void batchNormBackward(KernelContext &c) {
   const TensorRef &x = c.in[0];
-  Groups gr = groupsOf(c, x, batch);
+  Groups gr = groupsOf(c, x);
   double eps = c.attrs.getF64("epsilon", 1e-5);
   if (gr.count == 0 || x.size() == 0)
     return;
@@ -235,15 +173,13 @@ void normBackward(KernelContext &c, bool batch) {
   GroupSums s{buf, buf + gr.count, buf + 2 * gr.count, buf + 3 * gr.count};
   View xv = viewOf(x), dy = viewOf(c.in[1]), scale = viewOf(c.in[2]), dx = viewOf(c.out[0]),
        ds = viewOf(c.out[1]), db = viewOf(c.out[2]);
-  if (batch && c.attrs.getStr("layout", "NHWC") == "NHWC") {
+  if (c.attrs.getStr("layout", "NHWC") == "NHWC") {
     channelsLastSums<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(xv, dy, gr, eps, s);
     channelsLastDx<<<blocksFor(x.size()), kThreads, 0, c.stream()>>>(xv, dy, scale, dx, ds, db,
                                                                       gr, s);
   } else {
     groupBackward<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(xv, dy, scale, dx, ds, db, gr,
                                                                      eps, s);
-    if (!batch)
-      layerScaleGrads<<<blocksFor(gr.inner), kThreads, 0, c.stream()>>>(xv, dy, ds, db, gr, s);
   }
   launched(c);
 }
@@ -252,9 +188,7 @@ void normBackward(KernelContext &c, bool batch) {
 
 void addNormKernels(KernelTable &t) {
   t["batch_norm"] = batchNorm;
-  t["layer_norm"] = layerNorm;
-  t["batch_norm_backward"] = [](KernelContext &c) { normBackward(c, true); };
-  t["layer_norm_backward"] = [](KernelContext &c) { normBackward(c, false); };
+  t["batch_norm_backward"] = batchNormBackward;
 }
 
 } // namespace ampc::rt::cuda

@@ -1,9 +1,12 @@
-// softmax and log_softmax over any axis, and their backward. One thread per
-// row (the elements along the axis), summing in double in the CPU's order,
-// except that the last axis's exponentials and sum follow the CPU's
-// vectorised row (vectorExp, a sum whose lane order is the build's), so the
-// last-axis results agree with the CPU within a rounding of that sum.
+// softmax and log_softmax over any axis, and their backward. Along the
+// last axis (attention's rows), one warp per row (runtime/cuda/Rows.h): the
+// row read once where it fits, the CPU's vectorised exponential (vectorExp),
+// its sum in double across the warp. Along another axis, one thread per row
+// summing in double in the CPU's order. Operands and results in any float
+// mix (cast folding). Results agree with the CPU within a rounding of the
+// sum.
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/Rows.h"
 #include "runtime/numerics/Exp.h"
 
 namespace ampc::rt::cuda {
@@ -23,7 +26,27 @@ Rows rowsOf(const KernelContext &c, const TensorRef &t) {
   return r;
 }
 
-template <bool Log> __global__ void softmaxKernel(View x, View y, Rows r) {
+/// Along the last axis: a warp per row of r.dim elements.
+template <bool Log, int PerLane> __global__ void softmaxLastAxis(View x, View y, Rows r) {
+  AMPC_ROW_STRIDE(row, r.outer) {
+    rows::RowShare<PerLane> xs(x, row * r.dim, r.dim);
+    float max = -INFINITY;
+    xs.each([&](int, int64_t, float v) { max = v > max ? v : max; });
+    max = rows::warpMax(max);
+    double sum = 0;
+    xs.each([&](int, int64_t, float v) { sum += num::vectorExp(v - max); });
+    sum = rows::warpSum(sum);
+    double logSum = log(sum);
+    float inverse = float(1.0 / sum);
+    xs.each([&](int, int64_t k, float v) {
+      store(y.data, y.dtype, row * r.dim + k,
+            Log ? float(double(v - max) - logSum) : num::vectorExp(v - max) * inverse);
+    });
+  }
+}
+
+/// Along another axis: a thread per row, r.inner apart.
+template <bool Log> __global__ void softmaxStrided(View x, View y, Rows r) {
   AMPC_GRID_STRIDE(row, r.outer * r.inner) {
     int64_t base = (row / r.inner) * r.dim * r.inner + row % r.inner;
     float max = -INFINITY;
@@ -32,24 +55,13 @@ template <bool Log> __global__ void softmaxKernel(View x, View y, Rows r) {
       max = v > max ? v : max;
     }
     double sum = 0;
-    if (r.inner == 1) { // the last axis: the CPU's vectorised exp
-      for (int64_t k = 0; k < r.dim; ++k)
-        sum += num::vectorExp(load(x.data, x.dtype, base + k) - max);
-      double logSum = log(sum);
-      float inverse = float(1.0 / sum);
-      for (int64_t k = 0; k < r.dim; ++k) {
-        float v = load(x.data, x.dtype, base + k);
-        store(y.data, y.dtype, base + k,
-              Log ? float(double(v - max) - logSum) : num::vectorExp(v - max) * inverse);
-      }
-      continue;
-    }
     for (int64_t k = 0; k < r.dim; ++k)
       sum += exp(double(load(x.data, x.dtype, base + k * r.inner) - max));
     double logSum = log(sum);
     for (int64_t k = 0; k < r.dim; ++k) {
       double shifted = load(x.data, x.dtype, base + k * r.inner) - max;
-      store(y.data, y.dtype, base + k * r.inner, float(Log ? shifted - logSum : exp(shifted - logSum)));
+      store(y.data, y.dtype, base + k * r.inner,
+            float(Log ? shifted - logSum : exp(shifted - logSum)));
     }
   }
 }
@@ -58,12 +70,38 @@ template <bool Log> void softmax(KernelContext &c) {
   Rows r = rowsOf(c, c.in[0]);
   if (r.outer * r.inner == 0)
     return;
-  softmaxKernel<Log><<<blocksFor(r.outer * r.inner), kThreads, 0, c.stream()>>>(
-      viewOf(c.in[0]), viewOf(c.out[0]), r);
+  View x = viewOf(c.in[0]), y = viewOf(c.out[0]);
+  if (r.inner > 1)
+    softmaxStrided<Log><<<blocksFor(r.outer * r.inner), kThreads, 0, c.stream()>>>(x, y, r);
+  else
+    rows::withPerLane(r.dim, [&](auto perLane) {
+      softmaxLastAxis<Log, perLane.value>
+          <<<rows::blocksForRows(r.outer), kThreads, 0, c.stream()>>>(x, y, r);
+    });
   launched(c);
 }
 
-__global__ void softmaxBackwardKernel(View y, View dy, View dx, Rows r, bool log) {
+/// Along the last axis: a warp per row.
+template <int PerLane>
+__global__ void softmaxBackwardLastAxis(View y, View dy, View dx, Rows r, bool log) {
+  AMPC_ROW_STRIDE(row, r.outer) {
+    rows::RowShare<PerLane> ys(y, row * r.dim, r.dim), gs(dy, row * r.dim, r.dim);
+    double dot = 0;
+    ys.each([&](int j, int64_t k, float v) {
+      float gk = gs.kCached ? gs.v[j] : load(dy.data, dy.dtype, row * r.dim + k);
+      dot += log ? gk : double(gk) * v;
+    });
+    dot = rows::warpSum(dot);
+    ys.each([&](int j, int64_t k, float v) {
+      float gk = gs.kCached ? gs.v[j] : load(dy.data, dy.dtype, row * r.dim + k);
+      store(dx.data, dx.dtype, row * r.dim + k,
+            log ? float(gk - ::exp(double(v)) * dot) : float(v * (gk - dot)));
+    });
+  }
+}
+
+/// Along another axis: a thread per row.
+__global__ void softmaxBackwardStrided(View y, View dy, View dx, Rows r, bool log) {
   AMPC_GRID_STRIDE(row, r.outer * r.inner) {
     int64_t base = (row / r.inner) * r.dim * r.inner + row % r.inner;
     double dot = 0;
@@ -84,8 +122,16 @@ void softmaxBackward(KernelContext &c) {
   Rows r = rowsOf(c, c.in[0]);
   if (r.outer * r.inner == 0)
     return;
-  softmaxBackwardKernel<<<blocksFor(r.outer * r.inner), kThreads, 0, c.stream()>>>(
-      viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.out[0]), r, c.attrs.getBool("log", false));
+  View y = viewOf(c.in[0]), dy = viewOf(c.in[1]), dx = viewOf(c.out[0]);
+  bool log = c.attrs.getBool("log", false);
+  if (r.inner > 1)
+    softmaxBackwardStrided<<<blocksFor(r.outer * r.inner), kThreads, 0, c.stream()>>>(y, dy, dx, r,
+                                                                                      log);
+  else
+    rows::withPerLane(r.dim, [&](auto perLane) {
+      softmaxBackwardLastAxis<perLane.value>
+          <<<rows::blocksForRows(r.outer), kThreads, 0, c.stream()>>>(y, dy, dx, r, log);
+    });
   launched(c);
 }
 
@@ -138,8 +184,8 @@ template <bool Mean> void reduce(KernelContext &c) {
   for (int d = 0; d < r.rank; ++d)
     if (r.reduced[d])
       r.count *= r.shape[d];
-  reduceKernel<Mean><<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(
-      viewOf(x), viewOf(c.out[0]), r);
+  reduceKernel<Mean>
+      <<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(viewOf(x), viewOf(c.out[0]), r);
   launched(c);
 }
 

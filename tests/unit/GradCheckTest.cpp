@@ -166,10 +166,17 @@ std::vector<GradCase> cases() {
                  return b.batchNorm(x, p(b, "scale", {3}), p(b, "bias", {3}), mean, var);
                }});
   c.push_back({"layer_norm", [=](GraphBuilder &b) { return b.layerNorm(p(b, "x", {3, 6}), p(b, "scale", {6}), p(b, "bias", {6})); }});
+  // Rows wider than the CUDA row kernels keep in registers (1024), and more
+  // rows than one chunk of their column sums (64), not a multiple of a
+  // block's 8 rows.
+  c.push_back({"layer_norm_wide", [=](GraphBuilder &b) { return b.layerNorm(p(b, "x", {3, 1100}), p(b, "scale", {1100}), p(b, "bias", {1100})); }});
+  c.push_back({"layer_norm_rows", [=](GraphBuilder &b) { return b.layerNorm(p(b, "x", {70, 2, 20}), p(b, "scale", {2, 20}), p(b, "bias", {2, 20}), 1e-5, 1); }});
   c.push_back({"reduce_sum", [=](GraphBuilder &b) { return b.reduceSum(p(b, "x", {2, 3, 4}), {1}, false); }});
   c.push_back({"reduce_mean_keepdims", [=](GraphBuilder &b) { return b.reduceMean(p(b, "x", {2, 3, 4}), {0, 2}, true); }});
   c.push_back({"softmax", [=](GraphBuilder &b) { return b.softmax(p(b, "x", {2, 3, 4}), 1); }});
   c.push_back({"log_softmax", [=](GraphBuilder &b) { return b.logSoftmax(p(b, "x", {3, 5})); }});
+  c.push_back({"softmax_wide", [=](GraphBuilder &b) { return b.softmax(p(b, "x", {3, 1100})); }});
+  c.push_back({"log_softmax_rows", [=](GraphBuilder &b) { return b.logSoftmax(p(b, "x", {17, 40})); }});
   c.push_back({"embedding", [=](GraphBuilder &b) {
                  return b.embedding(b.constValue("ids", {4}, {2, 0, 2, 5}, "i64"), p(b, "w", {6, 3}));
                }});

@@ -1,0 +1,162 @@
+// layer_norm and its backward: one warp per row (runtime/cuda/Rows.h), the
+// row read once where it fits, f16/bf16/f32 operands and results in any
+// mix (cast folding), statistics summed in double with the CPU's per-element
+// formulas. dscale and dbias sum down the rows in two deterministic stages:
+// chunks of rows in parallel, then the chunks in order.
+#include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/Rows.h"
+
+namespace ampc::rt::cuda {
+namespace {
+
+using rows::RowShare;
+
+/// Rows of a layer norm: `inner` elements each (the normalised axes).
+struct Shape {
+  int64_t rows, inner;
+};
+
+Shape shapeOf(const KernelContext &c) {
+  const TensorRef &x = c.in[0];
+  int64_t axis = c.attrs.getInt("axis", -1);
+  axis = axis < 0 ? axis + x.rank() : axis;
+  Shape s{0, 1};
+  for (int64_t d = axis; d < x.rank(); ++d)
+    s.inner *= x.shape[d];
+  s.rows = s.inner ? x.size() / s.inner : 0;
+  return s;
+}
+
+/// The row's mean and inverse deviation, as the CPU computes them.
+template <int PerLane>
+__device__ void statistics(const RowShare<PerLane> &x, int64_t n, double eps, double &mean,
+                           double &inv) {
+  double sum = 0, var = 0;
+  x.each([&](int, int64_t, float v) { sum += v; });
+  mean = rows::warpSum(sum) / n;
+  x.each([&](int, int64_t, float v) { var += (v - mean) * (v - mean); });
+  inv = 1.0 / sqrt(rows::warpSum(var) / n + eps);
+}
+
+template <int PerLane>
+__global__ void layerNormRows(View x, View scale, View bias, View y, Shape s, double eps) {
+  AMPC_ROW_STRIDE(row, s.rows) {
+    RowShare<PerLane> xs(x, row * s.inner, s.inner);
+    double mean, inv;
+    statistics(xs, s.inner, eps, mean, inv);
+    xs.each([&](int, int64_t k, float v) {
+      store(y.data, y.dtype, row * s.inner + k,
+            float((v - mean) * inv * load(scale.data, scale.dtype, k) +
+                  load(bias.data, bias.dtype, k)));
+    });
+  }
+}
+
+void layerNorm(KernelContext &c) {
+  Shape s = shapeOf(c);
+  if (s.rows == 0)
+    return;
+  double eps = c.attrs.getF64("epsilon", 1e-5);
+  View x = viewOf(c.in[0]), scale = viewOf(c.in[1]), bias = viewOf(c.in[2]), y = viewOf(c.out[0]);
+  rows::withPerLane(s.inner, [&](auto perLane) {
+    layerNormRows<perLane.value>
+        <<<rows::blocksForRows(s.rows), kThreads, 0, c.stream()>>>(x, scale, bias, y, s, eps);
+  });
+  launched(c);
+}
+
+/// dx of each row; its mean and inverse deviation kept for the column sums.
+template <int PerLane>
+__global__ void layerNormBackwardRows(View x, View dy, View scale, View dx, Shape s, double eps,
+                                      double *means, double *invs) {
+  AMPC_ROW_STRIDE(row, s.rows) {
+    RowShare<PerLane> xs(x, row * s.inner, s.inner), ds(dy, row * s.inner, s.inner);
+    double mean, inv;
+    statistics(xs, s.inner, eps, mean, inv);
+    double sumD = 0, sumDX = 0;
+    xs.each([&](int j, int64_t k, float v) {
+      double g = ds.kCached ? ds.v[j] : load(dy.data, dy.dtype, row * s.inner + k);
+      double sc = load(scale.data, scale.dtype, k), xhat = (v - mean) * inv;
+      sumD += g * sc;
+      sumDX += g * sc * xhat;
+    });
+    sumD = rows::warpSum(sumD);
+    sumDX = rows::warpSum(sumDX);
+    xs.each([&](int j, int64_t k, float v) {
+      double g = ds.kCached ? ds.v[j] : load(dy.data, dy.dtype, row * s.inner + k);
+      double sc = load(scale.data, scale.dtype, k), xhat = (v - mean) * inv;
+      store(dx.data, dx.dtype, row * s.inner + k,
+            float(inv * (g * sc - sumD / s.inner - xhat * sumDX / s.inner)));
+    });
+    if (rows::lane() == 0) {
+      means[row] = mean;
+      invs[row] = inv;
+    }
+  }
+}
+
+constexpr int64_t kRowsPerChunk = 64;
+
+/// Stage one of dscale and dbias: per chunk of rows and column, the sums of
+/// dy * xhat and dy over the chunk's rows in order.
+__global__ void scaleGradChunks(View x, View dy, Shape s, const double *means, const double *invs,
+                                double *partScale, double *partBias) {
+  int64_t col = blockIdx.x * (int64_t)blockDim.x + threadIdx.x, chunk = blockIdx.y;
+  if (col >= s.inner)
+    return;
+  double dscale = 0, dbias = 0;
+  int64_t end = min(s.rows, (chunk + 1) * kRowsPerChunk);
+  for (int64_t g = chunk * kRowsPerChunk; g < end; ++g) {
+    double xhat = (load(x.data, x.dtype, g * s.inner + col) - means[g]) * invs[g],
+           d = load(dy.data, dy.dtype, g * s.inner + col);
+    dscale += d * xhat;
+    dbias += d;
+  }
+  partScale[chunk * s.inner + col] = dscale;
+  partBias[chunk * s.inner + col] = dbias;
+}
+
+/// Stage two: each column's chunks, in order.
+__global__ void scaleGradTotals(View ds, View db, int64_t inner, int64_t chunks,
+                                const double *partScale, const double *partBias) {
+  AMPC_GRID_STRIDE(col, inner) {
+    double dscale = 0, dbias = 0;
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      dscale += partScale[chunk * inner + col];
+      dbias += partBias[chunk * inner + col];
+    }
+    store(ds.data, ds.dtype, col, (float)dscale);
+    store(db.data, db.dtype, col, (float)dbias);
+  }
+}
+
+void layerNormBackward(KernelContext &c) {
+  Shape s = shapeOf(c);
+  if (s.rows == 0)
+    return;
+  double eps = c.attrs.getF64("epsilon", 1e-5);
+  int64_t chunks = (s.rows + kRowsPerChunk - 1) / kRowsPerChunk;
+  double *scratch = reinterpret_cast<double *>(
+      c.device.scratch((2 * s.rows + 2 * chunks * s.inner) * sizeof(double)));
+  double *means = scratch, *invs = means + s.rows, *partScale = invs + s.rows,
+         *partBias = partScale + chunks * s.inner;
+  View x = viewOf(c.in[0]), dy = viewOf(c.in[1]), scale = viewOf(c.in[2]), dx = viewOf(c.out[0]);
+  rows::withPerLane(s.inner, [&](auto perLane) {
+    layerNormBackwardRows<perLane.value><<<rows::blocksForRows(s.rows), kThreads, 0, c.stream()>>>(
+        x, dy, scale, dx, s, eps, means, invs);
+  });
+  dim3 grid((unsigned)((s.inner + kThreads - 1) / kThreads), (unsigned)chunks);
+  scaleGradChunks<<<grid, kThreads, 0, c.stream()>>>(x, dy, s, means, invs, partScale, partBias);
+  scaleGradTotals<<<blocksFor(s.inner), kThreads, 0, c.stream()>>>(
+      viewOf(c.out[1]), viewOf(c.out[2]), s.inner, chunks, partScale, partBias);
+  launched(c);
+}
+
+} // namespace
+
+void addLayerNormKernels(KernelTable &t) {
+  t["layer_norm"] = layerNorm;
+  t["layer_norm_backward"] = layerNormBackward;
+}
+
+} // namespace ampc::rt::cuda
