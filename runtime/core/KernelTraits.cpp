@@ -59,7 +59,7 @@ const std::vector<KernelTraits> kTable = {
     {"max_pool2d", kOne, kOne, 0, 0, F::PerInput, kNoRange, S::pool},
     {"avg_pool2d", kOne, kOne, 0, 0, F::PerInput, kNoRange, S::pool},
     {"global_avg_pool", kOne, kOne, 0, 0, F::PerInput, kNoRange, S::globalAvgPool},
-    {"batch_norm", {5, 5}, kOne, 0, 0, F::FivePerInput, kNoRange, S::batchNorm},
+    {"batch_norm", {5, 5}, kOne, 0, 0, F::FivePerInput, kNoRange, S::batchNorm, A::Accumulated},
     {"layer_norm", kThree, kOne, kMixedFloat, 0, F::FivePerInput, kNoRange, S::layerNorm,
      A::Rounded},
     // Reductions, softmax and losses.
@@ -92,7 +92,8 @@ const std::vector<KernelTraits> kTable = {
      A::Accumulated},
     {"max_pool2d_backward", kTwo, kOne, 0, 0, F::PerOutput, kNoRange, S::maxPoolBackward},
     {"avg_pool2d_backward", kOne, kOne, 0, 0, F::PerOutput, kNoRange, S::avgPoolBackward},
-    {"batch_norm_backward", kThree, kThree, 0, 0, F::PerOutput, kNoRange, S::batchNormBackward},
+    {"batch_norm_backward", kThree, kThree, 0, 0, F::PerOutput, kNoRange, S::batchNormBackward,
+     A::Accumulated},
     {"layer_norm_backward", kThree, kThree, kMixedFloat, 0, F::PerOutput, kNoRange,
      S::layerNormBackward, A::Rounded},
     {"softmax_backward", kTwo, kOne, kInPlace | kMixedFloat, 0, F::PerOutput, kNoRange,

@@ -1,8 +1,8 @@
 // layer_norm and its backward: one warp per row (runtime/cuda/Rows.h), the
 // row read once where it fits, f16/bf16/f32 operands and results in any
 // mix (cast folding), statistics summed in double with the CPU's per-element
-// formulas. dscale and dbias sum down the rows in two deterministic stages:
-// chunks of rows in parallel, then the chunks in order.
+// formulas. dscale and dbias sum down the rows in two deterministic stages
+// (rows::columnSums).
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/Rows.h"
 
@@ -95,38 +95,23 @@ __global__ void layerNormBackwardRows(View x, View dy, View scale, View dx, Shap
   }
 }
 
-constexpr int64_t kRowsPerChunk = 64;
-
-/// Stage one of dscale and dbias: per chunk of rows and column, the sums of
-/// dy * xhat and dy over the chunk's rows in order.
-__global__ void scaleGradChunks(View x, View dy, Shape s, const double *means, const double *invs,
-                                double *partScale, double *partBias) {
-  int64_t col = blockIdx.x * (int64_t)blockDim.x + threadIdx.x, chunk = blockIdx.y;
-  if (col >= s.inner)
-    return;
-  double dscale = 0, dbias = 0;
-  int64_t end = min(s.rows, (chunk + 1) * kRowsPerChunk);
-  for (int64_t g = chunk * kRowsPerChunk; g < end; ++g) {
-    double xhat = (load(x.data, x.dtype, g * s.inner + col) - means[g]) * invs[g],
-           d = load(dy.data, dy.dtype, g * s.inner + col);
-    dscale += d * xhat;
-    dbias += d;
+/// dscale and dbias of column `col`: dy * xhat and dy of each row.
+struct ScaleGradTerms {
+  View x, dy;
+  const double *means, *invs;
+  int64_t inner;
+  __device__ void operator()(int64_t g, int64_t col, double *acc) const {
+    double xhat = (load(x.data, x.dtype, g * inner + col) - means[g]) * invs[g],
+           d = load(dy.data, dy.dtype, g * inner + col);
+    acc[0] += d * xhat;
+    acc[1] += d;
   }
-  partScale[chunk * s.inner + col] = dscale;
-  partBias[chunk * s.inner + col] = dbias;
-}
+};
 
-/// Stage two: each column's chunks, in order.
-__global__ void scaleGradTotals(View ds, View db, int64_t inner, int64_t chunks,
-                                const double *partScale, const double *partBias) {
-  AMPC_GRID_STRIDE(col, inner) {
-    double dscale = 0, dbias = 0;
-    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-      dscale += partScale[chunk * inner + col];
-      dbias += partBias[chunk * inner + col];
-    }
-    store(ds.data, ds.dtype, col, (float)dscale);
-    store(db.data, db.dtype, col, (float)dbias);
+__global__ void storeScaleGrads(View ds, View db, const double *totals) {
+  AMPC_GRID_STRIDE(col, ds.size) {
+    store(ds.data, ds.dtype, col, (float)totals[col]);
+    store(db.data, db.dtype, col, (float)totals[ds.size + col]);
   }
 }
 
@@ -135,20 +120,19 @@ void layerNormBackward(KernelContext &c) {
   if (s.rows == 0)
     return;
   double eps = c.attrs.getF64("epsilon", 1e-5);
-  int64_t chunks = (s.rows + kRowsPerChunk - 1) / kRowsPerChunk;
+  rows::Columns m = rows::columnsOf(s.rows, s.inner);
   double *scratch = reinterpret_cast<double *>(
-      c.device.scratch((2 * s.rows + 2 * chunks * s.inner) * sizeof(double)));
-  double *means = scratch, *invs = means + s.rows, *partScale = invs + s.rows,
-         *partBias = partScale + chunks * s.inner;
+      c.device.scratch((2 * s.rows + 2 * s.inner + rows::columnScratch<2>(m)) * sizeof(double)));
+  double *means = scratch, *invs = means + s.rows, *totals = invs + s.rows,
+         *partials = totals + 2 * s.inner;
   View x = viewOf(c.in[0]), dy = viewOf(c.in[1]), scale = viewOf(c.in[2]), dx = viewOf(c.out[0]);
   rows::withPerLane(s.inner, [&](auto perLane) {
     layerNormBackwardRows<perLane.value><<<rows::blocksForRows(s.rows), kThreads, 0, c.stream()>>>(
         x, dy, scale, dx, s, eps, means, invs);
   });
-  dim3 grid((unsigned)((s.inner + kThreads - 1) / kThreads), (unsigned)chunks);
-  scaleGradChunks<<<grid, kThreads, 0, c.stream()>>>(x, dy, s, means, invs, partScale, partBias);
-  scaleGradTotals<<<blocksFor(s.inner), kThreads, 0, c.stream()>>>(
-      viewOf(c.out[1]), viewOf(c.out[2]), s.inner, chunks, partScale, partBias);
+  rows::columnSums<2>(c.stream(), m, ScaleGradTerms{x, dy, means, invs, s.inner}, partials, totals);
+  storeScaleGrads<<<blocksFor(s.inner), kThreads, 0, c.stream()>>>(viewOf(c.out[1]),
+                                                                   viewOf(c.out[2]), totals);
   launched(c);
 }
 

@@ -1,8 +1,12 @@
 // batch_norm (training: batch statistics, moving the running ones; eval: the
-// running ones) and its backward. Every statistic is summed in double by one
-// thread per channel, in the CPU's order, so the results are the CPU's bits;
-// the per-element passes run in parallel. (layer_norm: LayerNorm.cu.)
+// running ones) and its backward. Every statistic is summed in double with
+// the CPU's formulas: channels last (NHWC, the default), down the columns of
+// [rows, channels] in two deterministic stages (rows::columnSums), so they
+// agree with the CPU's sequential sums within a rounding; channels first,
+// by one thread per channel in the CPU's order. The per-element passes run
+// in parallel. (layer_norm: LayerNorm.cu.)
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/Rows.h"
 
 namespace ampc::rt::cuda {
 namespace {
@@ -29,12 +33,18 @@ Groups groupsOf(const KernelContext &c, const TensorRef &x) {
 
 /// Batch norm's per-channel scale a and shift b (y = x * a + b); in
 /// training, from the batch's statistics, moving the running ones.
+/// Channels last, `stats` holds each channel's mean and summed squared
+/// deviation (columnStatistics); channels first (null), one thread per
+/// channel sums them.
 __global__ void batchStatistics(View x, View scale, View bias, View runMean, View runVar,
-                                Groups gr, bool training, double eps, double momentum, float *a,
-                                float *b) {
+                                Groups gr, bool training, double eps, double momentum,
+                                const double *stats, float *a, float *b) {
   AMPC_GRID_STRIDE(ch, gr.count) {
     double mean = 0, var = 0;
-    if (training) {
+    if (training && stats) {
+      mean = stats[ch];
+      var = stats[gr.count + ch] / gr.span;
+    } else if (training) {
       for (int64_t o = 0; o < gr.outer; ++o) {
         double sum = 0;
         for (int64_t i = 0; i < gr.inner; ++i)
@@ -51,6 +61,8 @@ __global__ void batchStatistics(View x, View scale, View bias, View runMean, Vie
         var += sum;
       }
       var /= gr.span;
+    }
+    if (training) {
       double unbiased = gr.span > 1 ? var * gr.span / (gr.span - 1) : var;
       float rm = load(runMean.data, runMean.dtype, ch), rv = load(runVar.data, runVar.dtype, ch);
       store(runMean.data, runMean.dtype, ch, float(momentum * rm + (1 - momentum) * mean));
@@ -71,16 +83,57 @@ __global__ void batchApply(View x, View y, Groups gr, const float *a, const floa
   }
 }
 
+/// Channels last: the column of channel `ch` in [rows, channels].
+struct ChannelSum {
+  View x;
+  int64_t channels;
+  __device__ void operator()(int64_t r, int64_t ch, double *acc) const {
+    acc[0] += load(x.data, x.dtype, r * channels + ch);
+  }
+};
+
+struct SquaredDeviation {
+  View x;
+  const double *mean;
+  int64_t channels;
+  __device__ void operator()(int64_t r, int64_t ch, double *acc) const {
+    double d = load(x.data, x.dtype, r * channels + ch) - mean[ch];
+    acc[0] += d * d;
+  }
+};
+
+__global__ void divideBy(double *v, int64_t n, double by) {
+  AMPC_GRID_STRIDE(i, n) { v[i] /= by; }
+}
+
+/// Channels last: stats[ch] = the channel's mean, stats[channels + ch] its
+/// summed squared deviation, as the CPU sums them (two passes).
+void columnStatistics(KernelContext &c, const View &x, const Groups &gr, double *stats,
+                      double *partials) {
+  rows::Columns m = rows::columnsOf(gr.outer, gr.count);
+  rows::columnSums<1>(c.stream(), m, ChannelSum{x, gr.count}, partials, stats);
+  divideBy<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(stats, gr.count, (double)gr.outer);
+  rows::columnSums<1>(c.stream(), m, SquaredDeviation{x, stats, gr.count}, partials,
+                      stats + gr.count);
+}
+
 void batchNorm(KernelContext &c) {
   const TensorRef &x = c.in[0];
   Groups gr = groupsOf(c, x);
-  float *ab = reinterpret_cast<float *>(c.device.scratch(2 * gr.count * sizeof(float)));
+  bool columns = c.training && gr.inner == 1 && gr.outer > 0;
+  int64_t partialCount = columns ? rows::columnScratch<1>(rows::columnsOf(gr.outer, gr.count)) : 0;
+  double *stats = reinterpret_cast<double *>(c.device.scratch(
+      (2 * gr.count + partialCount) * sizeof(double) + 2 * gr.count * sizeof(float)));
+  float *ab = reinterpret_cast<float *>(stats + 2 * gr.count + partialCount);
+  View xv = viewOf(x);
+  if (columns)
+    columnStatistics(c, xv, gr, stats, stats + 2 * gr.count);
   batchStatistics<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(
-      viewOf(x), viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.in[3]), viewOf(c.in[4]), gr,
-      c.training, c.attrs.getF64("epsilon", 1e-5), c.attrs.getF64("momentum", 0.9), ab,
-      ab + gr.count);
-  batchApply<<<blocksFor(x.size()), kThreads, 0, c.stream()>>>(viewOf(x), viewOf(c.out[0]), gr,
-                                                                ab, ab + gr.count);
+      xv, viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.in[3]), viewOf(c.in[4]), gr, c.training,
+      c.attrs.getF64("epsilon", 1e-5), c.attrs.getF64("momentum", 0.9),
+      columns ? stats : nullptr, ab, ab + gr.count);
+  batchApply<<<blocksFor(x.size()), kThreads, 0, c.stream()>>>(xv, viewOf(c.out[0]), gr, ab,
+                                                                ab + gr.count);
   launched(c);
 }
 
@@ -89,27 +142,22 @@ struct GroupSums {
   double *mean, *inv, *sumD, *sumDX;
 };
 
-/// The channels-last batch norm backward of the CPU (rows x channels).
-__global__ void channelsLastSums(View x, View dy, Groups gr, double eps, GroupSums s) {
-  int64_t rows = gr.outer;
-  AMPC_GRID_STRIDE(ch, gr.count) {
-    double mean = 0, var = 0, sumD = 0, sumDX = 0;
-    for (int64_t r = 0; r < rows; ++r)
-      mean += load(x.data, x.dtype, r * gr.count + ch);
-    mean /= rows;
-    for (int64_t r = 0; r < rows; ++r) {
-      double d = load(x.data, x.dtype, r * gr.count + ch) - mean;
-      var += d * d;
-    }
-    double inv = 1.0 / sqrt(var / rows + eps);
-    for (int64_t r = 0; r < rows; ++r) {
-      double g = load(dy.data, dy.dtype, r * gr.count + ch),
-             xhat = (load(x.data, x.dtype, r * gr.count + ch) - mean) * inv;
-      sumD += g;
-      sumDX += g * xhat;
-    }
-    s.mean[ch] = mean, s.inv[ch] = inv, s.sumD[ch] = sumD, s.sumDX[ch] = sumDX;
+/// Channels last: the backward's sums of channel ch, dy and dy * xhat.
+struct BackwardTerms {
+  View x, dy;
+  const double *mean, *inv;
+  int64_t channels;
+  __device__ void operator()(int64_t r, int64_t ch, double *acc) const {
+    double g = load(dy.data, dy.dtype, r * channels + ch),
+           xhat = (load(x.data, x.dtype, r * channels + ch) - mean[ch]) * inv[ch];
+    acc[0] += g;
+    acc[1] += g * xhat;
   }
+};
+
+/// A summed squared deviation becomes the inverse deviation.
+__global__ void inverseDeviation(double *v, int64_t n, double rows, double eps) {
+  AMPC_GRID_STRIDE(i, n) { v[i] = 1.0 / sqrt(v[i] / rows + eps); }
 }
 
 __global__ void channelsLastDx(View x, View dy, View scale, View dx, View ds, View db, Groups gr,
@@ -130,7 +178,7 @@ __global__ void channelsLastDx(View x, View dy, View scale, View dx, View ds, Vi
 
 /// The CPU's channels-first batch norm backward, one thread per channel.
 __global__ void groupBackward(View x, View dy, View scale, View dx, View ds, View db, Groups gr,
-                              double eps, GroupSums s) {
+                              double eps) {
   AMPC_GRID_STRIDE(g, gr.count) {
     double mean = 0, var = 0, sumD = 0, sumDX = 0, dscale = 0, dbias = 0;
     for (int64_t k = 0; k < gr.span; ++k)
@@ -169,17 +217,24 @@ void batchNormBackward(KernelContext &c) {
   double eps = c.attrs.getF64("epsilon", 1e-5);
   if (gr.count == 0 || x.size() == 0)
     return;
-  double *buf = reinterpret_cast<double *>(c.device.scratch(4 * gr.count * sizeof(double)));
+  rows::Columns m = rows::columnsOf(gr.outer, gr.count);
+  double *buf = reinterpret_cast<double *>(
+      c.device.scratch((4 * gr.count + rows::columnScratch<2>(m)) * sizeof(double)));
   GroupSums s{buf, buf + gr.count, buf + 2 * gr.count, buf + 3 * gr.count};
+  double *partials = buf + 4 * gr.count;
   View xv = viewOf(x), dy = viewOf(c.in[1]), scale = viewOf(c.in[2]), dx = viewOf(c.out[0]),
        ds = viewOf(c.out[1]), db = viewOf(c.out[2]);
   if (c.attrs.getStr("layout", "NHWC") == "NHWC") {
-    channelsLastSums<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(xv, dy, gr, eps, s);
+    columnStatistics(c, xv, gr, s.mean, partials); // the mean, then into s.inv the squared sum
+    inverseDeviation<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(s.inv, gr.count,
+                                                                        (double)gr.outer, eps);
+    rows::columnSums<2>(c.stream(), m, BackwardTerms{xv, dy, s.mean, s.inv, gr.count}, partials,
+                        s.sumD); // sumD, then sumDX after it
     channelsLastDx<<<blocksFor(x.size()), kThreads, 0, c.stream()>>>(xv, dy, scale, dx, ds, db,
                                                                       gr, s);
   } else {
     groupBackward<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(xv, dy, scale, dx, ds, db, gr,
-                                                                     eps, s);
+                                                                     eps);
   }
   launched(c);
 }

@@ -165,6 +165,13 @@ std::vector<GradCase> cases() {
                  Tensor var = b.param("var", {3}, Init::ones(), "f32", false);
                  return b.batchNorm(x, p(b, "scale", {3}), p(b, "bias", {3}), mean, var);
                }});
+  // More rows (N*H*W = 162) than one chunk (64) of the CUDA column sums.
+  c.push_back({"batch_norm_rows", [=](GraphBuilder &b) {
+                 Tensor x = p(b, "x", {2, 9, 9, 3});
+                 Tensor mean = b.param("mean", {3}, Init::zeros(), "f32", false);
+                 Tensor var = b.param("var", {3}, Init::ones(), "f32", false);
+                 return b.batchNorm(x, p(b, "scale", {3}), p(b, "bias", {3}), mean, var);
+               }});
   c.push_back({"layer_norm", [=](GraphBuilder &b) { return b.layerNorm(p(b, "x", {3, 6}), p(b, "scale", {6}), p(b, "bias", {6})); }});
   // Rows wider than the CUDA row kernels keep in registers (1024), and more
   // rows than one chunk of their column sums (64), not a multiple of a
