@@ -33,8 +33,8 @@ bool mixedFloat(const rt::Step &s) {
   return t && t->has(rt::kMixedFloat);
 }
 
-/// The cast's source and result when it converts between f32 and f16/bf16
-/// in direction `widening`, reading its source as it is.
+/// Whether `s` is a cast from f16/bf16 to f32 (`widening`) or from f32 to
+/// f16/bf16, reading its source as it is.
 bool castBetween(const rt::Plan &plan, const rt::Step &s, bool widening) {
   if (s.kernel != "cast" || s.inputs.size() != 1 || s.outputs.size() != 1 ||
       s.attrs.contains("round_inputs"))
@@ -65,13 +65,10 @@ void foldCasts(rt::Plan &plan) {
     kept[id] = true;
   if (plan.loss >= 0)
     kept[plan.loss] = true;
-  auto dropReader = [&](int id, int step) {
-    std::vector<int> &r = readers[id];
-    r.erase(std::remove(r.begin(), r.end(), step), r.end());
-  };
+  // Only casts are erased, each when the loop reaches it.
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     rt::Step &cast = plan.steps[i];
-    if (erased[i] || cast.kernel != "cast")
+    if (cast.kernel != "cast")
       continue;
     int x = cast.inputs[0], y = cast.outputs[0];
     if (castBetween(plan, cast, true) && !kept[y] && !readers[y].empty() &&
@@ -83,13 +80,14 @@ void foldCasts(rt::Plan &plan) {
         std::replace(plan.steps[r].inputs.begin(), plan.steps[r].inputs.end(), y, x);
         readers[x].push_back(r);
       }
-      std::sort(readers[x].begin(), readers[x].end());
-      readers[x].erase(std::unique(readers[x].begin(), readers[x].end()), readers[x].end());
-      dropReader(x, (int)i);
+      std::vector<int> &rx = readers[x];
+      rx.erase(std::remove(rx.begin(), rx.end(), (int)i), rx.end());
+      std::sort(rx.begin(), rx.end());
+      rx.erase(std::unique(rx.begin(), rx.end()), rx.end());
       readers[y].clear();
       erased[i] = true;
     } else if (castBetween(plan, cast, false) && !kept[x] &&
-               readers[x] == std::vector<int>{(int)i} && writer[x] >= 0 && !erased[writer[x]] &&
+               readers[x] == std::vector<int>{(int)i} && writer[x] >= 0 &&
                mixedFloat(plan.steps[writer[x]])) {
       rt::Step &producer = plan.steps[writer[x]];
       std::replace(producer.outputs.begin(), producer.outputs.end(), x, y);

@@ -6,6 +6,7 @@
 #include "compiler/Diagnostics.h"
 #include "compiler/GraphIO.h"
 #include "compiler/GraphJson.h"
+#include "compiler/PlanSteps.h"
 #include "compiler/Pipelines.h"
 #include "ops/GraphNames.h"
 #include "ops/GraphOps.h"
@@ -211,6 +212,7 @@ rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptio
     fuseGemmEpilogues(plan);
   if (folding == CastFolding::On && probes.mode == ProbeOptions::Mode::None)
     foldCasts(plan);
+  dropUnusedTemps(plan);
   addProbes(plan, probes);
   addCounters(plan);
   rt::planMemory(plan);

@@ -48,6 +48,9 @@ void eraseSteps(rt::Plan &plan, const std::vector<bool> &erased) {
     if (!erased[i])
       kept.push_back(std::move(plan.steps[i]));
   plan.steps = std::move(kept);
+}
+
+void dropUnusedTemps(rt::Plan &plan) {
   std::vector<bool> used(plan.buffers.size(), false);
   for (const rt::Step &step : plan.steps)
     for (const std::vector<int> *ids : {&step.inputs, &step.outputs})

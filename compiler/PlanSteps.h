@@ -1,6 +1,6 @@
 // Helpers of the plan-level fusions (compiler/EpilogueFusion.h,
 // compiler/CastFolding.h): who reads a buffer, whether a step may move past
-// others, and erasing folded steps.
+// others, erasing folded steps and the buffers they leave unused.
 #ifndef AMPC_COMPILER_PLANSTEPS_H
 #define AMPC_COMPILER_PLANSTEPS_H
 
@@ -23,11 +23,13 @@ std::vector<int> soleReaders(const rt::Plan &plan);
 /// accumulate), so a read of them cannot move across it.
 bool writtenBetween(const rt::Plan &plan, const std::vector<int> &ids, int from, int to);
 
-/// Keeps the steps not marked in `erased`, in order, then drops the
-/// temporaries no step, output or loss names any more (the results a fusion
-/// folded away), renumbering the buffers: an unused buffer must not take
-/// arena space.
+/// Keeps the steps not marked in `erased`, in order.
 void eraseSteps(rt::Plan &plan, const std::vector<bool> &erased);
+
+/// Drops the temporaries no step, output or loss names (the results the
+/// fusions folded away), renumbering the buffers: an unused buffer must not
+/// take arena space.
+void dropUnusedTemps(rt::Plan &plan);
 
 } // namespace ampc
 

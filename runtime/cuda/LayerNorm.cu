@@ -75,7 +75,7 @@ __global__ void layerNormBackwardRows(View x, View dy, View scale, View dx, Shap
     statistics(xs, s.inner, eps, mean, inv);
     double sumD = 0, sumDX = 0;
     xs.each([&](int j, int64_t k, float v) {
-      double g = ds.kCached ? ds.v[j] : load(dy.data, dy.dtype, row * s.inner + k);
+      double g = ds.at(j, k);
       double sc = load(scale.data, scale.dtype, k), xhat = (v - mean) * inv;
       sumD += g * sc;
       sumDX += g * sc * xhat;
@@ -83,7 +83,7 @@ __global__ void layerNormBackwardRows(View x, View dy, View scale, View dx, Shap
     sumD = rows::warpSum(sumD);
     sumDX = rows::warpSum(sumDX);
     xs.each([&](int j, int64_t k, float v) {
-      double g = ds.kCached ? ds.v[j] : load(dy.data, dy.dtype, row * s.inner + k);
+      double g = ds.at(j, k);
       double sc = load(scale.data, scale.dtype, k), xhat = (v - mean) * inv;
       store(dx.data, dx.dtype, row * s.inner + k,
             float(inv * (g * sc - sumD / s.inner - xhat * sumDX / s.inner)));

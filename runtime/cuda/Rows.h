@@ -85,6 +85,13 @@ template <int PerLane> struct RowShare {
       }
     }
   }
+  /// The lane's element in slot j, index k of the row.
+  __device__ float at(int j, int64_t k) const {
+    if constexpr (kCached)
+      return v[j];
+    else
+      return load(t->data, t->dtype, base + k);
+  }
   /// f(j, k, value) for each of the lane's elements: j its slot, k its
   /// index in the row.
   template <typename F> __device__ void each(F f) const {
@@ -93,11 +100,11 @@ template <int PerLane> struct RowShare {
       for (int j = 0; j < PerLane; ++j) {
         int64_t k = lane() + (int64_t)j * kWarp;
         if (k < n)
-          f(j, k, v[j]);
+          f(j, k, at(j, k));
       }
     } else {
       for (int64_t k = lane(); k < n; k += kWarp)
-        f(0, k, load(t->data, t->dtype, base + k));
+        f(0, k, at(0, k));
     }
   }
 };

@@ -88,12 +88,12 @@ __global__ void softmaxBackwardLastAxis(View y, View dy, View dx, Rows r, bool l
     rows::RowShare<PerLane> ys(y, row * r.dim, r.dim), gs(dy, row * r.dim, r.dim);
     double dot = 0;
     ys.each([&](int j, int64_t k, float v) {
-      float gk = gs.kCached ? gs.v[j] : load(dy.data, dy.dtype, row * r.dim + k);
+      float gk = gs.at(j, k);
       dot += log ? gk : double(gk) * v;
     });
     dot = rows::warpSum(dot);
     ys.each([&](int j, int64_t k, float v) {
-      float gk = gs.kCached ? gs.v[j] : load(dy.data, dy.dtype, row * r.dim + k);
+      float gk = gs.at(j, k);
       store(dx.data, dx.dtype, row * r.dim + k,
             log ? float(gk - ::exp(double(v)) * dot) : float(v * (gk - dot)));
     });
