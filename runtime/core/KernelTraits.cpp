@@ -80,7 +80,7 @@ const std::vector<KernelTraits> kTable = {
     {"mse_loss", kTwo, kOne, 0, 0, F::PerInput, kNoRange, S::mse, A::Accumulated},
     // Backward.
     {"broadcast_to", kOne, kOne, kMixedFloat, 0, F::PerOutput, kNoRange, S::broadcastTo},
-    {"reduce_to", kOne, kOne, kMixedFloat, 0, F::PerOutput, kNoRange, S::reduceTo},
+    {"reduce_to", kOne, kOne, kMixedFloat, 0, F::PerOutput, kNoRange, S::reduceTo, A::Rounded},
     {"unary_backward", kThree, kOne, kInPlace | kMixedFloat, 0, F::PerOutput, kNoRange,
      S::unaryBackward,
      A::Rounded},

@@ -1,9 +1,11 @@
 // Elementwise kernels of two operands with numpy broadcasting, their
 // backward (broadcast_to, reduce_to, minmax_backward), cast and fill. Each
 // element is computed as the CPU computes it (widened to f32, one rounding
-// on output; integers as integers; sums of reduce_to in double, in the CPU's
-// order), so the results are the CPU's bits.
+// on output; integers as integers), so the results are the CPU's bits.
+// reduce_to sums in double; where it sums leading rows (bias gradients) it
+// sums chunks of rows in parallel, so its agreement is `rounded`.
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/Rows.h"
 
 namespace ampc::rt::cuda {
 namespace {
@@ -229,10 +231,56 @@ __global__ void reduceToKernel(View x, View y, Reduction r) {
   }
 }
 
+/// x[row * cols + col] of a [rows, cols] view of x.
+struct ColumnTerm {
+  View x;
+  int64_t cols;
+  __device__ void operator()(int64_t row, int64_t col, double *acc) const {
+    acc[0] += load(x.data, x.dtype, row * cols + col);
+  }
+};
+
+__global__ void storeTotals(View y, const double *totals) {
+  AMPC_GRID_STRIDE(j, y.size) { store(y.data, y.dtype, j, (float)totals[j]); }
+}
+
+/// The rows when y keeps a suffix of x's dimensions and sums all the ones
+/// before it (a bias gradient: [batch, seq, hidden] onto [hidden]), so x is
+/// a [rows, y.size] matrix summed down its columns; 0 otherwise.
+int64_t leadingRows(const TensorRef &x, const TensorRef &y) {
+  size_t off = x.rank() - y.rank();
+  int64_t rows = 1;
+  bool keeping = false;
+  for (size_t d = 0; d < x.rank(); ++d) {
+    bool kept = d >= off && y.shape[d - off] != 1;
+    if (x.shape[d] == 1)
+      continue;
+    if (!kept && keeping)
+      return 0;
+    keeping |= kept;
+    if (!kept)
+      rows *= x.shape[d];
+  }
+  return rows;
+}
+
 void reduceTo(KernelContext &c) {
   const TensorRef &x = c.in[0], &y = c.out[0];
   if (x.rank() > kMaxRank)
     c.fail("tensors of rank above 8 are not supported on cuda");
+  // The common case, rows of x summed onto one row: many rows in parallel in
+  // two deterministic stages (runtime/cuda/Rows.h) instead of one thread per
+  // output element walking every row.
+  if (int64_t rows = leadingRows(x, y); rows > 1 && y.size() > 0) {
+    rows::Columns m = rows::columnsOf(rows, y.size());
+    double *totals = reinterpret_cast<double *>(
+        c.device.scratch((y.size() + rows::columnScratch<1>(m)) * sizeof(double)));
+    rows::columnSums<1>(c.stream(), m, ColumnTerm{viewOf(x), y.size()}, totals + y.size(),
+                        totals);
+    storeTotals<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(viewOf(y), totals);
+    launched(c);
+    return;
+  }
   Reduction r{(int)x.rank(), {}, {}, {}};
   size_t off = x.rank() - y.rank();
   int64_t s = 1;

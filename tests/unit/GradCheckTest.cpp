@@ -135,6 +135,9 @@ std::vector<GradCase> cases() {
   c.push_back({"add_broadcast", [=](GraphBuilder &b) { return b.add(p(b, "a", {2, 3}), p(b, "b", {3})); }});
   c.push_back({"sub_broadcast", [=](GraphBuilder &b) { return b.sub(p(b, "a", {2, 1}), p(b, "b", {2, 3})); }});
   c.push_back({"mul_broadcast", [=](GraphBuilder &b) { return b.mul(p(b, "a", {2, 3}), p(b, "b", {1, 3})); }});
+  // The bias gradient sums 70 rows onto [3, 5]: more than one chunk (64)
+  // of the CUDA column sums.
+  c.push_back({"add_bias_rows", [=](GraphBuilder &b) { return b.add(p(b, "x", {70, 3, 5}), p(b, "bias", {3, 5})); }});
   c.push_back({"div", [=](GraphBuilder &b) { return b.div(p(b, "a", {2, 3}), p(b, "b", {3}, positive())); }});
   c.push_back({"maximum", [=](GraphBuilder &b) { return b.maximum(p(b, "a", {2, 3}), p(b, "b", {2, 3})); }});
   c.push_back({"minimum", [=](GraphBuilder &b) { return b.minimum(p(b, "a", {2, 3}), p(b, "b", {3})); }});
