@@ -2,6 +2,7 @@
 
 #include "compiler/DenseData.h"
 #include "compiler/CastFolding.h"
+#include "compiler/ElementwiseFusion.h"
 #include "compiler/EpilogueFusion.h"
 #include "compiler/Diagnostics.h"
 #include "compiler/GraphIO.h"
@@ -212,6 +213,8 @@ rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptio
     fuseGemmEpilogues(plan);
   if (folding == CastFolding::On && probes.mode == ProbeOptions::Mode::None)
     foldCasts(plan);
+  if (target.elementwiseChains && probes.mode == ProbeOptions::Mode::None)
+    fuseElementwiseChains(plan);
   dropUnusedTemps(plan);
   addProbes(plan, probes);
   addCounters(plan);

@@ -26,7 +26,10 @@ namespace ampc {
 /// read and write any float dtype run inside those kernels
 /// (compiler/CastFolding.h, the same bits); `CastFolding::Off` keeps them as
 /// steps (tests compare the two). With probes they stay, so that a probe
-/// names the cast that overflowed.
+/// names the cast that overflowed. Likewise, on targets with
+/// `elementwise_chains`, elementwise ops whose intermediate values nothing
+/// else reads run as one step (compiler/ElementwiseFusion.h) only without
+/// probes.
 enum class CastFolding { On, Off };
 rt::Plan lowerToPlan(mlir::ModuleOp module, const rt::Target &target = rt::cpuTarget(),
                      const ProbeOptions &probes = {}, CastFolding folding = CastFolding::On);

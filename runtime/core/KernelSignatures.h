@@ -36,6 +36,7 @@ constexpr const char *kWritesCopy = "writes_copy";
 namespace signature {
 void binary(const StepView &s);
 void unary(const StepView &s);
+void elementwiseChain(const StepView &s);
 void dropout(const StepView &s);
 void cast(const StepView &s);
 void fill(const StepView &s);

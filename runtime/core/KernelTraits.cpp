@@ -37,6 +37,9 @@ const std::vector<KernelTraits> kTable = {
     {"sigmoid", kOne, kOne, kInPlace | kMixedFloat, 0, F::PerOutput, kNoRange,
      S::unary, A::Rounded},
     {"erf", kOne, kOne, kInPlace | kMixedFloat, 0, F::PerOutput, kNoRange, S::unary, A::Rounded},
+    // A chain of the elementwise ops above run as one kernel (elementwise chains).
+    {"elementwise_chain", {1, 8}, {1, 8}, kInPlace | kMixedFloat, 0, F::PerOutput, kNoRange,
+     S::elementwiseChain, A::Rounded},
     {"dropout", {1, 2}, kOne, kInPlace | kReadsIteration, 0, F::PerOutput, kNoRange, S::dropout},
     {"exp", kOne, kOne, kInPlace | kMixedFloat, 0, F::PerOutput, kNoRange, S::unary, A::Rounded},
     {"log", kOne, kOne, kInPlace | kMixedFloat, 0, F::PerOutput, kNoRange, S::unary, A::Rounded},

@@ -36,7 +36,8 @@ std::string planToJson(const Plan &plan) {
                  {"alignment", plan.target.alignment},
                  {"fused_casts", plan.target.fusedCasts},
                  {"in_order_lists", plan.target.inOrderLists},
-                 {"gemm_epilogues", plan.target.gemmEpilogues}};
+                 {"gemm_epilogues", plan.target.gemmEpilogues},
+                 {"elementwise_chains", plan.target.elementwiseChains}};
   out += "  \"target\": " + dumpJson(target) + ",\n";
   out += "  \"arena_bytes\": " + std::to_string(plan.arenaBytes) + ",\n";
   out += "  \"persistent_bytes\": " + std::to_string(plan.persistentBytes) + ",\n";
@@ -217,6 +218,7 @@ Plan planFromJson(const std::string &text) {
   plan.target.fusedCasts = target.boolean("fused_casts");
   plan.target.inOrderLists = target.boolean("in_order_lists");
   plan.target.gemmEpilogues = target.boolean("gemm_epilogues", false);
+  plan.target.elementwiseChains = target.boolean("elementwise_chains", false);
   int64_t alignment = plan.target.alignment;
   if (alignment & (alignment - 1))
     target.fail("alignment must be a power of two up to 4096");

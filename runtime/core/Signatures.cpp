@@ -3,6 +3,7 @@
 // pooling and normalisation kernels are in MatrixSignatures.cpp.
 #include <algorithm>
 
+#include "runtime/core/ElementChain.h"
 #include "runtime/core/KernelTraits.h"
 #include "runtime/core/SignatureUtil.h"
 
@@ -100,6 +101,25 @@ void binary(const StepView &s) {
 void unary(const StepView &s) {
   requireFloats(s);
   requireShape(s, s.out(0), s.in(0).shape);
+}
+
+void elementwiseChain(const StepView &s) {
+  requireFloats(s);
+  const Buffer &y = s.out(0);
+  for (size_t i = 0; i < s.step.inputs.size(); ++i) {
+    std::optional<Shape> shape = broadcastShape(s.in(i).shape, y.shape);
+    s.require(shape && *shape == y.shape,
+              "'" + s.in(i).name + "' does not broadcast to the result");
+  }
+  // Output k is stored at each element's index in the first.
+  for (size_t k = 1; k < s.step.outputs.size(); ++k)
+    s.require(numElements(s.out(k).shape) == numElements(y.shape),
+              "'" + s.out(k).name + "' and '" + y.name + "' differ in size");
+  try {
+    decodeChain(s.attrs, s.step.inputs.size(), s.step.outputs.size());
+  } catch (const PlanError &e) {
+    s.fail(e.what());
+  }
 }
 
 void dropout(const StepView &s) {

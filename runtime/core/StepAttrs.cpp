@@ -24,8 +24,10 @@ StepAttrs::StepAttrs(const Step &step) : step_(step.name) {
     } else if (v.is_array() && std::all_of(v.begin(), v.end(),
                                            [](const Json &x) { return x.is_number(); })) {
       e.kind = Kind::Ints;
-      for (const Json &x : v)
+      for (const Json &x : v) {
         e.ints.push_back(x.get<int64_t>());
+        e.reals.push_back(x.get<double>());
+      }
     } else if (v.is_array() && std::all_of(v.begin(), v.end(),
                                            [](const Json &x) { return x.is_string(); })) {
       e.kind = Kind::Strings;
@@ -106,6 +108,24 @@ std::vector<int64_t> StepAttrs::getInts(const char *name, std::vector<int64_t> d
   if (e->kind == Kind::Strings && e->strings.empty())
     return {};
   wrongType(name, "a list of integers");
+}
+
+std::vector<double> StepAttrs::getReals(const char *name) const {
+  const Entry *e = find(name);
+  if (!e || (e->kind == Kind::Strings && e->strings.empty()))
+    return {};
+  if (e->kind != Kind::Ints)
+    wrongType(name, "a list of numbers");
+  return e->reals;
+}
+
+std::vector<std::string> StepAttrs::getStrs(const char *name) const {
+  const Entry *e = find(name);
+  if (!e || (e->kind == Kind::Ints && e->ints.empty()))
+    return {};
+  if (e->kind != Kind::Strings)
+    wrongType(name, "a list of strings");
+  return e->strings;
 }
 
 DType StepAttrs::roundedInput(size_t i) const {

@@ -25,6 +25,10 @@ public:
   double getF64(const char *name, double dflt) const;
   std::string getStr(const char *name, const std::string &dflt) const;
   std::vector<int64_t> getInts(const char *name, std::vector<int64_t> dflt = {}) const;
+  /// A list of numbers as doubles (fractions kept), or {} when absent.
+  std::vector<double> getReals(const char *name) const;
+  /// A list of strings, or {} when absent.
+  std::vector<std::string> getStrs(const char *name) const;
   /// The dtype input `i` is rounded to before use, or F32: the plan's
   /// `round_inputs` (one dtype name or "" per input) marks where lowering
   /// fused a cast of a param or input into this step.
@@ -42,6 +46,7 @@ private:
     double real = 0;
     std::string text;
     std::vector<int64_t> ints;
+    std::vector<double> reals;
     std::vector<std::string> strings;
   };
   const Entry *find(const char *name) const;

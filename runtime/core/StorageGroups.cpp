@@ -1,8 +1,8 @@
 // Storage groups for memory planning: buffers that may share memory join one
 // storage. The output of an aliasing kernel (reshape, flatten, identity)
-// joins its input's storage; the output of an in-place kernel joins the
-// storage of a same-sized, same-dtype temporary input whose storage dies at
-// that step; output k of a list kernel (check_finite_and_unscale) joins list
+// joins its input's storage; each output of an in-place kernel joins the
+// storage of a different same-sized, same-dtype temporary input whose
+// storage dies at that step; output k of a list kernel (check_finite_and_unscale) joins list
 // input k's storage when that input dies there. The outputs of a collective
 // (all_reduce) join their inputs' storages likewise, and those storages form
 // a pack, laid out one after another. Which kernels do what is in the
@@ -72,21 +72,28 @@ StorageGroups groupStorages(const Plan &plan, const LiveRanges &live) {
       }
       continue;
     }
+    if (traits->has(kInPlace)) {
+      // Each output may take a different input's storage (an elementwise
+      // chain stores several values, each element after reading all of its
+      // operands).
+      std::vector<int> taken; // storages an output took
+      for (int out : s.outputs)
+        for (int in : s.inputs)
+          if (sameTemp(in, out) && storageEnd(g.root[in]) == at &&
+              std::find(taken.begin(), taken.end(), g.root[in]) == taken.end()) {
+            taken.push_back(g.root[in]);
+            join(out, in);
+            break;
+          }
+      continue;
+    }
     if (s.outputs.size() != 1)
       continue;
     int out = s.outputs[0];
     if (traits->has(kAliasesInput) && s.inputs.size() == 1 && inArena(s.inputs[0]) &&
         plan.buffers[s.inputs[0]].bytes == plan.buffers[out].bytes) {
       join(out, s.inputs[0]);
-      continue;
     }
-    if (!traits->has(kInPlace))
-      continue;
-    for (int in : s.inputs)
-      if (sameTemp(in, out) && storageEnd(g.root[in]) == at) {
-        join(out, in);
-        break;
-      }
   }
   return g;
 }

@@ -8,7 +8,7 @@ const Target &cpuTarget() {
 }
 
 const Target &cudaTarget() {
-  static const Target t{"cuda", 256, false, false, true};
+  static const Target t{"cuda", 256, false, false, true, true};
   return t;
 }
 

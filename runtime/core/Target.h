@@ -25,10 +25,14 @@ struct Target {
   /// tanh GELU) runs as one `matmul_bias` step: the GEMM's epilogue adds the
   /// bias to the f32 accumulator and rounds once (cuBLASLt's BIAS epilogues).
   bool gemmEpilogues = false;
+  /// A chain of elementwise ops whose intermediate values nothing else reads
+  /// runs as one `elementwise_chain` step (compiler/ElementwiseFusion.h).
+  bool elementwiseChains = false;
 
   bool operator==(const Target &o) const {
     return name == o.name && alignment == o.alignment && fusedCasts == o.fusedCasts &&
-           inOrderLists == o.inOrderLists && gemmEpilogues == o.gemmEpilogues;
+           inOrderLists == o.inOrderLists && gemmEpilogues == o.gemmEpilogues &&
+           elementwiseChains == o.elementwiseChains;
   }
   bool operator!=(const Target &o) const { return !(*this == o); }
 };
@@ -38,8 +42,8 @@ struct Target {
 const Target &cpuTarget();
 /// The CUDA backend's target: 256-byte alignment (cuBLASLt and vectorised
 /// loads), no fused casts (cuBLASLt reads f16 operands as they are), and a
-/// finite check that reads the whole gradient list in one launch, and GEMM
-/// epilogues.
+/// finite check that reads the whole gradient list in one launch, GEMM
+/// epilogues and elementwise chains.
 const Target &cudaTarget();
 /// The target called `name`, or null.
 const Target *findTarget(const std::string &name);

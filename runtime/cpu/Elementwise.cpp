@@ -7,16 +7,6 @@
 namespace ampc::rt {
 namespace {
 
-/// Strides of `shape` aligned to an output of rank `rank`, 0 on broadcast dims.
-std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &shape, size_t rank) {
-  std::vector<int64_t> s(rank, 0), own = stridesOf(shape);
-  size_t off = rank - shape.size();
-  for (size_t i = 0; i < shape.size(); ++i)
-    if (shape[i] != 1)
-      s[off + i] = own[i];
-  return s;
-}
-
 template <typename T, typename Op>
 void broadcastLoop(const T *a, const std::vector<int64_t> &as, const T *b,
                    const std::vector<int64_t> &bs, T *out, const std::vector<int64_t> &os,

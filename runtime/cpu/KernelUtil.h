@@ -117,6 +117,16 @@ inline std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
   return s;
 }
 
+/// Strides of `shape` aligned to an output of rank `rank`, 0 on broadcast dims.
+inline std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &shape, size_t rank) {
+  std::vector<int64_t> s(rank, 0), own = stridesOf(shape);
+  size_t off = rank - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] != 1)
+      s[off + i] = own[i];
+  return s;
+}
+
 /// Work large enough to pay for threads.
 constexpr int64_t kParallelGrain = 1 << 15;
 

@@ -7,6 +7,7 @@ static const KernelTable &table() {
     KernelTable t;
     addElementwiseKernels(t);
     addUnaryKernels(t);
+    addElementChainKernels(t);
     addMatmulKernels(t);
     addConvKernels(t);
     addMovementKernels(t);

@@ -39,6 +39,7 @@ using KernelTable = std::map<std::string, KernelFn>;
 // One file per op family, each forward next to its backward.
 void addElementwiseKernels(KernelTable &t);
 void addUnaryKernels(KernelTable &t);
+void addElementChainKernels(KernelTable &t);
 void addMatmulKernels(KernelTable &t);
 void addConvKernels(KernelTable &t);
 void addMovementKernels(KernelTable &t);

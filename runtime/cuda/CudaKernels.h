@@ -48,6 +48,7 @@ std::vector<std::string> kernelNames();
 
 void addElementwiseKernels(KernelTable &t);
 void addUnaryKernels(KernelTable &t);
+void addElementChainKernels(KernelTable &t);
 void addMovementKernels(KernelTable &t);
 void addMatmulKernels(KernelTable &t);
 void addLossKernels(KernelTable &t);

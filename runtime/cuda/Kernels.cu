@@ -7,6 +7,7 @@ static const KernelTable &table() {
     KernelTable t;
     addElementwiseKernels(t);
     addUnaryKernels(t);
+    addElementChainKernels(t);
     addMovementKernels(t);
     addMatmulKernels(t);
     addLossKernels(t);

@@ -15,7 +15,8 @@ std::string describe(const Target &t) {
   return t.name + " (alignment " + std::to_string(t.alignment) + ", " +
          (t.fusedCasts ? "fused casts" : "no fused casts") + ", " +
          (t.inOrderLists ? "in-order lists" : "whole lists") +
-         (t.gemmEpilogues ? ", GEMM epilogues" : "") + ")";
+         (t.gemmEpilogues ? ", GEMM epilogues" : "") +
+         (t.elementwiseChains ? ", elementwise chains" : "") + ")";
 }
 
 /// Every buffer lies inside its region, and every step's kernel is known,

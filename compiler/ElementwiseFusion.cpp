@@ -1,0 +1,195 @@
+// Elementwise chains in the lowering (docs/performance.md, "Fusions").
+//
+// Algorithm, for targets with `elementwise_chains`: a step that is one
+// elementwise op on floats (binary arithmetic, a unary function,
+// unary_backward; rt::chainOpOf) is a chain of one op. In plan order, each
+// such step C takes in the chains P that wrote its operands, where
+//  - no step between P and C reads a value P stores. C reads those values
+//    from their slots. A value a step after C reads (the backward reads the
+//    forward's activations), or that the plan returns, stays one of the
+//    chain's outputs; the others take no memory any more;
+//  - P's result has as many elements as C's (no op runs more often fused
+//    than unfused);
+//  - P and C run in the same phase, and no step between them writes one of
+//    P's operands in place (P's ops now run where C ran);
+//  - the chain stays within num::kChainInputs operands, kChainOps ops and
+//    kChainOutputs outputs.
+// P's ops run first inside C, and each value P stored is rounded to the
+// dtype of its tensor before later ops read it, so the chain computes the
+// unfused plan's bits. Chains of two ops or more become `elementwise_chain` steps;
+// the folded steps go, and their results take no memory.
+#include "compiler/ElementwiseFusion.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "compiler/PlanSteps.h"
+#include "runtime/core/ElementChain.h"
+#include "runtime/core/StepAttrs.h"
+
+namespace ampc {
+namespace {
+
+/// A chain while it grows: its operands (distinct buffers), its ops, whose
+/// slots number the operands first, then the ops' values, and the buffers
+/// it writes with the slot each stores (its result first).
+struct Program {
+  std::vector<int> inputs;
+  std::vector<rt::ChainOpSpec> ops;
+  std::vector<std::pair<int, int>> stores;
+};
+
+/// The one-op chain of a plain elementwise step, or nullopt.
+std::optional<Program> programOf(const rt::Plan &plan, const rt::Step &s) {
+  if (s.outputs.size() != 1 || !rt::isFloat(plan.buffers[s.outputs[0]].dtype))
+    return std::nullopt;
+  Program p;
+  std::vector<int> args;
+  for (int id : s.inputs) {
+    if (!rt::isFloat(plan.buffers[id].dtype))
+      return std::nullopt;
+    auto at = std::find(p.inputs.begin(), p.inputs.end(), id);
+    args.push_back(int(at - p.inputs.begin()));
+    if (at == p.inputs.end())
+      p.inputs.push_back(id);
+  }
+  std::optional<rt::ChainOpSpec> op = rt::chainOpOf(s.kernel, rt::StepAttrs(s), args);
+  if (!op)
+    return std::nullopt;
+  p.ops.push_back(*op);
+  p.stores.push_back({s.outputs[0], (int)p.inputs.size()});
+  return p;
+}
+
+/// "f16" or "bf16" for a tensor of those, else "": what a value stored in a
+/// tensor of `dtype` is rounded to before the chain reads it on.
+std::string roundingOf(rt::DType dtype) {
+  return dtype == rt::DType::F16 || dtype == rt::DType::BF16 ? rt::dtypeName(dtype) : "";
+}
+
+/// `consumer` with `producer` run first inside it: the consumer reads the
+/// values the producer stores from their slots, and of those the chain
+/// stores still the ones `keep` names. nullopt when the chain would
+/// outgrow its bounds.
+template <typename Keep>
+std::optional<Program> merge(const rt::Plan &plan, const Program &producer,
+                             const Program &consumer, Keep keep) {
+  auto storedSlot = [&](int id) {
+    for (auto [stored, slot] : producer.stores)
+      if (stored == id)
+        return slot;
+    return -1;
+  };
+  Program m;
+  m.inputs = producer.inputs;
+  for (int id : consumer.inputs)
+    if (storedSlot(id) < 0 && std::find(m.inputs.begin(), m.inputs.end(), id) == m.inputs.end())
+      m.inputs.push_back(id);
+  int operands = (int)m.inputs.size(), producerOps = (int)producer.ops.size(),
+      producerIn = (int)producer.inputs.size(), consumerIn = (int)consumer.inputs.size();
+  auto operandSlot = [&](int id) {
+    return int(std::find(m.inputs.begin(), m.inputs.end(), id) - m.inputs.begin());
+  };
+  auto producerSlot = [&](int a) {
+    return a < producerIn ? operandSlot(producer.inputs[a]) : operands + (a - producerIn);
+  };
+  auto consumerSlot = [&](int a) {
+    if (a >= consumerIn)
+      return operands + producerOps + (a - consumerIn);
+    int stored = storedSlot(consumer.inputs[a]);
+    return stored >= 0 ? producerSlot(stored) : operandSlot(consumer.inputs[a]);
+  };
+  for (rt::ChainOpSpec op : producer.ops) {
+    for (int &a : op.args)
+      if (a >= 0)
+        a = producerSlot(a);
+    m.ops.push_back(op);
+  }
+  // Each stored value as its tensor held it.
+  for (auto [id, slot] : producer.stores)
+    m.ops[producerSlot(slot) - operands].round = roundingOf(plan.buffers[id].dtype);
+  for (rt::ChainOpSpec op : consumer.ops) {
+    for (int &a : op.args)
+      if (a >= 0)
+        a = consumerSlot(a);
+    m.ops.push_back(op);
+  }
+  for (auto [id, slot] : consumer.stores)
+    m.stores.push_back({id, consumerSlot(slot)});
+  for (auto [id, slot] : producer.stores)
+    if (keep(id))
+      m.stores.push_back({id, producerSlot(slot)});
+  if (m.inputs.size() > (size_t)num::kChainInputs || m.ops.size() > (size_t)num::kChainOps ||
+      m.stores.size() > (size_t)num::kChainOutputs)
+    return std::nullopt;
+  return m;
+}
+
+} // namespace
+
+void fuseElementwiseChains(rt::Plan &plan) {
+  std::vector<std::vector<int>> readers = readersOf(plan);
+  std::vector<int> writer(plan.buffers.size(), -1);
+  std::vector<bool> kept(plan.buffers.size(), false), erased(plan.steps.size(), false);
+  for (int id : plan.outputs)
+    kept[id] = true;
+  if (plan.loss >= 0)
+    kept[plan.loss] = true;
+  std::vector<std::optional<Program>> programs(plan.steps.size());
+  auto phase = [](const rt::Step &s) { return s.attrs.value("phase", ""); };
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    rt::Step &step = plan.steps[i];
+    for (int id : step.outputs)
+      writer[id] = (int)i;
+    std::optional<Program> program = programOf(plan, step);
+    if (!program)
+      continue;
+    int64_t size = rt::numElements(plan.buffers[step.outputs[0]].shape);
+    // Whether the values chain w stores may be written at step i instead:
+    // no step between the two reads them.
+    auto storesMayMove = [&](int w) {
+      for (auto [id, slot] : programs[w]->stores)
+        for (int r : readers[id])
+          if (r > w && r < (int)i)
+            return false;
+      return true;
+    };
+    // Whether a value is still stored once step i computes it: a later step
+    // reads it, or the plan returns it.
+    auto keep = [&](int id) {
+      return kept[id] || (!readers[id].empty() && readers[id].back() > (int)i);
+    };
+    for (int value : std::vector<int>(program->inputs)) {
+      int w = writer[value];
+      if (w < 0 || !programs[w] || rt::numElements(plan.buffers[value].shape) != size ||
+          phase(plan.steps[w]) != phase(step) || !storesMayMove(w) ||
+          writtenBetween(plan, programs[w]->inputs, w, (int)i))
+        continue;
+      if (auto merged = merge(plan, *programs[w], *program, keep)) {
+        program = std::move(merged);
+        programs[w].reset();
+        erased[w] = true;
+      }
+    }
+    if (program->ops.size() > 1) {
+      rt::Json attrs = rt::Json::object();
+      if (step.attrs.contains("phase"))
+        attrs["phase"] = step.attrs["phase"];
+      std::vector<int> results;
+      step.outputs.clear();
+      for (auto [id, slot] : program->stores) {
+        step.outputs.push_back(id);
+        results.push_back(slot);
+        writer[id] = (int)i;
+      }
+      rt::writeChain(program->ops, results, attrs);
+      step.kernel = "elementwise_chain";
+      step.inputs = program->inputs;
+      step.attrs = std::move(attrs);
+    }
+    programs[i] = std::move(program);
+  }
+  eraseSteps(plan, erased);
+}
+
+} // namespace ampc

@@ -1,0 +1,88 @@
+// The elementwise_chain kernel: one thread per result element reads its
+// operands (broadcast), evaluates the chain with the shared num::evalChain
+// (the CPU's code) and stores each output once. Every thread of a launch runs
+// the same program, so its branches do not diverge.
+#include "runtime/core/ElementChain.h"
+#include "runtime/cuda/CudaKernels.h"
+
+namespace ampc::rt::cuda {
+namespace {
+
+/// The launch's operands: where each lives, and its strides on the result's
+/// dimensions (0 where it broadcasts). `dense`: it has the result's shape,
+/// so element i is its element i.
+struct ChainOperands {
+  const void *data[num::kChainInputs];
+  DType dtype[num::kChainInputs];
+  bool dense[num::kChainInputs], allDense;
+  int rank;
+  int64_t shape[kMaxRank];
+  int64_t stride[num::kChainInputs][kMaxRank];
+  void *out[num::kChainOutputs];
+  DType outDtype[num::kChainOutputs];
+};
+
+__global__ void chainKernel(num::Chain chain, ChainOperands in, int64_t n) {
+  AMPC_GRID_STRIDE(i, n) {
+    int64_t at[num::kChainInputs] = {};
+    if (!in.allDense) {
+      int64_t rest = i;
+      for (int d = in.rank - 1; d >= 0; --d) {
+        int64_t idx = rest % in.shape[d];
+        rest /= in.shape[d];
+        for (int k = 0; k < chain.inputs; ++k)
+          at[k] += idx * in.stride[k][d];
+      }
+    }
+    float slots[num::kChainInputs + num::kChainOps];
+    for (int k = 0; k < chain.inputs; ++k)
+      slots[k] = load(in.data[k], in.dtype[k], in.dense[k] ? i : at[k]);
+    num::evalChain(chain, slots);
+    for (int k = 0; k < chain.outputs; ++k)
+      store(in.out[k], in.outDtype[k], i, slots[chain.result[k]]);
+  }
+}
+
+void elementwiseChain(KernelContext &c) {
+  num::Chain chain;
+  try {
+    chain = decodeChain(c.attrs, c.in.size(), c.out.size());
+  } catch (const PlanError &e) {
+    c.fail(e.what());
+  }
+  const TensorRef &y = c.out[0];
+  if (y.rank() > kMaxRank)
+    c.fail("tensors of rank above 8 are not supported on cuda");
+  ChainOperands in{};
+  in.rank = (int)y.rank();
+  in.allDense = true;
+  for (int d = 0; d < in.rank; ++d)
+    in.shape[d] = y.shape[d];
+  for (size_t k = 0; k < c.in.size(); ++k) {
+    const TensorRef &t = c.in[k];
+    in.data[k] = t.data;
+    in.dtype[k] = t.dtype;
+    in.dense[k] = t.shape == y.shape;
+    in.allDense &= in.dense[k];
+    size_t off = y.rank() - t.rank();
+    for (int64_t d = in.rank - 1, s = 1; d >= 0; --d) {
+      int64_t dim = d < (int64_t)off ? 1 : t.shape[d - off];
+      in.stride[k][d] = dim == 1 ? 0 : s;
+      s *= dim;
+    }
+  }
+  for (size_t k = 0; k < c.out.size(); ++k) {
+    in.out[k] = c.out[k].data;
+    in.outDtype[k] = c.out[k].dtype;
+  }
+  if (y.size() == 0)
+    return;
+  chainKernel<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(chain, in, y.size());
+  launched(c);
+}
+
+} // namespace
+
+void addElementChainKernels(KernelTable &t) { t["elementwise_chain"] = elementwiseChain; }
+
+} // namespace ampc::rt::cuda

@@ -1,0 +1,115 @@
+// An elementwise chain (the `elementwise_chain` kernel, docs/runtime.md): a
+// short program of elementwise ops that one kernel evaluates per output
+// element, so a chain between two GEMMs reads its operands once and writes
+// its result, and the values the backward keeps, in the same pass. The CPU and the CUDA kernels both call evalChain, with the
+// functors of Activations.h, so each element is computed alike on both.
+// Host and device code.
+#ifndef AMPC_RUNTIME_NUMERICS_ELEMENTCHAIN_H
+#define AMPC_RUNTIME_NUMERICS_ELEMENTCHAIN_H
+
+#include "runtime/numerics/Activations.h"
+#include "runtime/numerics/Half.h"
+
+namespace ampc::num {
+
+/// Bounds of a chain: its operands, its ops (each one value) and the values
+/// it stores (its result, and values that later steps read too).
+constexpr int kChainInputs = 8, kChainOps = 16, kChainOutputs = 8;
+
+enum class ChainKind : uint8_t {
+  Binary,     // fn: BinaryFn of args 0 and 1
+  Value,      // fn: UnaryFn of arg 0
+  Derivative, // fn: UnaryFn; arg 2 * f'(arg 0, arg 1) (unary_backward: x, y, dy)
+};
+
+enum class BinaryFn : uint8_t { Add, Sub, Mul, Div, Maximum, Minimum };
+
+enum class UnaryFn : uint8_t {
+  Neg, Abs, Relu, Tanh, Sigmoid, Erf, Gelu, GeluTanh, Exp, Log, Sqrt, Rsqrt, Square,
+  Pow,   // p0: the exponent
+  Scale, // p0 * x + p1
+};
+
+/// What an op's value is rounded to before later ops read it: the dtype of
+/// the tensor it stood for in the unfused plan.
+enum class ChainRound : uint8_t { None, F16, BF16 };
+
+struct ChainOp {
+  ChainKind kind;
+  uint8_t fn;
+  ChainRound round;
+  /// Value slots: operand k is slot k, op j's value slot inputs + j; -1 none.
+  int8_t arg[3];
+  float p0, p1;
+};
+
+struct Chain {
+  int inputs, ops, outputs;
+  ChainOp op[kChainOps];
+  /// The slot that output k stores (an op's value).
+  int8_t result[kChainOutputs];
+};
+
+AMPC_HD float binaryValue(BinaryFn fn, float a, float b) {
+  switch (fn) {
+  case BinaryFn::Add: return a + b;
+  case BinaryFn::Sub: return a - b;
+  case BinaryFn::Mul: return a * b;
+  case BinaryFn::Div: return a / b;
+  case BinaryFn::Maximum: return a > b || a != a ? a : b; // NaN wins, as the kernels'
+  default: return a < b || a != a ? a : b;
+  }
+}
+
+/// f(functor) for the functor of `fn` (Activations.h), p0 and p1 its
+/// parameters.
+template <typename F> AMPC_HD float withUnary(UnaryFn fn, float p0, float p1, F f) {
+  switch (fn) {
+  case UnaryFn::Neg: return f(Neg{});
+  case UnaryFn::Abs: return f(Abs{});
+  case UnaryFn::Relu: return f(Relu{});
+  case UnaryFn::Tanh: return f(Tanh{});
+  case UnaryFn::Sigmoid: return f(Sigmoid{});
+  case UnaryFn::Erf: return f(Erf{});
+  case UnaryFn::Gelu: return f(Gelu{});
+  case UnaryFn::GeluTanh: return f(GeluTanh{});
+  case UnaryFn::Exp: return f(Exp{});
+  case UnaryFn::Log: return f(Log{});
+  case UnaryFn::Sqrt: return f(Sqrt{});
+  case UnaryFn::Rsqrt: return f(Rsqrt{});
+  case UnaryFn::Square: return f(Square{});
+  case UnaryFn::Pow: return f(Pow{p0});
+  default: return f(Scale{p0, p1});
+  }
+}
+
+AMPC_HD float roundChainValue(float v, ChainRound r) {
+  if (r == ChainRound::F16)
+    return f16ToF32(f32ToF16(v));
+  if (r == ChainRound::BF16)
+    return bf16ToF32(f32ToBf16(v));
+  return v;
+}
+
+/// Evaluates the chain for one element: slots[0, c.inputs) hold its
+/// operands widened to f32; the ops' values fill the slots after them, and
+/// output k stores slots[c.result[k]].
+AMPC_HD void evalChain(const Chain &c, float *slots) {
+  for (int j = 0; j < c.ops; ++j) {
+    const ChainOp &o = c.op[j];
+    float a = slots[o.arg[0]], v;
+    if (o.kind == ChainKind::Binary) {
+      v = binaryValue(BinaryFn(o.fn), a, slots[o.arg[1]]);
+    } else if (o.kind == ChainKind::Value) {
+      v = withUnary(UnaryFn(o.fn), o.p0, o.p1, [a](auto f) { return f.value(a); });
+    } else {
+      float y = slots[o.arg[1]], dy = slots[o.arg[2]];
+      v = dy * withUnary(UnaryFn(o.fn), o.p0, o.p1, [a, y](auto f) { return f.derivative(a, y); });
+    }
+    slots[c.inputs + j] = roundChainValue(v, o.round);
+  }
+}
+
+} // namespace ampc::num
+
+#endif

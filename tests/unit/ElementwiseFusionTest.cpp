@@ -1,0 +1,255 @@
+// Elementwise chains (compiler/ElementwiseFusion.cpp, the elementwise_chain
+// kernel): each plan with chains against the same graph with its ops as
+// steps, on the CPU reference. A chain rounds each value it keeps to the
+// dtype of the tensor it replaced, so the results are the same bits. The
+// CUDA kernel runs the same num::evalChain; ampc-backend-check holds it to
+// the CPU on every plan these tests lower (scripts/gpu-check.sh).
+#include <algorithm>
+
+#include "compiler/Lowering.h"
+#include "compiler/Pipelines.h"
+#include "models/Models.h"
+#include "runtime/device/Executor.h"
+#include "tests/unit/RuntimeTestUtil.h"
+
+using namespace ampc;
+
+namespace {
+
+/// The CUDA target's lowering choices on a target the CPU runs.
+rt::Target chainTarget(bool chains) {
+  rt::Target t = rt::cpuTarget();
+  t.fusedCasts = false;
+  t.gemmEpilogues = true;
+  t.elementwiseChains = chains;
+  return t;
+}
+
+int countKernel(const rt::Plan &plan, const std::string &kernel) {
+  return std::count_if(plan.steps.begin(), plan.steps.end(),
+                       [&](const rt::Step &s) { return s.kernel == kernel; });
+}
+
+/// The steps from the first matmul to the next one, exclusive.
+std::vector<std::string> betweenGemms(const rt::Plan &plan) {
+  std::vector<std::string> kernels;
+  bool inside = false;
+  for (const rt::Step &s : plan.steps) {
+    bool gemm = s.kernel == "matmul" || s.kernel == "matmul_bias";
+    if (gemm && inside)
+      return kernels;
+    inside |= gemm;
+    if (inside && !gemm)
+      kernels.push_back(s.kernel);
+  }
+  return {};
+}
+
+/// Two GEMMs with a hand-written chain between them: a per-column scale,
+/// the exact GELU, an affine scale and a shift; MSE against a target.
+void handWritten(GraphBuilder &b) {
+  Tensor x = b.input("x", {8, 16}), target = b.input("target", {8, 4});
+  Tensor h = b.matmul(x, b.param("w1", {16, 32}, Init::normal(0.3)));
+  h = b.mul(h, b.param("gain", {32}, Init::uniform(0.5, 1.5)));
+  h = b.gelu(h);
+  h = b.scale(h, 0.75, 0.125);
+  h = b.sub(h, b.param("shift", {32}, Init::normal(0.1)));
+  Tensor y = b.matmul(h, b.param("w2", {32, 4}, Init::normal(0.3)));
+  b.setLoss(b.mseLoss(y, target, "loss"));
+}
+
+struct Setting {
+  const char *level, *dtype;
+};
+
+TEST(ElementwiseChains, AHandWrittenChainRunsAsOneStepWithTheSameBits) {
+  for (Setting s : {Setting{"O0", "f16"}, Setting{"O1", "f16"}, Setting{"O1", "bf16"},
+                    Setting{"O2", "f16"}}) {
+    std::string what = std::string(s.level) + " " + s.dtype;
+    mlir::MLIRContext ctx;
+    GraphBuilder b(ctx, "chain");
+    handWritten(b);
+    auto m = b.finish();
+    test::dumpCudaPlan(*m);
+    AmpSettings amp;
+    amp.level = s.level;
+    amp.dtype = s.dtype;
+    runTrainingPipeline(*m, amp, TrainSettings{});
+    test::dumpCudaPlan(*m);
+    rt::Plan steps = lowerToPlan(*m, chainTarget(false)), chains = lowerToPlan(*m, chainTarget(true));
+    // The forward between the GEMMs is one kernel; the backward's
+    // generated ops (GELU's derivative, the scales) chain too.
+    EXPECT_EQ(betweenGemms(chains), std::vector<std::string>{"elementwise_chain"}) << what;
+    EXPECT_GE(countKernel(chains, "elementwise_chain"), 2) << what;
+    EXPECT_LT(chains.steps.size(), steps.steps.size()) << what;
+    EXPECT_LE(chains.arenaBytes, steps.arenaBytes) << what;
+    auto want = test::fixedRunResults(steps, true), got = test::fixedRunResults(chains, true);
+    ASSERT_EQ(want.size(), got.size()) << what;
+    for (const auto &[name, bytes] : want)
+      EXPECT_EQ(bytes, got[name]) << what << ": " << name << " differs";
+  }
+}
+
+struct ModelCase {
+  const char *model, *level, *dtype;
+  std::map<std::string, std::string> sets;
+  bool chains; // some chain forms
+};
+
+const ModelCase kModels[] = {
+    {"bert",
+     "O1",
+     "f16",
+     {{"layers", "1"}, {"batch", "2"}, {"seq", "8"}, {"vocab", "64"}, {"hidden", "32"},
+      {"heads", "2"}},
+     true},
+    {"mlp", "O2", "bf16", {{"batch", "4"}}, false},
+    {"mnist_cnn", "O1", "f16", {{"batch", "4"}}, false},
+};
+
+TEST(ElementwiseChains, ModelsTrainToTheSameBits) {
+  for (const ModelCase &c : kModels) {
+    std::string what = std::string(c.model) + " " + c.level + " " + c.dtype;
+    mlir::MLIRContext ctx;
+    auto m = buildModel(ctx, c.model, c.sets);
+    AmpSettings amp;
+    amp.level = c.level;
+    amp.dtype = c.dtype;
+    TrainSettings train;
+    train.optimizer = "adam";
+    runTrainingPipeline(*m, amp, train);
+    rt::Plan steps = lowerToPlan(*m, chainTarget(false)), chains = lowerToPlan(*m, chainTarget(true));
+    EXPECT_EQ(countKernel(chains, "elementwise_chain") > 0, c.chains) << what;
+    auto want = test::fixedRunResults(steps, true), got = test::fixedRunResults(chains, true);
+    for (const auto &[name, bytes] : want)
+      EXPECT_EQ(bytes, got[name]) << what << ": " << name << " differs";
+  }
+}
+
+/// A forward graph's plans with chains, and with its ops as steps.
+struct Plans {
+  rt::Plan chains, steps;
+  /// Whether both compute the same bits.
+  bool agree() const {
+    return test::fixedRunResults(chains, false) == test::fixedRunResults(steps, false);
+  }
+};
+
+Plans forwardPlans(const std::function<void(GraphBuilder &)> &build) {
+  mlir::MLIRContext ctx;
+  GraphBuilder b(ctx, "chain");
+  build(b);
+  auto m = b.finish();
+  test::dumpCudaPlan(*m);
+  return {lowerToPlan(*m, chainTarget(true)), lowerToPlan(*m, chainTarget(false))};
+}
+
+TEST(ElementwiseChains, StoreWhatLaterStepsRead) {
+  // tanh's value is read twice by mul, then by a matmul: the chain stores
+  // it too. sigmoid's value is read by scale and by the add after it: the
+  // chain reads it from its slot. The plan returns the exp: stored as well.
+  Plans plans = forwardPlans([](GraphBuilder &b) {
+    Tensor t = b.unary("tanh", b.input("x", {4, 4}));
+    Tensor e = b.unary("exp", b.mul(t, t));
+    Tensor s = b.unary("sigmoid", b.input("y", {4, 4}));
+    Tensor sum = b.add(e, b.add(s, b.scale(s, 2.0)));
+    b.output(b.matmul(sum, t));
+    b.output(e);
+  });
+  const rt::Plan &shared = plans.chains;
+  ASSERT_EQ(countKernel(shared, "elementwise_chain"), 1);
+  const rt::Step &chain = shared.steps[0];
+  EXPECT_EQ(chain.kernel, "elementwise_chain");
+  EXPECT_EQ(chain.attrs["ops"], rt::Json({"sigmoid", "scale", "add", "tanh", "mul", "exp", "add"}));
+  std::vector<std::string> stored;
+  for (int id : chain.outputs)
+    stored.push_back(shared.buffers[id].name);
+  EXPECT_EQ(stored, (std::vector<std::string>{"add_1", "exp", "tanh"}));
+  EXPECT_EQ(chain.attrs["results"], rt::Json({8, 7, 5}));
+  EXPECT_TRUE(plans.agree());
+  // A value with fewer elements than its reader's result stays a step: the
+  // chain would compute it once per element of the larger result.
+  Plans broadcast = forwardPlans([](GraphBuilder &b) {
+    Tensor row = b.unary("sigmoid", b.input("bias", {4}));
+    b.output(b.add(b.input("x", {3, 4}), row));
+  });
+  EXPECT_EQ(countKernel(broadcast.chains, "elementwise_chain"), 0);
+}
+
+TEST(ElementwiseChains, StayWithinTheirBounds) {
+  // 20 unary ops: no chain holds more than 16; 10 operands summed: none
+  // reads more than 8. Each still computes the ops' bits.
+  auto longChain = [](GraphBuilder &b) {
+    Tensor t = b.input("x", {2, 3});
+    for (int i = 0; i < 20; ++i)
+      t = b.scale(t, 1.0 + i / 64.0, i / 32.0);
+    b.output(t);
+  };
+  auto wideChain = [](GraphBuilder &b) {
+    Tensor t = b.input("x0", {2, 3});
+    for (int i = 1; i < 10; ++i)
+      t = b.add(t, b.input("x" + std::to_string(i), {2, 3}));
+    b.output(t);
+  };
+  for (const auto &build : {std::function<void(GraphBuilder &)>(longChain),
+                            std::function<void(GraphBuilder &)>(wideChain)}) {
+    Plans plans = forwardPlans(build);
+    EXPECT_EQ(countKernel(plans.chains, "elementwise_chain"), 2);
+    for (const rt::Step &s : plans.chains.steps) {
+      EXPECT_LE(s.inputs.size(), 8u);
+      if (s.kernel == "elementwise_chain") {
+        EXPECT_LE(s.attrs["ops"].size(), 16u);
+      }
+    }
+    EXPECT_TRUE(plans.agree());
+  }
+}
+
+TEST(ElementwiseChains, MalformedProgramsAreRefusedBeforeTheyRun) {
+  rt::Plan good = forwardPlans([](GraphBuilder &b) {
+    b.output(b.unary("tanh", b.add(b.input("x", {4, 4}), b.input("y", {4}))));
+  }).chains;
+  ASSERT_EQ(countKernel(good, "elementwise_chain"), 1);
+  size_t at = std::find_if(good.steps.begin(), good.steps.end(),
+                           [](const rt::Step &s) { return s.kernel == "elementwise_chain"; }) -
+              good.steps.begin();
+  EXPECT_NO_THROW(rt::Executor(good, {}));
+  struct Bad {
+    const char *attr;
+    rt::Json value;
+    const char *message;
+  };
+  const Bad bad[] = {
+      {"args", {0, 1, -1, 3, -1, -1}, "bad slot 3"},    // reads its own value
+      {"args", {0, 1, -1, 2, 0, -1}, "bad slot 0"},     // a second operand for tanh
+      {"args", {0, 9, -1, 2, -1, -1}, "bad slot 9"},    // past every slot
+      {"ops", {"add", "cosh"}, "unknown chain op 'cosh'"},
+      {"ops", {"add"}, "needs 3 args, a round and 2 params per op"},
+      {"rounds", {"", "f8"}, "rounds to 'f8'"},
+      {"params", {0, 0, 0}, "needs 3 args"},
+      {"ops", "add", "must be a list of strings"},
+  };
+  for (const Bad &b : bad) {
+    rt::Plan plan = good;
+    plan.steps[at].attrs[b.attr] = b.value;
+    try {
+      rt::Executor ex(plan, {});
+      ADD_FAILURE() << b.message << ": accepted";
+    } catch (const rt::PlanError &e) {
+      EXPECT_NE(std::string(e.what()).find(b.message), std::string::npos) << e.what();
+    }
+  }
+  rt::Plan tooMany = good;
+  rt::Json &attrs = tooMany.steps[at].attrs;
+  for (int i = 0; i < 15; ++i) {
+    attrs["ops"].push_back("neg");
+    for (int k : {2 + i, -1, -1})
+      attrs["args"].push_back(k);
+    attrs["rounds"].push_back("");
+    attrs["params"].push_back(0);
+    attrs["params"].push_back(0);
+  }
+  EXPECT_THROW(rt::Executor(tooMany, {}), rt::PlanError);
+}
+
+} // namespace
