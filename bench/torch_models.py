@@ -1,4 +1,5 @@
-"""The zoo's mlp, simplenet and mnist_cnn in PyTorch, for the benchmarks."""
+"""The zoo's mlp, simplenet, mnist_cnn, resnet50 and bert in PyTorch, for the benchmarks."""
+import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -63,3 +64,29 @@ class ResNet50(nn.Module):
     def forward(self, x):
         x = F.max_pool2d(F.relu(self.bn(self.stem(x))), 3, 2, 1)
         return self.fc(self.blocks(x).mean((2, 3)))
+
+
+class Bert(nn.Module):
+    """The zoo's bert: post-norm encoder layers, erf GELU, no dropout, layer
+    norms with epsilon 1e-12 (BERT's), an MLM head tied to the word
+    embeddings, cross entropy over every token."""
+
+    def __init__(self, layers=12, hidden=768, heads=12, seq=128, vocab=30528):
+        super().__init__()
+        self.word = nn.Embedding(vocab, hidden)
+        nn.init.normal_(self.word.weight, std=0.02)  # the zoo's, and BERT's
+        self.position = nn.Parameter(torch.randn(seq, hidden) * 0.02)
+        self.norm = nn.LayerNorm(hidden, eps=1e-12)
+        self.encoder = nn.TransformerEncoder(
+            nn.TransformerEncoderLayer(hidden, heads, 4 * hidden, dropout=0.0,
+                                       activation="gelu", layer_norm_eps=1e-12,
+                                       batch_first=True),
+            layers, enable_nested_tensor=False)
+        self.transform = nn.Linear(hidden, hidden)
+        self.head_norm = nn.LayerNorm(hidden, eps=1e-12)
+        self.decoder_b = nn.Parameter(torch.zeros(vocab))
+
+    def forward(self, ids):
+        h = self.norm(self.word(ids) + self.position)
+        h = self.head_norm(F.gelu(self.transform(self.encoder(h))))
+        return h @ self.word.weight.t() + self.decoder_b

@@ -24,8 +24,10 @@
 #               the CPU;
 #       bench   step times of simplenet, mnist_cnn, ResNet-50 and BERT-base
 #               against PyTorch eager (f32, autocast with GradScaler) and
-#               torch.compile (BERT), the table of docs/performance.md, and
-#               profiles (per-kernel times, AMP bookkeeping, GEMM TFLOP/s).
+#               torch.compile (BERT), the table of docs/performance.md,
+#               profiles (per-kernel times, AMP bookkeeping, GEMM TFLOP/s),
+#               and both sides trained 50 steps from the same start, their
+#               losses compared.
 #     `all` (the default) runs the three; each alone fits in 10 minutes.
 #     Logs and metrics go to LOGDIR ($OUT, else build-gpu/logs).
 #
@@ -274,6 +276,24 @@ phase_bench() {
     --device cuda --profile --metrics-json "$logs/bench-bert-o1-profile.json"
   echo "== PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)"
   PYTHONPATH=bench python3 bench/gpu/torch_gpu.py 50 | tee "$logs/torch.txt"
+  # Same start: the PyTorch AMP peer writes its seeded init and its batch in
+  # ampc's names; ampc trains its plans from them; the losses after 50 steps
+  # must agree within AMP's noise (bench/compare_losses.py).
+  local same=$logs/same-start model level
+  mkdir -p "$same"
+  for p in simplenet:o1 simplenet:o2 mnist_cnn:o1 bert:o1; do
+    IFS=: read -r model level <<<"$p"
+    lr=0.01
+    [[ $model == bert ]] && lr=0.0001
+    [[ -e $same/$model.peer.json ]] ||
+      check "same-start-$model-torch" env PYTHONPATH=bench python3 bench/same_init.py "$model" \
+        "$same" --steps 50 --mode amp --device cuda
+    check "same-start-$model-$level" $bin/ampc-plan-run .gpu/plans/bench/$model-$level.json 50 \
+      --device cuda --lr $lr --init-from "$same/$model.init.safetensors" \
+      --data "$same/$model.data.safetensors" --metrics-json "$same/$model-$level.metrics.json"
+    check "same-start-$model-$level-loss" python3 bench/compare_losses.py \
+      "$same/$model.peer.json" "$same/$model-$level.metrics.json" --rtol 3e-2
+  done
   echo "== step times (ms, median; one run)"
   python3 bench/gpu/report.py bench "$logs"
 }

@@ -8,6 +8,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from compare_losses import compare  # noqa: E402
+
 E2E = ["mlp-o0", "mlp-o1", "mlp-o2", "mlp-o1-bf16", "cnn-o1"]
 TOLERANCE = 0.005
 
@@ -106,6 +109,12 @@ def bench(logs):
     nograph = load(logs, "bench-simplenet-o1-no-graph")
     if nograph:
         print(f"\nsimplenet O1 without CUDA graphs: {nograph['step_ms_median']:.3f} ms/step")
+    print("\nSame start (bench/same_init.py; ampc's level, then the loss comparison):")
+    same = os.path.join(logs, "same-start")
+    for name in ["simplenet-o1", "simplenet-o2", "mnist_cnn-o1", "bert-o1"]:
+        model = name.rsplit("-", 1)[0]
+        peer, metrics = load(same, model + ".peer"), load(same, name + ".metrics")
+        print(f"  {name}: " + (compare(peer, metrics, 3e-2)[0] if peer and metrics else "missing"))
     return True
 
 

@@ -18,38 +18,14 @@ import statistics
 import sys
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, __file__.rsplit("/", 2)[0])
-from torch_models import MnistCnn, ResNet50, mlp  # noqa: E402
+from torch_models import Bert, MnistCnn, ResNet50, mlp  # noqa: E402
 
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 torch.backends.cudnn.benchmark = True
-
-
-class Bert(nn.Module):
-    """The zoo's bert: post-norm encoder layers, erf GELU, no dropout, an MLM
-    head tied to the word embeddings, cross entropy over every token."""
-
-    def __init__(self, layers=12, hidden=768, heads=12, seq=128, vocab=30528):
-        super().__init__()
-        self.word = nn.Embedding(vocab, hidden)
-        self.position = nn.Parameter(torch.randn(seq, hidden) * 0.02)
-        self.norm = nn.LayerNorm(hidden)
-        self.encoder = nn.TransformerEncoder(
-            nn.TransformerEncoderLayer(hidden, heads, 4 * hidden, dropout=0.0,
-                                       activation="gelu", batch_first=True),
-            layers, enable_nested_tensor=False)
-        self.transform = nn.Linear(hidden, hidden)
-        self.head_norm = nn.LayerNorm(hidden)
-        self.decoder_b = nn.Parameter(torch.zeros(vocab))
-
-    def forward(self, ids):
-        h = self.norm(self.word(ids) + self.position)
-        h = self.head_norm(F.gelu(self.transform(self.encoder(h))))
-        return h @ self.word.weight.t() + self.decoder_b
 
 
 def cases():

@@ -26,7 +26,7 @@ const char *kUsage =
 
 const std::vector<cli::OptionSpec> kOptions = {
     {"device", true, false, "cpu (default) or cuda"},
-    {"data", true, false, "synthetic (default) or fashion-mnist[:DIR]"},
+    {"data", true, false, "synthetic (default), fashion-mnist[:DIR] or FILE.safetensors"},
     {"seed", true, false, "seed of the params, shuffling, dropout and synthetic data (0)"},
     {"epochs", true, false, "training: passes over the training set (1)"},
     {"lr", true, false, "training: learning rate (0.01)"},
@@ -34,6 +34,7 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"eval", true, false, "training: the forward plan that scores the trained params"},
     {"checkpoint", true, false, "training: writes the training state at the end"},
     {"resume", true, false, "training: continues from a checkpoint"},
+    {"init-from", true, false, "training: starts from the weights of a safetensors file"},
     {"metrics-json", true, false, "writes the run's figures as JSON"},
     {"no-cuda-graph", false, false, "queues every kernel of every step (no CUDA graph replay)"},
     {"profile", false, false, "training: times every kernel (slower steps; metrics 'profile')"},
@@ -80,6 +81,7 @@ int train(const cli::Args &args, const rt::Plan &plan, int64_t steps) {
   o.accumulate = args.getInt("accumulate", 1);
   o.checkpoint = args.getFile("checkpoint");
   o.resume = args.getFile("resume");
+  o.initFrom = args.getFile("init-from");
   o.graphs = !args.has("no-cuda-graph");
   o.profile = args.has("profile");
   // A plan compiled with --check-numerics carries its probes: check.

@@ -1,0 +1,180 @@
+"""Trains a PyTorch peer of a zoo model from a seeded init, and writes that
+init and its batch in ampc's names and layouts, so that ampc trains from the
+same start (`ampc-plan-run PLAN STEPS --init-from M.init.safetensors --data
+M.data.safetensors`) and the two losses can be compared (docs/performance.md,
+"Same start").
+
+Usage: python3 bench/same_init.py MODEL DIR [--steps N] [--mode f32|amp]
+       [--device cpu|cuda] [--set key=value ...]
+MODEL: simplenet, mnist_cnn or bert, with the zoo's `--set` keys (simplenet:
+batch, hidden; mnist_cnn: batch; bert: batch, layers, hidden, heads, seq,
+vocab). Writes DIR/MODEL.init.safetensors and DIR/MODEL.data.safetensors
+before training, then one JSON line, printed and in DIR/MODEL.peer.json: the
+model, the mode and the loss of every step (each the loss its forward
+computed, before its update).
+SGD (lr 0.01) for simplenet and mnist_cnn, AdamW (lr 1e-4, weight decay 0.01)
+for bert. `f32` (the default) is true f32 (no TF32), as ampc's O0; `amp`
+(on a GPU) autocast f16 with GradScaler (init scale 65536), as ampc's O1."""
+import argparse
+import json
+import struct
+
+import torch
+import torch.nn.functional as F
+
+from torch_models import Bert, MnistCnn, mlp
+
+SHAPES = {
+    "simplenet": {"batch": 512, "hidden": 4096},
+    "mnist_cnn": {"batch": 64},
+    "bert": {"batch": 32, "layers": 12, "hidden": 768, "heads": 12, "seq": 128, "vocab": 30528},
+}
+DTYPES = {torch.float32: "F32", torch.int64: "I64"}
+
+
+def save_safetensors(path, tensors):
+    """The safetensors format: a little-endian u64 header size, the JSON
+    header, then each tensor's bytes (written without the library)."""
+    header, offset, blobs = {}, 0, []
+    for name, t in tensors.items():
+        t = t.detach().to("cpu").contiguous()
+        data = t.numpy().tobytes()
+        header[name] = {"dtype": DTYPES[t.dtype], "shape": list(t.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        for blob in blobs:
+            f.write(blob)
+
+
+def linear(prefix, layer):
+    """A Linear layer: ampc's matmul reads [in, out]."""
+    return {prefix + ".w": layer.weight.t(), prefix + ".b": layer.bias}
+
+
+def norm(prefix, layer):
+    return {prefix + ".scale": layer.weight, prefix + ".bias": layer.bias}
+
+
+def simplenet_weights(model, shape):
+    out = {}
+    for i, index in enumerate((0, 2, 4)):
+        out.update(linear("fc%d" % (i + 1), model[index]))
+    return out
+
+
+def mnist_cnn_weights(model, shape):
+    out = {}
+    for i, (conv, bn) in enumerate(((model.conv1, model.bn1), (model.conv2, model.bn2))):
+        out["conv%d.w" % (i + 1)] = conv.weight.permute(0, 2, 3, 1)  # OIHW -> OHWI
+        out.update(norm("bn%d" % (i + 1), bn))
+        out["bn%d.running_mean" % (i + 1)] = bn.running_mean
+        out["bn%d.running_var" % (i + 1)] = bn.running_var
+    # ampc flattens NHWC activations (h, w, c); PyTorch NCHW ones (c, h, w).
+    fc1 = model.fc1.weight.view(64, 64, 7, 7).permute(0, 2, 3, 1).reshape(64, -1)
+    out["fc1.w"], out["fc1.b"] = fc1.t(), model.fc1.bias
+    out.update(linear("fc2", model.fc2))
+    return out
+
+
+def bert_weights(model, shape):
+    h = shape["hidden"]
+    out = {"embeddings.word.w": model.word.weight, "embeddings.position.w": model.position}
+    out.update(norm("embeddings.norm", model.norm))
+    for i, layer in enumerate(model.encoder.layers):
+        p = "encoder.layer%d." % i
+        attn = layer.self_attn
+        for k, name in enumerate("qkv"):  # in_proj stacks q, k and v
+            out[p + "attn.%s.w" % name] = attn.in_proj_weight[k * h:(k + 1) * h].t()
+            out[p + "attn.%s.b" % name] = attn.in_proj_bias[k * h:(k + 1) * h]
+        out.update(linear(p + "attn.out", attn.out_proj))
+        out.update(norm(p + "attn.norm", layer.norm1))
+        out.update(linear(p + "ffn.fc1", layer.linear1))
+        out.update(linear(p + "ffn.fc2", layer.linear2))
+        out.update(norm(p + "ffn.norm", layer.norm2))
+    out.update(linear("mlm.transform", model.transform))
+    out.update(norm("mlm.norm", model.head_norm))
+    out["mlm.decoder.b"] = model.decoder_b
+    return out
+
+
+def build(name, shape, device):
+    """(model, its weights in ampc's names, the batch in ampc's input names
+    and PyTorch's, the loss, the optimizer)."""
+    b = shape["batch"]
+    if name == "simplenet":
+        n = shape["hidden"]
+        model = mlp(n, n, n).to(device)
+        x, y = torch.randn(b, n, device=device), torch.randn(b, n, device=device)
+        return (model, simplenet_weights, {"x": x, "target": y}, x, y, F.mse_loss,
+                torch.optim.SGD(model.parameters(), lr=0.01))
+    if name == "mnist_cnn":
+        model = MnistCnn().to(device).to(memory_format=torch.channels_last)
+        x = torch.randn(b, 784, device=device)
+        y = torch.randint(0, 10, (b,), device=device)
+        return (model, mnist_cnn_weights, {"x": x.view(b, 28, 28, 1), "labels": y}, x, y,
+                F.cross_entropy, torch.optim.SGD(model.parameters(), lr=0.01))
+    model = Bert(shape["layers"], shape["hidden"], shape["heads"], shape["seq"],
+                 shape["vocab"]).to(device)
+    ids = torch.randint(0, shape["vocab"], (b, shape["seq"]), device=device)
+    y = torch.randint(0, shape["vocab"], (b, shape["seq"]), device=device)
+    loss = lambda logits, labels: F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
+    return model, bert_weights, {"ids": ids, "labels": y}, ids, y, loss, opt
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("model", choices=sorted(SHAPES))
+    parser.add_argument("dir")
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--mode", choices=("f32", "amp"), default="f32")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    args = parser.parse_args()
+    shape = dict(SHAPES[args.model])
+    for kv in args.set:
+        key, value = kv.split("=", 1)
+        if key not in shape:
+            parser.error("%s has no shape key '%s'" % (args.model, key))
+        shape[key] = int(value)
+    torch.manual_seed(0)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    model, weights, batch, x, y, loss_fn, opt = build(args.model, shape, args.device)
+    prefix = "%s/%s" % (args.dir, args.model)
+    save_safetensors(prefix + ".init.safetensors", weights(model, shape))
+    save_safetensors(prefix + ".data.safetensors", batch)
+    amp = args.mode == "amp"
+    kind = "cuda" if args.device.startswith("cuda") else "cpu"
+    if amp and kind != "cuda":
+        parser.error("--mode amp runs on a GPU (autocast f16 with GradScaler)")
+    scaler = torch.amp.GradScaler("cuda", init_scale=65536.0) if amp else None
+    losses = []
+    for _ in range(args.steps):
+        opt.zero_grad(set_to_none=True)
+        if amp:
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = loss_fn(model(x), y)
+        else:
+            loss = loss_fn(model(x), y)
+        if scaler:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
+        losses.append(loss.item())
+    result = json.dumps({"model": args.model, "mode": args.mode, "losses": losses})
+    with open(prefix + ".peer.json", "w") as f:
+        f.write(result + "\n")
+    print(result)
+
+
+if __name__ == "__main__":
+    main()
