@@ -275,7 +275,8 @@ phase_bench() {
   check bench-bert-o1-profile $bin/ampc-plan-run .gpu/plans/bench/bert-o1.json 20 --lr 0.0001 \
     --device cuda --profile --metrics-json "$logs/bench-bert-o1-profile.json"
   echo "== PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)"
-  PYTHONPATH=bench python3 bench/gpu/torch_gpu.py 50 | tee "$logs/torch.txt"
+  AMPC_TORCH_PROFILE="$logs/torch-profile.json" PYTHONPATH=bench python3 bench/gpu/torch_gpu.py 50 |
+    tee "$logs/torch.txt"
   # Same start: the PyTorch AMP peer writes its seeded init and its batch in
   # ampc's names; ampc trains its plans from them; the losses after 50 steps
   # must agree within AMP's noise (bench/compare_losses.py).

@@ -10,6 +10,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from compare_losses import compare  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import breakdown  # noqa: E402
 
 E2E = ["mlp-o0", "mlp-o1", "mlp-o2", "mlp-o1-bf16", "cnn-o1"]
 TOLERANCE = 0.005
@@ -115,7 +117,30 @@ def bench(logs):
         model = name.rsplit("-", 1)[0]
         peer, metrics = load(same, model + ".peer"), load(same, name + ".metrics")
         print(f"  {name}: " + (compare(peer, metrics, 3e-2)[0] if peer and metrics else "missing"))
+    plot(logs)
     return True
+
+
+def plot(logs):
+    """LOGDIR/step-breakdown.svg: ampc's profiled O1 steps and PyTorch's AMP
+    steps, per category (breakdown.py)."""
+    torch = load(logs, "torch-profile") or {}
+    rows = []
+    for model in ["simplenet", "bert"]:
+        ampc = load(logs, f"bench-{model}-o1-profile")
+        if ampc and "profile" in ampc:
+            rows.append((f"{model}: ampc O1", breakdown.ampc_split(ampc["profile"])))
+        if model in torch:
+            rows.append((f"{model}: PyTorch AMP", breakdown.torch_split(torch[model])))
+    if not rows:
+        return
+    path = os.path.join(logs, "step-breakdown.svg")
+    with open(path, "w") as f:
+        f.write(breakdown.svg(rows, "Step time per category (ms, profiled runs)"))
+    print(f"\nstep-time breakdown: {path}")
+    for label, ms in rows:
+        parts = ", ".join(f"{name} {v:.3f}" for (name, _), v in zip(breakdown.CATEGORIES, ms))
+        print(f"  {label}: {parts}")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,12 @@ over STEPS after 10 warm-up steps, as ampc-plan-run times its steps; the
 loss after the last step and torch.cuda.max_memory_allocated are printed
 with it.
 Usage: python3 bench/gpu/torch_gpu.py [STEPS] [MODEL...]; prints
-`model mode ms final_loss peak_bytes` lines."""
+`model mode ms final_loss peak_bytes` lines. With AMPC_TORCH_PROFILE=FILE it
+also writes the CUDA kernel times per step of the simplenet and BERT amp
+steps (torch.profiler) for the step-time breakdown (breakdown.py)."""
+import json
 import math
+import os
 import statistics
 import sys
 
@@ -48,22 +52,31 @@ def cases():
            ("f32", "amp", "compile"))
 
 
-def step_ms(model, x, y, loss_fn, make_opt, mode, steps):
+def trainer(model, x, y, loss_fn, make_opt, mode):
+    """One training step as a user writes it; returns its loss tensor."""
     amp = mode != "f32"
     opt = make_opt(model.parameters())
     scaler = torch.amp.GradScaler("cuda", init_scale=65536.0, enabled=amp)
     forward = torch.compile(model) if mode == "compile" else model
-    torch.cuda.reset_peak_memory_stats()
-    times = []
-    for i in range(steps + 10):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
+
+    def step():
         opt.zero_grad(set_to_none=True)
         with torch.autocast("cuda", dtype=torch.float16, enabled=amp):
             loss = loss_fn(forward(x), y)
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
+        return loss
+    return step
+
+
+def step_ms(step, steps):
+    torch.cuda.reset_peak_memory_stats()
+    times = []
+    for i in range(steps + 10):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        loss = step()
         stop.record()
         times.append((start, stop))
     torch.cuda.synchronize()
@@ -72,19 +85,46 @@ def step_ms(model, x, y, loss_fn, make_opt, mode, steps):
     return statistics.median(ms), loss.item(), torch.cuda.max_memory_allocated()
 
 
+def kernel_profile(step, steps=5):
+    """CUDA kernel ms per step by kernel name (torch.profiler), and the
+    profiled step's ms: for the step-time breakdown (breakdown.py)."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        start.record()
+        for _ in range(steps):
+            step()
+        stop.record()
+        torch.cuda.synchronize()
+    kernels = {}
+    for e in prof.key_averages():
+        if str(e.device_type).endswith("CUDA"):
+            us = getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0)
+            kernels[e.key] = kernels.get(e.key, 0.0) + us / 1000 / steps
+    return {"kernel_ms_per_step": kernels, "step_ms": start.elapsed_time(stop) / steps}
+
+
 def main():
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 50
     only = set(sys.argv[2:])
+    profiles = {}
     for name, make, x, y, loss_fn, make_opt, modes in cases():
         if only and name not in only:
             continue
         for mode in modes:
             torch.manual_seed(0)
             model = make().cuda()
-            ms, loss, peak = step_ms(model, x, y, loss_fn, make_opt, mode, steps)
+            step = trainer(model, x, y, loss_fn, make_opt, mode)
+            ms, loss, peak = step_ms(step, steps)
             print(f"{name} {mode} {ms:.3f} {loss:.6g} {peak}", flush=True)
-            del model
+            if mode == "amp" and name in ("simplenet", "bert"):
+                profiles[name] = kernel_profile(step)
+            del model, step
             torch.cuda.empty_cache()
+    if os.environ.get("AMPC_TORCH_PROFILE"):
+        with open(os.environ["AMPC_TORCH_PROFILE"], "w") as f:
+            json.dump(profiles, f)
 
 
 if __name__ == "__main__":
