@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "runtime/core/DType.h"
 #include "runtime/core/Errors.h"
@@ -42,6 +43,22 @@ inline View viewOf(const TensorRef &t) {
   for (int i = 0; i < v.rank; ++i)
     v.shape[i] = t.shape[i];
   return v;
+}
+
+/// Strides of `shape` right-aligned to `out`'s rank, 0 on broadcast dims.
+inline void alignedStrides(const std::vector<int64_t> &shape, const std::vector<int64_t> &out,
+                           int64_t *strides) {
+  size_t off = out.size() - shape.size();
+  int64_t s = 1;
+  for (int64_t d = (int64_t)out.size() - 1; d >= 0; --d) {
+    if (d < (int64_t)off) {
+      strides[d] = 0;
+      continue;
+    }
+    int64_t dim = shape[d - off];
+    strides[d] = dim == 1 ? 0 : s;
+    s *= dim;
+  }
 }
 
 /// Element i as f32, and f32 stored as element i (rounded to nearest even).

@@ -25,22 +25,6 @@ struct Broadcast {
   }
 };
 
-/// Strides of `shape` right-aligned to `out`'s rank, 0 on broadcast dims.
-void alignedStrides(const std::vector<int64_t> &shape, const std::vector<int64_t> &out,
-                    int64_t *strides) {
-  size_t off = out.size() - shape.size();
-  int64_t s = 1;
-  for (int64_t d = (int64_t)out.size() - 1; d >= 0; --d) {
-    if (d < (int64_t)off) {
-      strides[d] = 0;
-      continue;
-    }
-    int64_t dim = shape[d - off];
-    strides[d] = dim == 1 ? 0 : s;
-    s *= dim;
-  }
-}
-
 Broadcast broadcastOf(const TensorRef &a, const TensorRef &b, const TensorRef &out) {
   if (out.rank() > kMaxRank)
     throw RuntimeError("cuda: tensors of rank above 8 are not supported");
