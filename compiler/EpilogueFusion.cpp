@@ -7,9 +7,12 @@
 // bias; the add's result), run where the add ran (the bias may be made
 // after the matmul). If that result in turn is read only by a `relu` or a
 // tanh `gelu` step, the activation joins too, and the fused step runs there.
-// Results the plan returns are never folded away; no step in between may
-// write a or b in place. The fused step rounds once where the two or three
-// steps rounded after each: results agree within the matmul's tolerance.
+// A tanh GELU also joins when later steps read its input (the backward
+// does): the input stays, as the fused step's second result (cuBLASLt's
+// GELU_AUX_BIAS). Results the plan returns are never folded away; no step in
+// between may write a or b in place. The fused step rounds once where the
+// two or three steps rounded after each: results agree within the matmul's
+// tolerance.
 #include "compiler/EpilogueFusion.h"
 
 #include "compiler/PlanSteps.h"
@@ -22,15 +25,6 @@ namespace {
 std::string roundedInput(const rt::Step &s, size_t i) {
   rt::DType d = rt::StepAttrs(s).roundedInput(i);
   return d == rt::DType::F32 ? "" : rt::dtypeName(d);
-}
-
-/// Whether `mm` can take an epilogue: one GEMM with a non-empty sum.
-bool oneGemm(const rt::Plan &plan, const rt::Step &mm) {
-  if (mm.kernel != "matmul" || mm.inputs.size() != 2 || mm.outputs.size() != 1)
-    return false;
-  const rt::Buffer &a = plan.buffers[mm.inputs[0]], &b = plan.buffers[mm.inputs[1]];
-  bool ta = mm.attrs.value("transpose_a", false);
-  return b.shape.size() == 2 && !ta && !a.shape.empty() && a.shape.back() > 0;
 }
 
 /// The bias operand of `add` (an index into its inputs) when its other
@@ -60,10 +54,21 @@ std::string activationOf(const rt::Step &s) {
   return "";
 }
 
+/// The tanh GELU step that reads `x` first, when every other reader of x
+/// comes after it (the fused step, run there, then keeps x), or -1.
+int geluKeepingInput(const rt::Plan &plan, const std::vector<std::vector<int>> &readers, int x) {
+  const std::vector<int> &r = readers[x];
+  if (r.size() < 2 || activationOf(plan.steps[r[0]]) != "gelu_tanh")
+    return -1;
+  const rt::Buffer &in = plan.buffers[x], &out = plan.buffers[plan.steps[r[0]].outputs[0]];
+  return in.dtype == out.dtype && in.shape == out.shape ? r[0] : -1;
+}
+
 } // namespace
 
 void fuseGemmEpilogues(rt::Plan &plan) {
   std::vector<int> reader = soleReaders(plan);
+  std::vector<std::vector<int>> readers = readersOf(plan);
   std::vector<bool> erased(plan.steps.size(), false);
   // Whether the GEMM may move from `from` to `to`: later, with no step in
   // between writing a or b in place (updates, assign).
@@ -87,11 +92,17 @@ void fuseGemmEpilogues(rt::Plan &plan) {
     mm.attrs["activation"] = "none";
     size_t at = addAt;
     int next = reader[mm.outputs[0]];
+    int gelu = geluKeepingInput(plan, readers, mm.outputs[0]);
     if (canMove(mm, at, next) && !activationOf(plan.steps[next]).empty()) {
       erased[at] = true;
       at = next;
       mm.attrs["activation"] = activationOf(plan.steps[at]);
       mm.outputs = plan.steps[at].outputs;
+    } else if (gelu >= 0 && canMove(mm, at, gelu)) {
+      erased[at] = true;
+      at = gelu;
+      mm.attrs["activation"] = "gelu_tanh";
+      mm.outputs = {plan.steps[at].outputs[0], mm.outputs[0]};
     }
     if (round != std::vector<std::string>(3, ""))
       mm.attrs["round_inputs"] = round;

@@ -211,6 +211,8 @@ rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptio
   fuseUpdateCopies(plan);
   if (target.gemmEpilogues)
     fuseGemmEpilogues(plan);
+  if (target.gemmEpilogues && probes.mode == ProbeOptions::Mode::None)
+    fuseGradEpilogues(plan);
   if (folding == CastFolding::On && probes.mode == ProbeOptions::Mode::None)
     foldCasts(plan);
   if (target.elementwiseChains && probes.mode == ProbeOptions::Mode::None)

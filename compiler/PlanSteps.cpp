@@ -30,6 +30,14 @@ std::vector<int> soleReaders(const rt::Plan &plan) {
   return reader;
 }
 
+bool oneGemm(const rt::Plan &plan, const rt::Step &mm) {
+  if (mm.kernel != "matmul" || mm.inputs.size() != 2 || mm.outputs.size() != 1)
+    return false;
+  const rt::Buffer &a = plan.buffers[mm.inputs[0]], &b = plan.buffers[mm.inputs[1]];
+  bool ta = mm.attrs.value("transpose_a", false);
+  return b.shape.size() == 2 && !ta && !a.shape.empty() && a.shape.back() > 0;
+}
+
 bool writtenBetween(const rt::Plan &plan, const std::vector<int> &ids, int from, int to) {
   for (int j = from + 1; j < to; ++j) {
     const rt::Step &s = plan.steps[j];

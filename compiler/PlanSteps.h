@@ -18,6 +18,10 @@ std::vector<std::vector<int>> readersOf(const rt::Plan &plan);
 /// plan returns it or reports it as the loss).
 std::vector<int> soleReaders(const rt::Plan &plan);
 
+/// Whether `mm` is a `matmul` step of one GEMM that can take an epilogue: b
+/// a matrix, a untransposed, a non-empty sum.
+bool oneGemm(const rt::Plan &plan, const rt::Step &mm);
+
 /// Whether a step strictly between `from` and `to` writes one of `ids` in
 /// place (a step without results writes its operands: updates, assign,
 /// accumulate), so a read of them cannot move across it.

@@ -49,6 +49,8 @@ void embedding(const StepView &s);
 void embeddingBackward(const StepView &s);
 void matmul(const StepView &s);
 void matmulBias(const StepView &s);
+void matmulActGrad(const StepView &s);
+void matmulBiasGrad(const StepView &s);
 void conv2d(const StepView &s);
 void conv2dBackwardInput(const StepView &s);
 void conv2dBackwardFilter(const StepView &s);

@@ -17,8 +17,15 @@ namespace S = signature;
 const std::vector<KernelTraits> kTable = {
     // Matrix work.
     {"matmul", kTwo, kOne, 0, kBoth, F::Matmul, kNoRange, S::matmul, A::Accumulated},
-    // matmul + bias [+ relu | tanh GELU] with one rounding (GEMM epilogues).
-    {"matmul_bias", kThree, kOne, 0, 0b111, F::Matmul, kNoRange, S::matmulBias,
+    // matmul + bias [+ relu | tanh GELU] with one rounding (GEMM epilogues);
+    // a second result keeps the relu mask or the GELU input for the backward.
+    {"matmul_bias", kThree, {1, 2}, 0, 0b111, F::Matmul, kNoRange, S::matmulBias,
+     A::Accumulated},
+    // The backward epilogues: the activation's derivative and the bias
+    // gradient of the GEMM before it; the weight gradient with the bias's.
+    {"matmul_act_grad", kThree, kTwo, 0, 0, F::Matmul, kNoRange, S::matmulActGrad,
+     A::Accumulated},
+    {"matmul_bias_grad", kTwo, kTwo, 0, 0, F::Matmul, kNoRange, S::matmulBiasGrad,
      A::Accumulated},
     {"conv2d", kTwo, kOne, 0, kBoth, F::Conv, kNoRange, S::conv2d, A::Accumulated},
     // Elementwise.

@@ -1,4 +1,4 @@
-// Kernel signatures of matmul, convolutions, pooling and normalisations
+// Kernel signatures of convolutions, pooling and normalisations
 // (KernelSignatures.h): the result shapes the kernels assume, computed as the
 // graph's type inference computes them.
 #include "runtime/core/SignatureUtil.h"
@@ -89,38 +89,6 @@ void perChannel(const StepView &s, const Buffer &b, int64_t count) {
 }
 
 } // namespace
-
-void matmul(const StepView &s) {
-  requireFloats(s);
-  const Buffer &a = s.in(0), &b = s.in(1), &y = s.out(0);
-  s.require(a.shape.size() >= 2 && b.shape.size() >= 2, "matmul takes operands of rank 2 or more");
-  bool ta = s.attrs.getBool("transpose_a", false), tb = s.attrs.getBool("transpose_b", false);
-  const Shape &as = a.shape, &bs = b.shape;
-  int64_t m = ta ? as.end()[-1] : as.end()[-2], k = ta ? as.end()[-2] : as.end()[-1];
-  int64_t kb = tb ? bs.end()[-1] : bs.end()[-2], n = tb ? bs.end()[-2] : bs.end()[-1];
-  s.require(k == kb, "contracting dimensions differ: " + shapeText(as) + " x " + shapeText(bs));
-  std::optional<Shape> batch =
-      broadcastShape(Shape(as.begin(), as.end() - 2), Shape(bs.begin(), bs.end() - 2));
-  s.require(batch.has_value(), "batch dimensions do not broadcast");
-  batch->push_back(m);
-  batch->push_back(n);
-  requireShape(s, y, *batch);
-}
-
-/// a [.., K] · b [K, N] + bias [N], then `activation`: none, relu or
-/// gelu_tanh. One GEMM: b is a matrix and a is not transposed.
-void matmulBias(const StepView &s) {
-  matmul(s);
-  const Buffer &b = s.in(1), &bias = s.in(2), &y = s.out(0);
-  s.require(b.shape.size() == 2 && !s.attrs.getBool("transpose_a", false),
-            "matmul_bias takes a matrix b and an untransposed a");
-  s.require(bias.shape == Shape{y.shape.back()} &&
-                (bias.dtype == y.dtype || s.attrs.roundedInput(2) == y.dtype),
-            "the bias is a vector of the result's columns, in its dtype (or read rounded to it)");
-  std::string act = s.attrs.getStr("activation", "none");
-  s.require(act == "none" || act == "relu" || act == "gelu_tanh",
-            "activation must be none, relu or gelu_tanh");
-}
 
 void conv2d(const StepView &s) { convShapes(s, s.in(0), s.in(1), s.out(0)); }
 void conv2dBackwardInput(const StepView &s) { convShapes(s, s.out(0), s.in(1), s.in(0)); }

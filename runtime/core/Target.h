@@ -24,6 +24,8 @@ struct Target {
   /// A matmul whose result only a bias add reads (and then only a relu or a
   /// tanh GELU) runs as one `matmul_bias` step: the GEMM's epilogue adds the
   /// bias to the f32 accumulator and rounds once (cuBLASLt's BIAS epilogues).
+  /// In the backward, activation and bias gradients join their GEMMs
+  /// (`matmul_act_grad`, `matmul_bias_grad`; compiler/EpilogueFusion.h).
   bool gemmEpilogues = false;
   /// A chain of elementwise ops whose intermediate values nothing else reads
   /// runs as one `elementwise_chain` step (compiler/ElementwiseFusion.h).

@@ -1,10 +1,15 @@
 // matmul (batched, transposed, broadcast) through the CPU GEMM; f16/bf16
 // operands are widened to f32 first and the f32 result is rounded on output.
-// matmul_bias adds the bias (and applies relu or the tanh GELU) to the f32
-// result before that one rounding, as a GEMM epilogue does.
+// The GEMM epilogues (docs/runtime.md, "GEMM epilogues") work on the f32
+// result before that one rounding, as cuBLASLt's do: matmul_bias adds the
+// bias and applies relu or the tanh GELU, keeping the relu mask or the GELU
+// input when asked; matmul_act_grad applies the activation's derivative and
+// sums the columns; matmul_bias_grad sums b's columns beside aᵀ·b.
 #include <algorithm>
+#include <cstring>
 
 #include "runtime/cpu/Gemm.h"
+#include "runtime/core/ReluMask.h"
 #include "runtime/cpu/KernelUtil.h"
 #include "runtime/numerics/Activations.h"
 
@@ -66,6 +71,34 @@ struct NoActivation {
   float value(float x) const { return x; }
 };
 
+/// Sets bit c % 32 of word [r, c / 32] where y[r, c] > 0 (core/ReluMask.h).
+void writeReluMask(const TensorRef &y, const TensorRef &mask) {
+  F32In v(y);
+  int64_t size = y.size();
+  uint32_t *words = mask.as<uint32_t>();
+  std::memset(words, 0, mask.bytes());
+  for (int64_t i = 0; i < size; ++i)
+    if (v[i] > 0.0f)
+      words[i / 32] |= 1u << (i % 32);
+}
+
+bool maskBit(const TensorRef &mask, int64_t i) {
+  return (mask.as<const uint32_t>()[i / 32] >> (i % 32)) & 1u;
+}
+
+/// out[col] = the sum over rows of x[row, col], as reduce_to sums them.
+void sumColumns(const TensorRef &x, const TensorRef &out) {
+  F32In v(x);
+  int64_t cols = std::max<int64_t>(out.size(), 1), size = x.size();
+  std::vector<double> acc(out.size(), 0.0);
+  for (int64_t i = 0; i < size; ++i)
+    acc[i % cols] += v[i];
+  F32Out y(out);
+  for (size_t i = 0; i < acc.size(); ++i)
+    y[i] = float(acc[i]);
+  y.commit();
+}
+
 void matmulBias(KernelContext &c) {
   const TensorRef &o = c.out[0];
   F32Out fo(o);
@@ -73,6 +106,13 @@ void matmulBias(KernelContext &c) {
   F32In bias(c.in[2], roundedInput(c, 2));
   int64_t n = std::max<int64_t>(o.dim(-1), 1);
   std::string act = attrStr(c, "activation", "none");
+  bool keep = c.out.size() == 2;
+  if (keep && act == "gelu_tanh") { // the GELU input, as the backward reads it
+    F32Out pre(c.out[1]);
+    for (int64_t i = 0; i < o.size(); ++i)
+      pre[i] = fo[i] + bias[i % n];
+    pre.commit();
+  }
   if (act == "relu")
     addBias<num::Relu>(fo, bias.data(), o.size(), n);
   else if (act == "gelu_tanh")
@@ -80,6 +120,34 @@ void matmulBias(KernelContext &c) {
   else
     addBias<NoActivation>(fo, bias.data(), o.size(), n);
   fo.commit();
+  if (keep && act == "relu")
+    writeReluMask(o, c.out[1]);
+}
+
+void matmulActGrad(KernelContext &c) {
+  const TensorRef &dz = c.out[0], &aux = c.in[2];
+  F32Out fo(dz);
+  multiply(c, fo);
+  int64_t size = dz.size();
+  if (attrStr(c, "activation", "") == "relu") {
+    // dy · relu'(x) as unary_backward computes it: -0 and NaN kept.
+    for (int64_t i = 0; i < size; ++i)
+      fo[i] *= maskBit(aux, i) ? 1.0f : 0.0f;
+  } else {
+    F32In x(aux);
+    num::GeluTanh gelu;
+    for (int64_t i = 0; i < size; ++i)
+      fo[i] *= gelu.derivative(x[i], 0.0f);
+  }
+  fo.commit();
+  sumColumns(dz, c.out[1]);
+}
+
+void matmulBiasGrad(KernelContext &c) {
+  F32Out fo(c.out[0]);
+  multiply(c, fo);
+  fo.commit();
+  sumColumns(c.in[1], c.out[1]);
 }
 
 } // namespace
@@ -87,6 +155,8 @@ void matmulBias(KernelContext &c) {
 void addMatmulKernels(KernelTable &t) {
   t["matmul"] = matmul;
   t["matmul_bias"] = matmulBias;
+  t["matmul_act_grad"] = matmulActGrad;
+  t["matmul_bias_grad"] = matmulBiasGrad;
 }
 
 } // namespace ampc::rt

@@ -68,6 +68,14 @@ bool isGroupedUpdate(const std::string &kernel);
 bool joinsUpdateGroup(const KernelContext &first, const KernelContext &next);
 void runUpdateGroup(const std::vector<KernelContext *> &members, DeviceMemory &table);
 
+/// y[col] = the sum over rows of x viewed as [rows, y.size] (x.size a
+/// multiple of y.size, y not empty): reduce_to's column sums (Elementwise.cu).
+void sumColumns(KernelContext &c, const TensorRef &x, const TensorRef &y);
+
+/// Completes the epilogue of a GEMM step whose cuBLASLt epilogue had no
+/// algorithm, after a plain GEMM (MatmulFallback.cu).
+void finishEpilogue(KernelContext &c);
+
 /// Checks a launch just queued (a bad configuration shows at once).
 inline void launched(const KernelContext &c) {
   cudaError_t status = cudaGetLastError();

@@ -228,6 +228,19 @@ __global__ void storeTotals(View y, const double *totals) {
   AMPC_GRID_STRIDE(j, y.size) { store(y.data, y.dtype, j, (float)totals[j]); }
 }
 
+} // namespace
+
+void sumColumns(KernelContext &c, const TensorRef &x, const TensorRef &y) {
+  rows::Columns m = rows::columnsOf(x.size() / y.size(), y.size());
+  double *totals = reinterpret_cast<double *>(
+      c.device.scratch((y.size() + rows::columnScratch<1>(m)) * sizeof(double)));
+  rows::columnSums<1>(c.stream(), m, ColumnTerm{viewOf(x), y.size()}, totals + y.size(), totals);
+  storeTotals<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(viewOf(y), totals);
+  launched(c);
+}
+
+namespace {
+
 /// The rows when y keeps a suffix of x's dimensions and sums all the ones
 /// before it (a bias gradient: [batch, seq, hidden] onto [hidden]), so x is
 /// a [rows, y.size] matrix summed down its columns; 0 otherwise.
@@ -256,13 +269,7 @@ void reduceTo(KernelContext &c) {
   // two deterministic stages (runtime/cuda/Rows.h) instead of one thread per
   // output element walking every row.
   if (int64_t rows = leadingRows(x, y); rows > 1 && y.size() > 0) {
-    rows::Columns m = rows::columnsOf(rows, y.size());
-    double *totals = reinterpret_cast<double *>(
-        c.device.scratch((y.size() + rows::columnScratch<1>(m)) * sizeof(double)));
-    rows::columnSums<1>(c.stream(), m, ColumnTerm{viewOf(x), y.size()}, totals + y.size(),
-                        totals);
-    storeTotals<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(viewOf(y), totals);
-    launched(c);
+    sumColumns(c, x, y);
     return;
   }
   Reduction r{(int)x.rank(), {}, {}, {}};

@@ -4,9 +4,12 @@
 // strided-batched call (a missing batch broadcasts with stride 0), or one
 // call per batch where batch dimensions broadcast unevenly. The descriptors
 // and the algorithm (cuBLASLt's heuristic) are chosen at the step's first
-// run; the workspace is the device's scratch. matmul_bias sets cuBLASLt's
-// BIAS epilogue (RELU_BIAS, GELU_BIAS for the tanh GELU): the bias is added
-// to the f32 accumulator and the result rounded once.
+// run; the workspace is the device's scratch. The GEMM epilogues
+// (docs/runtime.md) are cuBLASLt's: matmul_bias sets BIAS, RELU_BIAS or
+// GELU_BIAS (the _AUX_ forms when it keeps the relu mask or the GELU input),
+// matmul_act_grad DRELU_BGRAD or DGELU_BGRAD, matmul_bias_grad BGRADA (Lt's
+// A is our b, summed over k). Where cuBLASLt has no algorithm for such an
+// epilogue, the step runs a plain GEMM and finishes in kernels of its own.
 #include "runtime/cuda/CudaKernels.h"
 
 namespace ampc::rt::cuda {
@@ -47,6 +50,7 @@ struct Gemm {
 struct Plan {
   Gemm gemm;
   std::vector<std::array<int64_t, 3>> calls; // offsets of (our) A, B, C
+  bool fallback = false; // a plain GEMM: the step's kernels finish the epilogue
 };
 
 /// The alignment (a power of two up to 256 bytes) of every address an
@@ -71,17 +75,64 @@ void layout(cublasLtMatrixLayout_t &l, cudaDataType_t type, int64_t rows, int64_
   }
 }
 
-/// The epilogue of a matmul_bias step (its bias is input 2), or DEFAULT.
-cublasLtEpilogue_t epilogueOf(const KernelContext &c) {
-  if (c.step.kernel != "matmul_bias")
-    return CUBLASLT_EPILOGUE_DEFAULT;
-  std::string act = c.attrs.getStr("activation", "none");
-  return act == "relu"        ? CUBLASLT_EPILOGUE_RELU_BIAS
-         : act == "gelu_tanh" ? CUBLASLT_EPILOGUE_GELU_BIAS
-                              : CUBLASLT_EPILOGUE_BIAS;
+/// Whether a step can finish its epilogue itself after a plain GEMM.
+bool canFallBack(const KernelContext &c) {
+  return c.step.kernel != "matmul" && (c.step.kernel != "matmul_bias" || c.out.size() == 2);
 }
 
-std::shared_ptr<Plan> planOf(KernelContext &c) {
+/// The step's cuBLASLt epilogue; with `fallback`, the one before the
+/// step's own finishing kernels (MatmulFallback.cu).
+cublasLtEpilogue_t epilogueOf(const KernelContext &c, bool fallback) {
+  const std::string &kernel = c.step.kernel;
+  std::string act = c.attrs.getStr("activation", "none");
+  bool keeps = c.out.size() == 2;
+  if (kernel == "matmul_bias") {
+    if (fallback || act == "none")
+      return CUBLASLT_EPILOGUE_BIAS;
+    if (act == "relu")
+      return keeps ? CUBLASLT_EPILOGUE_RELU_AUX_BIAS : CUBLASLT_EPILOGUE_RELU_BIAS;
+    return keeps ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_BIAS;
+  }
+  if (fallback || kernel == "matmul")
+    return CUBLASLT_EPILOGUE_DEFAULT;
+  if (kernel == "matmul_act_grad")
+    return act == "relu" ? CUBLASLT_EPILOGUE_DRELU_BGRAD : CUBLASLT_EPILOGUE_DGELU_BGRAD;
+  return CUBLASLT_EPILOGUE_BGRADA;
+}
+
+/// Sets the epilogue and what it reads or writes beside the result: the
+/// bias (matmul_bias) or the bias gradient (the _BGRAD forms), and the relu
+/// mask or GELU input (ld: the result's columns, in bits for the mask).
+void setEpilogue(KernelContext &c, Gemm &g, cublasLtEpilogue_t epilogue) {
+  if (epilogue == CUBLASLT_EPILOGUE_DEFAULT)
+    return;
+  const TensorRef &y = c.out[0];
+  bool forward = c.step.kernel == "matmul_bias";
+  const TensorRef &bias = forward ? c.in[2] : c.out[1];
+  if (bias.dtype != y.dtype)
+    c.fail(forward ? "the bias needs the result's dtype on cuda"
+                   : "the bias gradient needs the result's dtype on cuda");
+  const void *biasData = bias.data, *aux = nullptr;
+  if (epilogue == CUBLASLT_EPILOGUE_RELU_AUX_BIAS || epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS)
+    aux = c.out[1].data;
+  else if (c.step.kernel == "matmul_act_grad")
+    aux = c.in[2].data;
+  checkLt(cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                         sizeof epilogue), "epilogue");
+  checkLt(cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biasData,
+                                         sizeof biasData), "bias");
+  if (aux) {
+    int64_t ld = y.dim(-1);
+    checkLt(cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux,
+                                           sizeof aux), "epilogue input");
+    checkLt(cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld,
+                                           sizeof ld), "epilogue input stride");
+  }
+}
+
+/// The step's GEMM with `epilogue`, or null where cuBLASLt has no
+/// algorithm for it.
+std::shared_ptr<Plan> planOf(KernelContext &c, cublasLtEpilogue_t epilogue) {
   const TensorRef &a = c.in[0], &b = c.in[1], &y = c.out[0];
   if (a.dtype != b.dtype || a.dtype != y.dtype)
     c.fail("operands and result need one dtype on cuda");
@@ -134,16 +185,7 @@ std::shared_ptr<Plan> planOf(KernelContext &c) {
           "transpose");
   checkLt(cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB),
           "transpose");
-  cublasLtEpilogue_t epilogue = epilogueOf(c);
-  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) { // the bias: a vector of Lt's rows (our columns)
-    if (c.in[2].dtype != y.dtype)
-      c.fail("the bias needs the result's dtype on cuda");
-    const void *bias = c.in[2].data;
-    checkLt(cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
-                                           sizeof epilogue), "epilogue");
-    checkLt(cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                           sizeof bias), "bias");
-  }
+  setEpilogue(c, g, epilogue);
   // Column-major views: Lt's A is our B ([K,N] row-major is [N,K] col-major).
   layout(g.a, type, tb ? k : n, tb ? n : k, tb ? k : n, count, strideB);
   layout(g.b, type, ta ? m : k, ta ? k : m, ta ? m : k, count, strideA);
@@ -171,9 +213,22 @@ std::shared_ptr<Plan> planOf(KernelContext &c) {
                                                          g.c, g.c, pref, 1, &result, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   if (status != CUBLAS_STATUS_SUCCESS || found == 0)
-    c.fail("cuBLASLt has no algorithm for this matmul");
+    return nullptr;
   g.algo = result.algo;
   return plan;
+}
+
+/// The step's GEMM: with its epilogue, else (where the step can finish it
+/// itself) with the fallback's.
+std::shared_ptr<Plan> chooseGemm(KernelContext &c) {
+  if (auto plan = planOf(c, epilogueOf(c, false)))
+    return plan;
+  if (canFallBack(c))
+    if (auto plan = planOf(c, epilogueOf(c, true))) {
+      plan->fallback = true;
+      return plan;
+    }
+  c.fail("cuBLASLt has no algorithm for this matmul");
 }
 
 void matmul(KernelContext &c) {
@@ -181,14 +236,14 @@ void matmul(KernelContext &c) {
   if (y.size() == 0)
     return;
   int64_t k = c.attrs.getBool("transpose_a", false) ? a.dim(-2) : a.dim(-1);
-  if (k == 0 && c.step.kernel == "matmul_bias")
-    c.fail("matmul_bias of an empty sum is not supported on cuda");
+  if (k == 0 && c.step.kernel != "matmul")
+    c.fail(c.step.kernel + " of an empty sum is not supported on cuda");
   if (k == 0) { // an empty sum
     AMPC_CUDA_CHECK(cudaMemsetAsync(y.data, 0, y.bytes(), c.stream()));
     return;
   }
   if (!c.cache)
-    c.cache = planOf(c);
+    c.cache = chooseGemm(c);
   Plan &plan = *std::static_pointer_cast<Plan>(c.cache);
   std::byte *workspace = c.device.scratch(kWorkspace);
   float one = 1.0f, zero = 0.0f;
@@ -198,6 +253,8 @@ void matmul(KernelContext &c) {
                            y.as<std::byte>() + offC, plan.gemm.c, y.as<std::byte>() + offC,
                            plan.gemm.c, &plan.gemm.algo, workspace, kWorkspace, c.stream()),
             "matmul");
+  if (plan.fallback)
+    finishEpilogue(c);
 }
 
 } // namespace
@@ -205,6 +262,8 @@ void matmul(KernelContext &c) {
 void addMatmulKernels(KernelTable &t) {
   t["matmul"] = matmul;
   t["matmul_bias"] = matmul;
+  t["matmul_act_grad"] = matmul;
+  t["matmul_bias_grad"] = matmul;
 }
 
 } // namespace ampc::rt::cuda

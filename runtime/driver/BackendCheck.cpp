@@ -239,6 +239,38 @@ BufferDiff compareBuffer(const std::vector<std::byte> &ref, const std::vector<st
   return diff;
 }
 
+BufferDiff compareReluMask(const std::vector<std::byte> &ref, const std::vector<std::byte> &got,
+                           const std::vector<std::byte> &refY, const std::vector<std::byte> &gotY,
+                           DType dtype) {
+  BufferDiff diff;
+  int64_t elements = (int64_t)(refY.size() / dtypeSize(dtype));
+  if (ref.size() != got.size() || refY.size() != gotY.size() || ref.size() * 8 != (size_t)elements)
+    throw RuntimeError("compareReluMask: buffers of different sizes");
+  diff.elements = elements;
+  diff.refMaxAbs = 1;
+  for (int64_t i = 0; i < elements; ++i) {
+    auto bit = [&](const std::vector<std::byte> &m) {
+      return std::to_integer<int>(m[i / 8] >> (i % 8)) & 1;
+    };
+    int r = bit(ref), g = bit(got);
+    if (r == g)
+      continue;
+    ++diff.differing;
+    diff.maxAbsDiff = 1;
+    // A result at the relu's edge: one side's sum landed at zero or below.
+    bool edge = loadElement(refY.data(), dtype, i) == 0 || loadElement(gotY.data(), dtype, i) == 0;
+    if (!edge)
+      ++diff.outside;
+    if (diff.worstIndex < 0 || (!edge && diff.worstShare <= 1)) {
+      diff.worstShare = edge ? 1 : std::numeric_limits<double>::infinity();
+      diff.worstIndex = i;
+      diff.worstRef = r;
+      diff.worstGot = g;
+    }
+  }
+  return diff;
+}
+
 bool StepCheck::ok() const {
   return referenceError.empty() == candidateError.empty() && std::all_of(buffers.begin(), buffers.end(), [](const auto &b) { return b.second.ok(); });
 }
@@ -285,8 +317,17 @@ std::vector<StepCheck> checkSteps(const Plan &plan, const CheckOptions &options)
       checks.push_back(std::move(check));
       break;
     }
+    bool keepsMask = step.kernel == "matmul_bias" && step.outputs.size() == 2 &&
+                     step.attrs.value("activation", "") == "relu";
     for (int id : touched(step)) {
       const Buffer &b = plan.buffers[id];
+      if (keepsMask && id == step.outputs[1]) {
+        int y = step.outputs[0];
+        check.buffers.push_back({b.name, compareReluMask(ref.readBytes(id), cand.readBytes(id),
+                                                         ref.readBytes(y), cand.readBytes(y),
+                                                         plan.buffers[y].dtype)});
+        continue;
+      }
       check.buffers.push_back(
           {b.name, compareBuffer(ref.readBytes(id), cand.readBytes(id), b.dtype, check.agreement)});
     }

@@ -55,6 +55,13 @@ struct BufferDiff {
 BufferDiff compareBuffer(const std::vector<std::byte> &ref, const std::vector<std::byte> &got,
                          DType dtype, Agreement agreement);
 
+/// Compares two copies of a relu mask (runtime/core/ReluMask.h) bit by bit,
+/// given the two results `refY` and `gotY` (in `dtype`) it marks: a bit may
+/// differ only where one side's result is zero, a sum at the relu's edge.
+BufferDiff compareReluMask(const std::vector<std::byte> &ref, const std::vector<std::byte> &got,
+                           const std::vector<std::byte> &refY, const std::vector<std::byte> &gotY,
+                           DType dtype);
+
 struct CheckOptions {
   std::string reference = "cpu", candidate = "cuda";
   /// `synthetic` or `fashion-mnist[:DIR]` (runtime/driver/Data.h).

@@ -81,6 +81,28 @@ rt::Plan smallTrainingPlan() {
   return lowerToPlan(*m, target);
 }
 
+// A relu mask's bit may differ only where one side's result is zero.
+TEST(BackendCheck, ReluMaskBitsDifferOnlyAtTheEdge) {
+  std::vector<double> y(32, 1.0), yEdge = y;
+  yEdge[5] = 0.0;
+  auto mask = [](uint32_t bits) {
+    std::vector<std::byte> m(4);
+    std::memcpy(m.data(), &bits, 4);
+    return m;
+  };
+  auto ref = mask(0xffffffffu), flipped = mask(0xffffffdfu); // bit 5 cleared
+  EXPECT_TRUE(rt::compareReluMask(ref, ref, bytesOf(y, DType::F16), bytesOf(y, DType::F16),
+                                  DType::F16).ok());
+  rt::BufferDiff edge = rt::compareReluMask(ref, flipped, bytesOf(y, DType::F16),
+                                            bytesOf(yEdge, DType::F16), DType::F16);
+  EXPECT_TRUE(edge.ok());
+  EXPECT_EQ(edge.differing, 1);
+  rt::BufferDiff wrong = rt::compareReluMask(ref, flipped, bytesOf(y, DType::F16),
+                                             bytesOf(y, DType::F16), DType::F16);
+  EXPECT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.worstIndex, 5);
+}
+
 TEST(BackendCheck, TheCpuAgreesWithItselfBitForBit) {
   rt::Plan plan = smallTrainingPlan();
   rt::CheckOptions o;
