@@ -12,6 +12,9 @@
 //  - a narrowing cast y (f32) -> z (f16/bf16) whose input only it reads and
 //    a kMixedFloat step wrote folds into that step: it writes z, rounding
 //    its f32 result once, as the cast did.
+//  - a narrowing cast of result 0 of a kRoundedCopy step (layer_norm, its
+//    backward, softmax) that other steps also read in f32 folds into that
+//    step as one more output: it writes y and z in the same pass.
 // Buffers the plan returns or reports as its loss are never folded away.
 // Both folds give the unfused plan's bits; the folded plan has fewer steps
 // and no f32 copy of an f16 tensor (half the bytes moved for those values).
@@ -50,6 +53,14 @@ bool readsAsItIs(const rt::Step &reader, int y) {
     if (reader.inputs[i] == y && attrs.roundedInput(i) != rt::DType::F32)
       return false;
   return true;
+}
+
+/// Whether `s` can also write its result `x` rounded, as one more output:
+/// x is result 0 of a kRoundedCopy kernel that carries no copy yet.
+bool keepsRoundedCopy(const rt::Step &s, int x) {
+  const rt::KernelTraits *t = rt::findKernelTraits(s.kernel);
+  return t && t->has(rt::kRoundedCopy) && !s.outputs.empty() && s.outputs[0] == x &&
+         !rt::hasRoundedCopy(*t, s) && t->outputs.allows(s.outputs.size());
 }
 
 } // namespace
@@ -93,6 +104,14 @@ void foldCasts(rt::Plan &plan) {
       std::replace(producer.outputs.begin(), producer.outputs.end(), x, y);
       writer[y] = writer[x];
       readers[x].clear();
+      erased[i] = true;
+    } else if (castBetween(plan, cast, false) && writer[x] >= 0 &&
+               keepsRoundedCopy(plan.steps[writer[x]], x) &&
+               !writtenBetween(plan, {x}, writer[x], i)) {
+      plan.steps[writer[x]].outputs.push_back(y);
+      writer[y] = writer[x];
+      std::vector<int> &rx = readers[x];
+      rx.erase(std::remove(rx.begin(), rx.end(), (int)i), rx.end());
       erased[i] = true;
     }
   }

@@ -48,6 +48,11 @@ enum KernelFlag : unsigned {
   /// cast before it or a narrowing one after it can run inside it with the
   /// same bits (compiler/CastFolding.h).
   kMixedFloat = 1u << 10,
+  /// May have one output more than its arity: a copy of result 0 (f32)
+  /// rounded to that output's dtype (f16/bf16), written in the same pass. A
+  /// narrowing cast of a result that other steps also read folds into it
+  /// (compiler/CastFolding.h).
+  kRoundedCopy = 1u << 11,
 };
 
 /// How a precision report counts the FLOPs of a node.
@@ -97,6 +102,13 @@ struct KernelTraits {
   bool has(KernelFlag f) const { return (flags & f) != 0; }
   bool widens(size_t input) const { return input < 32 && (widenedInputs >> input) & 1u; }
 };
+
+/// Whether `step` (of a kernel with `traits`) carries a rounded copy of its
+/// result 0, as its last output (kRoundedCopy).
+inline bool hasRoundedCopy(const KernelTraits &traits, const Step &step) {
+  return traits.has(kRoundedCopy) && traits.outputs.max >= 0 &&
+         step.outputs.size() == (size_t)traits.outputs.max + 1;
+}
 
 /// The row of kernel `name`, or null.
 const KernelTraits *findKernelTraits(const std::string &name);

@@ -165,6 +165,18 @@ void forEachSliceRow(const std::vector<int64_t> &full, const std::vector<int64_t
 /// The dtype input `i` is rounded to before use (the step's `round_inputs`).
 inline DType roundedInput(const KernelContext &c, size_t i) { return c.attrs.roundedInput(i); }
 
+/// Runs `Kernel` (of `Results` results), then writes the rounded copy of
+/// result 0 that a step may carry as one more output (kRoundedCopy): the
+/// f32 values rounded as a cast rounds them.
+template <void (*Kernel)(KernelContext &), size_t Results>
+void withRoundedCopy(KernelContext &c) {
+  Kernel(c);
+  if (c.out.size() > Results) {
+    const TensorRef &low = c.out[Results];
+    fromF32(c.out[0].as<const float>(), low.data, low.dtype, low.size());
+  }
+}
+
 /// The class labels (i32 or i64) of `rows` rows, each checked against
 /// `classes` (before any parallel loop: a bad label fails the step).
 inline std::vector<int64_t> rowLabels(KernelContext &c, const TensorRef &labels, int64_t rows,

@@ -219,13 +219,15 @@ void normBackward(KernelContext &c, bool batch) {
   fromF32(db.data(), c.out[2].data, c.out[2].dtype, db.size());
 }
 
+void layerNormBackward(KernelContext &c) { normBackward(c, false); }
+
 } // namespace
 
 void addNormKernels(KernelTable &t) {
   t["batch_norm"] = batchNorm;
-  t["layer_norm"] = layerNorm;
+  t["layer_norm"] = withRoundedCopy<layerNorm, 1>;
   t["batch_norm_backward"] = [](KernelContext &c) { normBackward(c, true); };
-  t["layer_norm_backward"] = [](KernelContext &c) { normBackward(c, false); };
+  t["layer_norm_backward"] = withRoundedCopy<layerNormBackward, 3>;
 }
 
 } // namespace ampc::rt

@@ -77,7 +77,7 @@ void softmaxBackward(KernelContext &c) {
 } // namespace
 
 void addSoftmaxKernels(KernelTable &t) {
-  t["softmax"] = softmax<false>;
+  t["softmax"] = withRoundedCopy<softmax<false>, 1>;
   t["log_softmax"] = softmax<true>;
   t["softmax_backward"] = softmaxBackward;
 }

@@ -87,6 +87,18 @@ __device__ inline void store(void *p, DType t, int64_t i, float v) {
   }
 }
 
+/// A result and the rounded copy of it a step may carry (kRoundedCopy;
+/// copy.data null where it has none): each value is stored to both, so the
+/// copy holds the f32 result rounded as a cast rounds it.
+struct ResultAndCopy {
+  View y, copy;
+  __device__ void store(int64_t i, float v) const {
+    cuda::store(y.data, y.dtype, i, v);
+    if (copy.data)
+      cuda::store(copy.data, copy.dtype, i, v);
+  }
+};
+
 /// An integer element (ids, labels) as int64.
 __device__ inline int64_t loadIndex(const void *p, DType t, int64_t i) {
   return t == DType::I64 ? static_cast<const int64_t *>(p)[i] : static_cast<const int32_t *>(p)[i];

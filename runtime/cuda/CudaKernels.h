@@ -68,6 +68,13 @@ bool isGroupedUpdate(const std::string &kernel);
 bool joinsUpdateGroup(const KernelContext &first, const KernelContext &next);
 void runUpdateGroup(const std::vector<KernelContext *> &members, DeviceMemory &table);
 
+/// Result 0 of a step with `results` results, and the rounded copy of it
+/// that the step may carry as one more output (kRoundedCopy).
+inline ResultAndCopy resultAndCopy(const KernelContext &c, size_t results) {
+  View none{};
+  return {viewOf(c.out[0]), c.out.size() > results ? viewOf(c.out[results]) : none};
+}
+
 /// y[col] = the sum over rows of x viewed as [rows, y.size] (x.size a
 /// multiple of y.size, y not empty): reduce_to's column sums (Elementwise.cu).
 void sumColumns(KernelContext &c, const TensorRef &x, const TensorRef &y);

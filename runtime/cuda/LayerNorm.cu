@@ -1,7 +1,8 @@
 // layer_norm and its backward: one warp per row (runtime/cuda/Rows.h), the
 // row read once where it fits, f16/bf16/f32 operands and results in any
 // mix (cast folding), statistics summed in double with the CPU's per-element
-// formulas. dscale and dbias sum down the rows in two deterministic stages
+// formulas; the result's rounded copy (kRoundedCopy) is stored in the same
+// pass. dscale and dbias sum down the rows in two deterministic stages
 // (rows::columnSums).
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/Rows.h"
@@ -39,15 +40,15 @@ __device__ void statistics(const RowShare<PerLane> &x, int64_t n, double eps, do
 }
 
 template <int PerLane>
-__global__ void layerNormRows(View x, View scale, View bias, View y, Shape s, double eps) {
+__global__ void layerNormRows(View x, View scale, View bias, ResultAndCopy y, Shape s,
+                              double eps) {
   AMPC_ROW_STRIDE(row, s.rows) {
     RowShare<PerLane> xs(x, row * s.inner, s.inner);
     double mean, inv;
     statistics(xs, s.inner, eps, mean, inv);
     xs.each([&](int, int64_t k, float v) {
-      store(y.data, y.dtype, row * s.inner + k,
-            float((v - mean) * inv * load(scale.data, scale.dtype, k) +
-                  load(bias.data, bias.dtype, k)));
+      y.store(row * s.inner + k, float((v - mean) * inv * load(scale.data, scale.dtype, k) +
+                                       load(bias.data, bias.dtype, k)));
     });
   }
 }
@@ -57,7 +58,8 @@ void layerNorm(KernelContext &c) {
   if (s.rows == 0)
     return;
   double eps = c.attrs.getF64("epsilon", 1e-5);
-  View x = viewOf(c.in[0]), scale = viewOf(c.in[1]), bias = viewOf(c.in[2]), y = viewOf(c.out[0]);
+  View x = viewOf(c.in[0]), scale = viewOf(c.in[1]), bias = viewOf(c.in[2]);
+  ResultAndCopy y = resultAndCopy(c, 1);
   rows::withPerLane(s.inner, [&](auto perLane) {
     layerNormRows<perLane.value>
         <<<rows::blocksForRows(s.rows), kThreads, 0, c.stream()>>>(x, scale, bias, y, s, eps);
@@ -67,8 +69,8 @@ void layerNorm(KernelContext &c) {
 
 /// dx of each row; its mean and inverse deviation kept for the column sums.
 template <int PerLane>
-__global__ void layerNormBackwardRows(View x, View dy, View scale, View dx, Shape s, double eps,
-                                      double *means, double *invs) {
+__global__ void layerNormBackwardRows(View x, View dy, View scale, ResultAndCopy dx, Shape s,
+                                      double eps, double *means, double *invs) {
   AMPC_ROW_STRIDE(row, s.rows) {
     RowShare<PerLane> xs(x, row * s.inner, s.inner), ds(dy, row * s.inner, s.inner);
     double mean, inv;
@@ -85,8 +87,7 @@ __global__ void layerNormBackwardRows(View x, View dy, View scale, View dx, Shap
     xs.each([&](int j, int64_t k, float v) {
       double g = ds.at(j, k);
       double sc = load(scale.data, scale.dtype, k), xhat = (v - mean) * inv;
-      store(dx.data, dx.dtype, row * s.inner + k,
-            float(inv * (g * sc - sumD / s.inner - xhat * sumDX / s.inner)));
+      dx.store(row * s.inner + k, float(inv * (g * sc - sumD / s.inner - xhat * sumDX / s.inner)));
     });
     if (rows::lane() == 0) {
       means[row] = mean;
@@ -125,7 +126,8 @@ void layerNormBackward(KernelContext &c) {
       c.device.scratch((2 * s.rows + 2 * s.inner + rows::columnScratch<2>(m)) * sizeof(double)));
   double *means = scratch, *invs = means + s.rows, *totals = invs + s.rows,
          *partials = totals + 2 * s.inner;
-  View x = viewOf(c.in[0]), dy = viewOf(c.in[1]), scale = viewOf(c.in[2]), dx = viewOf(c.out[0]);
+  View x = viewOf(c.in[0]), dy = viewOf(c.in[1]), scale = viewOf(c.in[2]);
+  ResultAndCopy dx = resultAndCopy(c, 3);
   rows::withPerLane(s.inner, [&](auto perLane) {
     layerNormBackwardRows<perLane.value><<<rows::blocksForRows(s.rows), kThreads, 0, c.stream()>>>(
         x, dy, scale, dx, s, eps, means, invs);

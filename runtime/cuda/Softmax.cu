@@ -3,7 +3,8 @@
 // row read once where it fits, the CPU's vectorised exponential (vectorExp),
 // its sum in double across the warp. Along another axis, one thread per row
 // summing in double in the CPU's order. Operands and results in any float
-// mix (cast folding). Results agree with the CPU within a rounding of the
+// mix (cast folding); softmax's rounded copy (kRoundedCopy) is stored in the
+// same pass. Results agree with the CPU within a rounding of the
 // sum.
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/Rows.h"
@@ -27,7 +28,8 @@ Rows rowsOf(const KernelContext &c, const TensorRef &t) {
 }
 
 /// Along the last axis: a warp per row of r.dim elements.
-template <bool Log, int PerLane> __global__ void softmaxLastAxis(View x, View y, Rows r) {
+template <bool Log, int PerLane>
+__global__ void softmaxLastAxis(View x, ResultAndCopy y, Rows r) {
   AMPC_ROW_STRIDE(row, r.outer) {
     rows::RowShare<PerLane> xs(x, row * r.dim, r.dim);
     float max = -INFINITY;
@@ -39,14 +41,14 @@ template <bool Log, int PerLane> __global__ void softmaxLastAxis(View x, View y,
     double logSum = log(sum);
     float inverse = float(1.0 / sum);
     xs.each([&](int, int64_t k, float v) {
-      store(y.data, y.dtype, row * r.dim + k,
-            Log ? float(double(v - max) - logSum) : num::vectorExp(v - max) * inverse);
+      y.store(row * r.dim + k,
+              Log ? float(double(v - max) - logSum) : num::vectorExp(v - max) * inverse);
     });
   }
 }
 
 /// Along another axis: a thread per row, r.inner apart.
-template <bool Log> __global__ void softmaxStrided(View x, View y, Rows r) {
+template <bool Log> __global__ void softmaxStrided(View x, ResultAndCopy y, Rows r) {
   AMPC_GRID_STRIDE(row, r.outer * r.inner) {
     int64_t base = (row / r.inner) * r.dim * r.inner + row % r.inner;
     float max = -INFINITY;
@@ -60,8 +62,7 @@ template <bool Log> __global__ void softmaxStrided(View x, View y, Rows r) {
     double logSum = log(sum);
     for (int64_t k = 0; k < r.dim; ++k) {
       double shifted = load(x.data, x.dtype, base + k * r.inner) - max;
-      store(y.data, y.dtype, base + k * r.inner,
-            float(Log ? shifted - logSum : exp(shifted - logSum)));
+      y.store(base + k * r.inner, float(Log ? shifted - logSum : exp(shifted - logSum)));
     }
   }
 }
@@ -70,7 +71,8 @@ template <bool Log> void softmax(KernelContext &c) {
   Rows r = rowsOf(c, c.in[0]);
   if (r.outer * r.inner == 0)
     return;
-  View x = viewOf(c.in[0]), y = viewOf(c.out[0]);
+  View x = viewOf(c.in[0]);
+  ResultAndCopy y = resultAndCopy(c, 1);
   if (r.inner > 1)
     softmaxStrided<Log><<<blocksFor(r.outer * r.inner), kThreads, 0, c.stream()>>>(x, y, r);
   else

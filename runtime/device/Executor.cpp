@@ -38,13 +38,21 @@ void checkSteps(const Plan &plan, const Backend &backend) {
     if (!std::binary_search(kernels.begin(), kernels.end(), s.kernel))
       throw PlanError(where + "the " + backend.name() + " backend has no kernel '" + s.kernel +
                       "'");
-    if (!traits->inputs.allows(s.inputs.size()) || !traits->outputs.allows(s.outputs.size()) ||
+    bool copy = hasRoundedCopy(*traits, s);
+    if (!traits->inputs.allows(s.inputs.size()) ||
+        !traits->outputs.allows(s.outputs.size() - (copy ? 1 : 0)) ||
         (traits->has(kOutputPerInput) && s.inputs.size() != s.outputs.size()))
       throw PlanError(where + "kernel '" + s.kernel + "' cannot take " +
                       std::to_string(s.inputs.size()) + " inputs and " +
                       std::to_string(s.outputs.size()) + " outputs");
     StepAttrs attrs(s);
     StepView view{plan, s, attrs};
+    if (copy) {
+      const Buffer &y = view.out(0), &low = plan.buffers[s.outputs.back()];
+      view.require(y.dtype == DType::F32 && (low.dtype == DType::F16 || low.dtype == DType::BF16) &&
+                       low.shape == y.shape,
+                   "a rounded copy is an f16 or bf16 tensor of an f32 result's shape");
+    }
     traits->check(view);
     checkOverlaps(view, traits->flags);
   }
