@@ -32,6 +32,11 @@ using Shape = std::vector<int64_t>;
 
 bool withoutFusedCasts(const rt::Step &s) { return !s.attrs.contains("round_inputs"); }
 
+/// Whether two steps run in the same phase of an accumulation window.
+bool samePhase(const rt::Step &a, const rt::Step &b) {
+  return a.attrs.value("phase", "") == b.attrs.value("phase", "");
+}
+
 /// Per buffer, the step that writes it as a result, or -1.
 std::vector<int> producersOf(const rt::Plan &plan) {
   std::vector<int> producer(plan.buffers.size(), -1);
@@ -94,13 +99,15 @@ void fuseActivationGrads(rt::Plan &plan) {
       continue;
     int dy = ub.inputs[2], g = producer[dy], z = ub.outputs[0];
     if (g < 0 || erased[g] || sole[dy] != (int)u || !oneGemm(plan, plan.steps[g]) ||
-        !withoutFusedCasts(plan.steps[g]) || writtenBetween(plan, plan.steps[g].inputs, g, u))
+        !withoutFusedCasts(plan.steps[g]) || !samePhase(plan.steps[g], ub) ||
+        writtenBetween(plan, plan.steps[g].inputs, g, u))
       continue;
     const rt::Buffer &dz = plan.buffers[z];
     if (dz.shape != plan.buffers[dy].shape || dz.dtype != plan.buffers[dy].dtype)
       continue;
-    auto r = std::find_if(readers[z].begin(), readers[z].end(),
-                          [&](int k) { return !erased[k] && sumsColumns(plan, plan.steps[k]); });
+    auto r = std::find_if(readers[z].begin(), readers[z].end(), [&](int k) {
+      return !erased[k] && sumsColumns(plan, plan.steps[k]) && samePhase(plan.steps[k], ub);
+    });
     if (r == readers[z].end())
       continue;
     int aux = keptForBackward(plan, producer, ub.inputs[0], fn, dz);
@@ -150,6 +157,7 @@ void fuseBiasGrads(rt::Plan &plan) {
     for (int b : views) {
       auto w = std::find_if(readers[b].begin(), readers[b].end(), [&](int k) {
         return !erased[k] && weightGradOf(plan, plan.steps[k], b) &&
+               samePhase(plan.steps[k], plan.steps[r]) &&
                plan.buffers[plan.steps[k].outputs[0]].dtype == plan.buffers[sum].dtype;
       });
       if (w == readers[b].end())
