@@ -60,17 +60,14 @@ bool readsAsItIs(const rt::Step &reader, int y) {
 bool keepsRoundedCopy(const rt::Step &s, int x) {
   const rt::KernelTraits *t = rt::findKernelTraits(s.kernel);
   return t && t->has(rt::kRoundedCopy) && !s.outputs.empty() && s.outputs[0] == x &&
-         !rt::hasRoundedCopy(*t, s) && t->outputs.allows(s.outputs.size());
+         t->outputs.allows(s.outputs.size());
 }
 
 } // namespace
 
 void foldCasts(rt::Plan &plan) {
   std::vector<std::vector<int>> readers = readersOf(plan);
-  std::vector<int> writer(plan.buffers.size(), -1);
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    for (int id : plan.steps[i].outputs)
-      writer[id] = (int)i;
+  std::vector<int> writer = writersOf(plan);
   std::vector<bool> kept(plan.buffers.size(), false), erased(plan.steps.size(), false);
   for (int id : plan.outputs)
     kept[id] = true;

@@ -37,15 +37,6 @@ bool samePhase(const rt::Step &a, const rt::Step &b) {
   return a.attrs.value("phase", "") == b.attrs.value("phase", "");
 }
 
-/// Per buffer, the step that writes it as a result, or -1.
-std::vector<int> producersOf(const rt::Plan &plan) {
-  std::vector<int> producer(plan.buffers.size(), -1);
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    for (int id : plan.steps[i].outputs)
-      producer[id] = (int)i;
-  return producer;
-}
-
 /// Whether `r` is a `reduce_to` summing its input over all leading rows
 /// into a vector of its columns, in the input's dtype.
 bool sumsColumns(const rt::Plan &plan, const rt::Step &r) {
@@ -88,7 +79,7 @@ int keptForBackward(rt::Plan &plan, const std::vector<int> &producer, int x, con
 }
 
 void fuseActivationGrads(rt::Plan &plan) {
-  std::vector<int> producer = producersOf(plan), sole = soleReaders(plan);
+  std::vector<int> producer = writersOf(plan), sole = soleReaders(plan);
   std::vector<std::vector<int>> readers = readersOf(plan);
   std::vector<bool> erased(plan.steps.size(), false);
   for (size_t u = 0; u < plan.steps.size(); ++u) {

@@ -13,6 +13,14 @@ std::vector<std::vector<int>> readersOf(const rt::Plan &plan) {
   return readers;
 }
 
+std::vector<int> writersOf(const rt::Plan &plan) {
+  std::vector<int> writer(plan.buffers.size(), -1);
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    for (int id : plan.steps[i].outputs)
+      writer[id] = (int)i;
+  return writer;
+}
+
 std::vector<int> soleReaders(const rt::Plan &plan) {
   std::vector<int> reader(plan.buffers.size(), -1), count(plan.buffers.size(), 0);
   for (size_t i = 0; i < plan.steps.size(); ++i)

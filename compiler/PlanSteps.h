@@ -14,6 +14,9 @@ namespace ampc {
 /// it reads it).
 std::vector<std::vector<int>> readersOf(const rt::Plan &plan);
 
+/// Per buffer, the step that writes it as a result, or -1.
+std::vector<int> writersOf(const rt::Plan &plan);
+
 /// Per buffer, the one step that reads it, or -1 (none, several, or the
 /// plan returns it or reports it as the loss).
 std::vector<int> soleReaders(const rt::Plan &plan);

@@ -122,15 +122,7 @@ void broadcastTo(KernelContext &c) {
   y.commit();
 }
 
-void reduceTo(KernelContext &c) {
-  F32In x(c.in[0]);
-  std::vector<double> acc(c.out[0].size(), 0.0);
-  forEachBroadcast(c.in[0].shape, c.out[0].shape, [&](int64_t i, int64_t j) { acc[j] += x[i]; });
-  F32Out y(c.out[0]);
-  for (size_t i = 0; i < acc.size(); ++i)
-    y[i] = float(acc[i]);
-  y.commit();
-}
+void reduceTo(KernelContext &c) { sumOnto(c.in[0], c.out[0]); }
 
 void minMaxBackward(KernelContext &c) {
   bool max = attrStr(c, "fn", "max") == "max";
@@ -150,6 +142,16 @@ void minMaxBackward(KernelContext &c) {
 }
 
 } // namespace
+
+void sumOnto(const TensorRef &x, const TensorRef &y) {
+  F32In fx(x);
+  std::vector<double> acc(y.size(), 0.0);
+  forEachBroadcast(x.shape, y.shape, [&](int64_t i, int64_t j) { acc[j] += fx[i]; });
+  F32Out fy(y);
+  for (size_t i = 0; i < acc.size(); ++i)
+    fy[i] = float(acc[i]);
+  fy.commit();
+}
 
 void addElementwiseKernels(KernelTable &t) {
   t["add"] = [](KernelContext &c) { binary(c, [](auto a, auto b) { return a + b; }); };

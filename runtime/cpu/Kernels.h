@@ -36,6 +36,11 @@ KernelFn findKernel(const std::string &name);
 std::vector<std::string> kernelNames();
 
 using KernelTable = std::map<std::string, KernelFn>;
+
+/// reduce_to's sums: x summed onto y's shape (y broadcasts to x), in double
+/// in x's order, rounded once (Elementwise.cpp). The GEMM epilogues' bias
+/// gradients sum with it too, for the bits of the unfused reduce_to.
+void sumOnto(const TensorRef &x, const TensorRef &y);
 // One file per op family, each forward next to its backward.
 void addElementwiseKernels(KernelTable &t);
 void addUnaryKernels(KernelTable &t);

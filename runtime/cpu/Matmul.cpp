@@ -86,19 +86,6 @@ bool maskBit(const TensorRef &mask, int64_t i) {
   return (mask.as<const uint32_t>()[i / 32] >> (i % 32)) & 1u;
 }
 
-/// out[col] = the sum over rows of x[row, col], as reduce_to sums them.
-void sumColumns(const TensorRef &x, const TensorRef &out) {
-  F32In v(x);
-  int64_t cols = std::max<int64_t>(out.size(), 1), size = x.size();
-  std::vector<double> acc(out.size(), 0.0);
-  for (int64_t i = 0; i < size; ++i)
-    acc[i % cols] += v[i];
-  F32Out y(out);
-  for (size_t i = 0; i < acc.size(); ++i)
-    y[i] = float(acc[i]);
-  y.commit();
-}
-
 void matmulBias(KernelContext &c) {
   const TensorRef &o = c.out[0];
   F32Out fo(o);
@@ -140,14 +127,14 @@ void matmulActGrad(KernelContext &c) {
       fo[i] *= gelu.derivative(x[i], 0.0f);
   }
   fo.commit();
-  sumColumns(dz, c.out[1]);
+  sumOnto(dz, c.out[1]);
 }
 
 void matmulBiasGrad(KernelContext &c) {
   F32Out fo(c.out[0]);
   multiply(c, fo);
   fo.commit();
-  sumColumns(c.in[1], c.out[1]);
+  sumOnto(c.in[1], c.out[1]);
 }
 
 } // namespace
