@@ -10,7 +10,8 @@
 #     (ampc compile), and every graph the kernel tests lower
 #     (AMPC_DUMP_CUDA_PLANS). .gpu is ignored by git; carry it (about 50 MB).
 #
-#   scripts/gpu-check.sh [checks|e2e|bench|all] [LOGDIR]
+#   scripts/gpu-check.sh [checks|e2e|bench|profile|all] [LOGDIR]
+#   scripts/gpu-check.sh run CMD...   (CMD after the build, e.g. under ncu)
 #     on the GPU machine: builds the runtime alone (AMPC_RUNTIME_ONLY, into
 #     build-gpu/, kept between calls) against the unpacked packages, then
 #       checks  the shared numerics over every f16 input; ampc-backend-check
@@ -22,6 +23,8 @@
 #               O0, O1, O2, O1 bf16; mnist_cnn at O1): accuracies within 0.5
 #               points; exact resume on the GPU; a GPU checkpoint resumed on
 #               the CPU;
+#       profile ampc's step times and profiles alone (the table without
+#               its PyTorch columns), for quick turns;
 #       bench   step times of simplenet, mnist_cnn, ResNet-50 and BERT-base
 #               against PyTorch eager (f32, autocast with GradScaler) and
 #               torch.compile (BERT), the table of docs/performance.md,
@@ -176,8 +179,11 @@ check() {
   shift
   echo "== $name"
   local t0=$(date +%s)
-  LD_LIBRARY_PATH="$libs:${LD_LIBRARY_PATH:-}" "$@" >"$logs/$name.log" 2>&1
+  # A hang must not take the whole lease: each check has its own limit.
+  LD_LIBRARY_PATH="$libs:${LD_LIBRARY_PATH:-}" timeout "${AMPC_CHECK_TIMEOUT:-240}" "$@" \
+    >"$logs/$name.log" 2>&1
   local rc=$?
+  [[ $rc -eq 124 ]] && echo "$name: timed out after ${AMPC_CHECK_TIMEOUT:-240} s"
   tail -n 25 "$logs/$name.log"
   echo "$name: exit $rc ($(($(date +%s) - t0)) s)"
   if [[ $rc -eq 77 && $status -eq 0 ]]; then
@@ -258,7 +264,8 @@ phase_e2e() {
     --data "$data" --lr 0.1 --device cpu --resume "$r/half.st" --checkpoint "$r/cpu.st"
 }
 
-phase_bench() {
+# ampc's side of the benchmarks: step times and profiles.
+phase_ampc_bench() {
   local p lr
   for p in simplenet-o0 simplenet-o1 simplenet-o2 mnist_cnn-o0 mnist_cnn-o1 resnet50-o1 \
     bert-o0 bert-o1; do
@@ -274,6 +281,13 @@ phase_bench() {
     --device cuda --profile --metrics-json "$logs/bench-simplenet-o1-profile.json"
   check bench-bert-o1-profile $bin/ampc-plan-run .gpu/plans/bench/bert-o1.json 20 --lr 0.0001 \
     --device cuda --profile --metrics-json "$logs/bench-bert-o1-profile.json"
+  check bench-resnet50-o1-profile $bin/ampc-plan-run .gpu/plans/bench/resnet50-o1.json 10 \
+    --device cuda --profile --metrics-json "$logs/bench-resnet50-o1-profile.json"
+}
+
+phase_bench() {
+  local p lr
+  phase_ampc_bench
   echo "== PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)"
   AMPC_TORCH_PROFILE="$logs/torch-profile.json" PYTHONPATH=bench python3 bench/gpu/torch_gpu.py 50 |
     tee "$logs/torch.txt"
@@ -302,9 +316,14 @@ phase_bench() {
 phase=all
 case "${1:-}" in
 prepare) prepare; exit 0 ;;
-checks | e2e | bench | all) phase=$1; shift ;;
+run) phase=run; shift ;;
+checks | e2e | bench | profile | all) phase=$1; shift ;;
 esac
-logs=${1:-${OUT:-build-gpu/logs}}
+if [[ $phase == run ]]; then # run CMD...: the command, after the build, with its libraries
+  logs=build-gpu/logs
+else
+  logs=${1:-${OUT:-build-gpu/logs}}
+fi
 mkdir -p "$logs"
 if [[ ! -d .gpu/debs || ! -d .gpu/plans ]]; then
   echo "gpu-check: no .gpu here: run 'scripts/gpu-check.sh prepare' first and carry .gpu" >&2
@@ -313,10 +332,18 @@ fi
 have_gpu=no
 nvidia-smi -L 2>/dev/null | grep -q GPU && have_gpu=yes
 build
+if [[ $phase == run ]]; then
+  LD_LIBRARY_PATH="$libs:${LD_LIBRARY_PATH:-}" "$@"
+  exit $?
+fi
 [[ $phase == checks || $phase == all ]] && phase_checks
 if [[ $have_gpu == yes ]]; then
   [[ $phase == e2e || $phase == all ]] && phase_e2e
   [[ $phase == bench || $phase == all ]] && phase_bench
+  if [[ $phase == profile ]]; then
+    phase_ampc_bench
+    python3 bench/gpu/report.py bench "$logs"
+  fi
 elif [[ $phase != checks ]]; then
   echo "gpu-check: no GPU here: the end-to-end runs and benchmarks need one"
   [[ $status -eq 0 ]] && status=77

@@ -80,7 +80,7 @@ def bench(logs):
         print(f"| {row} | {ms} | {t[0] if t else '-'} | {ratio}{verdict} | <= {target} "
               f"| {m['final_loss']:.4g} | {t[1] if t else '-'} |" if m else
               f"| {row} | - | {t[0] if t else '-'} | - | <= {target} | - | {t[1] if t else '-'} |")
-    for name in ["simplenet-o1", "bert-o1"]:
+    for name in ["simplenet-o1", "bert-o1", "resnet50-o1"]:
         p = load(logs, f"bench-{name}-profile")
         if not p or "profile" not in p:
             continue
@@ -91,7 +91,7 @@ def bench(logs):
               f"{prof['gemm_tflops']:.0f} TFLOP/s = {100 * prof['gemm_tflops'] / 989:.0f}% of "
               f"the H100's 989 TFLOP/s f16 dense peak; between kernels "
               f"{prof['run_ms_per_step'] - prof['kernels_ms_per_step']:.3f} ms/step")
-        top = sorted(prof["kernel_ms_per_step"].items(), key=lambda kv: -kv[1])[:8]
+        top = sorted(prof["kernel_ms_per_step"].items(), key=lambda kv: -kv[1])[:12]
         for kernel, ms in top:
             print(f"  {kernel:32s} {ms:9.3f} ms/step")
     bert, peak = load(logs, "bench-bert-o1"), torch.get(("bert", "amp"))

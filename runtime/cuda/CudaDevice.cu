@@ -31,7 +31,20 @@ private:
   cudaEvent_t start_, stop_;
 };
 
+__global__ void spin(uint64_t ns) {
+  uint64_t start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  while (now - start < ns);
+}
+
 } // namespace
+
+void CudaDevice::hold(double ms) {
+  spin<<<1, 1, 0, stream_>>>(uint64_t(ms * 1e6));
+  AMPC_CUDA_CHECK(cudaGetLastError());
+}
 
 CudaDevice::CudaDevice() {
   int count = 0;

@@ -56,6 +56,10 @@ public:
   void setStepNames(std::vector<std::string> names) { stepNames_ = std::move(names); }
   /// Counts one wait of the host until the device's queue is done.
   void countSync() { ++hostSyncs_; }
+  /// Keeps the stream busy for `ms` (a spinning kernel): what the host
+  /// queues meanwhile then runs back to back, as from a graph, so event
+  /// times measure kernels and not the host's launches.
+  void hold(double ms);
 
 private:
   /// An upload's way: host bytes -> pinned `host` (memcpy) -> `device`

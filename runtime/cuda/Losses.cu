@@ -107,19 +107,37 @@ void crossEntropyBackward(KernelContext &c) {
   launched(c);
 }
 
-__global__ void mseKernel(View p, View t, View loss) {
+/// Blocks of the squared-error sum: a fixed number, so the order (and the
+/// bits) of the sum do not depend on anything but the size.
+constexpr int kMseBlocks = 264;
+
+/// Block b's share of the sum of squared differences, in double.
+__global__ void mseBlocks(View p, View t, double *partial) {
   double s = 0;
-  for (int64_t i = threadIdx.x; i < p.size; i += blockDim.x) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < p.size;
+       i += (int64_t)gridDim.x * blockDim.x) {
     double d = double(load(p.data, p.dtype, i)) - load(t.data, t.dtype, i);
     s += d * d;
   }
+  double total = blockReduce(s, [](double a, double b) { return a + b; });
+  if (threadIdx.x == 0)
+    partial[blockIdx.x] = total;
+}
+
+__global__ void mseMean(const double *partial, int blocks, View p, View loss) {
+  double s = threadIdx.x < blocks ? partial[threadIdx.x] : 0.0;
+  for (int b = threadIdx.x + blockDim.x; b < blocks; b += blockDim.x)
+    s += partial[b];
   double total = blockReduce(s, [](double a, double b) { return a + b; });
   if (threadIdx.x == 0)
     store(loss.data, loss.dtype, 0, float(p.size ? total / p.size : 0.0));
 }
 
 void mse(KernelContext &c) {
-  mseKernel<<<1, kThreads, 0, c.stream()>>>(viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.out[0]));
+  int blocks = (int)std::min<int64_t>(kMseBlocks, blocksFor(c.in[0].size()));
+  double *partial = reinterpret_cast<double *>(c.device.scratch(kMseBlocks * sizeof(double)));
+  mseBlocks<<<blocks, kThreads, 0, c.stream()>>>(viewOf(c.in[0]), viewOf(c.in[1]), partial);
+  mseMean<<<1, kThreads, 0, c.stream()>>>(partial, blocks, viewOf(c.in[0]), viewOf(c.out[0]));
   launched(c);
 }
 

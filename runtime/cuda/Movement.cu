@@ -41,6 +41,52 @@ __global__ void gatherKernel(const std::byte *x, std::byte *y, int64_t n, Gather
   AMPC_GRID_STRIDE(i, n) { moveElement(x, y, g.source(i), i, g.bytes); }
 }
 
+template <typename Word> __global__ void gatherWords(const Word *x, Word *y, int64_t n, Gather g) {
+  AMPC_GRID_STRIDE(i, n) { y[i] = x[g.source(i)]; }
+}
+
+/// The same gather moving up to 16 bytes at once where the source's last
+/// dimension is contiguous: w elements form one word when every run the
+/// gather reads starts at a multiple of w and both addresses (`addresses`:
+/// their bits or'ed) are aligned to the word.
+Gather widened(Gather g, uintptr_t addresses) {
+  int last = g.rank - 1;
+  if (g.rank == 0 || g.stride[last] != 1)
+    return g;
+  int64_t w = 1;
+  for (int64_t n = 2; g.bytes * n <= 16; n *= 2) {
+    bool fits = g.shape[last] % n == 0 && g.offset % n == 0 && addresses % (g.bytes * n) == 0;
+    for (int d = 0; d < last; ++d)
+      fits = fits && (g.shape[d] == 1 || g.stride[d] % n == 0);
+    if (!fits)
+      break;
+    w = n;
+  }
+  g.shape[last] /= w;
+  for (int d = 0; d < last; ++d)
+    g.stride[d] = g.shape[d] == 1 ? 0 : g.stride[d] / w;
+  g.offset /= w;
+  g.bytes *= (int)w;
+  return g;
+}
+
+/// Element i of y (n elements) from element g.source(i) of x, in the
+/// widest words the gather allows.
+void gather(KernelContext &c, const std::byte *x, std::byte *y, int64_t n, Gather g) {
+  Gather wide = widened(g, reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(y));
+  int64_t words = n / (wide.bytes / g.bytes);
+  unsigned blocks = blocksFor(words);
+  cudaStream_t s = c.stream();
+  switch (wide.bytes) {
+  case 2: gatherWords<<<blocks, kThreads, 0, s>>>((const uint16_t *)x, (uint16_t *)y, words, wide); break;
+  case 4: gatherWords<<<blocks, kThreads, 0, s>>>((const uint32_t *)x, (uint32_t *)y, words, wide); break;
+  case 8: gatherWords<<<blocks, kThreads, 0, s>>>((const uint2 *)x, (uint2 *)y, words, wide); break;
+  case 16: gatherWords<<<blocks, kThreads, 0, s>>>((const uint4 *)x, (uint4 *)y, words, wide); break;
+  default: gatherKernel<<<blocks, kThreads, 0, s>>>(x, y, words, wide);
+  }
+  launched(c);
+}
+
 std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
@@ -60,9 +106,7 @@ void transpose(KernelContext &c) {
   }
   if (y.size() == 0)
     return;
-  gatherKernel<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(
-      x.as<std::byte>(), y.as<std::byte>(), y.size(), g);
-  launched(c);
+  gather(c, x.as<std::byte>(), y.as<std::byte>(), y.size(), g);
 }
 
 void concat(KernelContext &c) {
@@ -115,9 +159,7 @@ void slice(KernelContext &c) {
   if (c.out[0].size() == 0)
     return;
   Gather g = sliceGather(c, c.in[0], c.out[0]);
-  gatherKernel<<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(
-      c.in[0].as<std::byte>(), c.out[0].as<std::byte>(), c.out[0].size(), g);
-  launched(c);
+  gather(c, c.in[0].as<std::byte>(), c.out[0].as<std::byte>(), c.out[0].size(), g);
 }
 
 __global__ void scatterKernel(const std::byte *dy, std::byte *dx, int64_t n, Gather g) {
