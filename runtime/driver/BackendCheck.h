@@ -51,9 +51,11 @@ struct BufferDiff {
 };
 
 /// Compares two copies of one buffer (`ref` and `got`, equal sizes, in
-/// `dtype`) under `agreement`.
+/// `dtype`) under `agreement`; a sum's absolute tolerance scales with the
+/// larger of the reference's values and `termScale`, the magnitude of the
+/// terms it sums where they may cancel.
 BufferDiff compareBuffer(const std::vector<std::byte> &ref, const std::vector<std::byte> &got,
-                         DType dtype, Agreement agreement);
+                         DType dtype, Agreement agreement, double termScale = 0);
 
 /// Compares two copies of a relu mask (runtime/core/ReluMask.h) bit by bit,
 /// given the two results `refY` and `gotY` (in `dtype`) it marks: a bit may

@@ -3,7 +3,8 @@
 // plain arithmetic (IEEE +, -, *, / and sqrt, which CUDA rounds exactly
 // without fast math, and with --fmad=false so no multiply-add is fused), and
 // within a stated tolerance where it calls a transcendental (CUDA's expf,
-// tanhf, erff, logf and powf are not glibc's). Prints one line per function.
+// tanhf, erff, logf and powf are not glibc's): 3 ulp, carried through the
+// arithmetic around it (allowance). Prints one line per function.
 // Exit 0: all agree; 1: a disagreement; 77 (skipped): no CUDA device.
 #include <cmath>
 #include <cstdio>
@@ -122,6 +123,42 @@ double ulpAt(float r) {
   return a >= 1.17549435e-38f ? std::nextafter(a, INFINITY) - a : 1.4e-45;
 }
 
+/// A transcendental's disagreement: CUDA's are within 2 ulp of the true
+/// value, as glibc's are within 1, so the two agree within 3 ulp.
+double spread(float v) { return 3 * ulpAt(v); }
+
+/// How far the GPU's value of transcendental function `fn` at x may be
+/// from the host's (absolute): 3 ulp of the result, and where arithmetic
+/// around the transcendental amplifies its spread, that spread carried
+/// through (a GELU of a large negative x is x/2 times 1 + erf, which
+/// cancels: 3 ulp of erf there are millions of ulp of the result).
+double allowance(int fn, float x, float host) {
+  double own = spread(host), ax = std::fabs(double(x));
+  switch (fn) {
+  case 25: // sigmoid: exp's spread, then the sum's and quotient's roundings
+    return 4 * ulpAt(host);
+  case 26: { // gelu: x/2 (1 + erf(x/sqrt 2))
+    float e = std::erf(x * 0.70710678f);
+    return own + 0.5 * ax * (spread(e) + ulpAt(1.0f + e));
+  }
+  case 27: { // gelu_tanh: x/2 (1 + tanh(u))
+    float t = std::tanh(0.7978845608f * (x + 0.044715f * x * x * x));
+    return own + 0.5 * ax * (spread(t) + ulpAt(1.0f + t));
+  }
+  case 29: { // gelu': (1 + erf)/2 + x pdf(x)
+    float e = std::erf(x * 0.70710678f), p = std::exp(-0.5f * x * x);
+    return own + 0.5 * (spread(e) + ulpAt(1.0f + e)) + ax * 0.39894228 * spread(p);
+  }
+  case 30: { // gelu_tanh': (1 + t)/2 + x/2 (1 - t^2) u'
+    float t = std::tanh(0.7978845608f * (x + 0.044715f * x * x * x));
+    double dt = spread(t), du = 0.7978845608 * (1 + 3 * 0.044715 * ax * ax);
+    return own + 0.5 * (dt + ulpAt(1.0f + t)) +
+           0.5 * ax * (2 * std::fabs(t) * dt + ulpAt(1.0f - t * t)) * du;
+  }
+  default: return own;
+  }
+}
+
 } // namespace
 
 int main() {
@@ -154,23 +191,27 @@ int main() {
       return 1;
     }
     int differ = 0;
-    double worst = 0;
+    double worst = 0, worstShare = 0;
     for (int i = 0; i < n; ++i) {
       float host = evaluate(fn, x[i], y[i]);
       if (std::memcmp(&host, &gpu[i], 4) == 0 || (host != host && gpu[i] != gpu[i]))
         continue;
       ++differ;
-      if (std::isfinite(host))
-        worst = std::max(worst, std::fabs(double(host) - gpu[i]) / ulpAt(host));
-      else
-        worst = INFINITY;
+      double off = std::fabs(double(host) - gpu[i]);
+      if (std::isfinite(host) && std::isfinite(gpu[i])) {
+        worst = std::max(worst, off / ulpAt(host));
+        worstShare = std::max(worstShare, off / allowance(fn, x[i], host));
+      } else {
+        worst = worstShare = INFINITY;
+      }
     }
-    // Transcendentals: CUDA's are within 2 ulp of the true value, as glibc's
-    // are within 1, so the two agree within 3 ulp.
-    bool pass = kFunctions[fn].exact ? differ == 0 : worst <= 3;
+    bool pass = kFunctions[fn].exact ? differ == 0 : worstShare <= 1;
     ok &= pass;
-    std::printf("%-16s %s: %d of %d inputs differ, worst %.1f ulp\n", kFunctions[fn].name,
+    std::printf("%-16s %s: %d of %d inputs differ, worst %.1f ulp", kFunctions[fn].name,
                 pass ? "ok  " : "FAIL", differ, n, worst);
+    if (!kFunctions[fn].exact && differ)
+      std::printf(" (%.3g of the allowance)", worstShare);
+    std::printf("\n");
   }
   cudaFree(dx);
   cudaFree(dy);
