@@ -58,7 +58,10 @@ std::string planToJson(const Plan &plan) {
       if (b.copyOf >= 0)
         j["copy_of"] = b.copyOf;
     }
-    if (b.kind == BufferKind::Const || (b.kind == BufferKind::Param && !b.data.empty()))
+    // As the reader asks (planFromJson): consts and params of given values
+    // carry "data", an empty one too.
+    if (b.kind == BufferKind::Const || (b.kind == BufferKind::Param &&
+                                        (!b.data.empty() || b.init.value("kind", "") == "data")))
       j["data"] = b.data;
     out += (i ? ",\n    " : "\n    ") + dumpJson(j);
   }
