@@ -10,6 +10,8 @@
 // matmul_act_grad DRELU_BGRAD or DGELU_BGRAD, matmul_bias_grad BGRADA (Lt's
 // A is our b, summed over k). Where cuBLASLt has no algorithm for such an
 // epilogue, the step runs a plain GEMM and finishes in kernels of its own.
+#include <cstdio>
+
 #include "runtime/cuda/CudaKernels.h"
 
 namespace ampc::rt::cuda {
@@ -226,6 +228,11 @@ std::shared_ptr<Plan> chooseGemm(KernelContext &c) {
   if (canFallBack(c))
     if (auto plan = planOf(c, epilogueOf(c, true))) {
       plan->fallback = true;
+      // Slower (one more pass over the result), and the user should know.
+      std::fprintf(stderr,
+                   "ampc: note: step '%s' (%s): cuBLASLt has no algorithm for its epilogue; "
+                   "a plain GEMM and ampc's kernels finish it\n",
+                   c.step.name.c_str(), c.step.kernel.c_str());
       return plan;
     }
   c.fail("cuBLASLt has no algorithm for this matmul");
