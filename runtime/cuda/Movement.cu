@@ -77,11 +77,15 @@ void gather(KernelContext &c, const std::byte *x, std::byte *y, int64_t n, Gathe
   int64_t words = n / (wide.bytes / g.bytes);
   unsigned blocks = blocksFor(words);
   cudaStream_t s = c.stream();
+  auto move = [&](auto word) {
+    using Word = decltype(word);
+    gatherWords<<<blocks, kThreads, 0, s>>>((const Word *)x, (Word *)y, words, wide);
+  };
   switch (wide.bytes) {
-  case 2: gatherWords<<<blocks, kThreads, 0, s>>>((const uint16_t *)x, (uint16_t *)y, words, wide); break;
-  case 4: gatherWords<<<blocks, kThreads, 0, s>>>((const uint32_t *)x, (uint32_t *)y, words, wide); break;
-  case 8: gatherWords<<<blocks, kThreads, 0, s>>>((const uint2 *)x, (uint2 *)y, words, wide); break;
-  case 16: gatherWords<<<blocks, kThreads, 0, s>>>((const uint4 *)x, (uint4 *)y, words, wide); break;
+  case 2: move(uint16_t{}); break;
+  case 4: move(uint32_t{}); break;
+  case 8: move(uint2{}); break;
+  case 16: move(uint4{}); break;
   default: gatherKernel<<<blocks, kThreads, 0, s>>>(x, y, words, wide);
   }
   launched(c);
