@@ -99,21 +99,20 @@ std::optional<Program> merge(const rt::Plan &plan, const Program &producer,
     int stored = storedSlot(consumer.inputs[a]);
     return stored >= 0 ? producerSlot(stored) : operandSlot(consumer.inputs[a]);
   };
-  for (rt::ChainOpSpec op : producer.ops) {
-    for (int &a : op.args)
-      if (a >= 0)
-        a = producerSlot(a);
-    m.ops.push_back(op);
-  }
+  // Appends `ops` with their arguments renumbered by `slotOf`.
+  auto append = [&](const std::vector<rt::ChainOpSpec> &ops, const auto &slotOf) {
+    for (rt::ChainOpSpec op : ops) {
+      for (int &a : op.args)
+        if (a >= 0)
+          a = slotOf(a);
+      m.ops.push_back(op);
+    }
+  };
+  append(producer.ops, producerSlot);
   // Each stored value as its tensor held it.
   for (auto [id, slot] : producer.stores)
     m.ops[producerSlot(slot) - operands].round = roundingOf(plan.buffers[id].dtype);
-  for (rt::ChainOpSpec op : consumer.ops) {
-    for (int &a : op.args)
-      if (a >= 0)
-        a = consumerSlot(a);
-    m.ops.push_back(op);
-  }
+  append(consumer.ops, consumerSlot);
   for (auto [id, slot] : consumer.stores)
     m.stores.push_back({id, consumerSlot(slot)});
   for (auto [id, slot] : producer.stores)

@@ -28,6 +28,13 @@ int Plan::find(const std::string &name) const {
   return -1;
 }
 
+/// Whether a buffer's JSON carries its values ("data"): consts, and params
+/// of given values (init "data"). The writer and the reader agree on it.
+static bool carriesData(const Buffer &b) {
+  return b.kind == BufferKind::Const ||
+         (b.kind == BufferKind::Param && b.init.value("kind", "") == "data");
+}
+
 std::string planToJson(const Plan &plan) {
   std::string out = "{\n  \"format\": \"ampc.plan\",\n  \"version\": " +
                     std::to_string(kPlanVersion) + ",\n";
@@ -58,10 +65,7 @@ std::string planToJson(const Plan &plan) {
       if (b.copyOf >= 0)
         j["copy_of"] = b.copyOf;
     }
-    // As the reader asks (planFromJson): consts and params of given values
-    // carry "data", an empty one too.
-    if (b.kind == BufferKind::Const || (b.kind == BufferKind::Param &&
-                                        (!b.data.empty() || b.init.value("kind", "") == "data")))
+    if (carriesData(b)) // an empty one too: the reader requires it
       j["data"] = b.data;
     out += (i ? ",\n    " : "\n    ") + dumpJson(j);
   }
@@ -161,9 +165,7 @@ Buffer readBuffer(const Json &jb, const Plan &plan) {
       g.fail("unknown master_dtype");
     b.copyOf = g.has("copy_of") ? (int)g.integer("copy_of", 0, INT32_MAX) : -1;
   }
-  bool hasData = b.kind == BufferKind::Const ||
-                 (b.kind == BufferKind::Param && b.init.value("kind", "") == "data");
-  if (hasData) {
+  if (carriesData(b)) {
     if ((int64_t)g.array("data").size() != elements)
       g.fail("data does not fill the shape");
     b.data = g.numbers("data");

@@ -124,20 +124,20 @@ __global__ void mseBlocks(View p, View t, double *partial) {
     partial[blockIdx.x] = total;
 }
 
-__global__ void mseMean(const double *partial, int blocks, View p, View loss) {
+__global__ void mseMean(const double *partial, int blocks, int64_t n, View loss) {
   double s = threadIdx.x < blocks ? partial[threadIdx.x] : 0.0;
   for (int b = threadIdx.x + blockDim.x; b < blocks; b += blockDim.x)
     s += partial[b];
   double total = blockReduce(s, [](double a, double b) { return a + b; });
   if (threadIdx.x == 0)
-    store(loss.data, loss.dtype, 0, float(p.size ? total / p.size : 0.0));
+    store(loss.data, loss.dtype, 0, float(n ? total / n : 0.0));
 }
 
 void mse(KernelContext &c) {
   int blocks = (int)std::min<int64_t>(kMseBlocks, blocksFor(c.in[0].size()));
   double *partial = reinterpret_cast<double *>(c.device.scratch(kMseBlocks * sizeof(double)));
   mseBlocks<<<blocks, kThreads, 0, c.stream()>>>(viewOf(c.in[0]), viewOf(c.in[1]), partial);
-  mseMean<<<1, kThreads, 0, c.stream()>>>(partial, blocks, viewOf(c.in[0]), viewOf(c.out[0]));
+  mseMean<<<1, kThreads, 0, c.stream()>>>(partial, blocks, c.in[0].size(), viewOf(c.out[0]));
   launched(c);
 }
 

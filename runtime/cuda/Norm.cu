@@ -17,16 +17,6 @@ struct Groups {
   __device__ int64_t at(int64_t g, int64_t k) const {
     return ((k / inner) * count + g) * inner + k % inner;
   }
-  /// The channel of element e. 64-bit division is a long software
-  /// sequence that bounded the per-element passes (ncu), so indices that
-  /// fit divide in 32 bits, and channels last (inner 1) only once.
-  __device__ int64_t channelOf(int64_t e) const {
-    if (e <= UINT32_MAX && count <= UINT32_MAX && inner <= UINT32_MAX) {
-      uint32_t u = (uint32_t)e;
-      return inner == 1 ? u % (uint32_t)count : u / (uint32_t)inner % (uint32_t)count;
-    }
-    return (e / inner) % count;
-  }
 };
 
 Groups groupsOf(const KernelContext &c, const TensorRef &x) {
@@ -88,7 +78,7 @@ __global__ void batchStatistics(View x, View scale, View bias, View runMean, Vie
 
 __global__ void batchApply(View x, View y, Groups gr, const float *a, const float *b) {
   AMPC_GRID_STRIDE(e, y.size) {
-    int64_t ch = gr.channelOf(e);
+    int64_t ch = (e / gr.inner) % gr.count;
     store(y.data, y.dtype, e, load(x.data, x.dtype, e) * a[ch] + b[ch]);
   }
 }
@@ -174,7 +164,7 @@ __global__ void channelsLastDx(View x, View dy, View scale, View dx, View ds, Vi
                                GroupSums s) {
   int64_t rows = gr.outer;
   AMPC_GRID_STRIDE(e, dx.size) {
-    int64_t ch = gr.channelOf(e);
+    int64_t ch = e % gr.count;
     double xhat = (load(x.data, x.dtype, e) - s.mean[ch]) * s.inv[ch];
     store(dx.data, dx.dtype, e,
           float(load(scale.data, scale.dtype, ch) * s.inv[ch] *

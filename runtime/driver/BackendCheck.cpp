@@ -171,6 +171,17 @@ double relDiff(double ref, double got) {
   return std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
 }
 
+/// The largest finite |value| of a buffer of `dtype`.
+double maxAbsOf(const std::vector<std::byte> &bytes, DType dtype) {
+  double m = 0;
+  for (size_t i = 0; i < bytes.size() / dtypeSize(dtype); ++i) {
+    double v = loadElement(bytes.data(), dtype, (int64_t)i);
+    if (std::isfinite(v))
+      m = std::max(m, std::fabs(v));
+  }
+  return m;
+}
+
 } // namespace
 
 const char *agreementName(Agreement agreement) {
@@ -204,11 +215,7 @@ BufferDiff compareBuffer(const std::vector<std::byte> &ref, const std::vector<st
     throw RuntimeError("compareBuffer: buffers of different sizes");
   diff.elements = (int64_t)(ref.size() / width);
   bool floating = isFloat(dtype);
-  for (int64_t i = 0; i < diff.elements; ++i) {
-    double r = loadElement(ref.data(), dtype, i);
-    if (std::isfinite(r))
-      diff.refMaxAbs = std::max(diff.refMaxAbs, std::fabs(r));
-  }
+  diff.refMaxAbs = maxAbsOf(ref, dtype);
   Tolerance tol = toleranceFor(agreement, dtype);
   double atol = tol.atol * std::max(diff.refMaxAbs, termScale);
   for (int64_t i = 0; i < diff.elements; ++i) {
@@ -286,19 +293,6 @@ Plan renamedTarget(const Plan &plan, const std::string &backend) {
   Plan renamed = plan;
   renamed.target.name = backend;
   return renamed;
-}
-
-/// The largest finite |value| of a buffer.
-double maxAbsOf(const std::vector<std::byte> &bytes, DType dtype) {
-  double m = 0;
-  if (!isFloat(dtype))
-    return m;
-  for (size_t i = 0; i < bytes.size() / dtypeSize(dtype); ++i) {
-    double v = loadElement(bytes.data(), dtype, (int64_t)i);
-    if (std::isfinite(v))
-      m = std::max(m, std::fabs(v));
-  }
-  return m;
 }
 
 /// The scale of the terms a GEMM step's bias gradient (its output 1) sums:
