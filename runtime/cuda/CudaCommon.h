@@ -124,6 +124,38 @@ inline unsigned blocksFor(int64_t n) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);                       \
        i += (int64_t)gridDim.x * blockDim.x)
 
+/// Elements a thread loads before it stores any (unrolledStride): one
+/// 2-byte load in flight per thread keeps a fraction of an H100's memory
+/// busy, so memory-bound passes take a few at a time.
+constexpr int kUnroll = 4;
+
+/// Blocks for an unrolled grid-stride pass over n elements.
+inline unsigned blocksForUnrolled(int64_t n) { return blocksFor((n + kUnroll - 1) / kUnroll); }
+
+/// For i = first, first + step, ... below end, kUnroll at a time: v[u] =
+/// load(i) for each, then store(i, v[u]) for each.
+template <typename Load, typename Store>
+__device__ void unrolledStride(int64_t first, int64_t end, int64_t step, Load load, Store store) {
+  for (int64_t i = first; i < end; i += step * kUnroll) {
+    decltype(load(i)) v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (i + u * step < end)
+        v[u] = load(i + u * step);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (i + u * step < end)
+        store(i + u * step, v[u]);
+  }
+}
+
+/// unrolledStride over [0, n), a grid-stride pass.
+template <typename Load, typename Store>
+__device__ void unrolledElements(int64_t n, Load load, Store store) {
+  unrolledStride(blockIdx.x * (int64_t)blockDim.x + threadIdx.x, n,
+                 (int64_t)gridDim.x * blockDim.x, load, store);
+}
+
 } // namespace ampc::rt::cuda
 
 #endif

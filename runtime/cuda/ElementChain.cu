@@ -1,7 +1,9 @@
 // The elementwise_chain kernel: one thread per result element reads its
 // operands (broadcast), evaluates the chain with the shared num::evalChain
 // (the CPU's code) and stores each output once. Every thread of a launch runs
-// the same program, so its branches do not diverge.
+// the same program, so its branches do not diverge. Where every operand has
+// the result's shape, a thread loads the operands of kUnroll elements before
+// it evaluates any (unrolledElements).
 #include "runtime/core/ElementChain.h"
 #include "runtime/cuda/CudaKernels.h"
 
@@ -22,24 +24,52 @@ struct ChainOperands {
   DType outDtype[num::kChainOutputs];
 };
 
+__device__ void evalAndStore(const num::Chain &chain, const ChainOperands &in, int64_t i,
+                             float *slots) {
+  num::evalChain(chain, slots);
+  for (int k = 0; k < chain.outputs; ++k)
+    store(in.out[k], in.outDtype[k], i, slots[chain.result[k]]);
+}
+
+/// Every operand dense: element i of each, unrolled.
+__global__ void denseChainKernel(num::Chain chain, ChainOperands in, int64_t n) {
+  struct Operands {
+    float v[num::kChainInputs];
+  };
+  unrolledElements(
+      n,
+      [&](int64_t i) {
+        Operands o;
+#pragma unroll
+        for (int k = 0; k < num::kChainInputs; ++k)
+          if (k < chain.inputs)
+            o.v[k] = load(in.data[k], in.dtype[k], i);
+        return o;
+      },
+      [&](int64_t i, const Operands &o) {
+        float slots[num::kChainInputs + num::kChainOps];
+#pragma unroll
+        for (int k = 0; k < num::kChainInputs; ++k)
+          slots[k] = o.v[k];
+        evalAndStore(chain, in, i, slots);
+      });
+}
+
+/// Some operand broadcast: each element's offsets from its coordinates.
 __global__ void chainKernel(num::Chain chain, ChainOperands in, int64_t n) {
   AMPC_GRID_STRIDE(i, n) {
     int64_t at[num::kChainInputs] = {};
-    if (!in.allDense) {
-      int64_t rest = i;
-      for (int d = in.rank - 1; d >= 0; --d) {
-        int64_t idx = rest % in.shape[d];
-        rest /= in.shape[d];
-        for (int k = 0; k < chain.inputs; ++k)
-          at[k] += idx * in.stride[k][d];
-      }
+    int64_t rest = i;
+    for (int d = in.rank - 1; d >= 0; --d) {
+      int64_t idx = rest % in.shape[d];
+      rest /= in.shape[d];
+      for (int k = 0; k < chain.inputs; ++k)
+        at[k] += idx * in.stride[k][d];
     }
     float slots[num::kChainInputs + num::kChainOps];
     for (int k = 0; k < chain.inputs; ++k)
       slots[k] = load(in.data[k], in.dtype[k], in.dense[k] ? i : at[k]);
-    num::evalChain(chain, slots);
-    for (int k = 0; k < chain.outputs; ++k)
-      store(in.out[k], in.outDtype[k], i, slots[chain.result[k]]);
+    evalAndStore(chain, in, i, slots);
   }
 }
 
@@ -68,7 +98,11 @@ void elementwiseChain(KernelContext &c) {
   }
   if (y.size() == 0)
     return;
-  chainKernel<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(chain, in, y.size());
+  if (in.allDense)
+    denseChainKernel<<<blocksForUnrolled(y.size()), kThreads, 0, c.stream()>>>(chain, in,
+                                                                                y.size());
+  else
+    chainKernel<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(chain, in, y.size());
   launched(c);
 }
 

@@ -5,7 +5,7 @@
 // reduce_to sums in double; where it sums leading rows (bias gradients) it
 // sums chunks of rows in parallel, so its agreement is `rounded`.
 #include "runtime/cuda/CudaKernels.h"
-#include "runtime/cuda/Rows.h"
+#include "runtime/cuda/Columns.h"
 
 namespace ampc::rt::cuda {
 namespace {
@@ -64,6 +64,20 @@ __global__ void floatBinary(View a, View b, View y, Broadcast bc, DType roundA, 
   }
 }
 
+/// Both operands of the result's shape: element i of each, unrolled, with
+/// no index arithmetic.
+template <Op op>
+__global__ void denseFloatBinary(View a, View b, View y, DType roundA, DType roundB) {
+  struct Pair {
+    float x, z;
+  };
+  unrolledElements(
+      y.size, [&](int64_t i) { return Pair{load(a.data, a.dtype, i), load(b.data, b.dtype, i)}; },
+      [&](int64_t i, const Pair &v) {
+        store(y.data, y.dtype, i, apply<op>(roundThrough(v.x, roundA), roundThrough(v.z, roundB)));
+      });
+}
+
 template <Op op, typename T>
 __global__ void intBinary(const T *a, const T *b, T *y, int64_t n, Broadcast bc, int32_t *error,
                           int step) {
@@ -96,6 +110,9 @@ template <Op op> void binary(KernelContext &c) {
         c.index);
   else if (y.dtype == DType::I1)
     c.fail("arithmetic on i1 is not supported");
+  else if (a.shape == y.shape && b.shape == y.shape)
+    denseFloatBinary<op><<<blocksForUnrolled(y.size()), kThreads, 0, c.stream()>>>(
+        viewOf(a), viewOf(b), viewOf(y), c.attrs.roundedInput(0), c.attrs.roundedInput(1));
   else
     floatBinary<op><<<blocks, kThreads, 0, c.stream()>>>(
         viewOf(a), viewOf(b), viewOf(y), bc, c.attrs.roundedInput(0), c.attrs.roundedInput(1));
@@ -123,22 +140,27 @@ __device__ void storeDouble(void *p, DType t, int64_t i, double v) {
   }
 }
 
-__device__ bool small(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+bool isF32OrNarrower(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 
+/// Casts that involve an integer, f64 or i1 type (floatCastKernel: the rest).
 __global__ void castKernel(View x, View y) {
-  bool floats = small(x.dtype) && small(y.dtype);
   bool ints = (x.dtype == DType::I32 || x.dtype == DType::I64) &&
               (y.dtype == DType::I32 || y.dtype == DType::I64);
   AMPC_GRID_STRIDE(i, y.size) {
-    if (floats)
-      store(y.data, y.dtype, i, load(x.data, x.dtype, i));
-    else if (ints && y.dtype == DType::I64)
+    if (ints && y.dtype == DType::I64)
       static_cast<int64_t *>(y.data)[i] = loadIndex(x.data, x.dtype, i);
     else if (ints)
       static_cast<int32_t *>(y.data)[i] = (int32_t)loadIndex(x.data, x.dtype, i);
     else
       storeDouble(y.data, y.dtype, i, loadDouble(x.data, x.dtype, i));
   }
+}
+
+/// f16, bf16 and f32 to one another, unrolled.
+__global__ void floatCastKernel(View x, View y) {
+  unrolledElements(
+      y.size, [&](int64_t i) { return load(x.data, x.dtype, i); },
+      [&](int64_t i, float v) { store(y.data, y.dtype, i, v); });
 }
 
 void cast(KernelContext &c) {
@@ -149,7 +171,11 @@ void cast(KernelContext &c) {
                                       c.stream()));
     return;
   }
-  castKernel<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(viewOf(x), viewOf(y));
+  if (isF32OrNarrower(x.dtype) && isF32OrNarrower(y.dtype))
+    floatCastKernel<<<blocksForUnrolled(y.size()), kThreads, 0, c.stream()>>>(viewOf(x),
+                                                                              viewOf(y));
+  else
+    castKernel<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(viewOf(x), viewOf(y));
   launched(c);
 }
 

@@ -5,7 +5,7 @@
 // pass. dscale and dbias sum down the rows in two deterministic stages
 // (rows::columnSums).
 #include "runtime/cuda/CudaKernels.h"
-#include "runtime/cuda/Rows.h"
+#include "runtime/cuda/Columns.h"
 
 namespace ampc::rt::cuda {
 namespace {

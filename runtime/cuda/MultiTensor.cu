@@ -4,7 +4,8 @@
 // tensors, as PyTorch's fused optimizers do (multi_tensor_apply): BERT-base's
 // 201 SGD steps become one kernel. Each element is computed exactly as the
 // single-tensor kernel computes it, so the results are the same bits; the
-// backend check compares whole runs with the steps run one by one.
+// backend check compares whole runs with the steps run one by one. Each
+// thread loads several elements before it updates any (unrolledStride).
 #include "runtime/core/Convert.h"
 #include "runtime/core/KernelTraits.h"
 #include "runtime/cuda/Updates.h"
@@ -50,6 +51,11 @@ __device__ const UpdateEntry &entryOf(const UpdateEntry *entries, int count, int
   return entries[lo];
 }
 
+/// An element's param, gradient and moments, loaded before it is updated.
+struct Element {
+  float p, g, m, v;
+};
+
 template <Kind K>
 __global__ void multiUpdate(const UpdateEntry *entries, int count, int64_t chunks,
                             UpdateScalars s, float mu, AdamConfig cfg, View step) {
@@ -63,18 +69,28 @@ __global__ void multiUpdate(const UpdateEntry *entries, int count, int64_t chunk
   for (int64_t chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
     const UpdateEntry &e = entryOf(entries, count, chunk);
     int64_t begin = (chunk - e.firstChunk) * kChunk, end = min(begin + kChunk, e.size);
-    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-      float p = load(e.param, e.paramType, i), g = gradientAt(e.grad, e.gradType, s, inverse, i);
-      if constexpr (K == Kind::Sgd)
-        num::SgdUpdate{lr}(p, g);
-      else if constexpr (K == Kind::Momentum)
-        num::MomentumUpdate{lr, mu}(p, g, e.m[i]);
-      else
-        adam(p, g, e.m[i], e.v[i]);
-      store(e.param, e.paramType, i, p);
-      if (e.copy)
-        store(e.copy, e.copyType, i, p);
-    }
+    unrolledStride(
+        begin + threadIdx.x, end, blockDim.x,
+        [&](int64_t i) {
+          return Element{load(e.param, e.paramType, i),
+                         gradientAt(e.grad, e.gradType, s, inverse, i),
+                         K != Kind::Sgd ? e.m[i] : 0.0f, K == Kind::Adam ? e.v[i] : 0.0f};
+        },
+        [&](int64_t i, Element x) {
+          if constexpr (K == Kind::Sgd)
+            num::SgdUpdate{lr}(x.p, x.g);
+          else if constexpr (K == Kind::Momentum)
+            num::MomentumUpdate{lr, mu}(x.p, x.g, x.m);
+          else
+            adam(x.p, x.g, x.m, x.v);
+          store(e.param, e.paramType, i, x.p);
+          if (e.copy)
+            store(e.copy, e.copyType, i, x.p);
+          if constexpr (K != Kind::Sgd)
+            e.m[i] = x.m;
+          if constexpr (K == Kind::Adam)
+            e.v[i] = x.v;
+        });
   }
 }
 

@@ -1,12 +1,16 @@
 // batch_norm (training: batch statistics, moving the running ones; eval: the
-// running ones) and its backward. Every statistic is summed in double with
-// the CPU's formulas: channels last (NHWC, the default), down the columns of
-// [rows, channels] in two deterministic stages (rows::columnSums), so they
-// agree with the CPU's sequential sums within a rounding; channels first,
-// by one thread per channel in the CPU's order. The per-element passes run
-// in parallel. (layer_norm: LayerNorm.cu.)
+// running ones) and its backward. Every statistic is summed in double.
+// Channels last (NHWC, the default), x is a [rows, channels] matrix
+// (runtime/cuda/Columns.h): one pass sums each channel's moments, a thread
+// per channel turns them into the statistics, and one pass writes each
+// element, a lane per channel so it divides nothing. The moments are taken
+// about the channel's first element (x[0, ch]), close to its mean, so one
+// pass gives the variance without the cancellation of raw sums of squares;
+// the results agree with the CPU's two-pass sums within a rounding.
+// Channels first, one thread per channel in the CPU's order.
+// (layer_norm: LayerNorm.cu.)
 #include "runtime/cuda/CudaKernels.h"
-#include "runtime/cuda/Rows.h"
+#include "runtime/cuda/Columns.h"
 
 namespace ampc::rt::cuda {
 namespace {
@@ -31,19 +35,43 @@ Groups groupsOf(const KernelContext &c, const TensorRef &x) {
   return gr;
 }
 
+/// Channels last: a channel's moments about its first element, d = x - x0:
+/// the sums of d and d^2 (forward), and of dy and dy * d (backward).
+template <int N> struct ShiftedMoments {
+  View x, dy;
+  int64_t channels;
+  __device__ void operator()(int64_t r, int64_t ch, double *acc) const {
+    double d = (double)load(x.data, x.dtype, r * channels + ch) - load(x.data, x.dtype, ch);
+    acc[0] += d;
+    acc[1] += d * d;
+    if constexpr (N == 4) {
+      double g = load(dy.data, dy.dtype, r * channels + ch);
+      acc[2] += g;
+      acc[3] += g * d;
+    }
+  }
+};
+
+/// A channel's mean and (biased) variance from its shifted moments.
+__device__ void momentsToStatistics(const double *moments, int64_t count, int64_t ch,
+                                    int64_t rows, double shift, double &mean, double &var) {
+  double dm = moments[ch] / rows;
+  mean = shift + dm;
+  var = max(moments[count + ch] / rows - dm * dm, 0.0);
+}
+
 /// Batch norm's per-channel scale a and shift b (y = x * a + b); in
 /// training, from the batch's statistics, moving the running ones.
-/// Channels last, `stats` holds each channel's mean and summed squared
-/// deviation (columnStatistics); channels first (null), one thread per
-/// channel sums them.
+/// Channels last, `moments` holds each channel's shifted moments
+/// (ShiftedMoments<2>); channels first (null), one thread per channel sums
+/// the statistics.
 __global__ void batchStatistics(View x, View scale, View bias, View runMean, View runVar,
                                 Groups gr, bool training, double eps, double momentum,
-                                const double *stats, float *a, float *b) {
+                                const double *moments, float *a, float *b) {
   AMPC_GRID_STRIDE(ch, gr.count) {
     double mean = 0, var = 0;
-    if (training && stats) {
-      mean = stats[ch];
-      var = stats[gr.count + ch] / gr.span;
+    if (training && moments) {
+      momentsToStatistics(moments, gr.count, ch, gr.span, load(x.data, x.dtype, ch), mean, var);
     } else if (training) {
       for (int64_t o = 0; o < gr.outer; ++o) {
         double sum = 0;
@@ -76,6 +104,7 @@ __global__ void batchStatistics(View x, View scale, View bias, View runMean, Vie
   }
 }
 
+/// Channels first: y = x * a + b, any layout.
 __global__ void batchApply(View x, View y, Groups gr, const float *a, const float *b) {
   AMPC_GRID_STRIDE(e, y.size) {
     int64_t ch = (e / gr.inner) % gr.count;
@@ -83,98 +112,94 @@ __global__ void batchApply(View x, View y, Groups gr, const float *a, const floa
   }
 }
 
-/// Channels last: the column of channel `ch` in [rows, channels].
-struct ChannelSum {
-  View x;
+/// Channels last: y = x * a + b, a lane per channel.
+struct ApplyColumns {
+  View x, y;
+  const float *a, *b;
   int64_t channels;
-  __device__ void operator()(int64_t r, int64_t ch, double *acc) const {
-    acc[0] += load(x.data, x.dtype, r * channels + ch);
-  }
+  struct Column {
+    View x, y;
+    float a, b;
+    int64_t at, channels;
+    __device__ float load(int64_t r) const { return cuda::load(x.data, x.dtype, r * channels + at); }
+    __device__ void store(int64_t r, float v) const {
+      cuda::store(y.data, y.dtype, r * channels + at, v * a + b);
+    }
+  };
+  __device__ Column column(int64_t ch) const { return {x, y, a[ch], b[ch], ch, channels}; }
 };
-
-struct SquaredDeviation {
-  View x;
-  const double *mean;
-  int64_t channels;
-  __device__ void operator()(int64_t r, int64_t ch, double *acc) const {
-    double d = load(x.data, x.dtype, r * channels + ch) - mean[ch];
-    acc[0] += d * d;
-  }
-};
-
-__global__ void divideBy(double *v, int64_t n, double by) {
-  AMPC_GRID_STRIDE(i, n) { v[i] /= by; }
-}
-
-/// Channels last: stats[ch] = the channel's mean, stats[channels + ch] its
-/// summed squared deviation, as the CPU sums them (two passes).
-void columnStatistics(KernelContext &c, const View &x, const Groups &gr, double *stats,
-                      double *partials) {
-  rows::Columns m = rows::columnsOf(gr.outer, gr.count);
-  rows::columnSums<1>(c.stream(), m, ChannelSum{x, gr.count}, partials, stats);
-  divideBy<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(stats, gr.count, (double)gr.outer);
-  rows::columnSums<1>(c.stream(), m, SquaredDeviation{x, stats, gr.count}, partials,
-                      stats + gr.count);
-}
 
 void batchNorm(KernelContext &c) {
   const TensorRef &x = c.in[0];
   Groups gr = groupsOf(c, x);
-  bool columns = c.training && gr.inner == 1 && gr.outer > 0;
-  int64_t partialCount = columns ? rows::columnScratch<1>(rows::columnsOf(gr.outer, gr.count)) : 0;
-  double *stats = reinterpret_cast<double *>(c.device.scratch(
-      (2 * gr.count + partialCount) * sizeof(double) + 2 * gr.count * sizeof(float)));
-  float *ab = reinterpret_cast<float *>(stats + 2 * gr.count + partialCount);
-  View xv = viewOf(x);
-  if (columns)
-    columnStatistics(c, xv, gr, stats, stats + 2 * gr.count);
+  bool columns = gr.inner == 1 && gr.outer > 0;
+  rows::Columns m = rows::columnsOf(gr.outer, gr.count);
+  int64_t moments = columns && c.training ? 2 * gr.count + rows::columnScratch<2>(m) : 0;
+  double *stats = reinterpret_cast<double *>(
+      c.device.scratch(moments * sizeof(double) + 2 * gr.count * sizeof(float)));
+  float *ab = reinterpret_cast<float *>(stats + moments);
+  View xv = viewOf(x), y = viewOf(c.out[0]);
+  if (moments)
+    rows::columnSums<2>(c.stream(), m, ShiftedMoments<2>{xv, xv, gr.count}, stats + 2 * gr.count,
+                        stats);
   batchStatistics<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(
       xv, viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.in[3]), viewOf(c.in[4]), gr, c.training,
       c.attrs.getF64("epsilon", 1e-5), c.attrs.getF64("momentum", 0.9),
-      columns ? stats : nullptr, ab, ab + gr.count);
-  batchApply<<<blocksFor(x.size()), kThreads, 0, c.stream()>>>(xv, viewOf(c.out[0]), gr, ab,
-                                                                ab + gr.count);
+      moments ? stats : nullptr, ab, ab + gr.count);
+  if (columns)
+    rows::eachInColumns(c.stream(), m, ApplyColumns{xv, y, ab, ab + gr.count, gr.count});
+  else
+    batchApply<<<blocksFor(x.size()), kThreads, 0, c.stream()>>>(xv, y, gr, ab, ab + gr.count);
   launched(c);
 }
 
-/// Per channel: mean, inverse deviation, and the sums of the backward.
-struct GroupSums {
-  double *mean, *inv, *sumD, *sumDX;
-};
+/// Channels last, per channel: dx = k * dy + q * x + o (k = scale * inv,
+/// q = -k * inv * sumDX / rows, o = -k * (sumD / rows - mean * inv * sumDX
+/// / rows)), from the shifted moments (ShiftedMoments<4>); the scale and
+/// bias gradients are sumDX and sumD.
+__global__ void backwardStatistics(View x, View scale, View ds, View db, int64_t channels,
+                                   int64_t rows, double eps, const double *moments,
+                                   double *coefficients) {
+  AMPC_GRID_STRIDE(ch, channels) {
+    double mean, var;
+    momentsToStatistics(moments, channels, ch, rows, load(x.data, x.dtype, ch), mean, var);
+    // sum(dy * xhat) = inv * (sum(dy * d) - (mean - x0) * sum(dy)), d = x - x0
+    double inv = 1.0 / sqrt(var + eps), sumD = moments[2 * channels + ch];
+    double sumDX = inv * (moments[3 * channels + ch] - moments[ch] / rows * sumD);
+    double k = load(scale.data, scale.dtype, ch) * inv;
+    coefficients[ch] = k;
+    coefficients[channels + ch] = -k * inv * sumDX / rows;
+    coefficients[2 * channels + ch] = -k * (sumD / rows - mean * inv * sumDX / rows);
+    store(ds.data, ds.dtype, ch, (float)sumDX);
+    store(db.data, db.dtype, ch, (float)sumD);
+  }
+}
 
-/// Channels last: the backward's sums of channel ch, dy and dy * xhat.
-struct BackwardTerms {
-  View x, dy;
-  const double *mean, *inv;
+/// Channels last: dx from x and dy, a lane per channel.
+struct DxColumns {
+  View x, dy, dx;
+  const double *coefficients;
   int64_t channels;
-  __device__ void operator()(int64_t r, int64_t ch, double *acc) const {
-    double g = load(dy.data, dy.dtype, r * channels + ch),
-           xhat = (load(x.data, x.dtype, r * channels + ch) - mean[ch]) * inv[ch];
-    acc[0] += g;
-    acc[1] += g * xhat;
+  struct Pair {
+    float x, dy;
+  };
+  struct Column {
+    View x, dy, dx;
+    double k, q, o;
+    int64_t at, channels;
+    __device__ Pair load(int64_t r) const {
+      return {cuda::load(x.data, x.dtype, r * channels + at),
+              cuda::load(dy.data, dy.dtype, r * channels + at)};
+    }
+    __device__ void store(int64_t r, const Pair &v) const {
+      cuda::store(dx.data, dx.dtype, r * channels + at, float(k * v.dy + q * v.x + o));
+    }
+  };
+  __device__ Column column(int64_t ch) const {
+    return {x,  dy, dx, coefficients[ch], coefficients[channels + ch],
+            coefficients[2 * channels + ch], ch, channels};
   }
 };
-
-/// A summed squared deviation becomes the inverse deviation.
-__global__ void inverseDeviation(double *v, int64_t n, double rows, double eps) {
-  AMPC_GRID_STRIDE(i, n) { v[i] = 1.0 / sqrt(v[i] / rows + eps); }
-}
-
-__global__ void channelsLastDx(View x, View dy, View scale, View dx, View ds, View db, Groups gr,
-                               GroupSums s) {
-  int64_t rows = gr.outer;
-  AMPC_GRID_STRIDE(e, dx.size) {
-    int64_t ch = e % gr.count;
-    double xhat = (load(x.data, x.dtype, e) - s.mean[ch]) * s.inv[ch];
-    store(dx.data, dx.dtype, e,
-          float(load(scale.data, scale.dtype, ch) * s.inv[ch] *
-                (load(dy.data, dy.dtype, e) - s.sumD[ch] / rows - xhat * s.sumDX[ch] / rows)));
-    if (e < gr.count) {
-      store(ds.data, ds.dtype, e, (float)s.sumDX[e]);
-      store(db.data, db.dtype, e, (float)s.sumD[e]);
-    }
-  }
-}
 
 /// The CPU's channels-first batch norm backward, one thread per channel.
 __global__ void groupBackward(View x, View dy, View scale, View dx, View ds, View db, Groups gr,
@@ -217,21 +242,18 @@ void batchNormBackward(KernelContext &c) {
   double eps = c.attrs.getF64("epsilon", 1e-5);
   if (gr.count == 0 || x.size() == 0)
     return;
-  rows::Columns m = rows::columnsOf(gr.outer, gr.count);
-  double *buf = reinterpret_cast<double *>(
-      c.device.scratch((4 * gr.count + rows::columnScratch<2>(m)) * sizeof(double)));
-  GroupSums s{buf, buf + gr.count, buf + 2 * gr.count, buf + 3 * gr.count};
-  double *partials = buf + 4 * gr.count;
   View xv = viewOf(x), dy = viewOf(c.in[1]), scale = viewOf(c.in[2]), dx = viewOf(c.out[0]),
        ds = viewOf(c.out[1]), db = viewOf(c.out[2]);
-  if (c.attrs.getStr("layout", "NHWC") == "NHWC") {
-    columnStatistics(c, xv, gr, s.mean, partials); // the mean, then into s.inv the squared sum
-    inverseDeviation<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(s.inv, gr.count,
-                                                                        (double)gr.outer, eps);
-    rows::columnSums<2>(c.stream(), m, BackwardTerms{xv, dy, s.mean, s.inv, gr.count}, partials,
-                        s.sumD); // sumD, then sumDX after it
-    channelsLastDx<<<blocksFor(x.size()), kThreads, 0, c.stream()>>>(xv, dy, scale, dx, ds, db,
-                                                                      gr, s);
+  if (gr.inner == 1) { // channels last
+    rows::Columns m = rows::columnsOf(gr.outer, gr.count);
+    double *moments = reinterpret_cast<double *>(
+        c.device.scratch((7 * gr.count + rows::columnScratch<4>(m)) * sizeof(double)));
+    double *coefficients = moments + 4 * gr.count;
+    rows::columnSums<4>(c.stream(), m, ShiftedMoments<4>{xv, dy, gr.count}, moments + 7 * gr.count,
+                        moments);
+    backwardStatistics<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(
+        xv, scale, ds, db, gr.count, gr.outer, eps, moments, coefficients);
+    rows::eachInColumns(c.stream(), m, DxColumns{xv, dy, dx, coefficients, gr.count});
   } else {
     groupBackward<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(xv, dy, scale, dx, ds, db, gr,
                                                                      eps);

@@ -1,7 +1,9 @@
 // max_pool2d, avg_pool2d (padding not counted), global_avg_pool, and the
 // backward of max and avg pooling, NHWC or NCHW. The backward gathers, for
 // each input element, the windows that cover it in the CPU's order, so the
-// sums of overlapping windows are the CPU's bits.
+// sums of overlapping windows are the CPU's bits. Max pooling's backward
+// first finds each window's largest cell once (a byte per window), so the
+// gather reads a byte per covering window instead of searching it again.
 #include "runtime/cuda/CudaKernels.h"
 
 namespace ampc::rt::cuda {
@@ -45,12 +47,13 @@ Pool poolOf(const KernelContext &c, const TensorRef &x, const TensorRef &y) {
   return p;
 }
 
-/// The first largest element of window (n, ch, oy, ox), as the CPU picks
-/// it (-1 for a window with no valid cell); `count` its valid cells.
+/// The cell (ky * kw + kx) of the first largest element of window (n, ch,
+/// oy, ox), as the CPU picks it (-1 for a window with no valid cell);
+/// `count` its valid cells.
 __device__ int64_t windowBest(const View &x, const Pool &p, int64_t n, int64_t ch, int64_t oy,
-                              int64_t ox, float &best, int64_t &count) {
-  int64_t at = -1;
-  best = -INFINITY;
+                              int64_t ox, int64_t &count) {
+  int64_t cell = -1;
+  float best = -INFINITY;
   count = 0;
   for (int64_t ky = 0; ky < p.kh; ++ky)
     for (int64_t kx = 0; kx < p.kw; ++kx) {
@@ -58,13 +61,20 @@ __device__ int64_t windowBest(const View &x, const Pool &p, int64_t n, int64_t c
       if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w)
         continue;
       ++count;
-      int64_t i = p.in(n, ch, iy, ix);
-      float v = x.data ? load(x.data, x.dtype, i) : 0.0f;
-      if (at < 0 || v > best)
-        at = i, best = v;
+      float v = x.data ? load(x.data, x.dtype, p.in(n, ch, iy, ix)) : 0.0f;
+      if (cell < 0 || v > best)
+        cell = ky * p.kw + kx, best = v;
     }
-  return at;
+  return cell;
 }
+
+/// The cell of window (oy, ox) that input (iy, ix) is.
+__device__ int64_t cellOf(const Pool &p, int64_t iy, int64_t ix, int64_t oy, int64_t ox) {
+  return (iy - (oy * p.sy - p.pt)) * p.kw + (ix - (ox * p.sx - p.pl));
+}
+
+/// Windows' largest cells fit a byte (kNoCell: a window with none).
+constexpr int64_t kNoCell = 255;
 
 template <bool Max> __global__ void poolKernel(View x, View y, Pool p) {
   AMPC_GRID_STRIDE(e, y.size) {
@@ -94,8 +104,21 @@ template <bool Max> void pool(KernelContext &c) {
   launched(c);
 }
 
+/// Max pooling's backward, first pass: each window's largest cell.
+__global__ void windowCells(View x, Pool p, int64_t windows, uint8_t *cells) {
+  AMPC_GRID_STRIDE(e, windows) {
+    int64_t n = e / p.osn, rest = e % p.osn;
+    int64_t ch = (rest / p.osc) % p.c, oy = (rest / p.osh) % p.oh, ox = (rest / p.osw) % p.ow;
+    int64_t count, cell = windowBest(x, p, n, ch, oy, ox, count);
+    cells[e] = uint8_t(cell < 0 ? kNoCell : cell);
+  }
+}
+
 /// dx of each input element: the windows covering it, in (oy, ox) order.
-template <bool Max> __global__ void poolBackwardKernel(View x, View dy, View dx, Pool p) {
+/// Max pooling reads each window's largest cell from `cells` (windowCells)
+/// where given, or searches the window.
+template <bool Max>
+__global__ void poolBackwardKernel(View x, View dy, View dx, Pool p, const uint8_t *cells) {
   AMPC_GRID_STRIDE(e, dx.size) {
     int64_t n = e / p.sn, rest = e % p.sn;
     int64_t ch = (rest / p.sc) % p.c, iy = (rest / p.sh) % p.h, ix = (rest / p.sw) % p.w;
@@ -105,10 +128,13 @@ template <bool Max> __global__ void poolBackwardKernel(View x, View dy, View dx,
     float sum = 0.0f;
     for (int64_t oy = y0; oy < p.oh && oy * p.sy - p.pt <= iy; ++oy)
       for (int64_t ox = x0; ox < p.ow && ox * p.sx - p.pl <= ix; ++ox) {
-        float best;
-        int64_t count, at = windowBest(x, p, n, ch, oy, ox, best, count);
-        float g = load(dy.data, dy.dtype, p.out(n, ch, oy, ox));
-        if (Max && at == e)
+        int64_t out = p.out(n, ch, oy, ox), count = 0, cell;
+        if (Max && cells)
+          cell = cells[out];
+        else
+          cell = windowBest(x, p, n, ch, oy, ox, count);
+        float g = load(dy.data, dy.dtype, out);
+        if (Max && cell == cellOf(p, iy, ix, oy, ox))
           sum += g;
         else if (!Max)
           sum += g / float(count);
@@ -123,8 +149,13 @@ template <bool Max> void poolBackward(KernelContext &c) {
   if (dx.size() == 0)
     return;
   View x = Max ? viewOf(c.in[0]) : View{nullptr, DType::F32, 0, 0, {}};
+  uint8_t *cells = nullptr;
+  if (Max && p.kh * p.kw <= kNoCell) {
+    cells = reinterpret_cast<uint8_t *>(c.device.scratch(dy.size()));
+    windowCells<<<blocksFor(dy.size()), kThreads, 0, c.stream()>>>(x, p, dy.size(), cells);
+  }
   poolBackwardKernel<Max><<<blocksFor(dx.size()), kThreads, 0, c.stream()>>>(
-      x, viewOf(dy), viewOf(dx), p);
+      x, viewOf(dy), viewOf(dx), p, cells);
   launched(c);
 }
 

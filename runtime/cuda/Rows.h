@@ -1,10 +1,9 @@
 // Row kernels' building blocks (layer norm, softmax): one warp per row, the
 // row held in registers where it fits (one read of it from memory), sums in
-// double reduced across the warp, and a deterministic two-stage sum down the
-// columns of a [rows, columns] matrix. The reduction order differs from the
-// CPU's sequential one, so these kernels agree with the CPU within the
-// Accumulated tolerance (runtime/core/KernelTraits.h), and run to run they
-// give the same bits.
+// double reduced across the warp (sums down the columns: Columns.h). The
+// reduction order differs from the CPU's sequential one, so these kernels
+// agree with the CPU within the Accumulated tolerance
+// (runtime/core/KernelTraits.h), and run to run they give the same bits.
 #ifndef AMPC_RUNTIME_CUDA_ROWS_H
 #define AMPC_RUNTIME_CUDA_ROWS_H
 
@@ -103,58 +102,6 @@ template <int PerLane> struct RowShare {
     }
   }
 };
-
-/// Sums down the columns of a [rows, cols] matrix, in two deterministic
-/// stages: chunks of rows in parallel, each summing its rows in order, then
-/// each column's chunks in order. `Term` is a functor with
-/// `__device__ void operator()(int64_t row, int64_t col, double *acc) const`
-/// adding its N terms of (row, col) to acc[0..N).
-struct Columns {
-  int64_t rows, cols, rowsPerChunk, chunks;
-};
-
-inline Columns columnsOf(int64_t rows, int64_t cols) {
-  int64_t perChunk = std::max<int64_t>(64, (rows + 65534) / 65535); // grid.y <= 65535
-  return {rows, cols, perChunk, (rows + perChunk - 1) / perChunk};
-}
-
-template <int N, typename Term>
-__global__ void columnChunks(Columns m, Term term, double *partials) {
-  int64_t col = blockIdx.x * (int64_t)blockDim.x + threadIdx.x, chunk = blockIdx.y;
-  if (col >= m.cols)
-    return;
-  double acc[N] = {};
-  int64_t end = min(m.rows, (chunk + 1) * m.rowsPerChunk);
-  for (int64_t row = chunk * m.rowsPerChunk; row < end; ++row)
-    term(row, col, acc);
-  for (int i = 0; i < N; ++i)
-    partials[(i * m.chunks + chunk) * m.cols + col] = acc[i];
-}
-
-template <int N> __global__ void columnTotals(Columns m, const double *partials, double *totals) {
-  AMPC_GRID_STRIDE(col, m.cols) {
-    for (int i = 0; i < N; ++i) {
-      double sum = 0;
-      for (int64_t chunk = 0; chunk < m.chunks; ++chunk)
-        sum += partials[(i * m.chunks + chunk) * m.cols + col];
-      totals[i * m.cols + col] = sum;
-    }
-  }
-}
-
-/// Doubles of scratch that columnSums<N> needs for its partial sums.
-template <int N> int64_t columnScratch(const Columns &m) { return N * m.chunks * m.cols; }
-
-/// Queues totals[i * cols + col] = the sum over rows of term i at (row, col).
-template <int N, typename Term>
-void columnSums(cudaStream_t stream, const Columns &m, Term term, double *partials,
-                double *totals) {
-  unsigned threads =
-      (unsigned)std::clamp<int64_t>((m.cols + kWarp - 1) / kWarp * kWarp, kWarp, kThreads);
-  dim3 grid((unsigned)((m.cols + threads - 1) / threads), (unsigned)m.chunks);
-  columnChunks<N><<<grid, threads, 0, stream>>>(m, term, partials);
-  columnTotals<N><<<blocksFor(m.cols), kThreads, 0, stream>>>(m, partials, totals);
-}
 
 } // namespace ampc::rt::cuda::rows
 

@@ -67,12 +67,13 @@ __global__ void checkKernel(DeviceList list, const void *scale, DType scaleType,
     const ListEntry &e = list.entries[lo];
     int64_t begin = (chunk - e.firstChunk) * kChunk, end = min(begin + kChunk, e.size);
     bool bad = false;
-    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-      float g = load(e.grad, e.dtype, i);
-      bad |= num::isNonFiniteF32(g);
-      if (e.out)
-        static_cast<float *>(e.out)[i] = g * inverse;
-    }
+    unrolledStride(
+        begin + threadIdx.x, end, blockDim.x, [&](int64_t i) { return load(e.grad, e.dtype, i); },
+        [&](int64_t i, float g) {
+          bad |= num::isNonFiniteF32(g);
+          if (e.out)
+            static_cast<float *>(e.out)[i] = g * inverse;
+        });
     if (bad)
       *found = 1;
   }

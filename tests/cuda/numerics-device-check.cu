@@ -4,7 +4,9 @@
 // without fast math, and with --fmad=false so no multiply-add is fused), and
 // within a stated tolerance where it calls a transcendental (CUDA's expf,
 // tanhf, erff, logf and powf are not glibc's): 3 ulp, carried through the
-// arithmetic around it (allowance). Prints one line per function.
+// arithmetic around it (allowance). The device's f32 to f16 conversion
+// (the hardware's) is compared with the integer rounding on all 2^32 f32
+// bit patterns. Prints one line per function.
 // Exit 0: all agree; 1: a disagreement; 77 (skipped): no CUDA device.
 #include <cmath>
 #include <cstdio>
@@ -159,6 +161,34 @@ double allowance(int fn, float x, float host) {
   }
 }
 
+/// Counts the f32 bit patterns [first, first + n) whose device conversion
+/// to f16 differs from the integer rounding's.
+__global__ void compareF16Conversion(uint64_t first, uint64_t n, unsigned long long *differ) {
+  unsigned long long mine = 0;
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+       i += (uint64_t)gridDim.x * blockDim.x) {
+    float v = floatOf(uint32_t(first + i));
+    mine += f32ToF16(v) != f32ToF16Bits(v);
+  }
+  if (mine)
+    atomicAdd(differ, mine);
+}
+
+/// Every f32 through both conversions: they must give the same bits.
+bool conversionAgrees() {
+  unsigned long long *differ, count = 0;
+  cudaMalloc(&differ, sizeof(count));
+  cudaMemset(differ, 0, sizeof(count));
+  compareF16Conversion<<<4096, 256>>>(0, uint64_t(1) << 32, differ);
+  cudaError_t status = cudaMemcpy(&count, differ, sizeof(count), cudaMemcpyDeviceToHost);
+  cudaFree(differ);
+  bool ok = status == cudaSuccess && count == 0;
+  const char *error = status == cudaSuccess ? "" : cudaGetErrorString(status);
+  std::printf("%-16s %s: %llu of 4294967296 inputs differ %s\n", "f32 to f16",
+              ok ? "ok  " : "FAIL", count, error);
+  return ok;
+}
+
 } // namespace
 
 int main() {
@@ -179,7 +209,7 @@ int main() {
   cudaMalloc(&dy, n * 4);
   cudaMalloc(&dout, n * 4);
   cudaMemcpy(dx, x.data(), n * 4, cudaMemcpyHostToDevice);
-  bool ok = true;
+  bool ok = conversionAgrees();
   std::vector<float> y(n), gpu(n);
   for (int fn = 0; fn < kCount; ++fn) {
     for (int i = 0; i < n; ++i)

@@ -135,8 +135,8 @@ std::vector<GradCase> cases() {
   c.push_back({"add_broadcast", [=](GraphBuilder &b) { return b.add(p(b, "a", {2, 3}), p(b, "b", {3})); }});
   c.push_back({"sub_broadcast", [=](GraphBuilder &b) { return b.sub(p(b, "a", {2, 1}), p(b, "b", {2, 3})); }});
   c.push_back({"mul_broadcast", [=](GraphBuilder &b) { return b.mul(p(b, "a", {2, 3}), p(b, "b", {1, 3})); }});
-  // The bias gradient sums 70 rows onto [3, 5]: more than one chunk (64)
-  // of the CUDA column sums.
+  // The bias gradient sums 70 rows onto [3, 5]: more than one chunk of the
+  // CUDA column sums (64 rows at 15 columns).
   c.push_back({"add_bias_rows", [=](GraphBuilder &b) { return b.add(p(b, "x", {70, 3, 5}), p(b, "bias", {3, 5})); }});
   c.push_back({"div", [=](GraphBuilder &b) { return b.div(p(b, "a", {2, 3}), p(b, "b", {3}, positive())); }});
   c.push_back({"maximum", [=](GraphBuilder &b) { return b.maximum(p(b, "a", {2, 3}), p(b, "b", {2, 3})); }});
@@ -160,6 +160,8 @@ std::vector<GradCase> cases() {
   pool.strides = {2, 2};
   pool.padding = {1, 1};
   c.push_back({"max_pool2d", [=](GraphBuilder &b) { return b.maxPool2d(p(b, "x", {1, 5, 5, 2}), pool); }});
+  // Overlapping windows over more channels than a warp's lanes.
+  c.push_back({"max_pool2d_channels", [=](GraphBuilder &b) { return b.maxPool2d(p(b, "x", {2, 7, 7, 40}), pool); }});
   c.push_back({"avg_pool2d", [=](GraphBuilder &b) { return b.avgPool2d(p(b, "x", {1, 5, 5, 2}), pool); }});
   c.push_back({"global_avg_pool", [=](GraphBuilder &b) { return b.globalAvgPool(p(b, "x", {2, 3, 3, 4})); }});
   c.push_back({"batch_norm", [=](GraphBuilder &b) {
@@ -168,17 +170,27 @@ std::vector<GradCase> cases() {
                  Tensor var = b.param("var", {3}, Init::ones(), "f32", false);
                  return b.batchNorm(x, p(b, "scale", {3}), p(b, "bias", {3}), mean, var);
                }});
-  // More rows (N*H*W = 162) than one chunk (64) of the CUDA column sums.
+  // More rows (N*H*W = 338) than one chunk of the CUDA column sums (256 at
+  // 3 channels, runtime/cuda/Columns.h).
   c.push_back({"batch_norm_rows", [=](GraphBuilder &b) {
-                 Tensor x = p(b, "x", {2, 9, 9, 3});
+                 Tensor x = p(b, "x", {2, 13, 13, 3});
                  Tensor mean = b.param("mean", {3}, Init::zeros(), "f32", false);
                  Tensor var = b.param("var", {3}, Init::ones(), "f32", false);
                  return b.batchNorm(x, p(b, "scale", {3}), p(b, "bias", {3}), mean, var);
                }});
+  // 40 channels: a block of 32 and a block with 8 of its 32 lanes, 4
+  // chunks of 32 rows; a mean far from 0, for the moments about the first
+  // element (runtime/cuda/Norm.cu).
+  c.push_back({"batch_norm_channels", [=](GraphBuilder &b) {
+                 Tensor x = p(b, "x", {2, 7, 7, 40}, Init::uniform(2.0, 4.0));
+                 Tensor mean = b.param("mean", {40}, Init::zeros(), "f32", false);
+                 Tensor var = b.param("var", {40}, Init::ones(), "f32", false);
+                 return b.batchNorm(x, p(b, "scale", {40}), p(b, "bias", {40}), mean, var);
+               }});
   c.push_back({"layer_norm", [=](GraphBuilder &b) { return b.layerNorm(p(b, "x", {3, 6}), p(b, "scale", {6}), p(b, "bias", {6})); }});
-  // Rows wider than the CUDA row kernels keep in registers (1024), and more
-  // rows than one chunk of their column sums (64), not a multiple of a
-  // block's 8 rows.
+  // Rows wider than the CUDA row kernels keep in registers (128), and more
+  // rows than one chunk of their column sums (32 at 40 columns), not a
+  // multiple of a block's 8 rows.
   c.push_back({"layer_norm_wide", [=](GraphBuilder &b) { return b.layerNorm(p(b, "x", {3, 1100}), p(b, "scale", {1100}), p(b, "bias", {1100})); }});
   c.push_back({"layer_norm_rows", [=](GraphBuilder &b) { return b.layerNorm(p(b, "x", {70, 2, 20}), p(b, "scale", {2, 20}), p(b, "bias", {2, 20}), 1e-5, 1); }});
   c.push_back({"reduce_sum", [=](GraphBuilder &b) { return b.reduceSum(p(b, "x", {2, 3, 4}), {1}, false); }});

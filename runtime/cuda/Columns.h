@@ -1,0 +1,127 @@
+// Work down the columns of a [rows, cols] matrix: channels-last batch norm
+// (rows of pixels, a column per channel), layer norm's scale gradient and
+// bias gradients (a column per feature).
+//
+// A block of kThreads lanes takes `width` consecutive columns (cols rounded
+// up to a power of two, at most a warp) and one chunk of rows; its lanes
+// stack kThreads / width deep on the rows, so a warp reads whole runs of
+// consecutive columns and no lane divides to find its element. The chunks
+// depend only on the shape, so the sums are the same bits on every run:
+//   columnSums: each lane sums its rows of the chunk in order, the block
+//     adds its lanes in order (one partial per chunk and column), then a
+//     warp per column adds the chunks' partials in a fixed tree;
+//   eachInColumns: a functor's element pass, each lane loading kUnroll rows
+//     before it stores any (unrolledStride).
+// The order differs from the CPU's sequential sums, so these agree with the
+// CPU within the Accumulated tolerance (runtime/core/KernelTraits.h).
+#ifndef AMPC_RUNTIME_CUDA_COLUMNS_H
+#define AMPC_RUNTIME_CUDA_COLUMNS_H
+
+#include "runtime/cuda/Rows.h"
+
+namespace ampc::rt::cuda::rows {
+
+struct Columns {
+  int64_t rows, cols, rowsPerChunk, chunks;
+  int width; // consecutive columns a block takes
+  __host__ __device__ int depth() const { return kThreads / width; }
+  __host__ __device__ int64_t columnBlocks() const { return (cols + width - 1) / width; }
+};
+
+inline Columns columnsOf(int64_t rows, int64_t cols) {
+  int width = 1;
+  while (width < kWarp && width < cols)
+    width *= 2;
+  int64_t depth = kThreads / width, blocks = (cols + width - 1) / width;
+  // About 2048 blocks (a few waves of an H100), at least 4 rows a lane,
+  // and grid.y within 65535.
+  int64_t perChunk = std::max<int64_t>(4 * depth, (rows * blocks + 2047) / 2048);
+  perChunk = std::max<int64_t>(perChunk, (rows + 65534) / 65535);
+  return {rows, cols, perChunk, std::max<int64_t>(1, (rows + perChunk - 1) / perChunk), width};
+}
+
+/// The lane's column and its first row in the block's chunk.
+struct ColumnLane {
+  int64_t col, row, end;
+  __device__ ColumnLane(const Columns &m) {
+    col = blockIdx.x * (int64_t)m.width + threadIdx.x % m.width;
+    row = blockIdx.y * m.rowsPerChunk + threadIdx.x / m.width;
+    end = min(m.rows, (blockIdx.y + 1) * m.rowsPerChunk);
+  }
+};
+
+template <int N, typename Term>
+__global__ void columnChunks(Columns m, Term term, double *partials) {
+  __shared__ double lanes[N][kThreads];
+  ColumnLane at(m);
+  double acc[N] = {};
+  if (at.col < m.cols) {
+#pragma unroll 4
+    for (int64_t row = at.row; row < at.end; row += m.depth())
+      term(row, at.col, acc);
+  }
+  for (int i = 0; i < N; ++i)
+    lanes[i][threadIdx.x] = acc[i];
+  __syncthreads();
+  if (threadIdx.x < m.width && at.col < m.cols) {
+    for (int i = 0; i < N; ++i) {
+      double sum = 0;
+      for (int k = 0; k < m.depth(); ++k)
+        sum += lanes[i][k * m.width + threadIdx.x];
+      partials[(i * m.chunks + blockIdx.y) * m.cols + at.col] = sum;
+    }
+  }
+}
+
+/// One warp per column and term: lane l adds chunks l, l + 32, ... in
+/// order, then the warp adds its lanes in a fixed tree.
+template <int N> __global__ void columnTotals(Columns m, const double *partials, double *totals) {
+  AMPC_ROW_STRIDE(k, N * m.cols) {
+    int64_t i = k / m.cols, col = k % m.cols;
+    double sum = 0;
+    for (int64_t chunk = lane(); chunk < m.chunks; chunk += kWarp)
+      sum += partials[(i * m.chunks + chunk) * m.cols + col];
+    sum = warpSum(sum);
+    if (lane() == 0)
+      totals[k] = sum;
+  }
+}
+
+/// Doubles of scratch that columnSums<N> needs for its partial sums.
+template <int N> int64_t columnScratch(const Columns &m) { return N * m.chunks * m.cols; }
+
+/// Queues totals[i * cols + col] = the sum over rows of term i at (row,
+/// col). `Term` is a functor with
+/// `__device__ void operator()(int64_t row, int64_t col, double *acc) const`
+/// adding its N terms of (row, col) to acc[0..N); it only loads, so the
+/// compiler may issue the loads of several rows ahead of their sums.
+template <int N, typename Term>
+void columnSums(cudaStream_t stream, const Columns &m, Term term, double *partials,
+                double *totals) {
+  dim3 grid((unsigned)m.columnBlocks(), (unsigned)m.chunks);
+  columnChunks<N><<<grid, kThreads, 0, stream>>>(m, term, partials);
+  columnTotals<N><<<blocksForRows(N * m.cols), kThreads, 0, stream>>>(m, partials, totals);
+}
+
+template <typename Pass> __global__ void columnElements(Columns m, Pass pass) {
+  ColumnLane at(m);
+  if (at.col >= m.cols)
+    return;
+  auto column = pass.column(at.col);
+  unrolledStride(
+      at.row, at.end, m.depth(), [&](int64_t row) { return column.load(row); },
+      [&](int64_t row, const auto &v) { column.store(row, v); });
+}
+
+/// Queues an element pass over the matrix. `Pass::column(col)` gives the
+/// column's pass (its constants in registers), with
+/// `__device__ Value load(int64_t row) const` and
+/// `__device__ void store(int64_t row, const Value &) const`.
+template <typename Pass> void eachInColumns(cudaStream_t stream, const Columns &m, Pass pass) {
+  dim3 grid((unsigned)m.columnBlocks(), (unsigned)m.chunks);
+  columnElements<<<grid, kThreads, 0, stream>>>(m, pass);
+}
+
+} // namespace ampc::rt::cuda::rows
+
+#endif
