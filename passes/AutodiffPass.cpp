@@ -8,8 +8,9 @@
 // the backward nodes before the terminator; sum the contributions of values
 // with several consumers. Finally name each param's gradient `<param>.grad`
 // (renaming a fresh backward value, or through an identity). Then place
-// backward work for memory (passes/BackwardPlacement.h): recompute f32 results
-// of widened L values, recast forward casts, sink widening casts.
+// backward work for memory (passes/BackwardPlacement.h): recompute activations
+// and f32 results of widened L values, recast forward casts, sink widening
+// casts.
 #include "passes/BackwardPlacement.h"
 #include "passes/Passes.h"
 #include "passes/TrainingUtil.h"
@@ -102,6 +103,7 @@ void GraphAutodiffPass::runOnOperation() {
   }
 
   // Memory: less of the forward stays alive for the backward.
+  train::recomputeActivations(seed, names);
   train::recomputeWidenedOps(seed, names);
   train::recastForwardCasts(seed, names);
   train::sinkWideningCasts(seed);

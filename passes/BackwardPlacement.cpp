@@ -44,6 +44,54 @@ Value castBefore(Operation *at, graph::NameTable &names, Value x, graph::CastOp 
 
 } // namespace
 
+/// Whether `v` stays alive for the backward anyway: a param, or read there.
+bool aliveForBackward(Operation *seed, Value v) {
+  return v.getDefiningOp<graph::ParamOp>() || !backwardUses(seed, v).empty();
+}
+
+void recomputeActivations(Operation *seed, graph::NameTable &names) {
+  SmallVector<Operation *> candidates;
+  for (Operation *op = &seed->getBlock()->front(); op != seed; op = op->getNextNode()) {
+    if (!isa<graph::GeluOp, graph::TanhOp, graph::SigmoidOp, graph::ErfOp, graph::LayerNormOp>(
+            op) ||
+        op->getNumResults() != 1)
+      continue;
+    Value y = op->getResult(0);
+    bool returned =
+        llvm::any_of(y.getUsers(), [](Operation *u) { return isa<graph::ReturnOp>(u); });
+    bool operandsAlive = llvm::all_of(op->getOperands(),
+                                      [&](Value v) { return aliveForBackward(seed, v); });
+    if (!returned && operandsAlive)
+      candidates.push_back(op);
+  }
+  for (Operation *op : candidates) {
+    Value y = op->getResult(0);
+    SmallVector<OpOperand *> uses = backwardUses(seed, y), all = uses;
+    // Forward casts of y that the backward reads (a layer norm's f16 copy).
+    SmallVector<std::pair<graph::CastOp, SmallVector<OpOperand *>>> castUses;
+    for (Operation *user : y.getUsers())
+      if (auto c = dyn_cast<graph::CastOp>(user); c && !inBackward(seed, c))
+        if (auto cu = backwardUses(seed, c.getY()); !cu.empty()) {
+          castUses.push_back({c, cu});
+          all.append(cu.begin(), cu.end());
+        }
+    if (all.empty())
+      continue;
+    OpBuilder b(earliest(all));
+    Operation *copy = b.clone(*op);
+    copy->setAttr("name", b.getStringAttr(names.fresh(graph::nodeName(op).str() + ".recompute")));
+    copy->removeAttr("outs");
+    for (OpOperand *use : uses)
+      use->set(copy->getResult(0));
+    for (auto &[c, cu] : castUses) {
+      Value again = castBefore(earliest(cu), names, copy->getResult(0), c,
+                               (graph::nodeName(c) + ".recompute").str());
+      for (OpOperand *use : cu)
+        use->set(again);
+    }
+  }
+}
+
 void recomputeWidenedOps(Operation *seed, graph::NameTable &names) {
   SmallVector<Operation *> candidates;
   for (Operation *op = &seed->getBlock()->front(); op != seed; op = op->getNextNode()) {

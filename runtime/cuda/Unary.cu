@@ -11,26 +11,35 @@ namespace ampc::rt::cuda {
 namespace {
 
 template <typename F> __global__ void valueKernel(View x, View y, F f) {
-  AMPC_GRID_STRIDE(i, y.size) { store(y.data, y.dtype, i, f.value(load(x.data, x.dtype, i))); }
+  unrolledElements(
+      y.size, [&](int64_t i) { return load(x.data, x.dtype, i); },
+      [&](int64_t i, float v) { store(y.data, y.dtype, i, f.value(v)); });
 }
 
 template <typename F> void unary(KernelContext &c, F f) {
-  valueKernel<<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(viewOf(c.in[0]),
-                                                                         viewOf(c.out[0]), f);
+  valueKernel<<<blocksForUnrolled(c.out[0].size()), kThreads, 0, c.stream()>>>(
+      viewOf(c.in[0]), viewOf(c.out[0]), f);
   launched(c);
 }
 
 /// dx = dy * f'(x, y).
 template <typename F> __global__ void derivativeKernel(View x, View y, View dy, View dx, F f) {
-  AMPC_GRID_STRIDE(i, dx.size) {
-    float d = load(dy.data, dy.dtype, i) *
-              f.derivative(load(x.data, x.dtype, i), load(y.data, y.dtype, i));
-    store(dx.data, dx.dtype, i, d);
-  }
+  struct Operands {
+    float x, y, dy;
+  };
+  unrolledElements(
+      dx.size,
+      [&](int64_t i) {
+        return Operands{load(x.data, x.dtype, i), load(y.data, y.dtype, i),
+                        load(dy.data, dy.dtype, i)};
+      },
+      [&](int64_t i, const Operands &o) {
+        store(dx.data, dx.dtype, i, o.dy * f.derivative(o.x, o.y));
+      });
 }
 
 template <typename F> void derivative(KernelContext &c, F f) {
-  derivativeKernel<<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(
+  derivativeKernel<<<blocksForUnrolled(c.out[0].size()), kThreads, 0, c.stream()>>>(
       viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.out[0]), f);
   launched(c);
 }

@@ -26,8 +26,10 @@ graph.graph @linear attributes {loss = "loss"} {
 // CHECK-LABEL: graph.graph @shared_and_cast
 // The backward reads a fresh cast of the param, not the forward's copy.
 // CHECK: %w.cast_f16.recast = graph.cast "w.cast_f16.recast"(%w) {to = f16}
+// The tanh is recomputed from it (its operand is read by the backward).
+// CHECK: %h.recompute = graph.tanh "h.recompute"(%w.cast_f16.recast)
 // CHECK: %e.grad = graph.unary_backward "e.grad"(%w.cast_f16.recast, %e, %s.grad_1) {fn = "exp"}
-// CHECK: %h.grad = graph.unary_backward "h.grad"(%w.cast_f16.recast, %h, %s.grad) {fn = "tanh"}
+// CHECK: %h.grad = graph.unary_backward "h.grad"(%w.cast_f16.recast, %h.recompute, %s.grad) {fn = "tanh"}
 // CHECK: %h.grad.sum = graph.add "h.grad.sum"(%e.grad, %h.grad)
 // CHECK: %w.grad = graph.cast "w.cast_f16.grad"(%{{.*}}) {outs = ["w.grad"], to = f32} : (tensor<4xf16>) -> tensor<4xf32>
 graph.graph @shared_and_cast attributes {loss = "loss"} {
@@ -107,4 +109,42 @@ graph.graph @attention attributes {loss = "loss"} {
   %out = graph.cast "out"(%ctx) {to = f32} : (tensor<2x4x8xf16>) -> tensor<2x4x8xf32>
   %loss = graph.reduce_mean "loss"(%out) : (tensor<2x4x8xf32>) -> tensor<f32>
   graph.return %loss : tensor<f32>
+}
+
+// -----
+
+// An activation whose operand the backward reads anyway is recomputed where
+// the backward first reads its result, so the forward's result dies with the
+// forward (passes/BackwardPlacement.h). The weight gradient of mm2 and the
+// GELU's own backward read the recomputed value.
+// CHECK-LABEL: graph.graph @recompute_gelu
+// CHECK: %g = graph.gelu "g"(%h)
+// CHECK: %g.recompute = graph.gelu "g.recompute"(%h)
+// CHECK: graph.matmul "y.grad_1"(%g.recompute, %{{.*}}) {{{.*}}transpose_a = true}
+// CHECK: graph.unary_backward "g.grad"(%h, %g.recompute, %{{.*}}) {fn = "gelu"}
+graph.graph @recompute_gelu attributes {loss = "loss"} {
+  %x = graph.input "x" : tensor<4x8xf32>
+  %w1 = graph.param "w1" : tensor<8x8xf32>
+  %w2 = graph.param "w2" : tensor<8x8xf32>
+  %h = graph.matmul "h"(%x, %w1) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %g = graph.gelu "g"(%h) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = graph.matmul "y"(%g, %w2) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %loss = graph.reduce_sum "loss"(%y) : (tensor<4x8xf32>) -> tensor<f32>
+  graph.return %loss : tensor<f32>
+}
+
+// -----
+
+// Not where the graph returns the result (it stays alive anyway).
+// CHECK-LABEL: graph.graph @returned_gelu
+// CHECK-NOT: recompute
+graph.graph @returned_gelu attributes {loss = "loss"} {
+  %x = graph.input "x" : tensor<4x8xf32>
+  %w1 = graph.param "w1" : tensor<8x8xf32>
+  %w2 = graph.param "w2" : tensor<8x8xf32>
+  %h = graph.matmul "h"(%x, %w1) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %g = graph.gelu "g"(%h) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = graph.matmul "y"(%g, %w2) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %loss = graph.reduce_sum "loss"(%y) : (tensor<4x8xf32>) -> tensor<f32>
+  graph.return %loss, %g : tensor<f32>, tensor<4x8xf32>
 }
