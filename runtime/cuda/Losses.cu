@@ -1,7 +1,9 @@
 // softmax_cross_entropy (mean over rows, integer labels) and mse_loss, and
 // their backward. A row's exponentials use the CPU's vectorExp; sums are in
 // double, in a fixed order (the same on every run), which differs from the
-// CPU's, so losses agree with the CPU within rounding of those sums.
+// CPU's, so losses agree with the CPU within rounding of those sums. A row's
+// max and sum take one read of it (rowExp), so the loss reads the logits
+// once and its backward twice.
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/numerics/Exp.h"
 
@@ -23,18 +25,39 @@ template <typename T, typename F> __device__ T blockReduce(T v, F combine) {
   return result;
 }
 
-/// Row r's max and sum of exp(x - max), by the whole block.
+/// A share of a row: its largest value and the sum of exp(x - max) over it.
+struct RowShare {
+  float max;
+  double sum;
+};
+
+/// The share with `m` as its max: the sum moved onto the larger one.
+__device__ RowShare combineShares(RowShare a, RowShare b) {
+  float m = a.max > b.max ? a.max : b.max;
+  auto onto = [m](const RowShare &r) { return r.sum == 0 ? 0.0 : r.sum * exp(double(r.max) - m); };
+  return {m, onto(a) + onto(b)};
+}
+
+/// Row r's max and sum of exp(x - max), by the whole block in one read of
+/// the row: each thread keeps its own running max, moving its sum onto a
+/// new max as it finds one (an online softmax), and the block combines the
+/// threads' shares in a fixed order. Each term is the CPU's vectorExp of
+/// x - the thread's max, moved onto the row's max in double, so the sum
+/// agrees with the CPU's (every term against the row's max) within a
+/// rounding of f32 terms.
 __device__ void rowExp(const View &x, int64_t r, int64_t classes, float &max, double &sum) {
-  float m = -INFINITY;
+  RowShare mine{-INFINITY, 0.0};
   for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) {
     float v = load(x.data, x.dtype, r * classes + k);
-    m = v > m ? v : m;
+    if (v > mine.max) {
+      mine.sum = mine.sum == 0 ? 0.0 : mine.sum * exp(double(mine.max) - v);
+      mine.max = v;
+    }
+    mine.sum += num::vectorExp(v - mine.max);
   }
-  max = blockReduce(m, [](float a, float b) { return a > b ? a : b; });
-  double s = 0;
-  for (int64_t k = threadIdx.x; k < classes; k += blockDim.x)
-    s += num::vectorExp(load(x.data, x.dtype, r * classes + k) - max);
-  sum = blockReduce(s, [](double a, double b) { return a + b; });
+  RowShare row = blockReduce(mine, combineShares);
+  max = row.max;
+  sum = row.sum;
 }
 
 __device__ int64_t labelOf(View labels, int64_t r, int64_t classes, int32_t *error, int step) {
