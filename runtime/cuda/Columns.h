@@ -40,14 +40,17 @@ inline Columns columnsOf(int64_t rows, int64_t cols) {
   return {rows, cols, perChunk, std::max<int64_t>(1, (rows + perChunk - 1) / perChunk), width};
 }
 
-/// The lane's column and its first row in the block's chunk.
+/// Lane `lane` of block (x, y): its column, its first row in the block's
+/// chunk, and the chunk's end (it takes every depth()-th row).
 struct ColumnLane {
   int64_t col, row, end;
-  __device__ ColumnLane(const Columns &m) {
-    col = blockIdx.x * (int64_t)m.width + threadIdx.x % m.width;
-    row = blockIdx.y * m.rowsPerChunk + threadIdx.x / m.width;
-    end = min(m.rows, (blockIdx.y + 1) * m.rowsPerChunk);
+  __host__ __device__ ColumnLane(const Columns &m, int64_t x, int64_t y, int lane) {
+    col = x * m.width + lane % m.width;
+    row = y * m.rowsPerChunk + lane / m.width;
+    end = (y + 1) * m.rowsPerChunk < m.rows ? (y + 1) * m.rowsPerChunk : m.rows;
   }
+  __device__ explicit ColumnLane(const Columns &m)
+      : ColumnLane(m, blockIdx.x, blockIdx.y, threadIdx.x) {}
 };
 
 template <int N, typename Term>
