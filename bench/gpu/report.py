@@ -15,6 +15,9 @@ import breakdown  # noqa: E402
 
 E2E = ["mlp-o0", "mlp-o1", "mlp-o2", "mlp-o1-bf16", "cnn-o1"]
 TOLERANCE = 0.005
+# The H100 SXM's f16 dense tensor-core peak and HBM3 bandwidth.
+PEAK_TFLOPS = 989
+HBM_TBPS = 3.35
 
 
 def load(logs, name):
@@ -88,12 +91,20 @@ def bench(logs):
         share = 100 * prof["amp_bookkeeping_share"]
         print(f"\n{name} (profiled run): AMP bookkeeping {share:.2f}% of kernel time "
               f"(target <= 2%); GEMMs {prof['gemm_ms_per_step']:.3f} ms/step at "
-              f"{prof['gemm_tflops']:.0f} TFLOP/s = {100 * prof['gemm_tflops'] / 989:.0f}% of "
-              f"the H100's 989 TFLOP/s f16 dense peak; between kernels "
+              f"{prof['gemm_tflops']:.0f} TFLOP/s = {100 * prof['gemm_tflops'] / PEAK_TFLOPS:.0f}% of "
+              f"the H100's {PEAK_TFLOPS} TFLOP/s f16 dense peak; between kernels "
               f"{prof['run_ms_per_step'] - prof['kernels_ms_per_step']:.3f} ms/step")
         top = sorted(prof["kernel_ms_per_step"].items(), key=lambda kv: -kv[1])[:12]
         for kernel, ms in top:
             print(f"  {kernel:32s} {ms:9.3f} ms/step")
+        print("  slowest launches (bytes: each operand and result once; "
+              f"% of {HBM_TBPS} TB/s, or of {PEAK_TFLOPS} TFLOP/s):")
+        for r in prof.get("slowest_launches", [])[:12]:
+            rate = (f"{r['tflops']:6.0f} TFLOP/s {100 * r['tflops'] / PEAK_TFLOPS:3.0f}%"
+                    if "tflops" in r else
+                    f"{r['gb_per_s']:6.0f} GB/s    {r['gb_per_s'] / (10 * HBM_TBPS):3.0f}%")
+            print(f"    {r['step'][:44]:44s} {r['kernel'][:24]:24s} {r['ms']:7.3f} ms "
+                  f"{r['bytes'] / 2**20:8.1f} MiB {rate}")
     bert, peak = load(logs, "bench-bert-o1"), torch.get(("bert", "amp"))
     if bert and peak:
         print(f"\nBERT-base O1 peak device memory: ampc {bert['device_peak_bytes']} bytes, "

@@ -43,12 +43,17 @@ public:
 private:
   void runProfiled(const RunFlags &flags) {
     auto start = std::chrono::steady_clock::now();
-    for (PreparedStep &s : steps_) {
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      PreparedStep &s = steps_[i];
       if ((s.applyOnly && !flags.apply) || (s.firstOnly && !flags.first))
         continue;
       auto t0 = std::chrono::steady_clock::now();
       s.kernel(s.context);
-      profile_.kernelMs[s.context.step.kernel] += msSince(t0);
+      double ms = msSince(t0);
+      profile_.kernelMs[s.context.step.kernel] += ms;
+      Profile::Launch &l = profile_.launchMs[i];
+      l.end = i + 1;
+      l.ms += ms;
     }
     profile_.runMs += msSince(start);
     ++profile_.runs;

@@ -108,7 +108,7 @@ private:
   /// between two events, then the times read. A variant's first run (its
   /// workspaces, the libraries' choices and module loads) is not timed.
   void queueTimed(const RunFlags &flags) {
-    std::vector<std::pair<const std::string *, std::unique_ptr<Timer>>> timers;
+    std::vector<std::pair<const Launch *, std::unique_ptr<Timer>>> timers;
     timers.reserve(launches_.size());
     device_.hold(std::min(5.0 + 0.05 * (double)launches_.size(), 500.0));
     std::unique_ptr<Timer> whole = device_.timer();
@@ -116,15 +116,20 @@ private:
     for (Launch &l : launches_) {
       if (!runs(steps_[l.begin], flags))
         continue;
-      timers.emplace_back(&steps_[l.begin].context.step.kernel, device_.timer());
+      timers.emplace_back(&l, device_.timer());
       timers.back().second->start();
       launch(l);
       timers.back().second->stop();
     }
     whole->stop();
     profile_.runMs += whole->elapsedMs();
-    for (auto &[kernel, timer] : timers)
-      profile_.kernelMs[*kernel] += timer->elapsedMs();
+    for (auto &[l, timer] : timers) {
+      double ms = timer->elapsedMs();
+      profile_.kernelMs[steps_[l->begin].context.step.kernel] += ms;
+      Profile::Launch &timed = profile_.launchMs[l->begin];
+      timed.end = l->end;
+      timed.ms += ms;
+    }
     ++profile_.runs;
   }
 

@@ -52,10 +52,17 @@ inline TensorRef bufferRef(const Plan &plan, const PlanMemory &memory, int id) {
   return TensorRef{base + b.offset, b.dtype, b.shape};
 }
 
-/// Times of a profiled program: per kernel name, summed over runs, and the
-/// whole runs (the difference is dispatch: time outside kernels).
+/// Times of a profiled program, summed over runs: per kernel name, per
+/// launch (keyed by its first step; a launch runs the steps [first, end),
+/// more than one where updates share a multi-tensor launch), and the whole
+/// runs (the difference is dispatch: time outside kernels).
 struct Profile {
+  struct Launch {
+    size_t end = 0;
+    double ms = 0;
+  };
   std::map<std::string, double> kernelMs;
+  std::map<size_t, Launch> launchMs;
   double runMs = 0;
   int64_t runs = 0;
 };

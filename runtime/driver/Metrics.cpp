@@ -1,6 +1,7 @@
 #include "runtime/driver/Metrics.h"
 
 #include <algorithm>
+#include <set>
 
 #include "runtime/core/KernelTraits.h"
 
@@ -22,21 +23,64 @@ void addPlanAndDevice(Json &m, const Plan &plan, const std::string &device,
   m["staging_waits_per_step"] = stagingWaitsPerStep;
 }
 
+/// FLOPs of one step whose kernel's FLOP rule is `rule`; else 0.
+double stepFlops(const Plan &plan, const Step &s, FlopRule rule) {
+  const KernelTraits *traits = findKernelTraits(s.kernel);
+  if (!traits || traits->flops != rule)
+    return 0;
+  std::vector<std::vector<int64_t>> in, out;
+  for (int id : s.inputs)
+    in.push_back(plan.buffers[id].shape);
+  for (int id : s.outputs)
+    out.push_back(plan.buffers[id].shape);
+  return kernelFlops(*traits, in, out, s.attrs.value("transpose_a", false));
+}
+
 /// FLOPs of one run of the plan's GEMM steps (matmul, matmul_bias).
 double gemmFlops(const Plan &plan) {
   double flops = 0;
-  for (const Step &s : plan.steps) {
-    const KernelTraits *traits = findKernelTraits(s.kernel);
-    if (!traits || traits->flops != FlopRule::Matmul)
-      continue;
-    std::vector<std::vector<int64_t>> in, out;
-    for (int id : s.inputs)
-      in.push_back(plan.buffers[id].shape);
-    for (int id : s.outputs)
-      out.push_back(plan.buffers[id].shape);
-    flops += kernelFlops(*traits, in, out, s.attrs.value("transpose_a", false));
-  }
+  for (const Step &s : plan.steps)
+    flops += stepFlops(plan, s, FlopRule::Matmul);
   return flops;
+}
+
+/// The launches that took longest, each with the bytes its steps read and
+/// write (every distinct operand read once, every result written once: the
+/// least traffic the launch could have) and the rates it reached, so that a
+/// profile says which kernels sit far from the memory's bandwidth or the
+/// tensor cores' peak.
+Json slowestLaunches(const Plan &plan, const Profile &profile, double runs, size_t count) {
+  std::vector<std::pair<size_t, Profile::Launch>> launches(profile.launchMs.begin(),
+                                                           profile.launchMs.end());
+  std::sort(launches.begin(), launches.end(),
+            [](const auto &x, const auto &y) { return x.second.ms > y.second.ms; });
+  launches.resize(std::min(launches.size(), count));
+  Json rows = Json::array();
+  for (const auto &[first, launch] : launches) {
+    std::set<int> read, written;
+    double flops = 0;
+    for (size_t i = first; i < launch.end && i < plan.steps.size(); ++i) {
+      const Step &s = plan.steps[i];
+      read.insert(s.inputs.begin(), s.inputs.end());
+      written.insert(s.outputs.begin(), s.outputs.end());
+      flops += stepFlops(plan, s, FlopRule::Matmul) + stepFlops(plan, s, FlopRule::Conv);
+    }
+    double bytes = 0;
+    for (const std::set<int> *ids : {&read, &written})
+      for (int id : *ids)
+        bytes += (double)plan.buffers[id].bytes;
+    double ms = launch.ms / runs;
+    Json row = {{"step", first < plan.steps.size() ? plan.steps[first].name : ""},
+                {"kernel", first < plan.steps.size() ? plan.steps[first].kernel : ""},
+                {"steps", launch.end - first},
+                {"ms", ms},
+                {"bytes", bytes},
+                {"gb_per_s", ms > 0 ? bytes / (ms * 1e6) : 0.0}};
+    if (flops > 0)
+      row["tflops"] = ms > 0 ? flops / (ms * 1e9) : 0.0;
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 } // namespace
@@ -58,7 +102,8 @@ Json profileMetrics(const Plan &plan, const Profile &profile) {
           {"run_ms_per_step", profile.runMs / runs},
           {"amp_bookkeeping_share", total > 0 ? amp / total : 0.0},
           {"gemm_ms_per_step", gemmMs / runs},
-          {"gemm_tflops", gemmMs > 0 ? gemmFlops(plan) * runs / (gemmMs * 1e9) : 0.0}};
+          {"gemm_tflops", gemmMs > 0 ? gemmFlops(plan) * runs / (gemmMs * 1e9) : 0.0},
+          {"slowest_launches", slowestLaunches(plan, profile, runs, 24)}};
 }
 
 Json runMetrics(const Plan &plan, const RunOptions &options, const RunResult &r) {
