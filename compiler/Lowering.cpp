@@ -3,6 +3,7 @@
 #include "compiler/DenseData.h"
 #include "compiler/CastFolding.h"
 #include "compiler/ElementwiseFusion.h"
+#include "compiler/NormActivationFusion.h"
 #include "compiler/EpilogueFusion.h"
 #include "compiler/Diagnostics.h"
 #include "compiler/GraphIO.h"
@@ -215,8 +216,10 @@ rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptio
     fuseGradEpilogues(plan);
   if (folding == CastFolding::On && probes.mode == ProbeOptions::Mode::None)
     foldCasts(plan);
-  if (target.elementwiseChains && probes.mode == ProbeOptions::Mode::None)
+  if (target.elementwiseChains && probes.mode == ProbeOptions::Mode::None) {
+    fuseNormActivations(plan);
     fuseElementwiseChains(plan);
+  }
   dropUnusedTemps(plan);
   addProbes(plan, probes);
   addCounters(plan);

@@ -69,7 +69,8 @@ const std::vector<KernelTraits> kTable = {
     {"max_pool2d", kOne, kOne, 0, 0, F::PerInput, kNoRange, S::pool},
     {"avg_pool2d", kOne, kOne, 0, 0, F::PerInput, kNoRange, S::pool},
     {"global_avg_pool", kOne, kOne, 0, 0, F::PerInput, kNoRange, S::globalAvgPool},
-    {"batch_norm", {5, 5}, kOne, 0, 0, F::FivePerInput, kNoRange, S::batchNorm, A::Accumulated},
+    // batch_norm's sixth input: a residual added before its relu.
+    {"batch_norm", {5, 6}, kOne, 0, 0, F::FivePerInput, kNoRange, S::batchNorm, A::Accumulated},
     {"layer_norm", kThree, kOne, kMixedFloat | kRoundedCopy, 0, F::FivePerInput, kNoRange,
      S::layerNorm, A::Rounded},
     // Reductions, softmax and losses.
@@ -103,7 +104,8 @@ const std::vector<KernelTraits> kTable = {
      A::Accumulated},
     {"max_pool2d_backward", kTwo, kOne, 0, 0, F::PerOutput, kNoRange, S::maxPoolBackward},
     {"avg_pool2d_backward", kOne, kOne, 0, 0, F::PerOutput, kNoRange, S::avgPoolBackward},
-    {"batch_norm_backward", kThree, kThree, 0, 0, F::PerOutput, kNoRange, S::batchNormBackward,
+    // batch_norm_backward's fourth input: the relu's result, masking dy.
+    {"batch_norm_backward", {3, 4}, kThree, 0, 0, F::PerOutput, kNoRange, S::batchNormBackward,
      A::Accumulated},
     {"layer_norm_backward", kThree, kThree, kMixedFloat | kRoundedCopy, 0, F::PerOutput,
      kNoRange, S::layerNormBackward, A::Rounded},

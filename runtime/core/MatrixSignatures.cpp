@@ -118,12 +118,26 @@ void avgPoolBackward(const StepView &s) {
   requireShape(s, s.in(0), pooled(s, s.out(0)));
 }
 
+/// A batch norm's `activation` (none, or relu: docs/runtime.md, "Batch norm
+/// activations"); an operand past `plain` inputs needs the relu.
+static std::string normActivation(const StepView &s, size_t plain) {
+  std::string act = s.attrs.getStr("activation", "none");
+  s.require(act == "none" || act == "relu", "activation must be none or relu");
+  s.require(s.step.inputs.size() == plain || act == "relu",
+            "only a relu takes a residual or mask operand");
+  s.require(act == "none" || s.out(0).dtype != DType::F64, "a relu's result is f32 or narrower");
+  return act;
+}
+
 void batchNorm(const StepView &s) {
   requireFloats(s);
   int64_t c = channelsOf(s, s.in(0));
   for (size_t i = 1; i < 5; ++i)
     perChannel(s, s.in(i), c);
   requireShape(s, s.out(0), s.in(0).shape);
+  normActivation(s, 5);
+  if (s.step.inputs.size() == 6)
+    requireShape(s, s.in(5), s.in(0).shape);
 }
 
 void layerNorm(const StepView &s) {
@@ -146,6 +160,10 @@ static void normBackwardShapes(const StepView &s, int64_t count) {
 void batchNormBackward(const StepView &s) {
   requireFloats(s);
   normBackwardShapes(s, channelsOf(s, s.in(0)));
+  if (normActivation(s, 3) == "relu") {
+    s.require(s.step.inputs.size() == 4, "a relu's backward takes the relu's result");
+    requireShape(s, s.in(3), s.in(0).shape);
+  }
 }
 
 void layerNormBackward(const StepView &s) {

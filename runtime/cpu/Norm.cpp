@@ -1,12 +1,37 @@
 // batch_norm (inference: running statistics; training: batch statistics,
 // moving the running ones by `momentum`), layer_norm, and their backward.
-// Statistics are accumulated in double.
+// Statistics are accumulated in double. A batch norm with activation relu
+// (docs/runtime.md, "Batch norm activations") computes what its unfused steps
+// did, each rounding where theirs did: the norm's result, plus a residual,
+// then the relu; its backward first masks dy by the relu's result.
 #include <cmath>
 
 #include "runtime/cpu/KernelUtil.h"
+#include "runtime/numerics/Activations.h"
 
 namespace ampc::rt {
 namespace {
+
+/// Rounds f32 values to `dtype` where it is narrower, as storing them would.
+void roundIn(float *values, DType dtype, int64_t n) {
+  if (dtype == DType::F16 || dtype == DType::BF16)
+    roundThrough(values, dtype, values, n);
+}
+
+/// batch_norm's epilogue on its f32 result y (the result's dtype `dtype`):
+/// relu(round(round(y) + residual)), or relu(y).
+void normEpilogue(KernelContext &c, float *y, DType dtype) {
+  int64_t n = c.out[0].size();
+  if (c.in.size() == 6) {
+    roundIn(y, dtype, n);
+    F32In r(c.in[5]);
+    for (int64_t i = 0; i < n; ++i)
+      y[i] += r[i];
+  }
+  roundIn(y, dtype, n);
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = num::Relu{}.value(y[i]);
+}
 
 void batchNorm(KernelContext &c) {
   const TensorRef &x = c.in[0];
@@ -81,6 +106,8 @@ void batchNorm(KernelContext &c) {
         py[at] = px[at] * a[ch] + b[ch];
       }
   }
+  if (attrStr(c, "activation", "none") == "relu")
+    normEpilogue(c, py, c.out[0].dtype);
   y.commit();
 }
 
@@ -221,12 +248,28 @@ void normBackward(KernelContext &c, bool batch) {
 
 void layerNormBackward(KernelContext &c) { normBackward(c, false); }
 
+/// With activation relu, dy is the relu's backward of the incoming gradient
+/// (input 1) at the relu's result (input 3), rounded to the gradient's dtype.
+void batchNormBackward(KernelContext &c) {
+  if (attrStr(c, "activation", "none") != "relu")
+    return normBackward(c, true);
+  int64_t n = c.in[1].size();
+  F32In dz(c.in[1]), z(c.in[3]);
+  std::vector<float> dy(n);
+  for (int64_t i = 0; i < n; ++i)
+    dy[i] = dz[i] * num::Relu{}.derivative(z[i], z[i]);
+  roundIn(dy.data(), c.in[1].dtype, n);
+  KernelContext masked = c;
+  masked.in[1] = TensorRef{dy.data(), DType::F32, c.in[1].shape};
+  normBackward(masked, true);
+}
+
 } // namespace
 
 void addNormKernels(KernelTable &t) {
   t["batch_norm"] = batchNorm;
   t["layer_norm"] = withRoundedCopy<layerNorm, 1>;
-  t["batch_norm_backward"] = [](KernelContext &c) { normBackward(c, true); };
+  t["batch_norm_backward"] = batchNormBackward;
   t["layer_norm_backward"] = withRoundedCopy<layerNormBackward, 3>;
 }
 

@@ -7,13 +7,60 @@
 // about the channel's first element (x[0, ch]), close to its mean, so one
 // pass gives the variance without the cancellation of raw sums of squares;
 // the results agree with the CPU's two-pass sums within a rounding.
-// Channels first, one thread per channel in the CPU's order.
+// Channels first, one thread per channel in the CPU's order. With activation
+// relu (docs/runtime.md, "Batch norm activations") the element pass ends in
+// the residual add and the relu, and the backward's dy is the relu's backward
+// of the incoming gradient, each rounded where the unfused steps rounded.
 // (layer_norm: LayerNorm.cu.)
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/Columns.h"
+#include "runtime/numerics/Activations.h"
 
 namespace ampc::rt::cuda {
 namespace {
+
+/// A tensor read element by element: data null where the step has none.
+struct Operand {
+  const void *data;
+  DType dtype;
+};
+
+Operand operandOf(const KernelContext &c, size_t input) {
+  return input < c.in.size() ? Operand{c.in[input].data, c.in[input].dtype}
+                             : Operand{nullptr, DType::F32};
+}
+
+/// batch_norm's end: y, or with a relu relu(round(round(y) + residual)).
+struct NormEpilogue {
+  bool relu;
+  Operand residual;
+  DType dtype; // the result's
+  __device__ float operator()(float y, int64_t i) const {
+    if (!relu)
+      return y;
+    if (residual.data)
+      y = roundThrough(y, dtype) + load(residual.data, residual.dtype, i);
+    return num::Relu{}.value(roundThrough(y, dtype));
+  }
+};
+
+NormEpilogue epilogueOf(const KernelContext &c) {
+  return {c.attrs.getStr("activation", "none") == "relu", operandOf(c, 5), c.out[0].dtype};
+}
+
+/// batch_norm_backward's dy: the incoming gradient, or with a relu its
+/// product with the relu's derivative at the relu's result, rounded to the
+/// gradient's dtype as the unfused relu backward stored it.
+struct Gradient {
+  Operand dz, relu;
+  __device__ float operator()(int64_t i) const {
+    float g = load(dz.data, dz.dtype, i);
+    if (!relu.data)
+      return g;
+    float z = load(relu.data, relu.dtype, i);
+    return roundThrough(g * num::Relu{}.derivative(z, z), dz.dtype);
+  }
+};
 
 /// Batch norm's channels: each spans outer x inner elements.
 struct Groups {
@@ -38,14 +85,15 @@ Groups groupsOf(const KernelContext &c, const TensorRef &x) {
 /// Channels last: a channel's moments about its first element, d = x - x0:
 /// the sums of d and d^2 (forward), and of dy and dy * d (backward).
 template <int N> struct ShiftedMoments {
-  View x, dy;
+  View x;
+  Gradient dy;
   int64_t channels;
   __device__ void operator()(int64_t r, int64_t ch, double *acc) const {
     double d = (double)load(x.data, x.dtype, r * channels + ch) - load(x.data, x.dtype, ch);
     acc[0] += d;
     acc[1] += d * d;
     if constexpr (N == 4) {
-      double g = load(dy.data, dy.dtype, r * channels + ch);
+      double g = dy(r * channels + ch);
       acc[2] += g;
       acc[3] += g * d;
     }
@@ -105,10 +153,11 @@ __global__ void batchStatistics(View x, View scale, View bias, View runMean, Vie
 }
 
 /// Channels first: y = x * a + b, any layout.
-__global__ void batchApply(View x, View y, Groups gr, const float *a, const float *b) {
+__global__ void batchApply(View x, View y, Groups gr, const float *a, const float *b,
+                           NormEpilogue end) {
   AMPC_GRID_STRIDE(e, y.size) {
     int64_t ch = (e / gr.inner) % gr.count;
-    store(y.data, y.dtype, e, load(x.data, x.dtype, e) * a[ch] + b[ch]);
+    store(y.data, y.dtype, e, end(load(x.data, x.dtype, e) * a[ch] + b[ch], e));
   }
 }
 
@@ -117,16 +166,19 @@ struct ApplyColumns {
   View x, y;
   const float *a, *b;
   int64_t channels;
+  NormEpilogue end;
   struct Column {
     View x, y;
     float a, b;
     int64_t at, channels;
+    NormEpilogue end;
     __device__ float load(int64_t r) const { return cuda::load(x.data, x.dtype, r * channels + at); }
     __device__ void store(int64_t r, float v) const {
-      cuda::store(y.data, y.dtype, r * channels + at, v * a + b);
+      int64_t i = r * channels + at;
+      cuda::store(y.data, y.dtype, i, end(v * a + b, i));
     }
   };
-  __device__ Column column(int64_t ch) const { return {x, y, a[ch], b[ch], ch, channels}; }
+  __device__ Column column(int64_t ch) const { return {x, y, a[ch], b[ch], ch, channels, end}; }
 };
 
 void batchNorm(KernelContext &c) {
@@ -140,16 +192,18 @@ void batchNorm(KernelContext &c) {
   float *ab = reinterpret_cast<float *>(stats + moments);
   View xv = viewOf(x), y = viewOf(c.out[0]);
   if (moments)
-    rows::columnSums<2>(c.stream(), m, ShiftedMoments<2>{xv, xv, gr.count}, stats + 2 * gr.count,
-                        stats);
+    rows::columnSums<2>(c.stream(), m, ShiftedMoments<2>{xv, {}, gr.count},
+                        stats + 2 * gr.count, stats);
   batchStatistics<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(
       xv, viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.in[3]), viewOf(c.in[4]), gr, c.training,
       c.attrs.getF64("epsilon", 1e-5), c.attrs.getF64("momentum", 0.9),
       moments ? stats : nullptr, ab, ab + gr.count);
+  NormEpilogue end = epilogueOf(c);
   if (columns)
-    rows::eachInColumns(c.stream(), m, ApplyColumns{xv, y, ab, ab + gr.count, gr.count});
+    rows::eachInColumns(c.stream(), m, ApplyColumns{xv, y, ab, ab + gr.count, gr.count, end});
   else
-    batchApply<<<blocksFor(x.size()), kThreads, 0, c.stream()>>>(xv, y, gr, ab, ab + gr.count);
+    batchApply<<<blocksFor(x.size()), kThreads, 0, c.stream()>>>(xv, y, gr, ab, ab + gr.count,
+                                                                  end);
   launched(c);
 }
 
@@ -177,19 +231,22 @@ __global__ void backwardStatistics(View x, View scale, View ds, View db, int64_t
 
 /// Channels last: dx from x and dy, a lane per channel.
 struct DxColumns {
-  View x, dy, dx;
+  View x;
+  Gradient dy;
+  View dx;
   const double *coefficients;
   int64_t channels;
   struct Pair {
     float x, dy;
   };
   struct Column {
-    View x, dy, dx;
+    View x;
+    Gradient dy;
+    View dx;
     double k, q, o;
     int64_t at, channels;
     __device__ Pair load(int64_t r) const {
-      return {cuda::load(x.data, x.dtype, r * channels + at),
-              cuda::load(dy.data, dy.dtype, r * channels + at)};
+      return {cuda::load(x.data, x.dtype, r * channels + at), dy(r * channels + at)};
     }
     __device__ void store(int64_t r, const Pair &v) const {
       cuda::store(dx.data, dx.dtype, r * channels + at, float(k * v.dy + q * v.x + o));
@@ -202,8 +259,8 @@ struct DxColumns {
 };
 
 /// The CPU's channels-first batch norm backward, one thread per channel.
-__global__ void groupBackward(View x, View dy, View scale, View dx, View ds, View db, Groups gr,
-                              double eps) {
+__global__ void groupBackward(View x, Gradient dy, View scale, View dx, View ds, View db,
+                              Groups gr, double eps) {
   AMPC_GRID_STRIDE(g, gr.count) {
     double mean = 0, var = 0, sumD = 0, sumDX = 0, dscale = 0, dbias = 0;
     for (int64_t k = 0; k < gr.span; ++k)
@@ -217,7 +274,7 @@ __global__ void groupBackward(View x, View dy, View scale, View dx, View ds, Vie
     double inv = 1.0 / sqrt(var + eps);
     for (int64_t k = 0; k < gr.span; ++k) {
       double xhat = (load(x.data, x.dtype, gr.at(g, k)) - mean) * inv,
-             d = load(dy.data, dy.dtype, gr.at(g, k));
+             d = dy(gr.at(g, k));
       double sc = load(scale.data, scale.dtype, g);
       sumD += d * sc;
       sumDX += d * sc * xhat;
@@ -228,7 +285,7 @@ __global__ void groupBackward(View x, View dy, View scale, View dx, View ds, Vie
       double xhat = (load(x.data, x.dtype, gr.at(g, k)) - mean) * inv,
              sc = load(scale.data, scale.dtype, g);
       store(dx.data, dx.dtype, gr.at(g, k),
-            float(inv * (load(dy.data, dy.dtype, gr.at(g, k)) * sc - sumD / gr.span -
+            float(inv * (dy(gr.at(g, k)) * sc - sumD / gr.span -
                          xhat * sumDX / gr.span)));
     }
     store(ds.data, ds.dtype, g, (float)dscale);
@@ -242,8 +299,10 @@ void batchNormBackward(KernelContext &c) {
   double eps = c.attrs.getF64("epsilon", 1e-5);
   if (gr.count == 0 || x.size() == 0)
     return;
-  View xv = viewOf(x), dy = viewOf(c.in[1]), scale = viewOf(c.in[2]), dx = viewOf(c.out[0]),
-       ds = viewOf(c.out[1]), db = viewOf(c.out[2]);
+  View xv = viewOf(x), scale = viewOf(c.in[2]), dx = viewOf(c.out[0]), ds = viewOf(c.out[1]),
+       db = viewOf(c.out[2]);
+  bool relu = c.attrs.getStr("activation", "none") == "relu";
+  Gradient dy{operandOf(c, 1), relu ? operandOf(c, 3) : Operand{nullptr, DType::F32}};
   if (gr.inner == 1) { // channels last
     rows::Columns m = rows::columnsOf(gr.outer, gr.count);
     double *moments = reinterpret_cast<double *>(
