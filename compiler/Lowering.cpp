@@ -139,7 +139,7 @@ void fuseUpdateCopies(rt::Plan &plan) {
 }
 
 rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptions &probes,
-                     CastFolding folding) {
+                     const Fusions &fusions) {
   auto g = cast<graph::GraphOp>(theGraph(module));
   rt::Plan plan;
   plan.name = g.getSymName().str();
@@ -210,16 +210,17 @@ rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptio
   if (auto loss = g.getLoss())
     plan.loss = plan.find(loss->str());
   fuseUpdateCopies(plan);
-  if (target.gemmEpilogues)
+  bool probed = probes.mode != ProbeOptions::Mode::None;
+  if (target.gemmEpilogues && fusions.gemmEpilogues)
     fuseGemmEpilogues(plan);
-  if (target.gemmEpilogues && probes.mode == ProbeOptions::Mode::None)
+  if (target.gemmEpilogues && fusions.gradEpilogues && !probed)
     fuseGradEpilogues(plan);
-  if (folding == CastFolding::On && probes.mode == ProbeOptions::Mode::None)
+  if (fusions.castFolding && !probed)
     foldCasts(plan);
-  if (target.elementwiseChains && probes.mode == ProbeOptions::Mode::None) {
+  if (target.elementwiseChains && fusions.normActivations && !probed)
     fuseNormActivations(plan);
+  if (target.elementwiseChains && fusions.elementwiseChains && !probed)
     fuseElementwiseChains(plan);
-  }
   dropUnusedTemps(plan);
   addProbes(plan, probes);
   addCounters(plan);
@@ -230,12 +231,12 @@ rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptio
 } // namespace
 
 rt::Plan lowerToPlan(ModuleOp module, const rt::Target &target, const ProbeOptions &probes,
-                     CastFolding folding) {
-  if (!hasTargetPasses(target))
-    return lowerModule(module, target, probes, folding);
+                     const Fusions &fusions) {
+  if (!hasTargetPasses(target) || !fusions.weightCopies)
+    return lowerModule(module, target, probes, fusions);
   OwningOpRef<ModuleOp> lowered = module.clone(); // the caller's module stays as it is
   runTargetPasses(*lowered, target);
-  return lowerModule(*lowered, target, probes, folding);
+  return lowerModule(*lowered, target, probes, fusions);
 }
 
 } // namespace ampc

@@ -24,15 +24,19 @@ namespace ampc {
 ///
 /// Without probes, the casts between f32 and f16/bf16 next to kernels that
 /// read and write any float dtype run inside those kernels
-/// (compiler/CastFolding.h, the same bits); `CastFolding::Off` keeps them as
-/// steps (tests compare the two). With probes they stay, so that a probe
-/// names the cast that overflowed. Likewise, on targets with
+/// (compiler/CastFolding.h, the same bits). With probes they stay, so that a
+/// probe names the cast that overflowed. Likewise, on targets with
 /// `elementwise_chains`, elementwise ops whose intermediate values nothing
-/// else reads run as one step (compiler/ElementwiseFusion.h) only without
-/// probes.
-enum class CastFolding { On, Off };
+/// else reads run as one step (compiler/ElementwiseFusion.h), and relus join
+/// the batch norms before them (compiler/NormActivationFusion.h), only
+/// without probes. `fusions` turns each fusion off (tests compare the plans;
+/// users and benchmarks measure with `--no-fuse`, docs/cli.md).
+struct Fusions {
+  bool weightCopies = true, gemmEpilogues = true, gradEpilogues = true, castFolding = true,
+       normActivations = true, elementwiseChains = true;
+};
 rt::Plan lowerToPlan(mlir::ModuleOp module, const rt::Target &target = rt::cpuTarget(),
-                     const ProbeOptions &probes = {}, CastFolding folding = CastFolding::On);
+                     const ProbeOptions &probes = {}, const Fusions &fusions = {});
 
 /// The plan kernel of a graph op: its name without the `graph.` prefix.
 std::string kernelName(mlir::Operation *op);

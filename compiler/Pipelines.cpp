@@ -50,7 +50,9 @@ void runTrainingPipeline(ModuleOp module, const AmpSettings &amp, const TrainSet
   PassManager pm(ctx);
   OpPassManager &graphPm = pm.nest<graph::GraphOp>();
   addAmpPasses(graphPm, amp);
-  graphPm.addPass(createGraphAutodiff());
+  GraphAutodiffOptions autodiff;
+  autodiff.recompute = settings.recompute;
+  graphPm.addPass(createGraphAutodiff(autodiff));
   GraphLossScalingOptions scaling;
   scaling.mode = lossScalingMode(amp, settings);
   scaling.initLossScaling = settings.initLossScaling;

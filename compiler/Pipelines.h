@@ -32,6 +32,9 @@ struct TrainSettings {
   double weightDecay = -1.0; // default per optimizer
   /// graph-fold-unscale; off keeps the unscaled f32 gradients (for comparisons).
   bool foldUnscale = true;
+  /// graph-autodiff's recompute: cheap forward values the backward needs are
+  /// recomputed there (less memory); off keeps them (`--no-fuse recompute`).
+  bool recompute = true;
   /// Data-parallel training (graph-data-parallel): ranks, the bucket size,
   /// and whether the sum over ranks is averaged. One rank adds nothing.
   int64_t worldSize = 1;

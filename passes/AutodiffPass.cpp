@@ -28,6 +28,7 @@ namespace ampc {
 namespace {
 
 struct GraphAutodiffPass : impl::GraphAutodiffBase<GraphAutodiffPass> {
+  using GraphAutodiffBase::GraphAutodiffBase;
   void runOnOperation() override;
 };
 
@@ -103,7 +104,8 @@ void GraphAutodiffPass::runOnOperation() {
   }
 
   // Memory: less of the forward stays alive for the backward.
-  train::recomputeActivations(seed, names);
+  if (recompute)
+    train::recomputeActivations(seed, names);
   train::recomputeWidenedOps(seed, names);
   train::recastForwardCasts(seed, names);
   train::sinkWideningCasts(seed);

@@ -49,7 +49,14 @@ def GraphAutodiff : Pass<"graph-autodiff", "::ampc::graph::GraphOp"> {
     Reverse-mode differentiation of the graph's loss with respect to every
     trainable param, seeded with 1 (the loss-scaling pass turns the seed into
     the loss scale). Each param's gradient is named `<param>.grad`.
+    With `recompute` (the default), activations and layer norms whose
+    operands the backward reads anyway are recomputed there instead of kept
+    from the forward (docs/training.md).
   }];
+  let options = [
+    Option<"recompute", "recompute", "bool", /*default=*/"true",
+           "recompute cheap forward values in the backward">,
+  ];
 }
 
 def GraphLossScaling : Pass<"graph-loss-scaling", "::ampc::graph::GraphOp"> {

@@ -28,8 +28,11 @@
 #       bench   step times of simplenet, mnist_cnn, ResNet-50 and BERT-base
 #               against PyTorch eager (f32, autocast with GradScaler) and
 #               torch.compile (BERT), the table of docs/performance.md,
-#               profiles (per-kernel times, AMP bookkeeping, GEMM TFLOP/s),
-#               and both sides trained 50 steps from the same start, their
+#               profiles (per-kernel times, the slowest launches with their
+#               GB/s or TFLOP/s, AMP bookkeeping, GEMM TFLOP/s), step times
+#               with one fusion left out (--no-fuse: recompute and grad
+#               epilogues in BERT-base, norm activations in ResNet-50), and
+#               both sides trained 50 steps from the same start, their
 #               losses compared.
 #     `all` (the default) runs the three; each alone fits in 10 minutes.
 #     Logs and metrics go to LOGDIR ($OUT, else build-gpu/logs).
@@ -46,7 +49,7 @@ prepare() {
   fi
   rm -rf .gpu
   mkdir -p .gpu/debs .gpu/data .gpu/plans/unit .gpu/plans/models .gpu/plans/e2e \
-    .gpu/plans/bench .gpu/graphs
+    .gpu/plans/bench .gpu/plans/fusions .gpu/graphs
   (cd .gpu/debs && apt-get download -q nlohmann-json3-dev zlib1g-dev zlib1g \
      libopenblas0-openmp libopenblas-openmp-dev libgfortran5 libquadmath0 2>&1 |
      grep -v "^W: Download is performed unsandboxed" || true)
@@ -125,6 +128,13 @@ prepare() {
       --optimizer adamw
   done
   plan bench resnet50-o1 resnet "depth=50 batch=64" --device cuda --level O1 --train
+  # The same steps with one fusion left out, for what each is worth (bench).
+  plan fusions bert-o1-no-recompute bert "batch=32 seq=128" --device cuda --level O1 --train \
+    --optimizer adamw --no-fuse recompute
+  plan fusions bert-o1-no-grad-epilogues bert "batch=32 seq=128" --device cuda --level O1 \
+    --train --optimizer adamw --no-fuse grad-epilogues
+  plan fusions resnet50-o1-no-norm-activations resnet "depth=50 batch=64" --device cuda \
+    --level O1 --train --no-fuse norm-activations
   rm -rf .gpu/graphs
   echo "gpu-check: prepared .gpu ($(du -sh .gpu | cut -f1)):" \
     "$(ls .gpu/plans/models | wc -l) model plans, $(ls .gpu/plans/unit | wc -l) kernel-test" \
@@ -276,6 +286,13 @@ phase_ampc_bench() {
   done
   check bench-simplenet-o1-no-graph $bin/ampc-plan-run .gpu/plans/bench/simplenet-o1.json 60 \
     --device cuda --no-cuda-graph --metrics-json "$logs/bench-simplenet-o1-no-graph.json"
+  for p in .gpu/plans/fusions/*.json; do
+    p=$(basename "$p" .json)
+    lr=0.01
+    [[ $p == bert-* ]] && lr=0.0001
+    check "fusion-$p" $bin/ampc-plan-run .gpu/plans/fusions/$p.json 60 --device cuda --lr $lr \
+      --metrics-json "$logs/fusion-$p.json"
+  done
   # Profiles: every kernel timed (slower steps, so apart from the timings).
   check bench-simplenet-o1-profile $bin/ampc-plan-run .gpu/plans/bench/simplenet-o1.json 20 \
     --device cuda --profile --metrics-json "$logs/bench-simplenet-o1-profile.json"

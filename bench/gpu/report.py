@@ -119,6 +119,18 @@ def bench(logs):
         syncs = f"{ms['o1']['host_syncs_per_step']:.2f}" if ms["o1"] else "-"
         print(f"| {model} | {cell(ms['o0'])} | {cell(ms['o1'])} | {cell(ms['o2'])} "
               f"| {f32[0] if f32 else '-'} | {amp[0] if amp else '-'} | {syncs} |")
+    fusions = sorted(f[len("fusion-"):-len(".json")] for f in os.listdir(logs)
+                     if f.startswith("fusion-") and f.endswith(".json"))
+    if fusions:
+        print("\nOne fusion left out (ampc compile --no-fuse NAME), against the fused step:")
+        print("| plan | ms | fused ms | ratio | device peak bytes | fused peak |")
+        print("|---|---|---|---|---|---|")
+    for name in fusions:
+        off, on = load(logs, "fusion-" + name), load(logs, "bench-" + name.split("-no-")[0])
+        if off and on:
+            print(f"| {name} | {off['step_ms_median']:.3f} | {on['step_ms_median']:.3f} "
+                  f"| {off['step_ms_median'] / on['step_ms_median']:.2f} "
+                  f"| {off['device_peak_bytes']} | {on['device_peak_bytes']} |")
     nograph = load(logs, "bench-simplenet-o1-no-graph")
     if nograph:
         print(f"\nsimplenet O1 without CUDA graphs: {nograph['step_ms_median']:.3f} ms/step")

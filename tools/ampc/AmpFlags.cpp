@@ -104,4 +104,53 @@ AmpSettings ampOptionsFrom(const Args &args) {
   return options;
 }
 
+namespace {
+
+struct FusionFlag {
+  const char *name;
+  bool Fusions::*field; // null: the training pipeline's recompute
+};
+
+const FusionFlag kFusions[] = {
+    {"weight-copies", &Fusions::weightCopies},
+    {"gemm-epilogues", &Fusions::gemmEpilogues},
+    {"grad-epilogues", &Fusions::gradEpilogues},
+    {"cast-folding", &Fusions::castFolding},
+    {"norm-activations", &Fusions::normActivations},
+    {"elementwise-chains", &Fusions::elementwiseChains},
+    {"recompute", nullptr},
+};
+
+std::string fusionNames() {
+  std::string names;
+  for (const FusionFlag &f : kFusions)
+    names += std::string(names.empty() ? "" : ",") + f.name;
+  return names;
+}
+
+} // namespace
+
+OptionSpec noFuseOptionSpec() {
+  return {"no-fuse", true, true, "fusions left out, a,b,...: " + fusionNames()};
+}
+
+Fusions fusionsFrom(const Args &args, TrainSettings *training) {
+  Fusions fusions;
+  for (const std::string &value : args.getAll("no-fuse"))
+    for (const std::string &name : splitCommas(value)) {
+      const FusionFlag *flag = nullptr;
+      for (const FusionFlag &f : kFusions)
+        if (name == f.name)
+          flag = &f;
+      if (!flag)
+        throw UsageError("--no-fuse: unknown fusion '" + name + "'; the fusions are " +
+                         fusionNames());
+      if (flag->field)
+        fusions.*(flag->field) = false;
+      else if (training)
+        training->recompute = false;
+    }
+  return fusions;
+}
+
 } // namespace ampc::cli

@@ -2,6 +2,7 @@
 #ifndef AMPC_TOOLS_AMPC_AMPFLAGS_H
 #define AMPC_TOOLS_AMPC_AMPFLAGS_H
 
+#include "compiler/Lowering.h"
 #include "compiler/Pipelines.h"
 #include "tools/ampc/Args.h"
 
@@ -14,6 +15,12 @@ std::vector<OptionSpec> ampOptionSpecs();
 /// Reads the config file (if any), then the flags. Throws CliError naming the
 /// config file for a bad config.
 AmpSettings ampOptionsFrom(const Args &args);
+
+/// `--no-fuse NAME,...`: the fusions to leave out (docs/cli.md); recompute
+/// goes to `training` where given. Throws UsageError for an unknown name.
+Fusions fusionsFrom(const Args &args, TrainSettings *training);
+/// The `--no-fuse` option.
+OptionSpec noFuseOptionSpec();
 
 /// Applies a `--config` file's text to `options`; throws CliError naming
 /// `path`.

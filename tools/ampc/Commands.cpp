@@ -170,7 +170,8 @@ const std::vector<Command> &commands() {
                                            {"world-size", true, false,
                                             "with --train: data-parallel ranks (1)"},
                                            {"device", true, false,
-                                            "the target: cpu (default) or cuda"}})),
+                                            "the target: cpu (default) or cuda"},
+                                           noFuseOptionSpec()})),
        runCompile},
       {"run", "run IN [AMP options] [--batch N] [--data synthetic|fashion-mnist[:DIR]|FILE] "
               "[--steps N] [--seed S] [--metrics-json FILE] "
@@ -186,6 +187,7 @@ const std::vector<Command> &commands() {
                        {"outputs", true, false,
                         "with --inputs: writes every graph output to a safetensors file"},
                        {"device", true, false, "cpu (default) or cuda"},
+                       noFuseOptionSpec(),
                        {"no-cuda-graph", false, false,
                         "queues every kernel of every batch (no CUDA graph replay)"},
                        {"profile", false, false, "prints the time per batch of each kernel"}}),
@@ -200,6 +202,7 @@ const std::vector<Command> &commands() {
             "starts from the weights of a safetensors file (fresh optimizer state)"},
            {"metrics-json", true, false, "writes the run's figures as JSON"},
            {"device", true, false, "cpu (default) or cuda"},
+           noFuseOptionSpec(),
            {"no-cuda-graph", false, false,
             "queues every kernel of every step (no CUDA graph replay)"},
            {"check-numerics", false, false,

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "compiler/Diagnostics.h"
+#include "compiler/Lowering.h"
 #include "compiler/Pipelines.h"
 #include "compiler/Probes.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -56,6 +57,7 @@ struct TrainJob {
   std::string in;
   AmpSettings amp;
   TrainSettings settings;
+  Fusions fusions; // `--no-fuse`
   rt::TrainOptions options;
   rt::Plan trainPlan, evalPlan;
   /// Every value name of the user's graph (for advice naming black varnames).

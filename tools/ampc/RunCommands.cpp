@@ -37,7 +37,8 @@ bool isPlanFile(const std::string &path) {
 /// Loads a graph, runs the AMP pipeline (or the training pipeline) and
 /// lowers it for `target` (with `probes`); or loads a plan.
 rt::Plan planFor(const std::string &in, const AmpSettings &settings, const rt::Target &target,
-                 const TrainSettings *training = nullptr, ProbeOptions probes = {}) {
+                 const Fusions &fusions, const TrainSettings *training = nullptr,
+                 ProbeOptions probes = {}) {
   if (isPlanFile(in))
     return rt::loadPlan(in);
   MLIRContext ctx;
@@ -46,7 +47,7 @@ rt::Plan planFor(const std::string &in, const AmpSettings &settings, const rt::T
     runTrainingPipeline(*module, settings, *training);
   else
     runAmpPipeline(*module, settings);
-  return lowerToPlan(*module, target, probes);
+  return lowerToPlan(*module, target, probes, fusions);
 }
 
 std::string summary(const rt::Buffer &b, const std::vector<float> &v) {
@@ -97,12 +98,13 @@ int runCompile(const Args &args) {
   rt::Plan plan = onFile(in, [&] {
     const rt::Target &target = targetFrom(args);
     if (!args.has("train"))
-      return planFor(in, settings, target);
+      return planFor(in, settings, target, fusionsFrom(args, nullptr));
     TrainSettings training = trainSettingsFrom(args);
+    Fusions fusions = fusionsFrom(args, &training);
     ProbeOptions probes;
     if (args.has("check-numerics"))
       probes = {ProbeOptions::Mode::NonFinite, settings.dtype};
-    return planFor(in, settings, target, &training, probes);
+    return planFor(in, settings, target, fusions, &training, probes);
   });
   onFile(out, [&] { writeFileAtomically(out, rt::planToJson(plan)); });
   return 0;
@@ -119,7 +121,8 @@ static int runOnInputs(const Args &args, const std::string &in, const AmpSetting
     throw UsageError("--outputs needs --inputs (the values to run on)");
   checkOutput(args, "outputs");
   std::string device = deviceFrom(args);
-  rt::Plan plan = onFile(in, [&] { return planFor(in, settings, *rt::findTarget(device)); });
+  rt::Plan plan = onFile(
+      in, [&] { return planFor(in, settings, *rt::findTarget(device), fusionsFrom(args, nullptr)); });
   rt::Executor ex(plan, {/*training=*/false, (uint64_t)args.getInt("seed", 0, 0),
                          /*profile=*/false, device, !args.has("no-cuda-graph")});
   onFile(inputs, [&] { rt::loadInputs(rt::readSafetensors(inputs), ex); });
@@ -149,7 +152,8 @@ int runRun(const Args &args) {
     options.reports = Progress::updatesPerRun();
     if (args.has("steps"))
       options.steps = args.getInt("steps", 0);
-    rt::Plan plan = planFor(in, settings, *rt::findTarget(options.device));
+    rt::Plan plan =
+        planFor(in, settings, *rt::findTarget(options.device), fusionsFrom(args, nullptr));
     rt::Runner runner(plan, options);
     if (args.has("batch") && args.getInt("batch", 0) != runner.batchSize())
       throw UsageError("the graph takes batches of " + std::to_string(runner.batchSize()) +

@@ -92,6 +92,7 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     options.device = deviceFrom(args);
     options.reports = Progress::updatesPerRun();
     job.settings = trainSettingsFrom(args);
+    job.fusions = fusionsFrom(args, &job.settings);
     options.data = args.get("data").value_or("synthetic");
     options.steps = args.getInt("steps", 0);
     options.epochs = args.getInt("epochs", 1);
@@ -116,9 +117,9 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     OwningOpRef<ModuleOp> training = forward->clone();
     runAmpPipeline(*forward, job.amp);
     const rt::Target &target = *rt::findTarget(options.device);
-    job.evalPlan = lowerToPlan(*forward, target);
+    job.evalPlan = lowerToPlan(*forward, target, {}, job.fusions);
     runTrainingPipeline(*training, job.amp, job.settings);
-    job.trainPlan = lowerToPlan(*training, target, probes);
+    job.trainPlan = lowerToPlan(*training, target, probes, job.fusions);
     if (forwardOut)
       *forwardOut = std::move(forward);
   });
