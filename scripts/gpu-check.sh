@@ -31,7 +31,9 @@
 #               profiles (per-kernel times, the slowest launches with their
 #               GB/s or TFLOP/s, AMP bookkeeping, GEMM TFLOP/s), step times
 #               with one fusion left out (--no-fuse: recompute and grad
-#               epilogues in BERT-base, norm activations in ResNet-50), and
+#               epilogues in BERT-base, norm activations in ResNet-50), the
+#               attention core at seq 128 against PyTorch's fused kernels
+#               (bench/gpu/attention.py), and
 #               both sides trained 50 steps from the same start, their
 #               losses compared.
 #     `all` (the default) runs the three; each alone fits in 10 minutes.
@@ -308,6 +310,8 @@ phase_bench() {
   echo "== PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)"
   AMPC_TORCH_PROFILE="$logs/torch-profile.json" PYTHONPATH=bench python3 bench/gpu/torch_gpu.py 50 |
     tee "$logs/torch.txt"
+  echo "== attention core at seq 128 (ms per layer, per step)"
+  check attention python3 bench/gpu/attention.py "$logs/attention.json"
   # Same start: the PyTorch AMP peer writes its seeded init and its batch in
   # ampc's names; ampc trains its plans from them; the losses after 50 steps
   # must agree within AMP's noise (bench/compare_losses.py).

@@ -6,6 +6,7 @@
 """
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -18,6 +19,26 @@ TOLERANCE = 0.005
 # The H100 SXM's f16 dense tensor-core peak and HBM3 bandwidth.
 PEAK_TFLOPS = 989
 HBM_TBPS = 3.35
+
+
+# The steps of BERT-base's attention core in ampc's plan, forward and
+# backward: what a fused attention kernel would replace.
+ATTENTION_CORE = re.compile(r"encoder\.layer\d+\.attn\.((q|k|v)\.(heads|split)|scores|scaled|probs"
+                            r"|context|context\.merge|context\.flat)(\.recompute|\.grad(_\d)?)?$")
+
+
+def attention(logs):
+    """ampc's attention core (profiled BERT-base O1) against PyTorch's
+    unfused core and scaled_dot_product_attention's backends (attention.py)."""
+    torch, prof = load(logs, "attention"), load(logs, "bench-bert-o1-profile")
+    if not torch or not prof or "launch_ms_per_step" not in prof.get("profile", {}):
+        return
+    steps = prof["profile"]["launch_ms_per_step"]
+    ours = sum(ms for name, ms in steps.items() if ATTENTION_CORE.match(name))
+    print(f"\nAttention core at seq 128 (12 layers, forward and backward, ms per step): "
+          f"ampc {ours:.3f} (profiled, {sum(1 for n in steps if ATTENTION_CORE.match(n))} "
+          "launches); PyTorch " +
+          ", ".join(f"{name} {r['ms_per_step']:.3f}" for name, r in torch.items()))
 
 
 def load(logs, name):
@@ -131,6 +152,7 @@ def bench(logs):
             print(f"| {name} | {off['step_ms_median']:.3f} | {on['step_ms_median']:.3f} "
                   f"| {off['step_ms_median'] / on['step_ms_median']:.2f} "
                   f"| {off['device_peak_bytes']} | {on['device_peak_bytes']} |")
+    attention(logs)
     nograph = load(logs, "bench-simplenet-o1-no-graph")
     if nograph:
         print(f"\nsimplenet O1 without CUDA graphs: {nograph['step_ms_median']:.3f} ms/step")

@@ -97,7 +97,12 @@ Json profileMetrics(const Plan &plan, const Profile &profile) {
     if (traits && traits->flops == FlopRule::Matmul)
       gemmMs += ms;
   }
+  Json perStep = Json::object(); // every launch, by its first step's name
+  for (const auto &[first, launch] : profile.launchMs)
+    if (first < plan.steps.size())
+      perStep[plan.steps[first].name] = launch.ms / runs;
   return {{"kernel_ms_per_step", perKernel},
+          {"launch_ms_per_step", perStep},
           {"kernels_ms_per_step", total / runs},
           {"run_ms_per_step", profile.runMs / runs},
           {"amp_bookkeeping_share", total > 0 ? amp / total : 0.0},

@@ -12,7 +12,8 @@ Json runMetrics(const Plan &plan, const RunOptions &options, const RunResult &re
 /// With TrainOptions::profile, `profile` is added: per kernel the ms per
 /// step, the kernels' and the whole run's ms per step, the share of AMP
 /// bookkeeping (casts, finite checks, the scale update) in the kernels' time,
-/// the GEMMs' ms per step and achieved TFLOP/s, and the slowest launches
+/// every launch's ms per step by its first step's name, the GEMMs' ms per
+/// step and achieved TFLOP/s, and the slowest launches
 /// with their bytes, GB/s and (GEMMs, convolutions) TFLOP/s.
 Json trainMetrics(const Plan &plan, const TrainOptions &options, const TrainResult &result);
 Json profileMetrics(const Plan &plan, const Profile &profile);

@@ -12,6 +12,9 @@ size = {b["id"]: b["bytes"] for b in plan["buffers"]}
 assert 0 < len(rows) <= 24, len(rows)
 assert all(a["ms"] >= b["ms"] for a, b in zip(rows, rows[1:])), "not sorted"
 assert abs(sum(r["ms"] for r in rows) - profile["kernels_ms_per_step"]) < 1e-9 or len(rows) == 24
+launches = profile["launch_ms_per_step"]
+assert abs(sum(launches.values()) - profile["kernels_ms_per_step"]) < 1e-9, "launches"
+assert all(launches[r["step"]] == r["ms"] for r in rows), "slowest launches"
 gemms = 0
 for r in rows:
     s = steps[r["step"]]
