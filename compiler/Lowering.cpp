@@ -4,6 +4,7 @@
 #include "compiler/CastFolding.h"
 #include "compiler/ElementwiseFusion.h"
 #include "compiler/NormActivationFusion.h"
+#include "compiler/SoftmaxScaleFusion.h"
 #include "compiler/EpilogueFusion.h"
 #include "compiler/Diagnostics.h"
 #include "compiler/GraphIO.h"
@@ -217,6 +218,8 @@ rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptio
     fuseGradEpilogues(plan);
   if (fusions.castFolding && !probed)
     foldCasts(plan);
+  if (target.elementwiseChains && fusions.softmaxScales && !probed)
+    fuseSoftmaxScales(plan);
   if (target.elementwiseChains && fusions.normActivations && !probed)
     fuseNormActivations(plan);
   if (target.elementwiseChains && fusions.elementwiseChains && !probed)

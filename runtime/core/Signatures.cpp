@@ -229,6 +229,7 @@ void reduce(const StepView &s) {
 void softmax(const StepView &s) {
   unary(s);
   axisOf(s, s.attrs.getInt("axis", -1), s.in(0).shape.size());
+  s.attrs.foldedScale("input"); // throws for a bad rounding dtype
 }
 
 void softmaxBackward(const StepView &s) {
@@ -236,6 +237,7 @@ void softmaxBackward(const StepView &s) {
   requireShape(s, s.in(1), s.in(0).shape);
   requireShape(s, s.out(0), s.in(0).shape);
   axisOf(s, s.attrs.getInt("axis", -1), s.in(0).shape.size());
+  s.attrs.foldedScale("output");
 }
 
 /// Logits [..., C] and one label per row.

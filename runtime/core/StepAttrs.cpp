@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/core/Convert.h"
+
 namespace ampc::rt {
 
 StepAttrs::StepAttrs(const Step &step) : step_(step.name) {
@@ -50,6 +52,20 @@ StepAttrs::StepAttrs(const Step &step) : step_(step.name) {
     for (const std::string &name : r->strings)
       rounded_.push_back(name.empty() ? DType::F32 : parseDType(name).value_or(DType::F32));
   }
+}
+
+FoldedScale StepAttrs::foldedScale(const std::string &prefix) const {
+  std::string scale = prefix + "_scale", bias = prefix + "_bias", round = prefix + "_round";
+  FoldedScale f;
+  f.present = find(scale.c_str()) || find(bias.c_str()) || find(round.c_str());
+  f.scale = narrow(getF64(scale.c_str(), 1.0));
+  f.bias = narrow(getF64(bias.c_str(), 0.0));
+  std::string name = getStr(round.c_str(), "");
+  std::optional<DType> d = name.empty() ? DType::F32 : parseDType(name);
+  if (!d || !(*d == DType::F32 || *d == DType::F16 || *d == DType::BF16))
+    wrongType(round.c_str(), "f16, bf16, f32 or \"\"");
+  f.round = *d;
+  return f;
 }
 
 const StepAttrs::Entry *StepAttrs::find(const char *name) const {

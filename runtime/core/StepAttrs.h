@@ -11,6 +11,15 @@
 
 namespace ampc::rt {
 
+/// A `scale` step folded into the step beside it (docs/runtime.md,
+/// "Softmax scales"): v * scale + bias, rounded to `round` as the scale
+/// step's result was. Absent: the identity.
+struct FoldedScale {
+  bool present = false;
+  float scale = 1.0f, bias = 0.0f;
+  DType round = DType::F32;
+};
+
 class StepAttrs {
 public:
   StepAttrs() = default;
@@ -33,6 +42,10 @@ public:
   /// `round_inputs` (one dtype name or "" per input) marks where lowering
   /// fused a cast of a param or input into this step.
   DType roundedInput(size_t i) const;
+  /// The scale folded in at `prefix` ("input": into a softmax's operand,
+  /// "output": into a softmax_backward's result), from the attributes
+  /// PREFIX_scale, PREFIX_bias and PREFIX_round (a float dtype name or "").
+  FoldedScale foldedScale(const std::string &prefix) const;
   /// The step's phase: "", "apply" or "first".
   const std::string &phase() const { return phase_; }
 

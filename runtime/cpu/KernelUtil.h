@@ -89,6 +89,12 @@ private:
   float *p_;
 };
 
+/// Rounds f32 values to `dtype` where it is narrower, as storing them would.
+inline void roundIn(float *values, DType dtype, int64_t n) {
+  if (dtype == DType::F16 || dtype == DType::BF16)
+    roundThrough(values, dtype, values, n);
+}
+
 inline bool attrBool(const KernelContext &c, const char *k, bool d) {
   return c.attrs.getBool(k, d);
 }

@@ -12,12 +12,6 @@
 namespace ampc::rt {
 namespace {
 
-/// Rounds f32 values to `dtype` where it is narrower, as storing them would.
-void roundIn(float *values, DType dtype, int64_t n) {
-  if (dtype == DType::F16 || dtype == DType::BF16)
-    roundThrough(values, dtype, values, n);
-}
-
 /// batch_norm's epilogue on its f32 result y (the result's dtype `dtype`):
 /// relu(round(round(y) + residual)), or relu(y).
 void normEpilogue(KernelContext &c, float *y, DType dtype) {

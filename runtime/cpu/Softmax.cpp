@@ -1,14 +1,27 @@
 // softmax and log_softmax (sums in double, a vectorised exp over the last
-// axis) and their backward.
+// axis) and their backward. A scale folded into either (docs/runtime.md,
+// "Softmax scales") is applied as the scale step applied it: num::Scale,
+// then the rounding to the dtype of the step's result.
 #include <cmath>
 #include <limits>
 
 #include "runtime/cpu/KernelUtil.h"
+#include "runtime/numerics/Activations.h"
 
 namespace ampc::rt {
 namespace {
 
-template <bool Log> void softmax(KernelContext &c) {
+/// f32 values with a folded scale applied in place.
+void applyScale(const FoldedScale &f, float *v, int64_t n) {
+  if (!f.present)
+    return;
+  num::Scale scale{f.scale, f.bias};
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = scale.value(v[i]);
+  roundIn(v, f.round, n);
+}
+
+template <bool Log> void softmaxOf(KernelContext &c) {
   const TensorRef &x = c.in[0];
   int64_t axis = axisOf(attrInt(c, "axis", -1), x.rank());
   int64_t dim = x.shape[axis], inner = 1;
@@ -71,7 +84,27 @@ void softmaxBackward(KernelContext &c) {
                      : float(y[at] * (dy[at] - dot));
       }
     }
+  FoldedScale out = c.attrs.foldedScale("output");
+  if (out.present) { // dx as softmax_backward stored it, then the scale step
+    roundIn(dx.data(), out.round, yt.size());
+    num::Scale scale{out.scale, out.bias};
+    for (int64_t i = 0; i < yt.size(); ++i)
+      dx[i] = scale.value(dx[i]);
+  }
   dx.commit();
+}
+
+/// With an input scale, the operand is the scale step's result.
+template <bool Log> void softmax(KernelContext &c) {
+  FoldedScale in = c.attrs.foldedScale("input");
+  if (!in.present)
+    return softmaxOf<Log>(c);
+  F32In x(c.in[0]);
+  std::vector<float> scaled(x.data(), x.data() + c.in[0].size());
+  applyScale(in, scaled.data(), (int64_t)scaled.size());
+  KernelContext folded = c;
+  folded.in[0] = TensorRef{scaled.data(), DType::F32, c.in[0].shape};
+  softmaxOf<Log>(folded);
 }
 
 } // namespace

@@ -4,14 +4,37 @@
 // its sum in double across the warp. Along another axis, one thread per row
 // summing in double in the CPU's order. Operands and results in any float
 // mix (cast folding); softmax's rounded copy (kRoundedCopy) is stored in the
-// same pass. Results agree with the CPU within a rounding of the
+// same pass. A folded scale (docs/runtime.md, "Softmax scales") applies to
+// each element as it is read (softmax) or before it is stored (backward), as
+// the scale step did. Results agree with the CPU within a rounding of the
 // sum.
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/Rows.h"
+#include "runtime/numerics/Activations.h"
 #include "runtime/numerics/Exp.h"
 
 namespace ampc::rt::cuda {
 namespace {
+
+/// A scale step folded in: num::Scale and the rounding to its result's
+/// dtype, before a softmax reads an element or after its backward computes
+/// one (the result's own dtype rounds last, as it is stored).
+struct Scaled {
+  bool on;
+  float scale, bias;
+  DType round;
+  __device__ float before(float v) const {
+    return on ? roundThrough(num::Scale{scale, bias}.value(v), round) : v;
+  }
+  __device__ float after(float v) const {
+    return on ? num::Scale{scale, bias}.value(roundThrough(v, round)) : v;
+  }
+};
+
+Scaled scaledOf(const KernelContext &c, const std::string &prefix) {
+  FoldedScale f = c.attrs.foldedScale(prefix);
+  return {f.present, f.scale, f.bias, f.round};
+}
 
 struct Rows {
   int64_t outer, dim, inner;
@@ -29,18 +52,22 @@ Rows rowsOf(const KernelContext &c, const TensorRef &t) {
 
 /// Along the last axis: a warp per row of r.dim elements.
 template <bool Log, int PerLane>
-__global__ void softmaxLastAxis(View x, ResultAndCopy y, Rows r) {
+__global__ void softmaxLastAxis(View x, ResultAndCopy y, Rows r, Scaled pre) {
   AMPC_ROW_STRIDE(row, r.outer) {
     rows::RowShare<PerLane> xs(x, row * r.dim, r.dim);
     float max = -INFINITY;
-    xs.each([&](int, int64_t, float v) { max = v > max ? v : max; });
+    xs.each([&](int, int64_t, float raw) {
+      float v = pre.before(raw);
+      max = v > max ? v : max;
+    });
     max = rows::warpMax(max);
     double sum = 0;
-    xs.each([&](int, int64_t, float v) { sum += num::vectorExp(v - max); });
+    xs.each([&](int, int64_t, float raw) { sum += num::vectorExp(pre.before(raw) - max); });
     sum = rows::warpSum(sum);
     double logSum = log(sum);
     float inverse = float(1.0 / sum);
-    xs.each([&](int, int64_t k, float v) {
+    xs.each([&](int, int64_t k, float raw) {
+      float v = pre.before(raw);
       y.store(row * r.dim + k,
               Log ? float(double(v - max) - logSum) : num::vectorExp(v - max) * inverse);
     });
@@ -48,20 +75,22 @@ __global__ void softmaxLastAxis(View x, ResultAndCopy y, Rows r) {
 }
 
 /// Along another axis: a thread per row, r.inner apart.
-template <bool Log> __global__ void softmaxStrided(View x, ResultAndCopy y, Rows r) {
+template <bool Log>
+__global__ void softmaxStrided(View x, ResultAndCopy y, Rows r, Scaled pre) {
   AMPC_GRID_STRIDE(row, r.outer * r.inner) {
     int64_t base = (row / r.inner) * r.dim * r.inner + row % r.inner;
+    auto at = [&](int64_t k) { return pre.before(load(x.data, x.dtype, base + k * r.inner)); };
     float max = -INFINITY;
     for (int64_t k = 0; k < r.dim; ++k) {
-      float v = load(x.data, x.dtype, base + k * r.inner);
+      float v = at(k);
       max = v > max ? v : max;
     }
     double sum = 0;
     for (int64_t k = 0; k < r.dim; ++k)
-      sum += exp(double(load(x.data, x.dtype, base + k * r.inner) - max));
+      sum += exp(double(at(k) - max));
     double logSum = log(sum);
     for (int64_t k = 0; k < r.dim; ++k) {
-      double shifted = load(x.data, x.dtype, base + k * r.inner) - max;
+      double shifted = at(k) - max;
       y.store(base + k * r.inner, float(Log ? shifted - logSum : exp(shifted - logSum)));
     }
   }
@@ -73,19 +102,20 @@ template <bool Log> void softmax(KernelContext &c) {
     return;
   View x = viewOf(c.in[0]);
   ResultAndCopy y = resultAndCopy(c, 1);
+  Scaled pre = scaledOf(c, "input");
   if (r.inner > 1)
-    softmaxStrided<Log><<<blocksFor(r.outer * r.inner), kThreads, 0, c.stream()>>>(x, y, r);
+    softmaxStrided<Log><<<blocksFor(r.outer * r.inner), kThreads, 0, c.stream()>>>(x, y, r, pre);
   else
     rows::withPerLane(r.dim, [&](auto perLane) {
       softmaxLastAxis<Log, perLane.value>
-          <<<rows::blocksForRows(r.outer), kThreads, 0, c.stream()>>>(x, y, r);
+          <<<rows::blocksForRows(r.outer), kThreads, 0, c.stream()>>>(x, y, r, pre);
     });
   launched(c);
 }
 
 /// Along the last axis: a warp per row.
 template <int PerLane>
-__global__ void softmaxBackwardLastAxis(View y, View dy, View dx, Rows r, bool log) {
+__global__ void softmaxBackwardLastAxis(View y, View dy, View dx, Rows r, bool log, Scaled post) {
   AMPC_ROW_STRIDE(row, r.outer) {
     rows::RowShare<PerLane> ys(y, row * r.dim, r.dim), gs(dy, row * r.dim, r.dim);
     double dot = 0;
@@ -97,13 +127,13 @@ __global__ void softmaxBackwardLastAxis(View y, View dy, View dx, Rows r, bool l
     ys.each([&](int j, int64_t k, float v) {
       float gk = gs.at(j, k);
       store(dx.data, dx.dtype, row * r.dim + k,
-            log ? float(gk - ::exp(double(v)) * dot) : float(v * (gk - dot)));
+            post.after(log ? float(gk - ::exp(double(v)) * dot) : float(v * (gk - dot))));
     });
   }
 }
 
 /// Along another axis: a thread per row.
-__global__ void softmaxBackwardStrided(View y, View dy, View dx, Rows r, bool log) {
+__global__ void softmaxBackwardStrided(View y, View dy, View dx, Rows r, bool log, Scaled post) {
   AMPC_GRID_STRIDE(row, r.outer * r.inner) {
     int64_t base = (row / r.inner) * r.dim * r.inner + row % r.inner;
     double dot = 0;
@@ -115,7 +145,8 @@ __global__ void softmaxBackwardStrided(View y, View dy, View dx, Rows r, bool lo
     for (int64_t k = 0; k < r.dim; ++k) {
       int64_t at = base + k * r.inner;
       float g = load(dy.data, dy.dtype, at), v = load(y.data, y.dtype, at);
-      store(dx.data, dx.dtype, at, log ? float(g - ::exp(double(v)) * dot) : float(v * (g - dot)));
+      store(dx.data, dx.dtype, at,
+            post.after(log ? float(g - ::exp(double(v)) * dot) : float(v * (g - dot))));
     }
   }
 }
@@ -126,13 +157,14 @@ void softmaxBackward(KernelContext &c) {
     return;
   View y = viewOf(c.in[0]), dy = viewOf(c.in[1]), dx = viewOf(c.out[0]);
   bool log = c.attrs.getBool("log", false);
+  Scaled post = scaledOf(c, "output");
   if (r.inner > 1)
-    softmaxBackwardStrided<<<blocksFor(r.outer * r.inner), kThreads, 0, c.stream()>>>(y, dy, dx, r,
-                                                                                      log);
+    softmaxBackwardStrided<<<blocksFor(r.outer * r.inner), kThreads, 0, c.stream()>>>(
+        y, dy, dx, r, log, post);
   else
     rows::withPerLane(r.dim, [&](auto perLane) {
       softmaxBackwardLastAxis<perLane.value>
-          <<<rows::blocksForRows(r.outer), kThreads, 0, c.stream()>>>(y, dy, dx, r, log);
+          <<<rows::blocksForRows(r.outer), kThreads, 0, c.stream()>>>(y, dy, dx, r, log, post);
     });
   launched(c);
 }

@@ -117,6 +117,7 @@ const FusionFlag kFusions[] = {
     {"grad-epilogues", &Fusions::gradEpilogues},
     {"cast-folding", &Fusions::castFolding},
     {"norm-activations", &Fusions::normActivations},
+    {"softmax-scales", &Fusions::softmaxScales},
     {"elementwise-chains", &Fusions::elementwiseChains},
     {"recompute", nullptr},
 };
