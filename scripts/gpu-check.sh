@@ -31,7 +31,8 @@
 #               profiles (per-kernel times, the slowest launches with their
 #               GB/s or TFLOP/s, AMP bookkeeping, GEMM TFLOP/s), step times
 #               with one fusion left out (--no-fuse: recompute and grad
-#               epilogues in BERT-base, norm activations in ResNet-50), the
+#               epilogues in BERT-base, norm activations in ResNet-50) or
+#               the GEMM tuning (simplenet and BERT-base), the
 #               attention core at seq 128 against PyTorch's fused kernels
 #               (bench/gpu/attention.py), and
 #               both sides trained 50 steps from the same start, their
@@ -211,6 +212,7 @@ phase_checks() {
   # AMPC_CHECK_CANDIDATE=cpu rehearses them on a machine without a GPU.
   local candidate=${AMPC_CHECK_CANDIDATE:-cuda}
   check numerics $bin/ampc-numerics-device-check
+  check gemm-tuning-choice $bin/ampc-tuning-check
   [[ $have_gpu == yes ]] && check nccl-one-rank $bin/ampc-nccl-check
   check backend-models $bin/ampc-backend-check --candidate "$candidate" .gpu/plans/models/*.json
   check backend-kernels $bin/ampc-backend-check --candidate "$candidate" .gpu/plans/unit/*.json
@@ -295,9 +297,17 @@ phase_ampc_bench() {
     check "fusion-$p" $bin/ampc-plan-run .gpu/plans/fusions/$p.json 60 --device cuda --lr $lr \
       --metrics-json "$logs/fusion-$p.json"
   done
+  # cuBLASLt's first choice for every GEMM, against the timed choice.
+  check fusion-simplenet-o1-no-gemm-tuning $bin/ampc-plan-run .gpu/plans/bench/simplenet-o1.json \
+    60 --device cuda --no-gemm-tuning --metrics-json "$logs/fusion-simplenet-o1-no-gemm-tuning.json"
+  check fusion-bert-o1-no-gemm-tuning $bin/ampc-plan-run .gpu/plans/bench/bert-o1.json 60 \
+    --lr 0.0001 --device cuda --no-gemm-tuning --metrics-json "$logs/fusion-bert-o1-no-gemm-tuning.json"
   # Profiles: every kernel timed (slower steps, so apart from the timings).
   check bench-simplenet-o1-profile $bin/ampc-plan-run .gpu/plans/bench/simplenet-o1.json 20 \
     --device cuda --profile --metrics-json "$logs/bench-simplenet-o1-profile.json"
+  check bench-simplenet-o1-no-gemm-tuning-profile $bin/ampc-plan-run \
+    .gpu/plans/bench/simplenet-o1.json 20 --device cuda --profile --no-gemm-tuning \
+    --metrics-json "$logs/bench-simplenet-o1-no-gemm-tuning-profile.json"
   check bench-bert-o1-profile $bin/ampc-plan-run .gpu/plans/bench/bert-o1.json 20 --lr 0.0001 \
     --device cuda --profile --metrics-json "$logs/bench-bert-o1-profile.json"
   check bench-resnet50-o1-profile $bin/ampc-plan-run .gpu/plans/bench/resnet50-o1.json 10 \

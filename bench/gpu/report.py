@@ -104,7 +104,7 @@ def bench(logs):
         print(f"| {row} | {ms} | {t[0] if t else '-'} | {ratio}{verdict} | <= {target} "
               f"| {m['final_loss']:.4g} | {t[1] if t else '-'} |" if m else
               f"| {row} | - | {t[0] if t else '-'} | - | <= {target} | - | {t[1] if t else '-'} |")
-    for name in ["simplenet-o1", "bert-o1", "resnet50-o1"]:
+    for name in ["simplenet-o1", "simplenet-o1-no-gemm-tuning", "bert-o1", "resnet50-o1"]:
         p = load(logs, f"bench-{name}-profile")
         if not p or "profile" not in p:
             continue
@@ -143,7 +143,8 @@ def bench(logs):
     fusions = sorted(f[len("fusion-"):-len(".json")] for f in os.listdir(logs)
                      if f.startswith("fusion-") and f.endswith(".json"))
     if fusions:
-        print("\nOne fusion left out (ampc compile --no-fuse NAME), against the fused step:")
+        print("\nOne fusion left out (ampc compile --no-fuse NAME; no-gemm-tuning: "
+              "ampc-plan-run --no-gemm-tuning), against the whole step:")
         print("| plan | ms | fused ms | ratio | device peak bytes | fused peak |")
         print("|---|---|---|---|---|---|")
     for name in fusions:

@@ -174,7 +174,7 @@ public:
     for (const Step &s : plan.steps) {
       KernelContext context{s,       StepAttrs(s),      {},      {}, options.training,
                             options.seed, (int)names.size(), device_, {}, {},
-                            options.communicator};
+                            options.communicator, options.tuneGemms};
       for (int id : s.inputs)
         context.in.push_back(bufferRef(plan, memory, id));
       for (int id : s.outputs)

@@ -33,6 +33,8 @@ struct KernelContext {
   std::shared_ptr<void> cache;
   /// The ranks `all_reduce` sums over (null: one rank).
   Communicator *communicator = nullptr;
+  /// Time the GEMM's candidate algorithms at the first run (Matmul.cu).
+  bool tuneGemms = true;
   cudaStream_t stream() const { return device.stream(); }
   [[noreturn]] void fail(const std::string &what) const {
     throw RuntimeError("step '" + step.name + "' (" + step.kernel + "): " + what);

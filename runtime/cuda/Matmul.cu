@@ -3,21 +3,26 @@
 // column-major Cᵀ = Bᵀ·Aᵀ, so cuBLASLt's A is our B. Batches run as one
 // strided-batched call (a missing batch broadcasts with stride 0), or one
 // call per batch where batch dimensions broadcast unevenly. The descriptors
-// and the algorithm (cuBLASLt's heuristic) are chosen at the step's first
-// run; the workspace is the device's scratch. The GEMM epilogues
+// and the algorithm are chosen at the step's first run: the fastest of
+// cuBLASLt's heuristic candidates, timed on the step's operands, once per
+// problem for the process (docs/cuda.md, "GEMM tuning"); the workspace is
+// the device's scratch. The GEMM epilogues
 // (docs/runtime.md) are cuBLASLt's: matmul_bias sets BIAS, RELU_BIAS or
 // GELU_BIAS (the _AUX_ forms when it keeps the relu mask or the GELU input),
 // matmul_act_grad DRELU_BGRAD or DGELU_BGRAD, matmul_bias_grad BGRADA (Lt's
 // A is our b, summed over k). Where cuBLASLt has no algorithm for such an
 // epilogue, the step runs a plain GEMM and finishes in kernels of its own.
 #include <cstdio>
+#include <mutex>
 
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/Tuning.h"
 
 namespace ampc::rt::cuda {
 namespace {
 
 constexpr size_t kWorkspace = 32u << 20;
+constexpr int kCandidates = 8; // heuristic results timed at a step's first run
 
 void checkLt(cublasStatus_t status, const char *what) {
   if (status != CUBLAS_STATUS_SUCCESS)
@@ -53,6 +58,8 @@ struct Plan {
   Gemm gemm;
   std::vector<std::array<int64_t, 3>> calls; // offsets of (our) A, B, C
   bool fallback = false; // a plain GEMM: the step's kernels finish the epilogue
+  std::vector<cublasLtMatmulAlgo_t> candidates; // the heuristic's, best first
+  std::string problem; // what decides the candidates: the tuning's key
 };
 
 /// The alignment (a power of two up to 256 bytes) of every address an
@@ -209,14 +216,23 @@ std::shared_ptr<Plan> planOf(KernelContext &c, cublasLtEpilogue_t epilogue) {
                                        &alignC, sizeof alignC);
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
                                        &alignC, sizeof alignC);
-  cublasLtMatmulHeuristicResult_t result;
+  cublasLtMatmulHeuristicResult_t results[kCandidates];
   int found = 0;
-  cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(c.device.blasLt(), g.desc, g.a, g.b,
-                                                         g.c, g.c, pref, 1, &result, &found);
+  cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      c.device.blasLt(), g.desc, g.a, g.b, g.c, g.c, pref, kCandidates, results, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   if (status != CUBLAS_STATUS_SUCCESS || found == 0)
     return nullptr;
-  g.algo = result.algo;
+  for (int i = 0; i < found; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS)
+      plan->candidates.push_back(results[i].algo);
+  if (plan->candidates.empty())
+    return nullptr;
+  g.algo = plan->candidates[0];
+  for (int64_t v : {(int64_t)epilogue, (int64_t)type, (int64_t)ta, (int64_t)tb, m, n, k, count,
+                    strideA, strideB, (int64_t)alignLtA, (int64_t)alignLtB, (int64_t)alignC,
+                    (int64_t)plan->calls.size()})
+    plan->problem += std::to_string(v) + ",";
   return plan;
 }
 
@@ -238,6 +254,51 @@ std::shared_ptr<Plan> chooseGemm(KernelContext &c) {
   c.fail("cuBLASLt has no algorithm for this matmul");
 }
 
+/// Queues the step's calls with `algo`: the first failure's status.
+cublasStatus_t queueCalls(KernelContext &c, const Plan &plan, const cublasLtMatmulAlgo_t &algo) {
+  const TensorRef &a = c.in[0], &b = c.in[1], &y = c.out[0];
+  std::byte *workspace = c.device.scratch(kWorkspace);
+  float one = 1.0f, zero = 0.0f;
+  for (const auto &[offA, offB, offC] : plan.calls) {
+    cublasStatus_t status = cublasLtMatmul(
+        c.device.blasLt(), plan.gemm.desc, &one, b.as<std::byte>() + offB, plan.gemm.a,
+        a.as<std::byte>() + offA, plan.gemm.b, &zero, y.as<std::byte>() + offC, plan.gemm.c,
+        y.as<std::byte>() + offC, plan.gemm.c, &algo, workspace, kWorkspace, c.stream());
+    if (status != CUBLAS_STATUS_SUCCESS)
+      return status;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+/// The algorithms tuning chose, per problem, for the process: a model's
+/// repeated layers are timed once, and a later program (the next run, the
+/// backend check's replay) runs the same algorithms, so the same bits.
+std::map<std::string, cublasLtMatmulAlgo_t> &tunedAlgorithms(std::unique_lock<std::mutex> &lock) {
+  static std::mutex mutex;
+  static std::map<std::string, cublasLtMatmulAlgo_t> chosen;
+  lock = std::unique_lock<std::mutex>(mutex);
+  return chosen;
+}
+
+/// Replaces the heuristic's first choice by the fastest candidate on this
+/// step's operands. Every call writes the same results (no step accumulates
+/// into its output), so the timing runs leave nothing behind that the
+/// step's own call does not overwrite. Not while the stream is captured.
+void tune(KernelContext &c, Plan &plan) {
+  if (!c.tuneGemms || plan.candidates.size() < 2 || capturing(c.stream()))
+    return;
+  std::unique_lock<std::mutex> lock;
+  auto &chosen = tunedAlgorithms(lock);
+  auto known = chosen.find(plan.problem);
+  if (known == chosen.end()) {
+    int best = fastestCandidate(c.stream(), (int)plan.candidates.size(), [&](int i) {
+      return queueCalls(c, plan, plan.candidates[i]) == CUBLAS_STATUS_SUCCESS;
+    });
+    known = chosen.emplace(plan.problem, plan.candidates[best]).first;
+  }
+  plan.gemm.algo = known->second;
+}
+
 void matmul(KernelContext &c) {
   const TensorRef &a = c.in[0], &b = c.in[1], &y = c.out[0];
   if (y.size() == 0)
@@ -249,17 +310,12 @@ void matmul(KernelContext &c) {
     AMPC_CUDA_CHECK(cudaMemsetAsync(y.data, 0, y.bytes(), c.stream()));
     return;
   }
-  if (!c.cache)
+  if (!c.cache) {
     c.cache = chooseGemm(c);
+    tune(c, *std::static_pointer_cast<Plan>(c.cache));
+  }
   Plan &plan = *std::static_pointer_cast<Plan>(c.cache);
-  std::byte *workspace = c.device.scratch(kWorkspace);
-  float one = 1.0f, zero = 0.0f;
-  for (const auto &[offA, offB, offC] : plan.calls)
-    checkLt(cublasLtMatmul(c.device.blasLt(), plan.gemm.desc, &one, b.as<std::byte>() + offB,
-                           plan.gemm.a, a.as<std::byte>() + offA, plan.gemm.b, &zero,
-                           y.as<std::byte>() + offC, plan.gemm.c, y.as<std::byte>() + offC,
-                           plan.gemm.c, &plan.gemm.algo, workspace, kWorkspace, c.stream()),
-            "matmul");
+  checkLt(queueCalls(c, plan, plan.gemm.algo), "matmul");
   if (plan.fallback)
     finishEpilogue(c);
 }

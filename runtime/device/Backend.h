@@ -31,6 +31,10 @@ struct ExecOptions {
   /// The ranks of a data-parallel run that `all_reduce` steps sum over; null
   /// for one rank. Not owned.
   Communicator *communicator = nullptr;
+  /// A device backend may time its libraries' candidate algorithms at a
+  /// step's first run and keep the fastest (docs/cuda.md, "GEMM tuning");
+  /// off, it runs each library's first choice.
+  bool tuneGemms = true;
 };
 
 /// Which steps of a run execute: with gradient accumulation, steps of the

@@ -39,7 +39,7 @@ bool isReportStep(int64_t step, int64_t total, int64_t reports) {
 Runner::Runner(Plan plan, RunOptions options)
     : plan_(std::move(plan)), options_(std::move(options)),
       ex_(plan_, {/*training=*/false, options_.seed, options_.profile, options_.device,
-                  options_.graphs}),
+                  options_.graphs, nullptr, options_.tuneGemms}),
       feed_(plan_, options_.data, /*train=*/false, options_.seed) {}
 
 RunResult Runner::run(const std::function<void(const RunProgress &)> &onReport) {

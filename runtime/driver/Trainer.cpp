@@ -71,7 +71,7 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
     if (std::string why = checkWritable(options_.checkpoint); !why.empty())
       throw RuntimeError(options_.checkpoint + ": cannot write the checkpoint: " + why);
   ExecOptions exec{/*training=*/true, options_.seed, options_.profile, options_.device,
-                   options_.graphs, comm};
+                   options_.graphs, comm, options_.tuneGemms};
   Executor ex(plan_, exec);
   DataFeed feed(plan_, options_.data, /*train=*/true, options_.seed, {"lr"});
   feed.shard(rank, ranks);
@@ -202,7 +202,8 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
 
 std::optional<double> Trainer::evaluate(Executor &trained, int64_t &seen) {
   Executor ex(*eval_,
-              {/*training=*/false, options_.seed, false, options_.device, options_.graphs});
+              {/*training=*/false, options_.seed, false, options_.device, options_.graphs, nullptr,
+               options_.tuneGemms});
   for (const Buffer &b : eval_->buffers) {
     if (b.kind != BufferKind::Param)
       continue;
