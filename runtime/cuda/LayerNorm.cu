@@ -1,11 +1,14 @@
-// layer_norm and its backward: one warp per row (runtime/cuda/Rows.h), the
-// row read once where it fits, f16/bf16/f32 operands and results in any
-// mix (cast folding), statistics summed in double with the CPU's per-element
-// formulas; the result's rounded copy (kRoundedCopy) is stored in the same
-// pass. dscale and dbias sum down the rows in two deterministic stages
-// (rows::columnSums).
-#include "runtime/cuda/CudaKernels.h"
+// layer_norm and its backward: one warp per row, f16/bf16/f32 operands and
+// results in any mix (cast folding), statistics summed in double with the
+// CPU's per-element formulas; the result's rounded copy (kRoundedCopy) is
+// stored in the same pass. Rows of up to 1,024 elements, a multiple of 4,
+// are held in registers 4 elements a load (runtime/cuda/VectorRows.h: one
+// read of each operand); other rows go element by element
+// (runtime/cuda/Rows.h). dscale and dbias sum down the rows in two
+// deterministic stages (rows::columnSums).
 #include "runtime/cuda/Columns.h"
+#include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/VectorRows.h"
 
 namespace ampc::rt::cuda {
 namespace {
@@ -53,6 +56,39 @@ __global__ void layerNormRows(View x, View scale, View bias, ResultAndCopy y, Sh
   }
 }
 
+/// The mean and inverse deviation of a row held in chunks.
+template <int Chunks>
+__device__ void heldStatistics(const rows::Share<Chunks> &x, int64_t n, double eps, double &mean,
+                               double &inv) {
+  double sum = 0, var = 0;
+  rows::eachHeld<Chunks>(n, [&](int c, int e, int64_t) { sum += x[c][e]; });
+  mean = rows::warpSum(sum) / n;
+  rows::eachHeld<Chunks>(n, [&](int c, int e, int64_t) {
+    var += (x[c][e] - mean) * (x[c][e] - mean);
+  });
+  inv = 1.0 / sqrt(rows::warpSum(var) / n + eps);
+}
+
+template <int Chunks>
+__global__ void layerNormHeldRows(View x, View scale, View bias, ResultAndCopy y, Shape s,
+                                  double eps) {
+  AMPC_ROW_STRIDE(row, s.rows) {
+    rows::Share<Chunks> v;
+    rows::loadRow<Chunks>(x, row * s.inner, s.inner, v);
+    double mean, inv;
+    heldStatistics<Chunks>(v, s.inner, eps, mean, inv);
+    rows::eachChunk<Chunks>(s.inner, [&](int c) { // scale and bias from the caches
+      float sc[rows::kVector], b[rows::kVector];
+      rows::loadChunk(scale, 0, c, sc);
+      rows::loadChunk(bias, 0, c, b);
+#pragma unroll
+      for (int e = 0; e < rows::kVector; ++e)
+        v[c][e] = float((v[c][e] - mean) * inv * sc[e] + b[e]);
+    });
+    rows::storeRow<Chunks>(y, row * s.inner, s.inner, v);
+  }
+}
+
 void layerNorm(KernelContext &c) {
   Shape s = shapeOf(c);
   if (s.rows == 0)
@@ -60,6 +96,14 @@ void layerNorm(KernelContext &c) {
   double eps = c.attrs.getF64("epsilon", 1e-5);
   View x = viewOf(c.in[0]), scale = viewOf(c.in[1]), bias = viewOf(c.in[2]);
   ResultAndCopy y = resultAndCopy(c, 1);
+  if (rows::vectorRows(s.inner, {x, scale, bias, y.y, y.copy})) {
+    rows::withChunks(s.inner, [&](auto chunks) {
+      layerNormHeldRows<chunks.value>
+          <<<rows::blocksForRows(s.rows), kThreads, 0, c.stream()>>>(x, scale, bias, y, s, eps);
+    });
+    launched(c);
+    return;
+  }
   rows::withPerLane(s.inner, [&](auto perLane) {
     layerNormRows<perLane.value>
         <<<rows::blocksForRows(s.rows), kThreads, 0, c.stream()>>>(x, scale, bias, y, s, eps);
@@ -89,6 +133,46 @@ __global__ void layerNormBackwardRows(View x, View dy, View scale, ResultAndCopy
       double sc = load(scale.data, scale.dtype, k), xhat = (v - mean) * inv;
       dx.store(row * s.inner + k, float(inv * (g * sc - sumD / s.inner - xhat * sumDX / s.inner)));
     });
+    if (rows::lane() == 0) {
+      means[row] = mean;
+      invs[row] = inv;
+    }
+  }
+}
+
+/// layerNormBackwardRows on rows held in chunks.
+template <int Chunks>
+__global__ void layerNormBackwardHeldRows(View x, View dy, View scale, ResultAndCopy dx, Shape s,
+                                          double eps, double *means, double *invs) {
+  AMPC_ROW_STRIDE(row, s.rows) {
+    rows::Share<Chunks> v, g;
+    rows::loadRow<Chunks>(x, row * s.inner, s.inner, v);
+    rows::loadRow<Chunks>(dy, row * s.inner, s.inner, g);
+    double mean, inv;
+    heldStatistics<Chunks>(v, s.inner, eps, mean, inv);
+    double sumD = 0, sumDX = 0;
+    rows::eachChunk<Chunks>(s.inner, [&](int c) { // the scale from the caches
+      float sc[rows::kVector];
+      rows::loadChunk(scale, 0, c, sc);
+#pragma unroll
+      for (int e = 0; e < rows::kVector; ++e) {
+        double d = g[c][e], gs = d * sc[e], xhat = (v[c][e] - mean) * inv;
+        sumD += gs;
+        sumDX += gs * xhat;
+      }
+    });
+    sumD = rows::warpSum(sumD);
+    sumDX = rows::warpSum(sumDX);
+    rows::eachChunk<Chunks>(s.inner, [&](int c) {
+      float sc[rows::kVector];
+      rows::loadChunk(scale, 0, c, sc);
+#pragma unroll
+      for (int e = 0; e < rows::kVector; ++e) {
+        double d = g[c][e], xhat = (v[c][e] - mean) * inv;
+        v[c][e] = float(inv * (d * sc[e] - sumD / s.inner - xhat * sumDX / s.inner));
+      }
+    });
+    rows::storeRow<Chunks>(dx, row * s.inner, s.inner, v);
     if (rows::lane() == 0) {
       means[row] = mean;
       invs[row] = inv;
@@ -128,10 +212,18 @@ void layerNormBackward(KernelContext &c) {
          *partials = totals + 2 * s.inner;
   View x = viewOf(c.in[0]), dy = viewOf(c.in[1]), scale = viewOf(c.in[2]);
   ResultAndCopy dx = resultAndCopy(c, 3);
-  rows::withPerLane(s.inner, [&](auto perLane) {
-    layerNormBackwardRows<perLane.value><<<rows::blocksForRows(s.rows), kThreads, 0, c.stream()>>>(
-        x, dy, scale, dx, s, eps, means, invs);
-  });
+  if (rows::vectorRows(s.inner, {x, dy, scale, dx.y, dx.copy}))
+    rows::withChunks(s.inner, [&](auto chunks) {
+      layerNormBackwardHeldRows<chunks.value>
+          <<<rows::blocksForRows(s.rows), kThreads, 0, c.stream()>>>(x, dy, scale, dx, s, eps,
+                                                                     means, invs);
+    });
+  else
+    rows::withPerLane(s.inner, [&](auto perLane) {
+      layerNormBackwardRows<perLane.value>
+          <<<rows::blocksForRows(s.rows), kThreads, 0, c.stream()>>>(x, dy, scale, dx, s, eps,
+                                                                     means, invs);
+    });
   rows::columnSums<2>(c.stream(), m, ScaleGradTerms{x, dy, means, invs, s.inner}, partials, totals);
   storeScaleGrads<<<blocksFor(s.inner), kThreads, 0, c.stream()>>>(viewOf(c.out[1]),
                                                                    viewOf(c.out[2]), totals);

@@ -192,6 +192,8 @@ std::vector<GradCase> cases() {
   // rows than one chunk of their column sums (32 at 40 columns), not a
   // multiple of a block's 8 rows.
   c.push_back({"layer_norm_wide", [=](GraphBuilder &b) { return b.layerNorm(p(b, "x", {3, 1100}), p(b, "scale", {1100}), p(b, "bias", {1100})); }});
+  // Rows the CUDA kernels hold 4 elements a load (6 chunks a lane at 768).
+  c.push_back({"layer_norm_held", [=](GraphBuilder &b) { return b.layerNorm(p(b, "x", {5, 768}), p(b, "scale", {768}), p(b, "bias", {768})); }});
   c.push_back({"layer_norm_rows", [=](GraphBuilder &b) { return b.layerNorm(p(b, "x", {70, 2, 20}), p(b, "scale", {2, 20}), p(b, "bias", {2, 20}), 1e-5, 1); }});
   c.push_back({"reduce_sum", [=](GraphBuilder &b) { return b.reduceSum(p(b, "x", {2, 3, 4}), {1}, false); }});
   c.push_back({"reduce_mean_keepdims", [=](GraphBuilder &b) { return b.reduceMean(p(b, "x", {2, 3, 4}), {0, 2}, true); }});
