@@ -61,12 +61,6 @@ std::optional<Program> programOf(const rt::Plan &plan, const rt::Step &s) {
   return p;
 }
 
-/// "f16" or "bf16" for a tensor of those, else "": what a value stored in a
-/// tensor of `dtype` is rounded to before the chain reads it on.
-std::string roundingOf(rt::DType dtype) {
-  return dtype == rt::DType::F16 || dtype == rt::DType::BF16 ? rt::dtypeName(dtype) : "";
-}
-
 /// `consumer` with `producer` run first inside it: the consumer reads the
 /// values the producer stores from their slots, and of those the chain
 /// stores still the ones `keep` names. nullopt when the chain would

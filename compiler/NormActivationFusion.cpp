@@ -24,10 +24,6 @@
 namespace ampc {
 namespace {
 
-bool narrowOrF32(rt::DType d) {
-  return d == rt::DType::F32 || d == rt::DType::F16 || d == rt::DType::BF16;
-}
-
 /// A step of `kernel` with `inputs` operands, one result and no fused casts.
 bool plainStep(const rt::Step &s, const char *kernel, size_t inputs) {
   return s.kernel == kernel && s.inputs.size() == inputs && s.outputs.size() == 1 &&
@@ -58,7 +54,7 @@ std::vector<int> fuseForward(rt::Plan &plan, const std::vector<int> &reader, int
     return {};
   int y = bn.outputs[0];
   int next = reader[y], residual = -1;
-  if (next < 0 || !narrowOrF32(plan.buffers[y].dtype))
+  if (next < 0 || !rt::isComputeFloat(plan.buffers[y].dtype))
     return {};
   std::vector<int> replaced = {at};
   const rt::Step &add = plan.steps[next];

@@ -58,6 +58,10 @@ bool writtenBetween(const rt::Plan &plan, const std::vector<int> &ids, int from,
   return false;
 }
 
+std::string roundingOf(rt::DType dtype) {
+  return dtype == rt::DType::F16 || dtype == rt::DType::BF16 ? rt::dtypeName(dtype) : "";
+}
+
 void eraseSteps(rt::Plan &plan, const std::vector<bool> &erased) {
   std::vector<rt::Step> kept;
   for (size_t i = 0; i < plan.steps.size(); ++i)

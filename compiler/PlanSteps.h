@@ -30,6 +30,11 @@ bool oneGemm(const rt::Plan &plan, const rt::Step &mm);
 /// accumulate), so a read of them cannot move across it.
 bool writtenBetween(const rt::Plan &plan, const std::vector<int> &ids, int from, int to);
 
+/// "f16" or "bf16" for a tensor of those, else "": what a value stored in a
+/// tensor of `dtype` is rounded to, as fused steps' rounding attributes
+/// name it.
+std::string roundingOf(rt::DType dtype);
+
 /// Keeps the steps not marked in `erased`, in order.
 void eraseSteps(rt::Plan &plan, const std::vector<bool> &erased);
 

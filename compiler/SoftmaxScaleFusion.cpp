@@ -34,19 +34,12 @@ bool isSoftmax(const rt::Step &s) {
          !s.attrs.contains("round_inputs") && !s.attrs.contains("input_scale");
 }
 
-/// The dtype name a folded scale rounds to: "" for f32.
-std::string roundName(rt::DType d) { return d == rt::DType::F32 ? "" : rt::dtypeName(d); }
-
-bool narrowOrF32(rt::DType d) {
-  return d == rt::DType::F32 || d == rt::DType::F16 || d == rt::DType::BF16;
-}
-
 /// Before: folds the scale at `at` into its softmax readers; whether it did.
 bool foldBefore(rt::Plan &plan, const std::vector<std::vector<int>> &readers, int at) {
   const rt::Step &scale = plan.steps[at];
   int x = scale.inputs[0], y = scale.outputs[0];
   const std::vector<int> &r = readers[y];
-  if (r.empty() || !narrowOrF32(plan.buffers[y].dtype) ||
+  if (r.empty() || !rt::isComputeFloat(plan.buffers[y].dtype) ||
       std::count(plan.outputs.begin(), plan.outputs.end(), y) || plan.loss == y ||
       writtenBetween(plan, {x}, at, r.back()))
     return false;
@@ -60,7 +53,7 @@ bool foldBefore(rt::Plan &plan, const std::vector<std::vector<int>> &readers, in
     s.inputs[0] = x;
     s.attrs["input_scale"] = scale.attrs.value("scale", 1.0);
     s.attrs["input_bias"] = scale.attrs.value("bias", 0.0);
-    s.attrs["input_round"] = roundName(plan.buffers[y].dtype);
+    s.attrs["input_round"] = roundingOf(plan.buffers[y].dtype);
   }
   return true;
 }
@@ -71,7 +64,7 @@ bool foldAfter(rt::Plan &plan, const std::vector<int> &writer, const std::vector
                int at) {
   const rt::Step &scale = plan.steps[at];
   int g = scale.inputs[0], b = writer[g];
-  if (b < 0 || reader[g] != at || !narrowOrF32(plan.buffers[g].dtype))
+  if (b < 0 || reader[g] != at || !rt::isComputeFloat(plan.buffers[g].dtype))
     return false;
   rt::Step &backward = plan.steps[b];
   if (backward.kernel != "softmax_backward" || backward.outputs.size() != 1 ||
@@ -79,7 +72,7 @@ bool foldAfter(rt::Plan &plan, const std::vector<int> &writer, const std::vector
     return false;
   backward.attrs["output_scale"] = scale.attrs.value("scale", 1.0);
   backward.attrs["output_bias"] = scale.attrs.value("bias", 0.0);
-  backward.attrs["output_round"] = roundName(plan.buffers[g].dtype);
+  backward.attrs["output_round"] = roundingOf(plan.buffers[g].dtype);
   backward.outputs = scale.outputs;
   return true;
 }

@@ -19,6 +19,11 @@ inline bool isFloat(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F64;
 }
 
+/// f32, f16 or bf16: the dtypes float kernels compute in f32 and round to.
+inline bool isComputeFloat(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
+}
+
 int64_t numElements(const std::vector<int64_t> &shape);
 
 /// A tensor in memory: a pointer with its dtype and shape (row-major).

@@ -62,7 +62,7 @@ FoldedScale StepAttrs::foldedScale(const std::string &prefix) const {
   f.bias = narrow(getF64(bias.c_str(), 0.0));
   std::string name = getStr(round.c_str(), "");
   std::optional<DType> d = name.empty() ? DType::F32 : parseDType(name);
-  if (!d || !(*d == DType::F32 || *d == DType::F16 || *d == DType::BF16))
+  if (!d || !isComputeFloat(*d))
     wrongType(round.c_str(), "f16, bf16, f32 or \"\"");
   f.round = *d;
   return f;

@@ -1,9 +1,8 @@
 // Rows held in registers four consecutive elements at a time, for the row
 // kernels (layer norm) on rows of up to 1,024 elements: lane l holds
 // elements 4(l + 32c) .. 4(l + 32c) + 3 of chunk c, read with one 8- or
-// 16-byte load per chunk, every chunk's load in flight at once. The dtype
-// switch sits outside each unrolled loop, so a pass is a few instructions
-// per dtype. (Element by element, a lane's 24 loads of a 768-wide row ran
+// 16-byte load per chunk, every chunk's load in flight at once, and
+// converted to f32 as it arrives (the dtype is the same for the whole warp). (Element by element, a lane's 24 loads of a 768-wide row ran
 // one after another, each waiting on the caches: BERT-base's layer norm
 // took 38 µs a call for 12 MB, and its backward 130 µs.)
 #ifndef AMPC_RUNTIME_CUDA_VECTORROWS_H
@@ -29,9 +28,8 @@ inline bool vectorRows(int64_t n, std::initializer_list<View> views) {
   for (const View &v : views) {
     if (!v.data)
       continue;
-    if (v.dtype != DType::F32 && v.dtype != DType::F16 && v.dtype != DType::BF16)
-      return false;
-    if (reinterpret_cast<uintptr_t>(v.data) % (kVector * dtypeSize(v.dtype)) != 0)
+    if (!isComputeFloat(v.dtype) ||
+        reinterpret_cast<uintptr_t>(v.data) % (kVector * dtypeSize(v.dtype)) != 0)
       return false;
   }
   return true;
@@ -99,29 +97,27 @@ __device__ inline void loadChunk(const View &t, int64_t base, int c, float *v) {
 /// the row's end).
 template <int Chunks>
 __device__ void loadRow(const View &t, int64_t base, int64_t n, Share<Chunks> &v) {
-  withFloatType(t.dtype, [&](auto type) {
 #pragma unroll
-    for (int c = 0; c < Chunks; ++c) {
-      if (chunkStart(c) < n) {
-        load4<decltype(type)::value>(t.data, base + chunkStart(c), v[c]);
-      } else {
+  for (int c = 0; c < Chunks; ++c) {
+    if (chunkStart(c) < n) {
+      loadChunk(t, base, c, v[c]);
+    } else {
 #pragma unroll
-        for (int e = 0; e < kVector; ++e)
-          v[c][e] = 0.0f;
-      }
+      for (int e = 0; e < kVector; ++e)
+        v[c][e] = 0.0f;
     }
-  });
+  }
 }
 
 /// Writes this lane's chunks of the row of n elements at `base`.
 template <int Chunks>
 __device__ void storeRow(const View &t, int64_t base, int64_t n, const Share<Chunks> &v) {
-  withFloatType(t.dtype, [&](auto type) {
 #pragma unroll
-    for (int c = 0; c < Chunks; ++c)
-      if (chunkStart(c) < n)
+  for (int c = 0; c < Chunks; ++c)
+    if (chunkStart(c) < n)
+      withFloatType(t.dtype, [&](auto type) {
         store4<decltype(type)::value>(t.data, base + chunkStart(c), v[c]);
-  });
+      });
 }
 
 /// Writes a result and its rounded copy, if the step has one.

@@ -27,15 +27,6 @@ int countCasts(const rt::Plan &plan) {
                        [](const rt::Step &s) { return s.kernel == "cast"; });
 }
 
-/// The CUDA target's lowering choices on a target the CPU runs: no fused
-/// casts (weight copies instead), GEMM epilogues.
-rt::Target cudaLikeTarget() {
-  rt::Target t = rt::cpuTarget();
-  t.fusedCasts = false;
-  t.gemmEpilogues = true;
-  return t;
-}
-
 struct Case {
   const char *model, *level, *dtype;
   std::map<std::string, std::string> sets;
@@ -68,7 +59,7 @@ const Case kCases[] = {
 
 TEST(CastFolding, SameBitsFewerCastsNoMoreMemory) {
   for (const Case &c : kCases)
-    for (const rt::Target &target : {rt::cpuTarget(), cudaLikeTarget()}) {
+    for (const rt::Target &target : {rt::cpuTarget(), test::cudaChoicesOnCpu(false)}) {
       std::string what = std::string(c.model) + " " + c.level + " " + c.dtype +
                          (c.training ? " training" : " forward") +
                          (target.fusedCasts ? " (cpu)" : " (cuda-like)");
@@ -103,11 +94,7 @@ TEST(CastFolding, SameBitsFewerCastsNoMoreMemory) {
                      });
         EXPECT_TRUE(named) << what << ": '" << b.name << "' is named by nothing";
       }
-      auto want = test::fixedRunResults(steps, c.training),
-           got = test::fixedRunResults(folded, c.training);
-      ASSERT_EQ(want.size(), got.size()) << what;
-      for (const auto &[name, bytes] : want)
-        EXPECT_EQ(bytes, got[name]) << what << ": " << name << " differs";
+      test::expectSameResults(steps, folded, c.training, what);
     }
 }
 

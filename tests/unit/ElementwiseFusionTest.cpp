@@ -16,15 +16,6 @@ using namespace ampc;
 
 namespace {
 
-/// The CUDA target's lowering choices on a target the CPU runs.
-rt::Target chainTarget(bool chains) {
-  rt::Target t = rt::cpuTarget();
-  t.fusedCasts = false;
-  t.gemmEpilogues = true;
-  t.elementwiseChains = chains;
-  return t;
-}
-
 int countKernel(const rt::Plan &plan, const std::string &kernel) {
   return std::count_if(plan.steps.begin(), plan.steps.end(),
                        [&](const rt::Step &s) { return s.kernel == kernel; });
@@ -76,17 +67,14 @@ TEST(ElementwiseChains, AHandWrittenChainRunsAsOneStepWithTheSameBits) {
     amp.dtype = s.dtype;
     runTrainingPipeline(*m, amp, TrainSettings{});
     test::dumpCudaPlan(*m);
-    rt::Plan steps = lowerToPlan(*m, chainTarget(false)), chains = lowerToPlan(*m, chainTarget(true));
+    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(false)), chains = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
     // The forward between the GEMMs is one kernel; the backward's
     // generated ops (GELU's derivative, the scales) chain too.
     EXPECT_EQ(betweenGemms(chains), std::vector<std::string>{"elementwise_chain"}) << what;
     EXPECT_GE(countKernel(chains, "elementwise_chain"), 2) << what;
     EXPECT_LT(chains.steps.size(), steps.steps.size()) << what;
     EXPECT_LE(chains.arenaBytes, steps.arenaBytes) << what;
-    auto want = test::fixedRunResults(steps, true), got = test::fixedRunResults(chains, true);
-    ASSERT_EQ(want.size(), got.size()) << what;
-    for (const auto &[name, bytes] : want)
-      EXPECT_EQ(bytes, got[name]) << what << ": " << name << " differs";
+    test::expectSameResults(steps, chains, true, what);
   }
 }
 
@@ -118,11 +106,9 @@ TEST(ElementwiseChains, ModelsTrainToTheSameBits) {
     TrainSettings train;
     train.optimizer = "adam";
     runTrainingPipeline(*m, amp, train);
-    rt::Plan steps = lowerToPlan(*m, chainTarget(false)), chains = lowerToPlan(*m, chainTarget(true));
+    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(false)), chains = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
     EXPECT_EQ(countKernel(chains, "elementwise_chain") > 0, c.chains) << what;
-    auto want = test::fixedRunResults(steps, true), got = test::fixedRunResults(chains, true);
-    for (const auto &[name, bytes] : want)
-      EXPECT_EQ(bytes, got[name]) << what << ": " << name << " differs";
+    test::expectSameResults(steps, chains, true, what);
   }
 }
 
@@ -141,7 +127,7 @@ Plans forwardPlans(const std::function<void(GraphBuilder &)> &build) {
   build(b);
   auto m = b.finish();
   test::dumpCudaPlan(*m);
-  return {lowerToPlan(*m, chainTarget(true)), lowerToPlan(*m, chainTarget(false))};
+  return {lowerToPlan(*m, test::cudaChoicesOnCpu(true)), lowerToPlan(*m, test::cudaChoicesOnCpu(false))};
 }
 
 TEST(ElementwiseChains, StoreWhatLaterStepsRead) {

@@ -17,14 +17,6 @@ using namespace ampc;
 
 namespace {
 
-/// The CUDA target's GEMM choices on the CPU: epilogues, no fused casts.
-rt::Target epilogueTarget() {
-  rt::Target t = rt::cpuTarget();
-  t.fusedCasts = false;
-  t.gemmEpilogues = true;
-  return t;
-}
-
 int count(const rt::Plan &plan, const std::string &kernel, const std::string &activation = "",
           size_t outputs = 0) {
   int n = 0;
@@ -42,7 +34,7 @@ struct Plans {
 Plans lowerBothWays(mlir::ModuleOp m) {
   ProbeOptions probes;
   probes.mode = ProbeOptions::Mode::NonFinite;
-  return {lowerToPlan(m, epilogueTarget()), lowerToPlan(m, epilogueTarget(), probes)};
+  return {lowerToPlan(m, test::cudaChoicesOnCpu(false)), lowerToPlan(m, test::cudaChoicesOnCpu(false), probes)};
 }
 
 /// A tanh-GELU perceptron with a bias on every layer and an MSE loss.
@@ -152,7 +144,7 @@ TEST(GradEpilogues, ReluMasksNeedWholeWordsOf128Columns) {
     test::dumpCudaPlan(*m);
     struct {
       rt::Plan plan;
-    } c{lowerToPlan(*m, epilogueTarget())};
+    } c{lowerToPlan(*m, test::cudaChoicesOnCpu(false))};
     EXPECT_EQ(count(c.plan, "matmul_act_grad"), hidden % 128 == 0 ? 1 : 0) << hidden;
     EXPECT_EQ(count(c.plan, "matmul_bias", "relu", 2), hidden % 128 == 0 ? 1 : 0) << hidden;
     EXPECT_EQ(count(c.plan, "matmul_bias_grad"), hidden % 128 == 0 ? 1 : 2) << hidden;
@@ -168,21 +160,14 @@ TEST(GradEpilogues, MalformedStepsAreRefusedBeforeTheyRun) {
   AmpSettings amp;
   amp.level = "O1";
   runTrainingPipeline(*m, amp, TrainSettings{});
-  rt::Plan good = lowerToPlan(*m, epilogueTarget());
+  rt::Plan good = lowerToPlan(*m, test::cudaChoicesOnCpu(false));
   EXPECT_NO_THROW(rt::Executor(good, {true, 1}));
   auto stepOf = [&](rt::Plan &plan, const std::string &kernel) -> rt::Step & {
     return *std::find_if(plan.steps.begin(), plan.steps.end(),
                          [&](const rt::Step &s) { return s.kernel == kernel; });
   };
   auto refused = [&](const std::function<void(rt::Plan &)> &edit, const std::string &message) {
-    rt::Plan bad = good;
-    edit(bad);
-    try {
-      rt::Executor ex(bad, {true, 1});
-      ADD_FAILURE() << "accepted: " << message;
-    } catch (const rt::PlanError &e) {
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-    }
+    test::expectRefused(good, edit, message);
   };
   refused(
       [&](rt::Plan &p) { p.buffers[stepOf(p, "matmul_bias").outputs[1]].dtype = rt::DType::F32; },

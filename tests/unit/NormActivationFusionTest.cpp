@@ -17,30 +17,12 @@ using namespace ampc;
 
 namespace {
 
-/// The CUDA target's lowering choices on a target the CPU runs; `fused`
-/// turns on the elementwise fusions, the norm activations among them.
-rt::Target fusionTarget(bool fused) {
-  rt::Target t = rt::cpuTarget();
-  t.fusedCasts = false;
-  t.gemmEpilogues = true;
-  t.elementwiseChains = fused;
-  return t;
-}
-
 int countSteps(const rt::Plan &plan, const std::string &kernel, size_t inputs,
                const std::string &activation) {
   return std::count_if(plan.steps.begin(), plan.steps.end(), [&](const rt::Step &s) {
     return s.kernel == kernel && s.inputs.size() == inputs &&
            s.attrs.value("activation", std::string()) == activation;
   });
-}
-
-void expectSameBits(const rt::Plan &want, const rt::Plan &got, bool training,
-                    const std::string &what) {
-  auto a = test::fixedRunResults(want, training), b = test::fixedRunResults(got, training);
-  ASSERT_EQ(a.size(), b.size()) << what;
-  for (const auto &[name, bytes] : a)
-    EXPECT_EQ(bytes, b[name]) << what << ": " << name << " differs";
 }
 
 /// A stem and a residual block in `layout`: conv, batch norm, relu; then
@@ -86,8 +68,8 @@ TEST(NormActivations, AResidualBlockTrainsToTheSameBits) {
     amp.dtype = s.dtype;
     runTrainingPipeline(*m, amp, TrainSettings{});
     test::dumpCudaPlan(*m);
-    rt::Plan steps = lowerToPlan(*m, fusionTarget(false)),
-             fused = lowerToPlan(*m, fusionTarget(true));
+    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(false)),
+             fused = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
     // Every norm ends in its relu (the block's last with the residual), and
     // the backward of the relus whose gradient only a norm reads joins it
     // (not the block's last: the shortcut reads its gradient too).
@@ -96,7 +78,7 @@ TEST(NormActivations, AResidualBlockTrainsToTheSameBits) {
     EXPECT_EQ(countSteps(fused, "batch_norm_backward", 4, "relu"), 2) << what;
     EXPECT_EQ(countSteps(fused, "relu", 1, ""), 0) << what;
     EXPECT_EQ(countSteps(steps, "relu", 1, ""), 3) << what;
-    expectSameBits(steps, fused, true, what);
+    test::expectSameResults(steps, fused, true, what);
   }
 }
 
@@ -105,8 +87,8 @@ TEST(NormActivations, ResNetTrainsToTheSameBits) {
   auto m = buildModel(ctx, "resnet",
                       {{"depth", "50"}, {"batch", "2"}, {"image", "32"}, {"classes", "10"}});
   runTrainingPipeline(*m, AmpSettings{}, TrainSettings{});
-  rt::Plan steps = lowerToPlan(*m, fusionTarget(false)),
-           fused = lowerToPlan(*m, fusionTarget(true));
+  rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(false)),
+           fused = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
   // ResNet-50: 33 norms end in a relu, 16 more in the residual add and a
   // relu; the relus' backward joins the 33 norms' backward.
   EXPECT_EQ(countSteps(fused, "batch_norm", 5, "relu"), 33);
@@ -114,7 +96,7 @@ TEST(NormActivations, ResNetTrainsToTheSameBits) {
   EXPECT_EQ(countSteps(fused, "batch_norm_backward", 4, "relu"), 33);
   EXPECT_EQ(countSteps(fused, "relu", 1, ""), 0);
   EXPECT_LE(fused.arenaBytes, steps.arenaBytes);
-  expectSameBits(steps, fused, true, "resnet50");
+  test::expectSameResults(steps, fused, true, "resnet50");
 }
 
 /// A forward graph's plan with the fusions.
@@ -130,7 +112,7 @@ rt::Plan fusedForward(const std::function<void(GraphBuilder &, Tensor)> &build) 
   build(b, y);
   auto m = b.finish();
   test::dumpCudaPlan(*m);
-  return lowerToPlan(*m, fusionTarget(true));
+  return lowerToPlan(*m, test::cudaChoicesOnCpu(true));
 }
 
 TEST(NormActivations, OnlyAResultNothingElseReadsJoins) {
@@ -168,7 +150,7 @@ TEST(NormActivations, MalformedStepsAreRefusedBeforeTheyRun) {
   AmpSettings amp;
   amp.level = "O1";
   runTrainingPipeline(*m, amp, TrainSettings{});
-  rt::Plan good = lowerToPlan(*m, fusionTarget(true));
+  rt::Plan good = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
   EXPECT_NO_THROW(rt::Executor(good, {true, 1}));
   auto stepWith = [](rt::Plan &plan, const std::string &kernel, size_t inputs) -> rt::Step & {
     return *std::find_if(plan.steps.begin(), plan.steps.end(), [&](const rt::Step &s) {
@@ -176,14 +158,7 @@ TEST(NormActivations, MalformedStepsAreRefusedBeforeTheyRun) {
     });
   };
   auto refused = [&](const std::function<void(rt::Plan &)> &edit, const std::string &message) {
-    rt::Plan bad = good;
-    edit(bad);
-    try {
-      rt::Executor ex(bad, {true, 1});
-      ADD_FAILURE() << "accepted: " << message;
-    } catch (const rt::PlanError &e) {
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-    }
+    test::expectRefused(good, edit, message);
   };
   refused([&](rt::Plan &p) { stepWith(p, "batch_norm", 6).attrs["activation"] = "gelu"; },
           "activation must be none or relu");

@@ -153,6 +153,41 @@ inline std::map<std::string, std::vector<std::byte>> fixedRunResults(const rt::P
   return out;
 }
 
+/// The CUDA target's lowering choices on a target the CPU runs: no fused
+/// casts (weight copies instead), GEMM epilogues, and elementwise chains
+/// (with the fusions that need them) where `chains`.
+inline rt::Target cudaChoicesOnCpu(bool chains) {
+  rt::Target t = rt::cpuTarget();
+  t.fusedCasts = false;
+  t.gemmEpilogues = true;
+  t.elementwiseChains = chains;
+  return t;
+}
+
+/// Expects `a` and `b` to leave the same bytes in every output (forward) or
+/// param (training) on fixed inputs (fixedRunResults).
+inline void expectSameResults(const rt::Plan &a, const rt::Plan &b, bool training,
+                              const std::string &what) {
+  auto want = fixedRunResults(a, training), got = fixedRunResults(b, training);
+  ASSERT_EQ(want.size(), got.size()) << what;
+  for (const auto &[name, bytes] : want)
+    EXPECT_EQ(bytes, got[name]) << what << ": " << name << " differs";
+}
+
+/// Expects an executor to refuse `good` edited by `edit`, with a PlanError
+/// whose message contains `message`.
+inline void expectRefused(const rt::Plan &good, const std::function<void(rt::Plan &)> &edit,
+                          const std::string &message) {
+  rt::Plan bad = good;
+  edit(bad);
+  try {
+    rt::Executor ex(bad, {true, 1});
+    ADD_FAILURE() << "accepted: " << message;
+  } catch (const rt::PlanError &e) {
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+  }
+}
+
 } // namespace ampc::test
 
 #endif

@@ -16,15 +16,6 @@ using namespace ampc;
 
 namespace {
 
-/// The CUDA target's lowering choices on a target the CPU runs.
-rt::Target cudaChoices() {
-  rt::Target t = rt::cpuTarget();
-  t.fusedCasts = false;
-  t.gemmEpilogues = true;
-  t.elementwiseChains = true;
-  return t;
-}
-
 Fusions without() {
   Fusions f;
   f.softmaxScales = false;
@@ -62,8 +53,8 @@ TEST(SoftmaxScales, AttentionTrainsToTheSameBits) {
     train.optimizer = "adam";
     runTrainingPipeline(*m, amp, train);
     test::dumpCudaPlan(*m);
-    rt::Plan steps = lowerToPlan(*m, cudaChoices(), {}, without()),
-             fused = lowerToPlan(*m, cudaChoices());
+    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(true), {}, without()),
+             fused = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
     // The scale before the softmax (read by it, and with f16 by its
     // recompute in the backward) and the one after its backward both go.
     EXPECT_EQ(countKernel(steps, "scale"), 2) << what;
@@ -72,10 +63,7 @@ TEST(SoftmaxScales, AttentionTrainsToTheSameBits) {
       return st.attrs.contains("input_scale") || st.attrs.contains("output_scale");
     });
     EXPECT_EQ(scaled, std::string(s.level) == "O0" ? 2 : 3) << what;
-    auto want = test::fixedRunResults(steps, true), got = test::fixedRunResults(fused, true);
-    ASSERT_EQ(want.size(), got.size()) << what;
-    for (const auto &[name, bytes] : want)
-      EXPECT_EQ(bytes, got[name]) << what << ": " << name << " differs";
+    test::expectSameResults(steps, fused, true, what);
   }
 }
 
@@ -86,7 +74,7 @@ std::pair<rt::Plan, rt::Plan> forwardPlans(const std::function<void(GraphBuilder
   build(b);
   auto m = b.finish();
   test::dumpCudaPlan(*m);
-  return {lowerToPlan(*m, cudaChoices()), lowerToPlan(*m, cudaChoices(), {}, without())};
+  return {lowerToPlan(*m, test::cudaChoicesOnCpu(true)), lowerToPlan(*m, test::cudaChoicesOnCpu(true), {}, without())};
 }
 
 TEST(SoftmaxScales, AnAffineScaleJoinsEverySoftmaxAxis) {
