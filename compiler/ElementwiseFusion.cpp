@@ -14,6 +14,14 @@
 //    P's operands in place (P's ops now run where C ran);
 //  - the chain stays within num::kChainInputs operands, kChainOps ops and
 //    kChainOutputs outputs.
+// Where a step between P and C reads a value P stores (the backward's
+// recomputed GELU, read by a weight gradient's GEMM before GELU's backward
+// reads it), C runs where P ran instead, if C's other operands are written
+// before P and not in place between, and C's results take no more bytes
+// than the operands whose last reader C was (which now go at P): P's
+// values that any other step reads stay outputs. C's operands are read
+// once, in P's pass (BERT-base: the GELU input once a layer instead of
+// twice), one launch goes, and no step sees more memory in use.
 // P's ops run first inside C, and each value P stored is rounded to the
 // dtype of its tensor before later ops read it, so the chain computes the
 // unfused plan's bits. Chains of two ops or more become `elementwise_chain` steps;
@@ -152,35 +160,86 @@ void fuseElementwiseChains(rt::Plan &plan) {
     auto keep = [&](int id) {
       return kept[id] || (!readers[id].empty() && readers[id].back() > (int)i);
     };
+    // Whether the chain's operands other than chain w's values are ready
+    // at w: written before it, and not in place between w and i.
+    auto mayRunAt = [&](int w) {
+      std::vector<int> operands;
+      for (int id : program->inputs)
+        if (writer[id] != w) {
+          if (writer[id] > w)
+            return false;
+          operands.push_back(id);
+        }
+      return !writtenBetween(plan, operands, w, (int)i);
+    };
+    // Whether running step i at w holds no more bytes over the steps
+    // between: its results live from w, the temporaries it read last go
+    // there.
+    auto fitsAt = [&](int w) {
+      int64_t results = 0, freed = 0;
+      for (int id : step.outputs)
+        results += plan.buffers[id].bytes;
+      for (int id : program->inputs)
+        if (writer[id] != w && !kept[id] && readers[id].back() == (int)i &&
+            plan.buffers[id].kind == rt::BufferKind::Temp)
+          freed += plan.buffers[id].bytes;
+      return results <= freed;
+    };
+    // Run at w, a value of chain w stays stored if any other step reads it.
+    auto readElsewhere = [&](int id) {
+      return kept[id] || std::any_of(readers[id].begin(), readers[id].end(),
+                                     [&](int r) { return r != (int)i; });
+    };
+    int at = (int)i; // where the chain runs
     for (int value : std::vector<int>(program->inputs)) {
       int w = writer[value];
-      if (w < 0 || !programs[w] || rt::numElements(plan.buffers[value].shape) != size ||
-          phase(plan.steps[w]) != phase(step) || !storesMayMove(w) ||
+      if (at != (int)i || w < 0 || !programs[w] ||
+          rt::numElements(plan.buffers[value].shape) != size ||
+          phase(plan.steps[w]) != phase(step) ||
           writtenBetween(plan, programs[w]->inputs, w, (int)i))
         continue;
-      if (auto merged = merge(plan, *programs[w], *program, keep)) {
-        program = std::move(merged);
-        programs[w].reset();
-        erased[w] = true;
-      }
+      bool moves = storesMayMove(w);
+      if (!moves && !(mayRunAt(w) && fitsAt(w)))
+        continue;
+      auto merged = moves ? merge(plan, *programs[w], *program, keep)
+                          : merge(plan, *programs[w], *program, readElsewhere);
+      if (!merged)
+        continue;
+      program = std::move(merged);
+      programs[w].reset();
+      erased[w] = true;
+      if (!moves)
+        at = w;
     }
+    if (at != (int)i) { // step i moves to w, its reads with it
+      for (int id : step.inputs) {
+        readers[id].erase(std::remove(readers[id].begin(), readers[id].end(), (int)i),
+                          readers[id].end());
+        if (std::count(program->inputs.begin(), program->inputs.end(), id))
+          readers[id].insert(std::lower_bound(readers[id].begin(), readers[id].end(), at), at);
+      }
+      plan.steps[at] = std::move(step);
+      erased[at] = false;
+      erased[i] = true;
+    }
+    rt::Step &chain = plan.steps[at];
     if (program->ops.size() > 1) {
       rt::Json attrs = rt::Json::object();
-      if (step.attrs.contains("phase"))
-        attrs["phase"] = step.attrs["phase"];
+      if (chain.attrs.contains("phase"))
+        attrs["phase"] = chain.attrs["phase"];
       std::vector<int> results;
-      step.outputs.clear();
+      chain.outputs.clear();
       for (auto [id, slot] : program->stores) {
-        step.outputs.push_back(id);
+        chain.outputs.push_back(id);
         results.push_back(slot);
-        writer[id] = (int)i;
+        writer[id] = at;
       }
       rt::writeChain(program->ops, results, attrs);
-      step.kernel = "elementwise_chain";
-      step.inputs = program->inputs;
-      step.attrs = std::move(attrs);
+      chain.kernel = "elementwise_chain";
+      chain.inputs = program->inputs;
+      chain.attrs = std::move(attrs);
     }
-    programs[i] = std::move(program);
+    programs[at] = std::move(program);
   }
   eraseSteps(plan, erased);
 }

@@ -162,6 +162,43 @@ TEST(ElementwiseChains, StoreWhatLaterStepsRead) {
   EXPECT_EQ(countKernel(broadcast.chains, "elementwise_chain"), 0);
 }
 
+std::vector<std::string> kernelsOf(const rt::Plan &plan) {
+  std::vector<std::string> kernels;
+  for (const rt::Step &s : plan.steps)
+    kernels.push_back(s.kernel);
+  return kernels;
+}
+
+TEST(ElementwiseChains, AConsumerRunsWhereItsProducerRan) {
+  // The backward's pattern: a GEMM reads a recomputed GELU before GELU's
+  // backward reads it. The backward runs in the GELU's pass instead, which
+  // stores the GELU for the GEMM; h is read once, and no more memory is in
+  // use at any step (h goes when the chain has read it).
+  Plans plans = forwardPlans([](GraphBuilder &b) {
+    Tensor h = b.matmul(b.input("x", {8, 16}), b.input("w1", {16, 32}));
+    Tensor g = b.gelu(h);
+    b.output(b.matmul(g, b.input("w2", {32, 4})));
+    b.output(b.mul(h, g));
+  });
+  EXPECT_EQ(kernelsOf(plans.chains),
+            (std::vector<std::string>{"matmul", "elementwise_chain", "matmul"}));
+  EXPECT_EQ(kernelsOf(plans.steps), (std::vector<std::string>{"matmul", "gelu", "matmul", "mul"}));
+  const rt::Step &chain = plans.chains.steps[1];
+  EXPECT_EQ(chain.attrs["ops"], rt::Json({"gelu", "mul"}));
+  EXPECT_EQ(chain.outputs.size(), 2u);
+  EXPECT_LE(plans.chains.arenaBytes, plans.steps.arenaBytes);
+  EXPECT_TRUE(plans.agree());
+  // When the consumer's own operand stays alive anyway (an input), running
+  // it earlier would only hold its result longer: it stays where it was.
+  Plans held = forwardPlans([](GraphBuilder &b) {
+    Tensor x = b.input("x", {8, 32});
+    Tensor e = b.unary("exp", x);
+    b.output(b.matmul(e, b.input("w", {32, 4})));
+    b.output(b.mul(e, x));
+  });
+  EXPECT_EQ(kernelsOf(held.chains), (std::vector<std::string>{"exp", "matmul", "mul"}));
+}
+
 TEST(ElementwiseChains, StayWithinTheirBounds) {
   // 20 unary ops: no chain holds more than 16; 10 operands summed: none
   // reads more than 8. Each still computes the ops' bits.
