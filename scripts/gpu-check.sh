@@ -217,7 +217,7 @@ phase_checks() {
   check backend-models $bin/ampc-backend-check --candidate "$candidate" .gpu/plans/models/*.json
   check backend-kernels $bin/ampc-backend-check --candidate "$candidate" .gpu/plans/unit/*.json
   check backend-injected-inf $bin/ampc-backend-check --candidate "$candidate" --inject-inf 1 \
-    .gpu/plans/models/{mlp,cnn,bert}-o1-train*.json
+    .gpu/plans/models/{mlp,cnn,bert,resnet18}-o1-train*.json
   [[ $have_gpu == yes ]] || return 0
   # --check-numerics finds and classifies the same first op on both devices.
   local p dev

@@ -19,14 +19,15 @@ struct PreparedStep {
   bool applyOnly, firstOnly;
 };
 
-/// What one run queues: a step, or a group of update steps [begin, end).
+/// What one run queues: a step, or a group of steps [begin, end).
 struct Launch {
   size_t begin, end;
   std::vector<KernelContext *> members; // a group's, else empty
   DeviceMemory table;                   // a group's tensor list
 };
 
-/// Consecutive updates that may share a launch form one group each.
+/// Consecutive updates, or copies, that may share a launch form one group
+/// each.
 std::vector<Launch> scheduleOf(std::vector<PreparedStep> &steps) {
   std::vector<Launch> launches;
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -35,7 +36,8 @@ std::vector<Launch> scheduleOf(std::vector<PreparedStep> &steps) {
       const PreparedStep &first = steps[last.begin];
       if (last.end == i && first.applyOnly == steps[i].applyOnly &&
           first.firstOnly == steps[i].firstOnly &&
-          joinsUpdateGroup(first.context, steps[i].context)) {
+          (joinsUpdateGroup(first.context, steps[i].context) ||
+           joinsCopyGroup(first.context, steps[i].context))) {
         last.end = i + 1;
         continue;
       }
@@ -94,8 +96,10 @@ private:
   void launch(Launch &l) {
     if (l.members.empty())
       steps_[l.begin].kernel(steps_[l.begin].context);
-    else
+    else if (isGroupedUpdate(steps_[l.begin].context.step.kernel))
       runUpdateGroup(l.members, l.table);
+    else
+      runCopyGroup(l.members, l.table);
   }
 
   void queue(const RunFlags &flags) {

@@ -70,6 +70,11 @@ bool isGroupedUpdate(const std::string &kernel);
 bool joinsUpdateGroup(const KernelContext &first, const KernelContext &next);
 void runUpdateGroup(const std::vector<KernelContext *> &members, DeviceMemory &table);
 
+/// Grouped copies (MultiCopy.cu): whether `next` may join the group of
+/// same-dtype assigns or restores that `first` starts, and its launch.
+bool joinsCopyGroup(const KernelContext &first, const KernelContext &next);
+void runCopyGroup(const std::vector<KernelContext *> &members, DeviceMemory &table);
+
 /// Result 0 of a step with `results` results, and the rounded copy of it
 /// that the step may carry as one more output (kRoundedCopy).
 inline ResultAndCopy resultAndCopy(const KernelContext &c, size_t results) {

@@ -64,8 +64,7 @@ __global__ void multiUpdate(const UpdateEntry *entries, int count, int64_t chunk
   float lr = load(s.lr.data, s.lr.dtype, 0), inverse = inverseScale(s);
   num::AdamUpdate adam{};
   if constexpr (K == Kind::Adam)
-    adam = num::AdamUpdate::at(lr, cfg.beta1, cfg.beta2, cfg.epsilon, cfg.weightDecay,
-                               load(step.data, step.dtype, 0));
+    adam = blockAdamUpdate(lr, cfg, step);
   for (int64_t chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
     const UpdateEntry &e = entryOf(entries, count, chunk);
     int64_t begin = (chunk - e.firstChunk) * kChunk, end = min(begin + kChunk, e.size);
@@ -101,12 +100,21 @@ bool isGroupedUpdate(const std::string &kernel) {
   return traits && traits->has(kOptimizerUpdate);
 }
 
+/// An update's attributes but whether it rewrites a copy: each tensor of a
+/// group has its own copy or none (BERT-base's weights have f16 copies,
+/// its layer norms' scales none, and they alternate).
+Json attrsButCopy(const KernelContext &c) {
+  Json attrs = c.step.attrs;
+  attrs.erase(kWritesCopy);
+  return attrs;
+}
+
 bool joinsUpdateGroup(const KernelContext &first, const KernelContext &next) {
+  size_t shared = first.in.size() - writesCopy(first); // the copy is the tensor's own
   if (next.step.kernel != first.step.kernel || !isGroupedUpdate(first.step.kernel) ||
-      next.in.size() != first.in.size() || next.step.attrs != first.step.attrs)
+      next.in.size() - writesCopy(next) != shared || attrsButCopy(next) != attrsButCopy(first))
     return false;
   int state = operandsOf(kindOf(first.step.kernel)).state;
-  size_t shared = first.in.size() - writesCopy(first); // the copy is the tensor's own
   for (size_t i = 2; i < shared; ++i) {
     bool perTensor = i >= 4 && i < 4 + (size_t)state;
     if (!perTensor && next.in[i].data != first.in[i].data)

@@ -141,9 +141,7 @@ __global__ void adamKernel(View p, View g, View copy, UpdateScalars s, float *m,
                            AdamConfig cfg) {
   if (*s.found)
     return;
-  num::AdamUpdate update =
-      num::AdamUpdate::at(load(s.lr.data, s.lr.dtype, 0), cfg.beta1, cfg.beta2, cfg.epsilon,
-                          cfg.weightDecay, load(step.data, step.dtype, 0));
+  num::AdamUpdate update = blockAdamUpdate(load(s.lr.data, s.lr.dtype, 0), cfg, step);
   float inverse = inverseScale(s);
   AMPC_GRID_STRIDE(i, p.size) {
     float param = load(p.data, p.dtype, i);

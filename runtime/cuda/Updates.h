@@ -49,6 +49,18 @@ inline AdamConfig adamConfigOf(const KernelContext &c) {
           c.attrs.getF64("epsilon", 1e-8), c.attrs.getF64("weight_decay", 0.0)};
 }
 
+/// The update's per-step constants (two double pow()s), computed by one
+/// thread of the block and shared: every thread computing them cost more
+/// than its elements' updates. Every thread of the block must call it.
+__device__ inline num::AdamUpdate blockAdamUpdate(float lr, const AdamConfig &cfg, View step) {
+  __shared__ num::AdamUpdate shared;
+  if (threadIdx.x == 0)
+    shared = num::AdamUpdate::at(lr, cfg.beta1, cfg.beta2, cfg.epsilon, cfg.weightDecay,
+                                 load(step.data, step.dtype, 0));
+  __syncthreads();
+  return shared;
+}
+
 /// 1 / grad_scale, as the CPU computes it once per update, or 1.
 __device__ inline float inverseScale(const UpdateScalars &s) {
   return s.gradScale.data ? 1.0f / load(s.gradScale.data, s.gradScale.dtype, 0) : 1.0f;
