@@ -9,7 +9,9 @@
 // depend only on the shape, so the sums are the same bits on every run:
 //   columnSums: each lane sums its rows of the chunk in order, the block
 //     adds its lanes in order (one partial per chunk and column), then a
-//     warp per column adds the chunks' partials in a fixed tree;
+//     warp per column adds the chunks' partials in a fixed tree and hands
+//     the totals to the caller's functor (its statistics, in the same
+//     launch);
 //   eachInColumns: a functor's element pass, each lane loading kUnroll rows
 //     before it stores any (unrolledStride).
 // The order differs from the CPU's sequential sums, so these agree with the
@@ -76,34 +78,43 @@ __global__ void columnChunks(Columns m, Term term, double *partials) {
   }
 }
 
-/// One warp per column and term: lane l adds chunks l, l + 32, ... in
-/// order, then the warp adds its lanes in a fixed tree.
-template <int N> __global__ void columnTotals(Columns m, const double *partials, double *totals) {
-  AMPC_ROW_STRIDE(k, N * m.cols) {
-    int64_t i = k / m.cols, col = k % m.cols;
-    double sum = 0;
-    for (int64_t chunk = lane(); chunk < m.chunks; chunk += kWarp)
-      sum += partials[(i * m.chunks + chunk) * m.cols + col];
-    sum = warpSum(sum);
+/// One warp per column: for each term, lane l adds chunks l, l + 32, ...
+/// in order, then the warp adds its lanes in a fixed tree; lane 0 passes
+/// the column's N totals to `finish`.
+template <int N, typename Finish>
+__global__ void columnTotals(Columns m, const double *partials, Finish finish) {
+  AMPC_ROW_STRIDE(col, m.cols) {
+    double totals[N];
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      double sum = 0;
+#pragma unroll 4
+      for (int64_t chunk = lane(); chunk < m.chunks; chunk += kWarp)
+        sum += partials[(i * m.chunks + chunk) * m.cols + col];
+      totals[i] = warpSum(sum);
+    }
     if (lane() == 0)
-      totals[k] = sum;
+      finish(col, totals);
   }
 }
 
 /// Doubles of scratch that columnSums<N> needs for its partial sums.
 template <int N> int64_t columnScratch(const Columns &m) { return N * m.chunks * m.cols; }
 
-/// Queues totals[i * cols + col] = the sum over rows of term i at (row,
-/// col). `Term` is a functor with
+/// Queues the sums over rows of N terms of each column, and then
+/// finish(col, totals) with totals[i] the sum of term i in column col.
+/// `Term` is a functor with
 /// `__device__ void operator()(int64_t row, int64_t col, double *acc) const`
 /// adding its N terms of (row, col) to acc[0..N); it only loads, so the
 /// compiler may issue the loads of several rows ahead of their sums.
-template <int N, typename Term>
+/// `Finish` has `__device__ void operator()(int64_t col, const double *totals)
+/// const` (a column's statistics, or its sums stored).
+template <int N, typename Term, typename Finish>
 void columnSums(cudaStream_t stream, const Columns &m, Term term, double *partials,
-                double *totals) {
+                Finish finish) {
   dim3 grid((unsigned)m.columnBlocks(), (unsigned)m.chunks);
   columnChunks<N><<<grid, kThreads, 0, stream>>>(m, term, partials);
-  columnTotals<N><<<blocksForRows(N * m.cols), kThreads, 0, stream>>>(m, partials, totals);
+  columnTotals<N><<<blocksForRows(m.cols), kThreads, 0, stream>>>(m, partials, finish);
 }
 
 template <typename Pass> __global__ void columnElements(Columns m, Pass pass) {

@@ -250,18 +250,22 @@ struct ColumnTerm {
   }
 };
 
-__global__ void storeTotals(View y, const double *totals) {
-  AMPC_GRID_STRIDE(j, y.size) { store(y.data, y.dtype, j, (float)totals[j]); }
-}
+/// Stores a column's sum, as the column sums finish.
+struct StoreTotal {
+  View y;
+  __device__ void operator()(int64_t col, const double *totals) const {
+    store(y.data, y.dtype, col, (float)totals[0]);
+  }
+};
 
 } // namespace
 
 void sumColumns(KernelContext &c, const TensorRef &x, const TensorRef &y) {
   rows::Columns m = rows::columnsOf(x.size() / y.size(), y.size());
-  double *totals = reinterpret_cast<double *>(
-      c.device.scratch((y.size() + rows::columnScratch<1>(m)) * sizeof(double)));
-  rows::columnSums<1>(c.stream(), m, ColumnTerm{viewOf(x), y.size()}, totals + y.size(), totals);
-  storeTotals<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(viewOf(y), totals);
+  double *partials = reinterpret_cast<double *>(
+      c.device.scratch(rows::columnScratch<1>(m) * sizeof(double)));
+  rows::columnSums<1>(c.stream(), m, ColumnTerm{viewOf(x), y.size()}, partials,
+                      StoreTotal{viewOf(y)});
   launched(c);
 }
 

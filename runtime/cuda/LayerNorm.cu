@@ -193,12 +193,14 @@ struct ScaleGradTerms {
   }
 };
 
-__global__ void storeScaleGrads(View ds, View db, const double *totals) {
-  AMPC_GRID_STRIDE(col, ds.size) {
-    store(ds.data, ds.dtype, col, (float)totals[col]);
-    store(db.data, db.dtype, col, (float)totals[ds.size + col]);
+/// Stores a column's dscale and dbias, as the column sums finish.
+struct StoreScaleGrads {
+  View ds, db;
+  __device__ void operator()(int64_t col, const double *totals) const {
+    store(ds.data, ds.dtype, col, (float)totals[0]);
+    store(db.data, db.dtype, col, (float)totals[1]);
   }
-}
+};
 
 void layerNormBackward(KernelContext &c) {
   Shape s = shapeOf(c);
@@ -207,9 +209,8 @@ void layerNormBackward(KernelContext &c) {
   double eps = c.attrs.getF64("epsilon", 1e-5);
   rows::Columns m = rows::columnsOf(s.rows, s.inner);
   double *scratch = reinterpret_cast<double *>(
-      c.device.scratch((2 * s.rows + 2 * s.inner + rows::columnScratch<2>(m)) * sizeof(double)));
-  double *means = scratch, *invs = means + s.rows, *totals = invs + s.rows,
-         *partials = totals + 2 * s.inner;
+      c.device.scratch((2 * s.rows + rows::columnScratch<2>(m)) * sizeof(double)));
+  double *means = scratch, *invs = means + s.rows, *partials = invs + s.rows;
   View x = viewOf(c.in[0]), dy = viewOf(c.in[1]), scale = viewOf(c.in[2]);
   ResultAndCopy dx = resultAndCopy(c, 3);
   if (rows::vectorRows(s.inner, {x, dy, scale, dx.y, dx.copy}))
@@ -224,9 +225,8 @@ void layerNormBackward(KernelContext &c) {
           <<<rows::blocksForRows(s.rows), kThreads, 0, c.stream()>>>(x, dy, scale, dx, s, eps,
                                                                      means, invs);
     });
-  rows::columnSums<2>(c.stream(), m, ScaleGradTerms{x, dy, means, invs, s.inner}, partials, totals);
-  storeScaleGrads<<<blocksFor(s.inner), kThreads, 0, c.stream()>>>(viewOf(c.out[1]),
-                                                                   viewOf(c.out[2]), totals);
+  rows::columnSums<2>(c.stream(), m, ScaleGradTerms{x, dy, means, invs, s.inner}, partials,
+                      StoreScaleGrads{viewOf(c.out[1]), viewOf(c.out[2])});
   launched(c);
 }
 

@@ -1,8 +1,9 @@
 // batch_norm (training: batch statistics, moving the running ones; eval: the
 // running ones) and its backward. Every statistic is summed in double.
 // Channels last (NHWC, the default), x is a [rows, channels] matrix
-// (runtime/cuda/Columns.h): one pass sums each channel's moments, a thread
-// per channel turns them into the statistics, and one pass writes each
+// (runtime/cuda/Columns.h): one pass sums each channel's moments, the warp
+// that totals a channel's sums turns them into its statistics, and one pass
+// writes each
 // element, a lane per channel so it divides nothing. The moments are taken
 // about the channel's first element (x[0, ch]), close to its mean, so one
 // pass gives the variance without the cancellation of raw sums of squares;
@@ -100,27 +101,55 @@ template <int N> struct ShiftedMoments {
   }
 };
 
-/// A channel's mean and (biased) variance from its shifted moments.
-__device__ void momentsToStatistics(const double *moments, int64_t count, int64_t ch,
-                                    int64_t rows, double shift, double &mean, double &var) {
-  double dm = moments[ch] / rows;
+/// A channel's mean and (biased) variance from its moments about `shift`
+/// over `rows` elements: the sums of d and d^2.
+__device__ void momentsToStatistics(double sumD, double sumD2, int64_t rows, double shift,
+                                    double &mean, double &var) {
+  double dm = sumD / rows;
   mean = shift + dm;
-  var = max(moments[count + ch] / rows - dm * dm, 0.0);
+  var = max(sumD2 / rows - dm * dm, 0.0);
 }
 
-/// Batch norm's per-channel scale a and shift b (y = x * a + b); in
-/// training, from the batch's statistics, moving the running ones.
-/// Channels last, `moments` holds each channel's shifted moments
-/// (ShiftedMoments<2>); channels first (null), one thread per channel sums
-/// the statistics.
-__global__ void batchStatistics(View x, View scale, View bias, View runMean, View runVar,
-                                Groups gr, bool training, double eps, double momentum,
-                                const double *moments, float *a, float *b) {
+/// Batch norm's per-channel scale a and shift b (y = x * a + b) from the
+/// channel's statistics; in training (batch statistics), the running ones
+/// move towards them.
+struct ChannelAffine {
+  View scale, bias, runMean, runVar;
+  bool training;
+  double eps, momentum;
+  int64_t span; // elements a channel spans
+  float *a, *b;
+  __device__ void operator()(int64_t ch, double mean, double var) const {
+    if (training) {
+      double unbiased = span > 1 ? var * span / (span - 1) : var;
+      float rm = load(runMean.data, runMean.dtype, ch), rv = load(runVar.data, runVar.dtype, ch);
+      store(runMean.data, runMean.dtype, ch, float(momentum * rm + (1 - momentum) * mean));
+      store(runVar.data, runVar.dtype, ch, float(momentum * rv + (1 - momentum) * unbiased));
+    }
+    a[ch] = float(load(scale.data, scale.dtype, ch) / sqrt(var + eps));
+    b[ch] = float(load(bias.data, bias.dtype, ch) - mean * a[ch]);
+  }
+};
+
+/// Channels last, training: a channel's statistics from its shifted
+/// moments (ShiftedMoments<2>), as the column sums finish.
+struct StatisticsFromMoments {
+  View x;
+  ChannelAffine affine;
+  __device__ void operator()(int64_t ch, const double *moments) const {
+    double mean, var;
+    momentsToStatistics(moments[0], moments[1], affine.span, load(x.data, x.dtype, ch), mean,
+                        var);
+    affine(ch, mean, var);
+  }
+};
+
+/// Channels first (training: one thread per channel sums the statistics in
+/// the CPU's order), or evaluation (the running statistics).
+__global__ void batchStatistics(View x, Groups gr, ChannelAffine affine) {
   AMPC_GRID_STRIDE(ch, gr.count) {
     double mean = 0, var = 0;
-    if (training && moments) {
-      momentsToStatistics(moments, gr.count, ch, gr.span, load(x.data, x.dtype, ch), mean, var);
-    } else if (training) {
+    if (affine.training) {
       for (int64_t o = 0; o < gr.outer; ++o) {
         double sum = 0;
         for (int64_t i = 0; i < gr.inner; ++i)
@@ -137,18 +166,11 @@ __global__ void batchStatistics(View x, View scale, View bias, View runMean, Vie
         var += sum;
       }
       var /= gr.span;
-    }
-    if (training) {
-      double unbiased = gr.span > 1 ? var * gr.span / (gr.span - 1) : var;
-      float rm = load(runMean.data, runMean.dtype, ch), rv = load(runVar.data, runVar.dtype, ch);
-      store(runMean.data, runMean.dtype, ch, float(momentum * rm + (1 - momentum) * mean));
-      store(runVar.data, runVar.dtype, ch, float(momentum * rv + (1 - momentum) * unbiased));
     } else {
-      mean = load(runMean.data, runMean.dtype, ch);
-      var = load(runVar.data, runVar.dtype, ch);
+      mean = load(affine.runMean.data, affine.runMean.dtype, ch);
+      var = load(affine.runVar.data, affine.runVar.dtype, ch);
     }
-    a[ch] = float(load(scale.data, scale.dtype, ch) / sqrt(var + eps));
-    b[ch] = float(load(bias.data, bias.dtype, ch) - mean * a[ch]);
+    affine(ch, mean, var);
   }
 }
 
@@ -186,18 +208,26 @@ void batchNorm(KernelContext &c) {
   Groups gr = groupsOf(c, x);
   bool columns = gr.inner == 1 && gr.outer > 0;
   rows::Columns m = rows::columnsOf(gr.outer, gr.count);
-  int64_t moments = columns && c.training ? 2 * gr.count + rows::columnScratch<2>(m) : 0;
-  double *stats = reinterpret_cast<double *>(
-      c.device.scratch(moments * sizeof(double) + 2 * gr.count * sizeof(float)));
-  float *ab = reinterpret_cast<float *>(stats + moments);
+  int64_t partials = columns && c.training ? rows::columnScratch<2>(m) : 0;
+  double *scratch = reinterpret_cast<double *>(
+      c.device.scratch(partials * sizeof(double) + 2 * gr.count * sizeof(float)));
+  float *ab = reinterpret_cast<float *>(scratch + partials);
   View xv = viewOf(x), y = viewOf(c.out[0]);
-  if (moments)
-    rows::columnSums<2>(c.stream(), m, ShiftedMoments<2>{xv, {}, gr.count},
-                        stats + 2 * gr.count, stats);
-  batchStatistics<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(
-      xv, viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.in[3]), viewOf(c.in[4]), gr, c.training,
-      c.attrs.getF64("epsilon", 1e-5), c.attrs.getF64("momentum", 0.9),
-      moments ? stats : nullptr, ab, ab + gr.count);
+  ChannelAffine affine{viewOf(c.in[1]),
+                       viewOf(c.in[2]),
+                       viewOf(c.in[3]),
+                       viewOf(c.in[4]),
+                       c.training,
+                       c.attrs.getF64("epsilon", 1e-5),
+                       c.attrs.getF64("momentum", 0.9),
+                       gr.span,
+                       ab,
+                       ab + gr.count};
+  if (partials)
+    rows::columnSums<2>(c.stream(), m, ShiftedMoments<2>{xv, {}, gr.count}, scratch,
+                        StatisticsFromMoments{xv, affine});
+  else
+    batchStatistics<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(xv, gr, affine);
   NormEpilogue end = epilogueOf(c);
   if (columns)
     rows::eachInColumns(c.stream(), m, ApplyColumns{xv, y, ab, ab + gr.count, gr.count, end});
@@ -209,17 +239,19 @@ void batchNorm(KernelContext &c) {
 
 /// Channels last, per channel: dx = k * dy + q * x + o (k = scale * inv,
 /// q = -k * inv * sumDX / rows, o = -k * (sumD / rows - mean * inv * sumDX
-/// / rows)), from the shifted moments (ShiftedMoments<4>); the scale and
-/// bias gradients are sumDX and sumD.
-__global__ void backwardStatistics(View x, View scale, View ds, View db, int64_t channels,
-                                   int64_t rows, double eps, const double *moments,
-                                   double *coefficients) {
-  AMPC_GRID_STRIDE(ch, channels) {
+/// / rows)), from the shifted moments (ShiftedMoments<4>), as the column
+/// sums finish; the scale and bias gradients are sumDX and sumD.
+struct BackwardStatistics {
+  View x, scale, ds, db;
+  int64_t channels, rows;
+  double eps;
+  double *coefficients;
+  __device__ void operator()(int64_t ch, const double *moments) const {
     double mean, var;
-    momentsToStatistics(moments, channels, ch, rows, load(x.data, x.dtype, ch), mean, var);
+    momentsToStatistics(moments[0], moments[1], rows, load(x.data, x.dtype, ch), mean, var);
     // sum(dy * xhat) = inv * (sum(dy * d) - (mean - x0) * sum(dy)), d = x - x0
-    double inv = 1.0 / sqrt(var + eps), sumD = moments[2 * channels + ch];
-    double sumDX = inv * (moments[3 * channels + ch] - moments[ch] / rows * sumD);
+    double inv = 1.0 / sqrt(var + eps), sumD = moments[2];
+    double sumDX = inv * (moments[3] - moments[0] / rows * sumD);
     double k = load(scale.data, scale.dtype, ch) * inv;
     coefficients[ch] = k;
     coefficients[channels + ch] = -k * inv * sumDX / rows;
@@ -227,7 +259,7 @@ __global__ void backwardStatistics(View x, View scale, View ds, View db, int64_t
     store(ds.data, ds.dtype, ch, (float)sumDX);
     store(db.data, db.dtype, ch, (float)sumD);
   }
-}
+};
 
 /// Channels last: dx from x and dy, a lane per channel.
 struct DxColumns {
@@ -305,13 +337,11 @@ void batchNormBackward(KernelContext &c) {
   Gradient dy{operandOf(c, 1), relu ? operandOf(c, 3) : Operand{nullptr, DType::F32}};
   if (gr.inner == 1) { // channels last
     rows::Columns m = rows::columnsOf(gr.outer, gr.count);
-    double *moments = reinterpret_cast<double *>(
-        c.device.scratch((7 * gr.count + rows::columnScratch<4>(m)) * sizeof(double)));
-    double *coefficients = moments + 4 * gr.count;
-    rows::columnSums<4>(c.stream(), m, ShiftedMoments<4>{xv, dy, gr.count}, moments + 7 * gr.count,
-                        moments);
-    backwardStatistics<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(
-        xv, scale, ds, db, gr.count, gr.outer, eps, moments, coefficients);
+    double *coefficients = reinterpret_cast<double *>(
+        c.device.scratch((3 * gr.count + rows::columnScratch<4>(m)) * sizeof(double)));
+    rows::columnSums<4>(
+        c.stream(), m, ShiftedMoments<4>{xv, dy, gr.count}, coefficients + 3 * gr.count,
+        BackwardStatistics{xv, scale, ds, db, gr.count, gr.outer, eps, coefficients});
     rows::eachInColumns(c.stream(), m, DxColumns{xv, dy, dx, coefficients, gr.count});
   } else {
     groupBackward<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(xv, dy, scale, dx, ds, db, gr,
