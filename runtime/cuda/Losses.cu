@@ -3,7 +3,8 @@
 // double, in a fixed order (the same on every run), which differs from the
 // CPU's, so losses agree with the CPU within rounding of those sums. A row's
 // max and sum take one read of it (rowExp), so the loss reads the logits
-// once and its backward twice.
+// once and its backward twice; each thread loads kUnroll elements of a row
+// before it uses any (unrolledStride), in the order it used them one by one.
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/numerics/Exp.h"
 
@@ -47,14 +48,16 @@ __device__ RowShare combineShares(RowShare a, RowShare b) {
 /// rounding of f32 terms.
 __device__ void rowExp(const View &x, int64_t r, int64_t classes, float &max, double &sum) {
   RowShare mine{-INFINITY, 0.0};
-  for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) {
-    float v = load(x.data, x.dtype, r * classes + k);
-    if (v > mine.max) {
-      mine.sum = mine.sum == 0 ? 0.0 : mine.sum * exp(double(mine.max) - v);
-      mine.max = v;
-    }
-    mine.sum += num::vectorExp(v - mine.max);
-  }
+  unrolledStride(
+      threadIdx.x, classes, blockDim.x,
+      [&](int64_t k) { return load(x.data, x.dtype, r * classes + k); },
+      [&](int64_t, float v) {
+        if (v > mine.max) {
+          mine.sum = mine.sum == 0 ? 0.0 : mine.sum * exp(double(mine.max) - v);
+          mine.max = v;
+        }
+        mine.sum += num::vectorExp(v - mine.max);
+      });
   RowShare row = blockReduce(mine, combineShares);
   max = row.max;
   sum = row.sum;
@@ -110,11 +113,14 @@ __global__ void crossEntropyBackwardRows(View logits, View labels, View dloss, V
     rowExp(logits, r, classes, max, sum);
     int64_t label = labelOf(labels, r, classes, error, step);
     float inverse = float(factor / sum);
-    for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) {
-      float e = num::vectorExp(load(logits.data, logits.dtype, r * classes + k) - max);
-      float g = k == label ? float((e / sum - 1.0) * factor) : e * inverse;
-      store(dx.data, dx.dtype, r * classes + k, g);
-    }
+    unrolledStride(
+        threadIdx.x, classes, blockDim.x,
+        [&](int64_t k) { return load(logits.data, logits.dtype, r * classes + k); },
+        [&](int64_t k, float v) {
+          float e = num::vectorExp(v - max);
+          float g = k == label ? float((e / sum - 1.0) * factor) : e * inverse;
+          store(dx.data, dx.dtype, r * classes + k, g);
+        });
   }
 }
 
@@ -130,6 +136,11 @@ void crossEntropyBackward(KernelContext &c) {
   launched(c);
 }
 
+/// An element of the prediction and of the target.
+struct Pair {
+  float p, t;
+};
+
 /// Blocks of the squared-error sum: a fixed number, so the order (and the
 /// bits) of the sum do not depend on anything but the size.
 constexpr int kMseBlocks = 264;
@@ -137,11 +148,12 @@ constexpr int kMseBlocks = 264;
 /// Block b's share of the sum of squared differences, in double.
 __global__ void mseBlocks(View p, View t, double *partial) {
   double s = 0;
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < p.size;
-       i += (int64_t)gridDim.x * blockDim.x) {
-    double d = double(load(p.data, p.dtype, i)) - load(t.data, t.dtype, i);
-    s += d * d;
-  }
+  unrolledElements(
+      p.size, [&](int64_t i) { return Pair{load(p.data, p.dtype, i), load(t.data, t.dtype, i)}; },
+      [&](int64_t, Pair v) {
+        double d = double(v.p) - v.t;
+        s += d * d;
+      });
   double total = blockReduce(s, [](double a, double b) { return a + b; });
   if (threadIdx.x == 0)
     partial[blockIdx.x] = total;
@@ -166,14 +178,13 @@ void mse(KernelContext &c) {
 
 __global__ void mseBackwardKernel(View p, View t, View dloss, View dx) {
   double factor = p.size ? 2.0 * load(dloss.data, dloss.dtype, 0) / double(p.size) : 0.0;
-  AMPC_GRID_STRIDE(i, p.size) {
-    float g = float((double(load(p.data, p.dtype, i)) - load(t.data, t.dtype, i)) * factor);
-    store(dx.data, dx.dtype, i, g);
-  }
+  unrolledElements(
+      p.size, [&](int64_t i) { return Pair{load(p.data, p.dtype, i), load(t.data, t.dtype, i)}; },
+      [&](int64_t i, Pair v) { store(dx.data, dx.dtype, i, float((double(v.p) - v.t) * factor)); });
 }
 
 void mseBackward(KernelContext &c) {
-  mseBackwardKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
+  mseBackwardKernel<<<blocksForUnrolled(c.in[0].size()), kThreads, 0, c.stream()>>>(
       viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.out[0]));
   launched(c);
 }

@@ -181,16 +181,18 @@ void sliceBackward(KernelContext &c) {
   launched(c);
 }
 
-__global__ void embeddingKernel(View ids, const std::byte *table, std::byte *y, int64_t vocab,
-                                int64_t rowBytes, int32_t *error, int step) {
-  AMPC_GRID_STRIDE(e, ids.size * rowBytes) {
-    int64_t i = e / rowBytes, b = e % rowBytes, id = loadIndex(ids.data, ids.dtype, i);
+/// Row ids[i] of the table to row i of y, `Word`s at a time.
+template <typename Word>
+__global__ void embeddingKernel(View ids, const Word *table, Word *y, int64_t vocab,
+                                int64_t rowWords, int32_t *error, int step) {
+  AMPC_GRID_STRIDE(e, ids.size * rowWords) {
+    int64_t i = e / rowWords, b = e % rowWords, id = loadIndex(ids.data, ids.dtype, i);
     if (id < 0 || id >= vocab) {
       reportError(error, step, kIndexOutOfRange);
-      y[e] = std::byte(0);
+      y[e] = Word{};
       continue;
     }
-    y[e] = table[id * rowBytes + b];
+    y[e] = table[id * rowWords + b];
   }
 }
 
@@ -199,9 +201,26 @@ void embedding(KernelContext &c) {
   int64_t rowBytes = w.dim(1) * dtypeSize(w.dtype);
   if (ids.size() * rowBytes == 0)
     return;
-  embeddingKernel<<<blocksFor(ids.size() * rowBytes), kThreads, 0, c.stream()>>>(
-      viewOf(ids), w.as<std::byte>(), y.as<std::byte>(), w.dim(0), rowBytes,
-      c.device.errorWord(), c.index);
+  // The widest word (up to 16 bytes) that divides a row and both addresses.
+  uintptr_t bits = reinterpret_cast<uintptr_t>(w.data) | reinterpret_cast<uintptr_t>(y.data) |
+                   (uintptr_t)rowBytes;
+  int word = 16;
+  while (bits % word)
+    word /= 2;
+  auto move = [&](auto type) {
+    using Word = decltype(type);
+    int64_t rowWords = rowBytes / (int64_t)sizeof(Word);
+    embeddingKernel<<<blocksFor(ids.size() * rowWords), kThreads, 0, c.stream()>>>(
+        viewOf(ids), w.as<const Word>(), y.as<Word>(), w.dim(0), rowWords, c.device.errorWord(),
+        c.index);
+  };
+  switch (word) {
+  case 16: move(uint4{}); break;
+  case 8: move(uint2{}); break;
+  case 4: move(uint32_t{}); break;
+  case 2: move(uint16_t{}); break;
+  default: move(uint8_t{}); break;
+  }
   launched(c);
 }
 
