@@ -4,6 +4,7 @@
 #include "compiler/CastFolding.h"
 #include "compiler/ElementwiseFusion.h"
 #include "compiler/NormActivationFusion.h"
+#include "compiler/SoftmaxLogitsFusion.h"
 #include "compiler/SoftmaxScaleFusion.h"
 #include "compiler/EpilogueFusion.h"
 #include "compiler/Diagnostics.h"
@@ -220,6 +221,8 @@ rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptio
     foldCasts(plan);
   if (target.elementwiseChains && fusions.softmaxScales && !probed)
     fuseSoftmaxScales(plan);
+  if (target.elementwiseChains && fusions.softmaxLogits && !probed)
+    fuseSoftmaxLogits(plan);
   if (target.elementwiseChains && fusions.normActivations && !probed)
     fuseNormActivations(plan);
   if (target.elementwiseChains && fusions.elementwiseChains && !probed)

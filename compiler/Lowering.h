@@ -29,12 +29,14 @@ namespace ampc {
 /// `elementwise_chains`, elementwise ops whose intermediate values nothing
 /// else reads run as one step (compiler/ElementwiseFusion.h), relus join
 /// the batch norms before them (compiler/NormActivationFusion.h) and scales
-/// the softmaxes beside them (compiler/SoftmaxScaleFusion.h), only without
+/// the softmaxes beside them (compiler/SoftmaxScaleFusion.h), and a
+/// softmax's backward reads its logits (compiler/SoftmaxLogitsFusion.h), only without
 /// probes. `fusions` turns each fusion off (tests compare the plans;
 /// users and benchmarks measure with `--no-fuse`, docs/cli.md).
 struct Fusions {
   bool weightCopies = true, gemmEpilogues = true, gradEpilogues = true, castFolding = true,
-       normActivations = true, softmaxScales = true, elementwiseChains = true;
+       normActivations = true, softmaxScales = true, softmaxLogits = true,
+       elementwiseChains = true;
 };
 rt::Plan lowerToPlan(mlir::ModuleOp module, const rt::Target &target = rt::cpuTarget(),
                      const ProbeOptions &probes = {}, const Fusions &fusions = {});

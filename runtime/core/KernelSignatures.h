@@ -33,6 +33,12 @@ using SignatureCheck = void (*)(const StepView &);
 /// (docs/runtime.md, "Weight copies").
 constexpr const char *kWritesCopy = "writes_copy";
 
+/// The attribute of a softmax_backward whose first input is the softmax's
+/// operand (its logits, with the softmax's `input_*` scale), not its result:
+/// the kernel recomputes each probability as the softmax computed it
+/// (docs/runtime.md, "Softmax backward from logits").
+constexpr const char *kFromLogits = "from_logits";
+
 namespace signature {
 void binary(const StepView &s);
 void unary(const StepView &s);

@@ -236,8 +236,14 @@ void softmaxBackward(const StepView &s) {
   requireFloats(s);
   requireShape(s, s.in(1), s.in(0).shape);
   requireShape(s, s.out(0), s.in(0).shape);
-  axisOf(s, s.attrs.getInt("axis", -1), s.in(0).shape.size());
+  size_t rank = s.in(0).shape.size();
+  int64_t axis = axisOf(s, s.attrs.getInt("axis", -1), rank);
   s.attrs.foldedScale("output");
+  if (s.attrs.getBool(kFromLogits, false)) {
+    s.require(!s.attrs.getBool("log", false), "from_logits is for softmax, not log_softmax");
+    s.require(axis + 1 == (int64_t)rank, "from_logits needs the last axis");
+    s.attrs.foldedScale("input");
+  }
 }
 
 /// Logits [..., C] and one label per row.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/core/KernelSignatures.h"
 #include "runtime/cpu/KernelUtil.h"
 #include "runtime/numerics/Activations.h"
 
@@ -63,7 +64,7 @@ template <bool Log> void softmaxOf(KernelContext &c) {
   y.commit();
 }
 
-void softmaxBackward(KernelContext &c) {
+void softmaxBackwardOf(KernelContext &c) {
   const TensorRef &yt = c.in[0];
   bool log = attrBool(c, "log", false);
   int64_t axis = axisOf(attrInt(c, "axis", -1), yt.rank()), dim = yt.shape[axis], inner = 1;
@@ -105,6 +106,20 @@ template <bool Log> void softmax(KernelContext &c) {
   KernelContext folded = c;
   folded.in[0] = TensorRef{scaled.data(), DType::F32, c.in[0].shape};
   softmaxOf<Log>(folded);
+}
+
+/// With from_logits, in[0] is the softmax's operand: its result is
+/// recomputed as the softmax step computed it, then the backward runs on it.
+void softmaxBackward(KernelContext &c) {
+  if (!attrBool(c, kFromLogits, false))
+    return softmaxBackwardOf(c);
+  std::vector<float> probabilities(c.in[0].size());
+  KernelContext forward = c;
+  forward.out = {TensorRef{probabilities.data(), DType::F32, c.in[0].shape}};
+  softmax<false>(forward);
+  KernelContext backward = c;
+  backward.in[0] = forward.out[0];
+  softmaxBackwardOf(backward);
 }
 
 } // namespace

@@ -6,8 +6,10 @@
 // mix (cast folding); softmax's rounded copy (kRoundedCopy) is stored in the
 // same pass. A folded scale (docs/runtime.md, "Softmax scales") applies to
 // each element as it is read (softmax) or before it is stored (backward), as
-// the scale step did. Results agree with the CPU within a rounding of the
-// sum.
+// the scale step did. The backward may take the softmax's operand instead
+// of its result (from_logits) and recompute each probability as the softmax
+// computed it. Results agree with the CPU within a rounding of the sum.
+#include "runtime/core/KernelSignatures.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/Rows.h"
 #include "runtime/numerics/Activations.h"
@@ -50,26 +52,43 @@ Rows rowsOf(const KernelContext &c, const TensorRef &t) {
   return r;
 }
 
-/// Along the last axis: a warp per row of r.dim elements.
-template <bool Log, int PerLane>
-__global__ void softmaxLastAxis(View x, ResultAndCopy y, Rows r, Scaled pre) {
-  AMPC_ROW_STRIDE(row, r.outer) {
-    rows::RowShare<PerLane> xs(x, row * r.dim, r.dim);
-    float max = -INFINITY;
+/// A row's softmax along the last axis, by its warp: the max and the sum of
+/// exponentials; probability(raw) is element raw's softmax. The forward and
+/// the backward that recomputes it from the logits share it: the same bits.
+struct RowSoftmax {
+  Scaled pre{};
+  float max = 0;
+  double sum = 0;
+  float inverse = 0;
+  RowSoftmax() = default;
+  template <int PerLane>
+  __device__ RowSoftmax(const rows::RowShare<PerLane> &xs, const Scaled &scaled) : pre(scaled) {
+    max = -INFINITY;
     xs.each([&](int, int64_t, float raw) {
       float v = pre.before(raw);
       max = v > max ? v : max;
     });
     max = rows::warpMax(max);
-    double sum = 0;
+    sum = 0;
     xs.each([&](int, int64_t, float raw) { sum += num::vectorExp(pre.before(raw) - max); });
     sum = rows::warpSum(sum);
-    double logSum = log(sum);
-    float inverse = float(1.0 / sum);
+    inverse = float(1.0 / sum);
+  }
+  __device__ float probability(float raw) const {
+    return num::vectorExp(pre.before(raw) - max) * inverse;
+  }
+};
+
+/// Along the last axis: a warp per row of r.dim elements.
+template <bool Log, int PerLane>
+__global__ void softmaxLastAxis(View x, ResultAndCopy y, Rows r, Scaled pre) {
+  AMPC_ROW_STRIDE(row, r.outer) {
+    rows::RowShare<PerLane> xs(x, row * r.dim, r.dim);
+    RowSoftmax sm(xs, pre);
+    double logSum = log(sm.sum);
     xs.each([&](int, int64_t k, float raw) {
-      float v = pre.before(raw);
-      y.store(row * r.dim + k,
-              Log ? float(double(v - max) - logSum) : num::vectorExp(v - max) * inverse);
+      y.store(row * r.dim + k, Log ? float(double(pre.before(raw) - sm.max) - logSum)
+                                   : sm.probability(raw));
     });
   }
 }
@@ -113,19 +132,24 @@ template <bool Log> void softmax(KernelContext &c) {
   launched(c);
 }
 
-/// Along the last axis: a warp per row.
+/// Along the last axis: a warp per row. With `logits` (from_logits), y is
+/// the softmax's operand and each probability is recomputed from it as the
+/// softmax computed it (RowSoftmax).
 template <int PerLane>
-__global__ void softmaxBackwardLastAxis(View y, View dy, View dx, Rows r, bool log, Scaled post) {
+__global__ void softmaxBackwardLastAxis(View y, View dy, View dx, Rows r, bool log, Scaled post,
+                                        bool logits, Scaled pre) {
   AMPC_ROW_STRIDE(row, r.outer) {
     rows::RowShare<PerLane> ys(y, row * r.dim, r.dim), gs(dy, row * r.dim, r.dim);
+    RowSoftmax sm = logits ? RowSoftmax(ys, pre) : RowSoftmax{};
+    auto value = [&](float v) { return logits ? sm.probability(v) : v; };
     double dot = 0;
     ys.each([&](int j, int64_t k, float v) {
       float gk = gs.at(j, k);
-      dot += log ? gk : double(gk) * v;
+      dot += log ? gk : double(gk) * value(v);
     });
     dot = rows::warpSum(dot);
-    ys.each([&](int j, int64_t k, float v) {
-      float gk = gs.at(j, k);
+    ys.each([&](int j, int64_t k, float raw) {
+      float gk = gs.at(j, k), v = value(raw);
       store(dx.data, dx.dtype, row * r.dim + k,
             post.after(log ? float(gk - ::exp(double(v)) * dot) : float(v * (gk - dot))));
     });
@@ -156,15 +180,16 @@ void softmaxBackward(KernelContext &c) {
   if (r.outer * r.inner == 0)
     return;
   View y = viewOf(c.in[0]), dy = viewOf(c.in[1]), dx = viewOf(c.out[0]);
-  bool log = c.attrs.getBool("log", false);
-  Scaled post = scaledOf(c, "output");
-  if (r.inner > 1)
+  bool log = c.attrs.getBool("log", false), logits = c.attrs.getBool(kFromLogits, false);
+  Scaled post = scaledOf(c, "output"), pre = scaledOf(c, "input");
+  if (r.inner > 1) // from_logits is along the last axis only (its signature)
     softmaxBackwardStrided<<<blocksFor(r.outer * r.inner), kThreads, 0, c.stream()>>>(
         y, dy, dx, r, log, post);
   else
     rows::withPerLane(r.dim, [&](auto perLane) {
       softmaxBackwardLastAxis<perLane.value>
-          <<<rows::blocksForRows(r.outer), kThreads, 0, c.stream()>>>(y, dy, dx, r, log, post);
+          <<<rows::blocksForRows(r.outer), kThreads, 0, c.stream()>>>(y, dy, dx, r, log, post,
+                                                                      logits, pre);
     });
   launched(c);
 }

@@ -118,6 +118,7 @@ const FusionFlag kFusions[] = {
     {"cast-folding", &Fusions::castFolding},
     {"norm-activations", &Fusions::normActivations},
     {"softmax-scales", &Fusions::softmaxScales},
+    {"softmax-logits", &Fusions::softmaxLogits},
     {"elementwise-chains", &Fusions::elementwiseChains},
     {"recompute", nullptr},
 };
