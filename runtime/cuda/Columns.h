@@ -61,9 +61,10 @@ __global__ void columnChunks(Columns m, Term term, double *partials) {
   ColumnLane at(m);
   double acc[N] = {};
   if (at.col < m.cols) {
+    auto column = term.column(at.col);
 #pragma unroll 4
     for (int64_t row = at.row; row < at.end; row += m.depth())
-      term(row, at.col, acc);
+      column(row, acc);
   }
   for (int i = 0; i < N; ++i)
     lanes[i][threadIdx.x] = acc[i];
@@ -103,10 +104,10 @@ template <int N> int64_t columnScratch(const Columns &m) { return N * m.chunks *
 
 /// Queues the sums over rows of N terms of each column, and then
 /// finish(col, totals) with totals[i] the sum of term i in column col.
-/// `Term` is a functor with
-/// `__device__ void operator()(int64_t row, int64_t col, double *acc) const`
-/// adding its N terms of (row, col) to acc[0..N); it only loads, so the
-/// compiler may issue the loads of several rows ahead of their sums.
+/// `Term::column(col)` gives the column's functor (its constants in
+/// registers), with `__device__ void operator()(int64_t row, double *acc)
+/// const` adding its N terms of (row, col) to acc[0..N); it only loads, so
+/// the compiler may issue the loads of several rows ahead of their sums.
 /// `Finish` has `__device__ void operator()(int64_t col, const double *totals)
 /// const` (a column's statistics, or its sums stored).
 template <int N, typename Term, typename Finish>

@@ -245,9 +245,14 @@ __global__ void reduceToKernel(View x, View y, Reduction r) {
 struct ColumnTerm {
   View x;
   int64_t cols;
-  __device__ void operator()(int64_t row, int64_t col, double *acc) const {
-    acc[0] += load(x.data, x.dtype, row * cols + col);
-  }
+  struct Column {
+    View x;
+    int64_t cols, col;
+    __device__ void operator()(int64_t row, double *acc) const {
+      acc[0] += load(x.data, x.dtype, row * cols + col);
+    }
+  };
+  __device__ Column column(int64_t col) const { return {x, cols, col}; }
 };
 
 /// Stores a column's sum, as the column sums finish.

@@ -185,12 +185,17 @@ struct ScaleGradTerms {
   View x, dy;
   const double *means, *invs;
   int64_t inner;
-  __device__ void operator()(int64_t g, int64_t col, double *acc) const {
-    double xhat = (load(x.data, x.dtype, g * inner + col) - means[g]) * invs[g],
-           d = load(dy.data, dy.dtype, g * inner + col);
-    acc[0] += d * xhat;
-    acc[1] += d;
-  }
+  struct Column {
+    const ScaleGradTerms &t;
+    int64_t col;
+    __device__ void operator()(int64_t g, double *acc) const {
+      double xhat = (load(t.x.data, t.x.dtype, g * t.inner + col) - t.means[g]) * t.invs[g],
+             d = load(t.dy.data, t.dy.dtype, g * t.inner + col);
+      acc[0] += d * xhat;
+      acc[1] += d;
+    }
+  };
+  __device__ Column column(int64_t col) const { return {*this, col}; }
 };
 
 /// Stores a column's dscale and dbias, as the column sums finish.

@@ -89,16 +89,22 @@ template <int N> struct ShiftedMoments {
   View x;
   Gradient dy;
   int64_t channels;
-  __device__ void operator()(int64_t r, int64_t ch, double *acc) const {
-    double d = (double)load(x.data, x.dtype, r * channels + ch) - load(x.data, x.dtype, ch);
-    acc[0] += d;
-    acc[1] += d * d;
-    if constexpr (N == 4) {
-      double g = dy(r * channels + ch);
-      acc[2] += g;
-      acc[3] += g * d;
+  struct Column { // the channel's shift loaded once
+    const ShiftedMoments &m;
+    int64_t ch;
+    double shift;
+    __device__ void operator()(int64_t r, double *acc) const {
+      double d = (double)load(m.x.data, m.x.dtype, r * m.channels + ch) - shift;
+      acc[0] += d;
+      acc[1] += d * d;
+      if constexpr (N == 4) {
+        double g = m.dy(r * m.channels + ch);
+        acc[2] += g;
+        acc[3] += g * d;
+      }
     }
-  }
+  };
+  __device__ Column column(int64_t ch) const { return {*this, ch, load(x.data, x.dtype, ch)}; }
 };
 
 /// A channel's mean and (biased) variance from its moments about `shift`
