@@ -160,17 +160,13 @@ void fuseElementwiseChains(rt::Plan &plan) {
     auto keep = [&](int id) {
       return kept[id] || (!readers[id].empty() && readers[id].back() > (int)i);
     };
-    // Whether the chain's operands other than chain w's values are ready
-    // at w: written before it, and not in place between w and i.
+    // Whether the chain's operands are ready at w: written before it (or
+    // by chain w), and none written in place between w and i.
     auto mayRunAt = [&](int w) {
-      std::vector<int> operands;
       for (int id : program->inputs)
-        if (writer[id] != w) {
-          if (writer[id] > w)
-            return false;
-          operands.push_back(id);
-        }
-      return !writtenBetween(plan, operands, w, (int)i);
+        if (writer[id] > w)
+          return false;
+      return !writtenBetween(plan, program->inputs, w, (int)i);
     };
     // Whether running step i at w holds no more bytes over the steps
     // between: its results live from w, the temporaries it read last go
