@@ -156,6 +156,21 @@ __device__ void unrolledElements(int64_t n, Load load, Store store) {
                  (int64_t)gridDim.x * blockDim.x, load, store);
 }
 
+/// The entry of a multi-tensor list (updates, copies, the finite check)
+/// whose chunks hold `chunk`: entries in order of their `firstChunk`.
+template <typename Entry>
+__device__ const Entry &entryOfChunk(const Entry *entries, int count, int64_t chunk) {
+  int lo = 0, hi = count - 1;
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if (entries[mid].firstChunk <= chunk)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return entries[lo];
+}
+
 } // namespace ampc::rt::cuda
 
 #endif

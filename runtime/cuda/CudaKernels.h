@@ -63,6 +63,21 @@ void addConvKernels(KernelTable &t);
 void addProbeKernels(KernelTable &t);
 void addCollectiveKernels(KernelTable &t);
 
+/// A multi-tensor list uploaded to `table` at the step's first run, before
+/// any capture (the host waits for the copy, so `entries` may go then), and
+/// the list on the device.
+template <typename Entry>
+const Entry *uploadOnce(KernelContext &c, DeviceMemory &table, const std::vector<Entry> &entries) {
+  if (!table) {
+    size_t bytes = entries.size() * sizeof(Entry);
+    table = c.device.allocate((int64_t)bytes, 256);
+    AMPC_CUDA_CHECK(
+        cudaMemcpyAsync(table.get(), entries.data(), bytes, cudaMemcpyHostToDevice, c.stream()));
+    AMPC_CUDA_CHECK(cudaStreamSynchronize(c.stream()));
+  }
+  return reinterpret_cast<const Entry *>(table.get());
+}
+
 /// Multi-tensor updates (MultiTensor.cu): whether `kernel` may run grouped,
 /// whether `next` may join the group `first` starts, and a group's launch
 /// (`table`: its tensor list on the device, made at the first run).

@@ -18,18 +18,6 @@ struct CopyEntry {
 
 constexpr int64_t kChunkBytes = 16 * kThreads * 16; // 16 16-byte words a lane
 
-__device__ const CopyEntry &entryOf(const CopyEntry *entries, int count, int64_t chunk) {
-  int lo = 0, hi = count - 1;
-  while (lo < hi) {
-    int mid = (lo + hi + 1) / 2;
-    if (entries[mid].firstChunk <= chunk)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return entries[lo];
-}
-
 /// Copies each entry's bytes, 16 at a time where the entry allows it; with
 /// `found` (restore_if_skipped) only when the step was skipped.
 __global__ void multiCopy(const CopyEntry *entries, int count, int64_t chunks,
@@ -37,7 +25,7 @@ __global__ void multiCopy(const CopyEntry *entries, int count, int64_t chunks,
   if (found && !*found)
     return;
   for (int64_t chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
-    const CopyEntry &e = entryOf(entries, count, chunk);
+    const CopyEntry &e = entryOfChunk(entries, count, chunk);
     int64_t begin = (chunk - e.firstChunk) * kChunkBytes;
     int64_t end = begin + kChunkBytes < e.bytes ? begin + kChunkBytes : e.bytes;
     bool words = ((uintptr_t)e.target | (uintptr_t)e.source | (uint64_t)e.bytes) % 16 == 0;
@@ -90,16 +78,10 @@ void runCopyGroup(const std::vector<KernelContext *> &members, DeviceMemory &tab
   }
   if (chunks == 0)
     return;
-  if (!table) { // at the first run, before any capture
-    size_t bytes = entries.size() * sizeof(CopyEntry);
-    table = c.device.allocate(bytes, 256);
-    AMPC_CUDA_CHECK(
-        cudaMemcpyAsync(table.get(), entries.data(), bytes, cudaMemcpyHostToDevice, c.stream()));
-    AMPC_CUDA_CHECK(cudaStreamSynchronize(c.stream())); // `entries` goes now
-  }
+  const CopyEntry *list = uploadOnce(c, table, entries);
   unsigned blocks = (unsigned)std::min<int64_t>(chunks, 65535);
-  multiCopy<<<blocks, kThreads, 0, c.stream()>>>(reinterpret_cast<const CopyEntry *>(table.get()),
-                                                 (int)entries.size(), chunks, copyOf(c).found);
+  multiCopy<<<blocks, kThreads, 0, c.stream()>>>(list, (int)entries.size(), chunks,
+                                                 copyOf(c).found);
   launched(c);
 }
 

@@ -38,19 +38,6 @@ UpdateKind operandsOf(Kind kind) {
                                   : UpdateKind{2, true};
 }
 
-/// The entry whose chunks hold `chunk`.
-__device__ const UpdateEntry &entryOf(const UpdateEntry *entries, int count, int64_t chunk) {
-  int lo = 0, hi = count - 1;
-  while (lo < hi) {
-    int mid = (lo + hi + 1) / 2;
-    if (entries[mid].firstChunk <= chunk)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return entries[lo];
-}
-
 /// An element's param, gradient and moments, loaded before it is updated.
 struct Element {
   float p, g, m, v;
@@ -66,7 +53,7 @@ __global__ void multiUpdate(const UpdateEntry *entries, int count, int64_t chunk
   if constexpr (K == Kind::Adam)
     adam = blockAdamUpdate(lr, cfg, step);
   for (int64_t chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
-    const UpdateEntry &e = entryOf(entries, count, chunk);
+    const UpdateEntry &e = entryOfChunk(entries, count, chunk);
     int64_t begin = (chunk - e.firstChunk) * kChunk, end = min(begin + kChunk, e.size);
     unrolledStride(
         begin + threadIdx.x, end, blockDim.x,
@@ -140,14 +127,7 @@ void runUpdateGroup(const std::vector<KernelContext *> &members, DeviceMemory &t
   }
   if (chunks == 0)
     return;
-  if (!table) { // at the first run, before any capture
-    size_t bytes = entries.size() * sizeof(UpdateEntry);
-    table = c.device.allocate(bytes, 256);
-    AMPC_CUDA_CHECK(
-        cudaMemcpyAsync(table.get(), entries.data(), bytes, cudaMemcpyHostToDevice, c.stream()));
-    AMPC_CUDA_CHECK(cudaStreamSynchronize(c.stream())); // `entries` goes now
-  }
-  auto *list = reinterpret_cast<const UpdateEntry *>(table.get());
+  const UpdateEntry *list = uploadOnce(c, table, entries);
   int count = (int)entries.size();
   unsigned blocks = (unsigned)std::min<int64_t>(chunks, 65535);
   UpdateScalars s = scalarsOf(c, operands.operands());

@@ -26,7 +26,7 @@ constexpr int64_t kChunk = 4096;
 
 /// A gradient list in device memory, written once when the step is prepared.
 struct DeviceList {
-  ListEntry *entries = nullptr;
+  const ListEntry *entries = nullptr;
   int count = 0;
   int64_t chunks = 0;
 };
@@ -41,14 +41,7 @@ DeviceList listOf(KernelContext &c, size_t n, bool unscale) {
     entries.push_back({g.data, unscale ? c.out[i].data : nullptr, g.dtype, g.size(), chunks});
     chunks += (g.size() + kChunk - 1) / kChunk;
   }
-  if (!c.state) {
-    c.state = c.device.allocate(entries.size() * sizeof(ListEntry), 256);
-    AMPC_CUDA_CHECK(cudaMemcpyAsync(c.state.get(), entries.data(),
-                                    entries.size() * sizeof(ListEntry), cudaMemcpyHostToDevice,
-                                    c.stream()));
-    AMPC_CUDA_CHECK(cudaStreamSynchronize(c.stream())); // `entries` goes now
-  }
-  return {reinterpret_cast<ListEntry *>(c.state.get()), (int)entries.size(), chunks};
+  return {uploadOnce(c, c.state, entries), (int)entries.size(), chunks};
 }
 
 /// Each block takes one chunk of one tensor; any non-finite element sets
@@ -56,15 +49,7 @@ DeviceList listOf(KernelContext &c, size_t n, bool unscale) {
 __global__ void checkKernel(DeviceList list, const void *scale, DType scaleType, uint8_t *found) {
   float inverse = scale ? 1.0f / load(scale, scaleType, 0) : 1.0f;
   for (int64_t chunk = blockIdx.x; chunk < list.chunks; chunk += gridDim.x) {
-    int lo = 0, hi = list.count - 1; // the entry whose chunks hold this one
-    while (lo < hi) {
-      int mid = (lo + hi + 1) / 2;
-      if (list.entries[mid].firstChunk <= chunk)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    const ListEntry &e = list.entries[lo];
+    const ListEntry &e = entryOfChunk(list.entries, list.count, chunk);
     int64_t begin = (chunk - e.firstChunk) * kChunk, end = min(begin + kChunk, e.size);
     bool bad = false;
     unrolledStride(
