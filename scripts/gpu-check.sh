@@ -214,7 +214,8 @@ phase_checks() {
   check numerics $bin/ampc-numerics-device-check
   check gemm-tuning-choice $bin/ampc-tuning-check
   [[ $have_gpu == yes ]] && check nccl-one-rank $bin/ampc-nccl-check
-  check backend-models $bin/ampc-backend-check --candidate "$candidate" .gpu/plans/models/*.json
+  check backend-models $bin/ampc-backend-check --candidate "$candidate" --tune-gemms \
+    .gpu/plans/models/*.json
   check backend-kernels $bin/ampc-backend-check --candidate "$candidate" .gpu/plans/unit/*.json
   check backend-injected-inf $bin/ampc-backend-check --candidate "$candidate" --inject-inf 1 \
     .gpu/plans/models/{mlp,cnn,bert,resnet18}-o1-train*.json
@@ -286,32 +287,33 @@ phase_ampc_bench() {
     lr=0.01
     [[ $p == bert-* ]] && lr=0.0001 # AdamW, as the PyTorch peer
     check "bench-$p" $bin/ampc-plan-run .gpu/plans/bench/$p.json 60 --device cuda --lr $lr \
-      --metrics-json "$logs/bench-$p.json"
+      --tune-gemms --metrics-json "$logs/bench-$p.json"
   done
   check bench-simplenet-o1-no-graph $bin/ampc-plan-run .gpu/plans/bench/simplenet-o1.json 60 \
-    --device cuda --no-cuda-graph --metrics-json "$logs/bench-simplenet-o1-no-graph.json"
+    --device cuda --no-cuda-graph --tune-gemms --metrics-json "$logs/bench-simplenet-o1-no-graph.json"
   for p in .gpu/plans/fusions/*.json; do
     p=$(basename "$p" .json)
     lr=0.01
     [[ $p == bert-* ]] && lr=0.0001
     check "fusion-$p" $bin/ampc-plan-run .gpu/plans/fusions/$p.json 60 --device cuda --lr $lr \
-      --metrics-json "$logs/fusion-$p.json"
+      --tune-gemms --metrics-json "$logs/fusion-$p.json"
   done
-  # cuBLASLt's first choice for every GEMM, against the timed choice.
+  # cuBLASLt's first choice for every GEMM (the default), against the timed
+  # choice (--tune-gemms).
   check fusion-simplenet-o1-no-gemm-tuning $bin/ampc-plan-run .gpu/plans/bench/simplenet-o1.json \
-    60 --device cuda --no-gemm-tuning --metrics-json "$logs/fusion-simplenet-o1-no-gemm-tuning.json"
+    60 --device cuda --metrics-json "$logs/fusion-simplenet-o1-no-gemm-tuning.json"
   check fusion-bert-o1-no-gemm-tuning $bin/ampc-plan-run .gpu/plans/bench/bert-o1.json 60 \
-    --lr 0.0001 --device cuda --no-gemm-tuning --metrics-json "$logs/fusion-bert-o1-no-gemm-tuning.json"
+    --lr 0.0001 --device cuda --metrics-json "$logs/fusion-bert-o1-no-gemm-tuning.json"
   # Profiles: every kernel timed (slower steps, so apart from the timings).
   check bench-simplenet-o1-profile $bin/ampc-plan-run .gpu/plans/bench/simplenet-o1.json 20 \
-    --device cuda --profile --metrics-json "$logs/bench-simplenet-o1-profile.json"
+    --device cuda --profile --tune-gemms --metrics-json "$logs/bench-simplenet-o1-profile.json"
   check bench-simplenet-o1-no-gemm-tuning-profile $bin/ampc-plan-run \
-    .gpu/plans/bench/simplenet-o1.json 20 --device cuda --profile --no-gemm-tuning \
+    .gpu/plans/bench/simplenet-o1.json 20 --device cuda --profile \
     --metrics-json "$logs/bench-simplenet-o1-no-gemm-tuning-profile.json"
   check bench-bert-o1-profile $bin/ampc-plan-run .gpu/plans/bench/bert-o1.json 20 --lr 0.0001 \
-    --device cuda --profile --metrics-json "$logs/bench-bert-o1-profile.json"
+    --device cuda --profile --tune-gemms --metrics-json "$logs/bench-bert-o1-profile.json"
   check bench-resnet50-o1-profile $bin/ampc-plan-run .gpu/plans/bench/resnet50-o1.json 10 \
-    --device cuda --profile --metrics-json "$logs/bench-resnet50-o1-profile.json"
+    --device cuda --profile --tune-gemms --metrics-json "$logs/bench-resnet50-o1-profile.json"
 }
 
 phase_bench() {

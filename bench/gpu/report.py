@@ -144,7 +144,7 @@ def bench(logs):
                      if f.startswith("fusion-") and f.endswith(".json"))
     if fusions:
         print("\nOne fusion left out (ampc compile --no-fuse NAME; no-gemm-tuning: "
-              "ampc-plan-run --no-gemm-tuning), against the whole step:")
+              "ampc-plan-run without --tune-gemms), against the whole step:")
         print("| plan | ms | fused ms | ratio | device peak bytes | fused peak |")
         print("|---|---|---|---|---|---|")
     for name in fusions:

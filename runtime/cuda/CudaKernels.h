@@ -34,7 +34,7 @@ struct KernelContext {
   /// The ranks `all_reduce` sums over (null: one rank).
   Communicator *communicator = nullptr;
   /// Time the GEMM's candidate algorithms at the first run (Matmul.cu).
-  bool tuneGemms = true;
+  bool tuneGemms = false;
   cudaStream_t stream() const { return device.stream(); }
   [[noreturn]] void fail(const std::string &what) const {
     throw RuntimeError("step '" + step.name + "' (" + step.kernel + "): " + what);

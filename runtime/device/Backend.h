@@ -33,8 +33,9 @@ struct ExecOptions {
   Communicator *communicator = nullptr;
   /// A device backend may time its libraries' candidate algorithms at a
   /// step's first run and keep the fastest (docs/cuda.md, "GEMM tuning");
-  /// off, it runs each library's first choice.
-  bool tuneGemms = true;
+  /// off (the default), it runs each library's first choice: the same
+  /// algorithms, so the same bits, in every process.
+  bool tuneGemms = false;
 };
 
 /// Which steps of a run execute: with gradient accumulation, steps of the

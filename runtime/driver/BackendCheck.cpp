@@ -45,6 +45,7 @@ ExecOptions execOptions(const Plan &plan, const CheckOptions &options,
   o.seed = options.seed;
   o.device = device;
   o.graphs = graphs;
+  o.tuneGemms = options.tuneGemms;
   return o;
 }
 

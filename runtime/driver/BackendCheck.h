@@ -77,6 +77,9 @@ struct CheckOptions {
   /// on every backend: the step must be skipped and the scale cut alike;
   /// -1: none.
   int64_t injectInfAt = -1;
+  /// The candidate times its libraries' algorithms (docs/cuda.md, "GEMM
+  /// tuning"): the tuned choices must agree with the reference too.
+  bool tuneGemms = false;
 };
 
 struct StepCheck {

@@ -23,7 +23,7 @@ struct RunOptions {
   /// Capture the step once and replay it (CUDA graphs); off for debugging.
   bool graphs = true;
   /// Time the candidate GEMM algorithms and keep the fastest (ExecOptions).
-  bool tuneGemms = true;
+  bool tuneGemms = false;
   /// Progress reports per run (each reads the loss back once).
   int64_t reports = 10;
 };

@@ -31,7 +31,7 @@ struct TrainOptions {
   /// Capture the step once and replay it (CUDA graphs); off for debugging.
   bool graphs = true;
   /// Time the candidate GEMM algorithms and keep the fastest (ExecOptions).
-  bool tuneGemms = true;
+  bool tuneGemms = false;
   /// Progress reports per run (each reads loss, scale and skipped count).
   int64_t reports = 10;
   /// Diagnose non-finite values (runtime/driver/NumericsCheck.h); the plan

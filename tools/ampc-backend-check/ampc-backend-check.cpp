@@ -20,12 +20,13 @@ using namespace ampc::rt;
 const char *kUsage =
     "usage: ampc-backend-check PLAN... [--candidate cuda] [--reference cpu]\n"
     "                          [--data synthetic|fashion-mnist[:DIR]] [--seed N] [--runs N]\n"
-    "                          [--inject-inf RUN] [--verbose]\n"
+    "                          [--inject-inf RUN] [--tune-gemms] [--verbose]\n"
     "Compares the candidate backend with the reference on each plan (compiled with\n"
     "ampc compile --device CANDIDATE): every step from the reference's inputs, under\n"
     "its kernel's agreement (exact, rounded, accumulated), then N whole runs (4; 0\n"
     "skips them) with and without graph replay; --inject-inf RUN puts an inf in\n"
-    "run RUN's first float input. Exit 0: all agree; 1: a\n"
+    "run RUN's first float input; --tune-gemms lets the candidate time its GEMMs'\n"
+    "algorithms (docs/cuda.md). Exit 0: all agree; 1: a\n"
     "disagreement or an error; 77: the candidate's device is missing here.\n";
 
 int fail(const std::string &what) { return ampc::cli::reportError("ampc-backend-check", what); }
@@ -138,6 +139,8 @@ int main(int argc, char **argv) {
     }
     if (arg == "--verbose") {
       verbose = true;
+    } else if (arg == "--tune-gemms") {
+      o.tuneGemms = true;
     } else if (arg == "--candidate" || arg == "--reference" || arg == "--data" ||
                arg == "--seed" || arg == "--runs" || arg == "--inject-inf") {
       const char *v = i + 1 < argc ? argv[++i] : nullptr;

@@ -37,7 +37,7 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"init-from", true, false, "training: starts from the weights of a safetensors file"},
     {"metrics-json", true, false, "writes the run's figures as JSON"},
     {"no-cuda-graph", false, false, "queues every kernel of every step (no CUDA graph replay)"},
-    {"no-gemm-tuning", false, false, "runs cuBLASLt's first choice for each GEMM (no timing)"},
+    {"tune-gemms", false, false, "times cuBLASLt's candidates for each GEMM, runs the fastest"},
     {"profile", false, false, "training: times every kernel (slower steps; metrics 'profile')"},
     {"help", false, false, "prints this help"},
 };
@@ -84,7 +84,7 @@ int train(const cli::Args &args, const rt::Plan &plan, int64_t steps) {
   o.resume = args.getFile("resume");
   o.initFrom = args.getFile("init-from");
   o.graphs = !args.has("no-cuda-graph");
-  o.tuneGemms = !args.has("no-gemm-tuning");
+  o.tuneGemms = args.has("tune-gemms");
   o.profile = args.has("profile");
   // A plan compiled with --check-numerics carries its probes: check.
   o.checkNumerics = plan.find(rt::kNonFiniteFlags) >= 0;
@@ -128,7 +128,7 @@ int run(const cli::Args &args, const rt::Plan &plan, int64_t steps) {
   o.seed = args.getInt("seed", 0, 0);
   o.steps = steps ? steps : (o.data == "synthetic" ? 1 : std::optional<int64_t>());
   o.graphs = !args.has("no-cuda-graph");
-  o.tuneGemms = !args.has("no-gemm-tuning");
+  o.tuneGemms = args.has("tune-gemms");
   rt::Runner runner(plan, o);
   rt::RunResult r = runner.run();
   std::printf("%s: %lld steps, %zu kernels, peak %lld bytes, %.3f ms/batch (median)\n",

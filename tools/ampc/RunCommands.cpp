@@ -125,7 +125,7 @@ static int runOnInputs(const Args &args, const std::string &in, const AmpSetting
       in, [&] { return planFor(in, settings, *rt::findTarget(device), fusionsFrom(args, nullptr)); });
   rt::Executor ex(plan, {/*training=*/false, (uint64_t)args.getInt("seed", 0, 0),
                          /*profile=*/false, device, !args.has("no-cuda-graph"), nullptr,
-                         !args.has("no-gemm-tuning")});
+                         args.has("tune-gemms")});
   onFile(inputs, [&] { rt::loadInputs(rt::readSafetensors(inputs), ex); });
   onFile(in, [&] { ex.run(); });
   if (!outputs.empty()) {
@@ -150,7 +150,7 @@ int runRun(const Args &args) {
     options.seed = args.getInt("seed", 0, 0);
     options.profile = args.has("profile");
     options.graphs = !args.has("no-cuda-graph");
-    options.tuneGemms = !args.has("no-gemm-tuning");
+    options.tuneGemms = args.has("tune-gemms");
     options.reports = Progress::updatesPerRun();
     if (args.has("steps"))
       options.steps = args.getInt("steps", 0);

@@ -105,7 +105,7 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     checkOutput(args, "metrics-json");
     options.profile = args.has("profile");
     options.graphs = !args.has("no-cuda-graph");
-    options.tuneGemms = !args.has("no-gemm-tuning");
+    options.tuneGemms = args.has("tune-gemms");
     options.checkNumerics = probes.mode == ProbeOptions::Mode::NonFinite;
     if (job.communicator) { // on --device cuda, the backend makes NCCL's from it
       options.communicator = job.communicator.get();
