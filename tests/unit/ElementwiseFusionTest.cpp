@@ -16,10 +16,7 @@ using namespace ampc;
 
 namespace {
 
-int countKernel(const rt::Plan &plan, const std::string &kernel) {
-  return std::count_if(plan.steps.begin(), plan.steps.end(),
-                       [&](const rt::Step &s) { return s.kernel == kernel; });
-}
+using test::countKernel;
 
 /// The steps from the first matmul to the next one, exclusive.
 std::vector<std::string> betweenGemms(const rt::Plan &plan) {

@@ -2,6 +2,7 @@
 #ifndef AMPC_TESTS_UNIT_RUNTIMETESTUTIL_H
 #define AMPC_TESTS_UNIT_RUNTIMETESTUTIL_H
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -12,6 +13,8 @@
 
 #include "compiler/GraphBuilder.h"
 #include "compiler/Lowering.h"
+#include "compiler/Pipelines.h"
+#include "models/Models.h"
 #include "mlir/IR/MLIRContext.h"
 #include "runtime/core/Convert.h"
 #include "runtime/core/Files.h"
@@ -71,6 +74,38 @@ inline void dumpCudaPlan(mlir::ModuleOp module) {
   static std::map<std::string, int> counts;
   std::string path = std::string(dir) + "/" + name + "-" + std::to_string(counts[name]++) + ".json";
   rt::writeFileAtomically(path, rt::planToJson(lowerToPlan(module, rt::cudaTarget())));
+}
+
+/// The plan's steps that run `kernel`.
+inline int countKernel(const rt::Plan &plan, const std::string &kernel) {
+  return (int)std::count_if(plan.steps.begin(), plan.steps.end(),
+                            [&](const rt::Step &s) { return s.kernel == kernel; });
+}
+
+/// A one-layer BERT (batch 2, seq 8, vocab 64, hidden 32, 4 heads: the
+/// attention scale 1/sqrt(8) is no power of two, so a fused kernel that
+/// scales or rounds in the wrong place shows) trained with Adam at `level`
+/// in `dtype`; its CUDA plan dumped for the GPU check.
+inline mlir::OwningOpRef<mlir::ModuleOp> smallBertTraining(mlir::MLIRContext &ctx,
+                                                          const std::string &level,
+                                                          const std::string &dtype,
+                                                          bool recompute = true) {
+  auto m = buildModel(ctx, "bert",
+                      {{"layers", "1"},
+                       {"batch", "2"},
+                       {"seq", "8"},
+                       {"vocab", "64"},
+                       {"hidden", "32"},
+                       {"heads", "4"}});
+  AmpSettings amp;
+  amp.level = level;
+  amp.dtype = dtype;
+  TrainSettings train;
+  train.optimizer = "adam";
+  train.recompute = recompute;
+  runTrainingPipeline(*m, amp, train);
+  dumpCudaPlan(*m);
+  return m;
 }
 
 inline Compiled compile(const std::function<void(GraphBuilder &)> &build,

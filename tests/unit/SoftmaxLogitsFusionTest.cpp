@@ -34,29 +34,14 @@ struct Setting {
   bool recompute;
 };
 
-// Heads of 4 over a hidden of 32: the scale 1/sqrt(8) folded into the
-// softmax is no power of two, so a recompute that scaled or rounded
-// elsewhere would show.
+// test::smallBertTraining's scale is no power of two: a recompute that
+// scaled or rounded elsewhere would show.
 TEST(SoftmaxLogits, AttentionTrainsToTheSameBits) {
   for (Setting s : {Setting{"O1", "f16", true}, Setting{"O1", "bf16", true},
                     Setting{"O2", "f16", true}, Setting{"O1", "f16", false}}) {
     std::string what = std::string(s.level) + " " + s.dtype + (s.recompute ? "" : " kept");
     mlir::MLIRContext ctx;
-    auto m = buildModel(ctx, "bert",
-                        {{"layers", "1"},
-                         {"batch", "2"},
-                         {"seq", "8"},
-                         {"vocab", "64"},
-                         {"hidden", "32"},
-                         {"heads", "4"}});
-    AmpSettings amp;
-    amp.level = s.level;
-    amp.dtype = s.dtype;
-    TrainSettings train;
-    train.optimizer = "adam";
-    train.recompute = s.recompute;
-    runTrainingPipeline(*m, amp, train);
-    test::dumpCudaPlan(*m);
+    auto m = test::smallBertTraining(ctx, s.level, s.dtype, s.recompute);
     rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(true), {}, without()),
              fused = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
     EXPECT_EQ(fromLogits(steps), 0) << what;

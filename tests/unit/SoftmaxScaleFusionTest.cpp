@@ -16,43 +16,27 @@ using namespace ampc;
 
 namespace {
 
+using test::countKernel;
+
 Fusions without() {
   Fusions f;
   f.softmaxScales = false;
   return f;
 }
 
-int countKernel(const rt::Plan &plan, const std::string &kernel) {
-  return std::count_if(plan.steps.begin(), plan.steps.end(),
-                       [&](const rt::Step &s) { return s.kernel == kernel; });
-}
-
 struct Setting {
   const char *level, *dtype;
 };
 
-// Heads of 8: the scale 1/sqrt(8) is no power of two, so rounding before
-// and after it differ, and a fused kernel that rounds in the wrong place
-// shows.
+// test::smallBertTraining's scale 1/sqrt(8) is no power of two, so rounding
+// before and after it differ, and a fused kernel that rounds in the wrong
+// place shows.
 TEST(SoftmaxScales, AttentionTrainsToTheSameBits) {
   for (Setting s :
        {Setting{"O0", "f16"}, Setting{"O1", "f16"}, Setting{"O1", "bf16"}, Setting{"O2", "f16"}}) {
     std::string what = std::string(s.level) + " " + s.dtype;
     mlir::MLIRContext ctx;
-    auto m = buildModel(ctx, "bert",
-                        {{"layers", "1"},
-                         {"batch", "2"},
-                         {"seq", "8"},
-                         {"vocab", "64"},
-                         {"hidden", "32"},
-                         {"heads", "4"}});
-    AmpSettings amp;
-    amp.level = s.level;
-    amp.dtype = s.dtype;
-    TrainSettings train;
-    train.optimizer = "adam";
-    runTrainingPipeline(*m, amp, train);
-    test::dumpCudaPlan(*m);
+    auto m = test::smallBertTraining(ctx, s.level, s.dtype);
     rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(true), {}, without()),
              fused = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
     // The scale before the softmax (read by it, and with f16 by its

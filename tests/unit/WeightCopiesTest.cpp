@@ -18,6 +18,8 @@ using namespace ampc;
 
 namespace {
 
+using test::countKernel;
+
 using Bytes = std::map<std::string, std::vector<char>>;
 
 /// A small zoo model's training plan, for a CPU target with or without
@@ -84,11 +86,6 @@ rt::Plan unfused(rt::Plan plan) {
   }
   plan.steps = std::move(steps);
   return plan;
-}
-
-int countKernel(const rt::Plan &plan, const std::string &kernel) {
-  return (int)std::count_if(plan.steps.begin(), plan.steps.end(),
-                            [&](const rt::Step &s) { return s.kernel == kernel; });
 }
 
 int countCopies(const rt::Plan &plan) {
