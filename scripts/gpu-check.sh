@@ -8,7 +8,9 @@
 #     builds against (nlohmann-json, OpenBLAS, zlib) and Fashion-MNIST into
 #     .gpu/, and compiles the plans to run there into .gpu/plans: model plans
 #     (ampc compile), and every graph the kernel tests lower
-#     (AMPC_DUMP_CUDA_PLANS). .gpu is ignored by git; carry it (about 50 MB).
+#     (AMPC_DUMP_CUDA_PLANS), and builds the runtime and its tools for
+#     sm_90 into .gpu/prebuilt (build-gpu-prebuilt/, about 10 minutes on two
+#     cores the first time). .gpu is ignored by git; carry it (about 55 MB).
 #
 #   scripts/gpu-check.sh [checks|e2e|bench|profile|all] [LOGDIR]
 #   scripts/gpu-check.sh run CMD...   (CMD after the build, e.g. under ncu)
@@ -37,8 +39,14 @@
 #               (bench/gpu/attention.py), and
 #               both sides trained 50 steps from the same start, their
 #               losses compared.
-#     `all` (the default) runs the three; each alone fits in 10 minutes.
-#     Logs and metrics go to LOGDIR ($OUT, else build-gpu/logs).
+#       quick   what a 15-minute lease holds: the kernels held to the CPU,
+#               one memcheck, and the O1 and O2 steps of the four models
+#               with their profiles beside PyTorch's (about 8 minutes);
+#     `all` (the default) runs checks, e2e and bench; each alone fits in 10
+#     minutes. The runtime comes from .gpu/prebuilt where prepare built it
+#     from the same sources, else it is built there (a few minutes).
+#     Logs and metrics go to LOGDIR (build-gpu/logs), and with $OUT set also
+#     to $OUT/gpu-check-logs.tgz.
 #
 # Exit status: 0 every check passed; 77 there is no GPU here; else a failure.
 set -uo pipefail
@@ -139,10 +147,33 @@ prepare() {
   plan fusions resnet50-o1-no-norm-activations resnet "depth=50 batch=64" --device cuda \
     --level O1 --train --no-fuse norm-activations
   rm -rf .gpu/graphs
+  prebuild
   echo "gpu-check: prepared .gpu ($(du -sh .gpu | cut -f1)):" \
     "$(ls .gpu/plans/models | wc -l) model plans, $(ls .gpu/plans/unit | wc -l) kernel-test" \
     "plans, $(ls .gpu/plans/e2e | wc -l) end-to-end and $(ls .gpu/plans/bench | wc -l) bench" \
     "plans, $(ls .gpu/debs | wc -l) packages"
+}
+
+# The files the runtime-only build compiles: a prebuilt runtime is used only
+# where they are the ones it was built from.
+sources_hash() {
+  find CMakeLists.txt runtime tools tests/cuda -type f ! -name '*.pyc' | LC_ALL=C sort |
+    xargs sha1sum | sha1sum | cut -d' ' -f1
+}
+
+# The runtime and its tools built here as the GPU machine builds them (the
+# same CUDA 13.0; sm_90 alone; no MPI, which that machine lacks), into
+# .gpu/prebuilt, so that a lease spends no minutes compiling (build()).
+prebuild() {
+  cmake -G Ninja -S . -B build-gpu-prebuilt -DCMAKE_BUILD_TYPE=Release -DAMPC_RUNTIME_ONLY=ON \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON >/dev/null
+  ninja -C build-gpu-prebuilt ampc-plan-run ampc-backend-check ampc-numerics-device-check \
+    ampc-tuning-check ampc-nccl-check ampc-cuda | grep -v "^\[" || true
+  mkdir -p .gpu/prebuilt/lib
+  cp -r build-gpu-prebuilt/bin .gpu/prebuilt/
+  cp build-gpu-prebuilt/lib/*.so .gpu/prebuilt/lib/
+  strip .gpu/prebuilt/bin/* .gpu/prebuilt/lib/*.so
+  sources_hash >.gpu/prebuilt/sources
 }
 
 build() {
@@ -167,6 +198,18 @@ build() {
   if [[ -n "${AMPC_CUDNN_ROOT:-}" ]]; then
     echo "gpu-check: cuDNN from $AMPC_CUDNN_ROOT"
     libs="$libs:$AMPC_CUDNN_ROOT/lib"
+  fi
+  # dpkg -x makes no alternatives links: OpenBLAS's OpenMP build by its folder.
+  libs="$libs:$deps/usr/lib/x86_64-linux-gnu/openblas-openmp"
+  if [[ -z "${AMPC_GPU_BUILD:-}" && -e .gpu/prebuilt/sources &&
+    "$(cat .gpu/prebuilt/sources)" == "$(sources_hash)" ]] &&
+    LD_LIBRARY_PATH="$libs:${LD_LIBRARY_PATH:-}" .gpu/prebuilt/bin/ampc-plan-run --help \
+      >/dev/null 2>&1 &&
+    ! LD_LIBRARY_PATH="$libs:${LD_LIBRARY_PATH:-}" ldd .gpu/prebuilt/lib/libampc-cuda.so |
+      grep -q "not found"; then
+    echo "== the runtime prepare built for these sources (sm_90; AMPC_GPU_BUILD=1 builds here)"
+    bin=.gpu/prebuilt/bin
+    return
   fi
   echo "== build (runtime only, sm_${AMPC_CUDA_ARCH:-90})"
   local start=$(date +%s)
@@ -208,7 +251,9 @@ check() {
 }
 failed=()
 
-phase_checks() {
+# The kernels held to the CPU: the shared numerics, every kernel-test plan and
+# model plan step by step and whole, with an injected inf.
+checks_against_cpu() {
   # AMPC_CHECK_CANDIDATE=cpu rehearses them on a machine without a GPU.
   local candidate=${AMPC_CHECK_CANDIDATE:-cuda}
   check numerics $bin/ampc-numerics-device-check
@@ -219,6 +264,10 @@ phase_checks() {
   check backend-kernels $bin/ampc-backend-check --candidate "$candidate" .gpu/plans/unit/*.json
   check backend-injected-inf $bin/ampc-backend-check --candidate "$candidate" --inject-inf 1 \
     .gpu/plans/models/{mlp,cnn,bert,resnet18}-o1-train*.json
+}
+
+phase_checks() {
+  checks_against_cpu
   [[ $have_gpu == yes ]] || return 0
   # --check-numerics finds and classifies the same first op on both devices.
   local p dev
@@ -316,6 +365,37 @@ phase_ampc_bench() {
     --device cuda --profile --tune-gemms --metrics-json "$logs/bench-resnet50-o1-profile.json"
 }
 
+# What a 15-minute lease holds after the machine's start (about 8 minutes
+# with the prebuilt runtime): the kernels held to the CPU, one memcheck, and
+# the O1 and O2 steps with their profiles beside PyTorch's.
+phase_quick() {
+  checks_against_cpu
+  [[ $have_gpu == yes ]] || return 0
+  local sanitizer=compute-sanitizer
+  command -v $sanitizer >/dev/null || sanitizer=$cuda/bin/compute-sanitizer
+  check memcheck-mlp $sanitizer --tool memcheck --error-exitcode 1 \
+    $bin/ampc-plan-run .gpu/plans/models/mlp-o1-train.json 3 --device cuda
+  local p lr
+  for p in simplenet-o1 simplenet-o2 mnist_cnn-o1 bert-o1 resnet50-o1; do
+    lr=0.01
+    [[ $p == bert-* ]] && lr=0.0001
+    check "bench-$p" $bin/ampc-plan-run .gpu/plans/bench/$p.json 60 --device cuda --lr $lr \
+      --tune-gemms --metrics-json "$logs/bench-$p.json"
+  done
+  for p in simplenet-o1:20 bert-o1:20 resnet50-o1:10; do
+    lr=0.01
+    [[ $p == bert-* ]] && lr=0.0001
+    check "bench-${p%%:*}-profile" $bin/ampc-plan-run .gpu/plans/bench/${p%%:*}.json ${p##*:} \
+      --device cuda --lr $lr --profile --tune-gemms \
+      --metrics-json "$logs/bench-${p%%:*}-profile.json"
+  done
+  echo "== PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)"
+  AMPC_TORCH_PROFILE="$logs/torch-profile.json" PYTHONPATH=bench python3 bench/gpu/torch_gpu.py 50 |
+    tee "$logs/torch.txt"
+  echo "== step times (ms, median; one run)"
+  python3 bench/gpu/report.py bench "$logs"
+}
+
 phase_bench() {
   local p lr
   phase_ampc_bench
@@ -350,14 +430,22 @@ phase=all
 case "${1:-}" in
 prepare) prepare; exit 0 ;;
 run) phase=run; shift ;;
-checks | e2e | bench | profile | all) phase=$1; shift ;;
+checks | e2e | bench | profile | quick | all) phase=$1; shift ;;
 esac
 if [[ $phase == run ]]; then # run CMD...: the command, after the build, with its libraries
   logs=build-gpu/logs
 else
-  logs=${1:-${OUT:-build-gpu/logs}}
+  logs=${1:-build-gpu/logs}
 fi
 mkdir -p "$logs"
+# The device tool brings back 8 files of $OUT at most: the logs come back as
+# one archive, also when a time limit stops the run.
+pack_logs() {
+  [[ -n ${OUT:-} && -d $OUT ]] && tar czf "$OUT/gpu-check-logs.tgz" -C "$logs" . 2>/dev/null
+  return 0
+}
+trap pack_logs EXIT
+trap 'exit 143' TERM INT
 if [[ ! -d .gpu/debs || ! -d .gpu/plans ]]; then
   echo "gpu-check: no .gpu here: run 'scripts/gpu-check.sh prepare' first and carry .gpu" >&2
   exit 1
@@ -370,6 +458,7 @@ if [[ $phase == run ]]; then
   exit $?
 fi
 [[ $phase == checks || $phase == all ]] && phase_checks
+[[ $phase == quick ]] && phase_quick
 if [[ $have_gpu == yes ]]; then
   [[ $phase == e2e || $phase == all ]] && phase_e2e
   [[ $phase == bench || $phase == all ]] && phase_bench

@@ -132,18 +132,18 @@ constexpr int kUnroll = 4;
 /// Blocks for an unrolled grid-stride pass over n elements.
 inline unsigned blocksForUnrolled(int64_t n) { return blocksFor((n + kUnroll - 1) / kUnroll); }
 
-/// For i = first, first + step, ... below end, kUnroll at a time: v[u] =
+/// For i = first, first + step, ... below end, Unroll at a time: v[u] =
 /// load(i) for each, then store(i, v[u]) for each.
-template <typename Load, typename Store>
+template <int Unroll = kUnroll, typename Load, typename Store>
 __device__ void unrolledStride(int64_t first, int64_t end, int64_t step, Load load, Store store) {
-  for (int64_t i = first; i < end; i += step * kUnroll) {
-    decltype(load(i)) v[kUnroll];
+  for (int64_t i = first; i < end; i += step * Unroll) {
+    decltype(load(i)) v[Unroll];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
+    for (int u = 0; u < Unroll; ++u)
       if (i + u * step < end)
         v[u] = load(i + u * step);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
+    for (int u = 0; u < Unroll; ++u)
       if (i + u * step < end)
         store(i + u * step, v[u]);
   }

@@ -2,10 +2,12 @@
 // operands (broadcast), evaluates the chain with the shared num::evalChain
 // (the CPU's code) and stores each output once. Every thread of a launch runs
 // the same program, so its branches do not diverge. Where every operand has
-// the result's shape, a thread loads the operands of kUnroll elements before
-// it evaluates any (unrolledElements).
+// the result's shape, a thread loads the operands of several elements before
+// it evaluates any, four consecutive ones a load where every operand and
+// output allows it (Quads.h).
 #include "runtime/core/ElementChain.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/Quads.h"
 
 namespace ampc::rt::cuda {
 namespace {
@@ -31,27 +33,39 @@ __device__ void evalAndStore(const num::Chain &chain, const ChainOperands &in, i
     store(in.out[k], in.outDtype[k], i, slots[chain.result[k]]);
 }
 
-/// Every operand dense: element i of each, unrolled.
-__global__ void denseChainKernel(num::Chain chain, ChainOperands in, int64_t n) {
-  struct Operands {
-    float v[num::kChainInputs];
-  };
-  unrolledElements(
-      n,
-      [&](int64_t i) {
-        Operands o;
+/// W elements of each operand.
+template <int W> struct Operands {
+  float v[num::kChainInputs][W];
+};
+
+/// Every operand dense: element i of each, unrolled, four a load where
+/// every operand and output allows it (Quads.h).
+__global__ void denseChainKernel(num::Chain chain, ChainOperands in, int64_t n, bool quads) {
+  quadElements<1>(
+      n, quads,
+      [&](auto w, int64_t i) {
+        Operands<decltype(w)::value> o;
 #pragma unroll
         for (int k = 0; k < num::kChainInputs; ++k)
           if (k < chain.inputs)
-            o.v[k] = load(in.data[k], in.dtype[k], i);
+            loadUnit<decltype(w)::value>(in.data[k], in.dtype[k], i, o.v[k]);
         return o;
       },
-      [&](int64_t i, const Operands &o) {
-        float slots[num::kChainInputs + num::kChainOps];
+      [&](auto w, int64_t i, const auto &o) {
+        constexpr int W = decltype(w)::value;
+        float results[num::kChainOutputs][W];
 #pragma unroll
-        for (int k = 0; k < num::kChainInputs; ++k)
-          slots[k] = o.v[k];
-        evalAndStore(chain, in, i, slots);
+        for (int e = 0; e < W; ++e) {
+          float slots[num::kChainInputs + num::kChainOps];
+#pragma unroll
+          for (int k = 0; k < num::kChainInputs; ++k)
+            slots[k] = o.v[k][e];
+          num::evalChain(chain, slots);
+          for (int k = 0; k < chain.outputs; ++k)
+            results[k][e] = slots[chain.result[k]];
+        }
+        for (int k = 0; k < chain.outputs; ++k)
+          storeUnit<W>(in.out[k], in.outDtype[k], i, results[k]);
       });
 }
 
@@ -98,10 +112,14 @@ void elementwiseChain(KernelContext &c) {
   }
   if (y.size() == 0)
     return;
-  if (in.allDense)
-    denseChainKernel<<<blocksForUnrolled(y.size()), kThreads, 0, c.stream()>>>(chain, in,
-                                                                                y.size());
-  else
+  if (in.allDense) {
+    bool quads = true;
+    for (const std::vector<TensorRef> *list : {&c.in, &c.out})
+      for (const TensorRef &t : *list)
+        quads &= quadAligned(t.data, t.dtype);
+    denseChainKernel<<<blocksForQuads(y.size(), quads), kThreads, 0, c.stream()>>>(
+        chain, in, y.size(), quads);
+  } else
     chainKernel<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(chain, in, y.size());
   launched(c);
 }

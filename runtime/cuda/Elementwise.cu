@@ -6,6 +6,7 @@
 // sums chunks of rows in parallel, so its agreement is `rounded`.
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/Columns.h"
+#include "runtime/cuda/Quads.h"
 
 namespace ampc::rt::cuda {
 namespace {
@@ -64,17 +65,28 @@ __global__ void floatBinary(View a, View b, View y, Broadcast bc, DType roundA, 
   }
 }
 
+/// W elements of each operand.
+template <int W> struct Pair {
+  float x[W], z[W];
+};
+
 /// Both operands of the result's shape: element i of each, unrolled, with
-/// no index arithmetic.
+/// no index arithmetic, four a load where they allow it (Quads.h).
 template <Op op>
-__global__ void denseFloatBinary(View a, View b, View y, DType roundA, DType roundB) {
-  struct Pair {
-    float x, z;
-  };
-  unrolledElements(
-      y.size, [&](int64_t i) { return Pair{load(a.data, a.dtype, i), load(b.data, b.dtype, i)}; },
-      [&](int64_t i, const Pair &v) {
-        store(y.data, y.dtype, i, apply<op>(roundThrough(v.x, roundA), roundThrough(v.z, roundB)));
+__global__ void denseFloatBinary(View a, View b, View y, DType roundA, DType roundB, bool quads) {
+  quadElements(
+      y.size, quads,
+      [&](auto w, int64_t i) {
+        Pair<decltype(w)::value> v;
+        loadUnit<decltype(w)::value>(a.data, a.dtype, i, v.x);
+        loadUnit<decltype(w)::value>(b.data, b.dtype, i, v.z);
+        return v;
+      },
+      [&](auto w, int64_t i, auto v) {
+#pragma unroll
+        for (int k = 0; k < decltype(w)::value; ++k)
+          v.x[k] = apply<op>(roundThrough(v.x[k], roundA), roundThrough(v.z[k], roundB));
+        storeUnit<decltype(w)::value>(y.data, y.dtype, i, v.x);
       });
 }
 
@@ -110,10 +122,12 @@ template <Op op> void binary(KernelContext &c) {
         c.index);
   else if (y.dtype == DType::I1)
     c.fail("arithmetic on i1 is not supported");
-  else if (a.shape == y.shape && b.shape == y.shape)
-    denseFloatBinary<op><<<blocksForUnrolled(y.size()), kThreads, 0, c.stream()>>>(
-        viewOf(a), viewOf(b), viewOf(y), c.attrs.roundedInput(0), c.attrs.roundedInput(1));
-  else
+  else if (a.shape == y.shape && b.shape == y.shape) {
+    bool quads = quadsFit({viewOf(a), viewOf(b), viewOf(y)});
+    denseFloatBinary<op><<<blocksForQuads(y.size(), quads), kThreads, 0, c.stream()>>>(
+        viewOf(a), viewOf(b), viewOf(y), c.attrs.roundedInput(0), c.attrs.roundedInput(1),
+        quads);
+  } else
     floatBinary<op><<<blocks, kThreads, 0, c.stream()>>>(
         viewOf(a), viewOf(b), viewOf(y), bc, c.attrs.roundedInput(0), c.attrs.roundedInput(1));
   launched(c);
@@ -156,11 +170,19 @@ __global__ void castKernel(View x, View y) {
   }
 }
 
-/// f16, bf16 and f32 to one another, unrolled.
-__global__ void floatCastKernel(View x, View y) {
-  unrolledElements(
-      y.size, [&](int64_t i) { return load(x.data, x.dtype, i); },
-      [&](int64_t i, float v) { store(y.data, y.dtype, i, v); });
+/// f16, bf16 and f32 to one another, unrolled, four a load where the
+/// tensors allow it.
+__global__ void floatCastKernel(View x, View y, bool quads) {
+  quadElements(
+      y.size, quads,
+      [&](auto w, int64_t i) {
+        Floats<decltype(w)::value> v;
+        loadUnit<decltype(w)::value>(x.data, x.dtype, i, v.v);
+        return v;
+      },
+      [&](auto w, int64_t i, const auto &v) {
+        storeUnit<decltype(w)::value>(y.data, y.dtype, i, v.v);
+      });
 }
 
 void cast(KernelContext &c) {
@@ -171,10 +193,11 @@ void cast(KernelContext &c) {
                                       c.stream()));
     return;
   }
-  if (isF32OrNarrower(x.dtype) && isF32OrNarrower(y.dtype))
-    floatCastKernel<<<blocksForUnrolled(y.size()), kThreads, 0, c.stream()>>>(viewOf(x),
-                                                                              viewOf(y));
-  else
+  if (isF32OrNarrower(x.dtype) && isF32OrNarrower(y.dtype)) {
+    bool quads = quadsFit({viewOf(x), viewOf(y)});
+    floatCastKernel<<<blocksForQuads(y.size(), quads), kThreads, 0, c.stream()>>>(
+        viewOf(x), viewOf(y), quads);
+  } else
     castKernel<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(viewOf(x), viewOf(y));
   launched(c);
 }

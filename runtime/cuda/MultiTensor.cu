@@ -5,9 +5,11 @@
 // 201 SGD steps become one kernel. Each element is computed exactly as the
 // single-tensor kernel computes it, so the results are the same bits; the
 // backend check compares whole runs with the steps run one by one. Each
-// thread loads several elements before it updates any (unrolledStride).
+// thread loads several elements before it updates any (unrolledStride), four
+// consecutive ones a load where the tensor's operands allow it (Quads.h).
 #include "runtime/core/Convert.h"
 #include "runtime/core/KernelTraits.h"
+#include "runtime/cuda/Quads.h"
 #include "runtime/cuda/Updates.h"
 
 namespace ampc::rt::cuda {
@@ -22,6 +24,7 @@ struct UpdateEntry {
   void *copy;
   DType paramType, gradType, copyType;
   int64_t size, firstChunk;
+  bool quads; // four elements a load of each operand (Quads.h)
 };
 
 constexpr int64_t kChunk = 16 * kThreads;
@@ -38,9 +41,9 @@ UpdateKind operandsOf(Kind kind) {
                                   : UpdateKind{2, true};
 }
 
-/// An element's param, gradient and moments, loaded before it is updated.
-struct Element {
-  float p, g, m, v;
+/// W elements' params, gradients and moments, loaded before any is updated.
+template <int W> struct Elements {
+  float p[W], g[W], m[W], v[W];
 };
 
 template <Kind K>
@@ -55,27 +58,38 @@ __global__ void multiUpdate(const UpdateEntry *entries, int count, int64_t chunk
   for (int64_t chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
     const UpdateEntry &e = entryOfChunk(entries, count, chunk);
     int64_t begin = (chunk - e.firstChunk) * kChunk, end = min(begin + kChunk, e.size);
-    unrolledStride(
-        begin + threadIdx.x, end, blockDim.x,
-        [&](int64_t i) {
-          return Element{load(e.param, e.paramType, i),
-                         gradientAt(e.grad, e.gradType, s, inverse, i),
-                         K != Kind::Sgd ? e.m[i] : 0.0f, K == Kind::Adam ? e.v[i] : 0.0f};
-        },
-        [&](int64_t i, Element x) {
-          if constexpr (K == Kind::Sgd)
-            num::SgdUpdate{lr}(x.p, x.g);
-          else if constexpr (K == Kind::Momentum)
-            num::MomentumUpdate{lr, mu}(x.p, x.g, x.m);
-          else
-            adam(x.p, x.g, x.m, x.v);
-          store(e.param, e.paramType, i, x.p);
-          if (e.copy)
-            store(e.copy, e.copyType, i, x.p);
+    quadStride(
+        begin, end, threadIdx.x, blockDim.x, e.quads,
+        [&](auto w, int64_t i) {
+          constexpr int W = decltype(w)::value;
+          Elements<W> x;
+          loadUnit<W>(e.param, e.paramType, i, x.p);
+          loadUnit<W>(e.grad, e.gradType, i, x.g);
           if constexpr (K != Kind::Sgd)
-            e.m[i] = x.m;
+            loadUnit<W>(e.m, DType::F32, i, x.m);
           if constexpr (K == Kind::Adam)
-            e.v[i] = x.v;
+            loadUnit<W>(e.v, DType::F32, i, x.v);
+          return x;
+        },
+        [&](auto w, int64_t i, auto x) {
+          constexpr int W = decltype(w)::value;
+#pragma unroll
+          for (int k = 0; k < W; ++k) {
+            x.g[k] = unscaled(s, inverse, x.g[k]);
+            if constexpr (K == Kind::Sgd)
+              num::SgdUpdate{lr}(x.p[k], x.g[k]);
+            else if constexpr (K == Kind::Momentum)
+              num::MomentumUpdate{lr, mu}(x.p[k], x.g[k], x.m[k]);
+            else
+              adam(x.p[k], x.g[k], x.m[k], x.v[k]);
+          }
+          storeUnit<W>(e.param, e.paramType, i, x.p);
+          if (e.copy)
+            storeUnit<W>(e.copy, e.copyType, i, x.p);
+          if constexpr (K != Kind::Sgd)
+            storeUnit<W>(e.m, DType::F32, i, x.m);
+          if constexpr (K == Kind::Adam)
+            storeUnit<W>(e.v, DType::F32, i, x.v);
         });
   }
 }
@@ -121,8 +135,12 @@ void runUpdateGroup(const std::vector<KernelContext *> &members, DeviceMemory &t
     float *first = operands.state > 0 ? m->in[4].as<float>() : nullptr;
     float *second = operands.state > 1 ? m->in[5].as<float>() : nullptr;
     View copy = copyView(*m);
+    bool quads = quadAligned(p.data, p.dtype) && quadAligned(g.data, g.dtype) &&
+                 (!first || quadAligned(first, DType::F32)) &&
+                 (!second || quadAligned(second, DType::F32)) &&
+                 (!copy.data || quadAligned(copy.data, copy.dtype));
     entries.push_back({p.data, g.data, first, second, copy.data, p.dtype, g.dtype, copy.dtype,
-                       p.size(), chunks});
+                       p.size(), chunks, quads});
     chunks += (p.size() + kChunk - 1) / kChunk;
   }
   if (chunks == 0)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/core/Convert.h"
+#include "runtime/cuda/Quads.h"
 #include "runtime/cuda/Updates.h"
 #include "runtime/numerics/Finite.h"
 #include "runtime/numerics/LossScale.h"
@@ -20,6 +21,7 @@ struct ListEntry {
   void *out; // the unscaled gradient (f32), or null for the check alone
   DType dtype;
   int64_t size, firstChunk;
+  bool quads; // read (and unscaled) four elements a load (Quads.h)
 };
 
 constexpr int64_t kChunk = 4096;
@@ -38,7 +40,9 @@ DeviceList listOf(KernelContext &c, size_t n, bool unscale) {
   int64_t chunks = 0;
   for (size_t i = 0; i < n; ++i) {
     const TensorRef &g = c.in[i];
-    entries.push_back({g.data, unscale ? c.out[i].data : nullptr, g.dtype, g.size(), chunks});
+    void *out = unscale ? c.out[i].data : nullptr;
+    bool quads = quadAligned(g.data, g.dtype) && (!out || quadAligned(out, DType::F32));
+    entries.push_back({g.data, out, g.dtype, g.size(), chunks, quads});
     chunks += (g.size() + kChunk - 1) / kChunk;
   }
   return {uploadOnce(c, c.state, entries), (int)entries.size(), chunks};
@@ -52,12 +56,22 @@ __global__ void checkKernel(DeviceList list, const void *scale, DType scaleType,
     const ListEntry &e = entryOfChunk(list.entries, list.count, chunk);
     int64_t begin = (chunk - e.firstChunk) * kChunk, end = min(begin + kChunk, e.size);
     bool bad = false;
-    unrolledStride(
-        begin + threadIdx.x, end, blockDim.x, [&](int64_t i) { return load(e.grad, e.dtype, i); },
-        [&](int64_t i, float g) {
-          bad |= num::isNonFiniteF32(g);
+    quadStride(
+        begin, end, threadIdx.x, blockDim.x, e.quads,
+        [&](auto w, int64_t i) {
+          Floats<decltype(w)::value> g;
+          loadUnit<decltype(w)::value>(e.grad, e.dtype, i, g.v);
+          return g;
+        },
+        [&](auto w, int64_t i, auto g) {
+          constexpr int W = decltype(w)::value;
+#pragma unroll
+          for (int k = 0; k < W; ++k) {
+            bad |= num::isNonFiniteF32(g.v[k]);
+            g.v[k] *= inverse;
+          }
           if (e.out)
-            static_cast<float *>(e.out)[i] = g * inverse;
+            storeUnit<W>(e.out, DType::F32, i, g.v);
         });
     if (bad)
       *found = 1;

@@ -4,43 +4,67 @@
 // device, so a captured step draws anew each run).
 #include "runtime/core/Convert.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/Quads.h"
 #include "runtime/numerics/Activations.h"
 #include "runtime/numerics/Random.h"
 
 namespace ampc::rt::cuda {
 namespace {
 
-template <typename F> __global__ void valueKernel(View x, View y, F f) {
-  unrolledElements(
-      y.size, [&](int64_t i) { return load(x.data, x.dtype, i); },
-      [&](int64_t i, float v) { store(y.data, y.dtype, i, f.value(v)); });
+template <typename F> __global__ void valueKernel(View x, View y, F f, bool quads) {
+  quadElements(
+      y.size, quads,
+      [&](auto w, int64_t i) {
+        Floats<decltype(w)::value> v;
+        loadUnit<decltype(w)::value>(x.data, x.dtype, i, v.v);
+        return v;
+      },
+      [&](auto w, int64_t i, auto v) {
+#pragma unroll
+        for (int k = 0; k < decltype(w)::value; ++k)
+          v.v[k] = f.value(v.v[k]);
+        storeUnit<decltype(w)::value>(y.data, y.dtype, i, v.v);
+      });
 }
 
 template <typename F> void unary(KernelContext &c, F f) {
-  valueKernel<<<blocksForUnrolled(c.out[0].size()), kThreads, 0, c.stream()>>>(
-      viewOf(c.in[0]), viewOf(c.out[0]), f);
+  View x = viewOf(c.in[0]), y = viewOf(c.out[0]);
+  bool quads = quadsFit({x, y});
+  valueKernel<<<blocksForQuads(y.size, quads), kThreads, 0, c.stream()>>>(x, y, f, quads);
   launched(c);
 }
 
+/// W elements of x, y and dy.
+template <int W> struct Operands {
+  float x[W], y[W], dy[W];
+};
+
 /// dx = dy * f'(x, y).
-template <typename F> __global__ void derivativeKernel(View x, View y, View dy, View dx, F f) {
-  struct Operands {
-    float x, y, dy;
-  };
-  unrolledElements(
-      dx.size,
-      [&](int64_t i) {
-        return Operands{load(x.data, x.dtype, i), load(y.data, y.dtype, i),
-                        load(dy.data, dy.dtype, i)};
+template <typename F>
+__global__ void derivativeKernel(View x, View y, View dy, View dx, F f, bool quads) {
+  quadElements(
+      dx.size, quads,
+      [&](auto w, int64_t i) {
+        constexpr int W = decltype(w)::value;
+        Operands<W> o;
+        loadUnit<W>(x.data, x.dtype, i, o.x);
+        loadUnit<W>(y.data, y.dtype, i, o.y);
+        loadUnit<W>(dy.data, dy.dtype, i, o.dy);
+        return o;
       },
-      [&](int64_t i, const Operands &o) {
-        store(dx.data, dx.dtype, i, o.dy * f.derivative(o.x, o.y));
+      [&](auto w, int64_t i, auto o) {
+#pragma unroll
+        for (int k = 0; k < decltype(w)::value; ++k)
+          o.dy[k] *= f.derivative(o.x[k], o.y[k]);
+        storeUnit<decltype(w)::value>(dx.data, dx.dtype, i, o.dy);
       });
 }
 
 template <typename F> void derivative(KernelContext &c, F f) {
-  derivativeKernel<<<blocksForUnrolled(c.out[0].size()), kThreads, 0, c.stream()>>>(
-      viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.out[0]), f);
+  View x = viewOf(c.in[0]), y = viewOf(c.in[1]), dy = viewOf(c.in[2]), dx = viewOf(c.out[0]);
+  bool quads = quadsFit({x, y, dy, dx});
+  derivativeKernel<<<blocksForQuads(dx.size, quads), kThreads, 0, c.stream()>>>(x, y, dy, dx, f,
+                                                                                quads);
   launched(c);
 }
 

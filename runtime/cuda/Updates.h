@@ -73,11 +73,16 @@ __device__ inline void storeUpdated(View p, View copy, int64_t i, float value) {
     store(copy.data, copy.dtype, i, value);
 }
 
+/// A gradient value as the CPU's update sees it: unscaled where the update
+/// reads the scale.
+__device__ inline float unscaled(const UpdateScalars &s, float inverse, float g) {
+  return s.gradScale.data ? g * inverse : g;
+}
+
 /// The gradient of element i as the CPU's update sees it.
 __device__ inline float gradientAt(const void *g, DType type, const UpdateScalars &s,
                                    float inverse, int64_t i) {
-  float v = load(g, type, i);
-  return s.gradScale.data ? v * inverse : v;
+  return unscaled(s, inverse, load(g, type, i));
 }
 
 } // namespace ampc::rt::cuda

@@ -10,11 +10,12 @@
 
 #include <initializer_list>
 
+#include "runtime/cuda/Quads.h"
 #include "runtime/cuda/Rows.h"
 
 namespace ampc::rt::cuda::rows {
 
-constexpr int kVector = 4, kMaxChunks = 8;
+constexpr int kVector = kQuad, kMaxChunks = 8;
 
 /// A lane's share of a row: kVector elements per chunk.
 template <int Chunks> using Share = float[Chunks][kVector];
@@ -50,42 +51,6 @@ template <typename Launch> void withChunks(int64_t n, Launch launch) {
 
 /// The index in the row of chunk c's first element for this lane.
 __device__ inline int64_t chunkStart(int c) { return kVector * (lane() + (int64_t)c * kWarp); }
-
-/// Calls f(std::integral_constant<DType, T>) for t among f32, f16, bf16.
-template <typename F> __device__ void withFloatType(DType t, F f) {
-  if (t == DType::F16)
-    f(std::integral_constant<DType, DType::F16>());
-  else if (t == DType::BF16)
-    f(std::integral_constant<DType, DType::BF16>());
-  else
-    f(std::integral_constant<DType, DType::F32>());
-}
-
-template <DType T> __device__ void load4(const void *p, int64_t i, float *out) {
-  if constexpr (T == DType::F32) {
-    float4 q = *reinterpret_cast<const float4 *>(static_cast<const float *>(p) + i);
-    out[0] = q.x, out[1] = q.y, out[2] = q.z, out[3] = q.w;
-  } else {
-    uint2 q = *reinterpret_cast<const uint2 *>(static_cast<const uint16_t *>(p) + i);
-    uint16_t h[kVector] = {uint16_t(q.x), uint16_t(q.x >> 16), uint16_t(q.y), uint16_t(q.y >> 16)};
-#pragma unroll
-    for (int e = 0; e < kVector; ++e)
-      out[e] = T == DType::F16 ? num::f16ToF32(h[e]) : num::bf16ToF32(h[e]);
-  }
-}
-
-template <DType T> __device__ void store4(void *p, int64_t i, const float *in) {
-  if constexpr (T == DType::F32) {
-    *reinterpret_cast<float4 *>(static_cast<float *>(p) + i) = {in[0], in[1], in[2], in[3]};
-  } else {
-    uint32_t h[kVector];
-#pragma unroll
-    for (int e = 0; e < kVector; ++e)
-      h[e] = T == DType::F16 ? num::f32ToF16(in[e]) : num::f32ToBf16(in[e]);
-    *reinterpret_cast<uint2 *>(static_cast<uint16_t *>(p) + i) = {h[0] | h[1] << 16,
-                                                                   h[2] | h[3] << 16};
-  }
-}
 
 /// Reads this lane's chunk c of the row at `base` (a chunk inside the row).
 __device__ inline void loadChunk(const View &t, int64_t base, int c, float *v) {
