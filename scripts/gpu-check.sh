@@ -12,7 +12,7 @@
 #     sm_90 into .gpu/prebuilt (build-gpu-prebuilt/, about 10 minutes on two
 #     cores the first time). .gpu is ignored by git; carry it (about 55 MB).
 #
-#   scripts/gpu-check.sh [checks|e2e|bench|profile|all] [LOGDIR]
+#   scripts/gpu-check.sh [checks|e2e|bench|profile|quick|rest|all] [LOGDIR]
 #   scripts/gpu-check.sh run CMD...   (CMD after the build, e.g. under ncu)
 #     on the GPU machine: builds the runtime alone (AMPC_RUNTIME_ONLY, into
 #     build-gpu/, kept between calls) against the unpacked packages, then
@@ -39,9 +39,11 @@
 #               (bench/gpu/attention.py), and
 #               both sides trained 50 steps from the same start, their
 #               losses compared.
-#       quick   what a 15-minute lease holds: the kernels held to the CPU,
-#               one memcheck, and the O1 and O2 steps of the four models
-#               with their profiles beside PyTorch's (about 8 minutes);
+#       quick   what a 15-minute lease runs first: the kernels held to the
+#               CPU, one memcheck, and the O1 and O2 steps of the four
+#               models with their profiles beside PyTorch's;
+#       rest    what `all` runs beyond quick (into the same LOGDIR, which a
+#               warm machine keeps), then the whole table;
 #     `all` (the default) runs checks, e2e and bench; each alone fits in 10
 #     minutes. The runtime comes from .gpu/prebuilt where prepare built it
 #     from the same sources, else it is built there (a few minutes).
@@ -266,10 +268,9 @@ checks_against_cpu() {
     .gpu/plans/models/{mlp,cnn,bert,resnet18}-o1-train*.json
 }
 
-phase_checks() {
-  checks_against_cpu
-  [[ $have_gpu == yes ]] || return 0
-  # --check-numerics finds and classifies the same first op on both devices.
+# The checks beyond the CPU comparison: the same --check-numerics finding on
+# both devices, compute-sanitizer's memcheck and racecheck.
+checks_on_gpu() {
   local p dev
   for p in overflow:4 scale:40; do
     for dev in cpu cuda; do
@@ -284,14 +285,21 @@ phase_checks() {
       failed+=("numerics-${p%%:*}-same")
     fi
   done
-  local sanitizer=compute-sanitizer
-  command -v $sanitizer >/dev/null || sanitizer=$cuda/bin/compute-sanitizer
-  check memcheck-mlp $sanitizer --tool memcheck --error-exitcode 1 \
-    $bin/ampc-plan-run .gpu/plans/models/mlp-o1-train.json 3 --device cuda
+  [[ ${1:-} == quick ]] || memcheck_mlp
   check memcheck-cnn $sanitizer --tool memcheck --error-exitcode 1 \
     $bin/ampc-plan-run .gpu/plans/models/cnn-o1-train-adam.json 2 --device cuda
   check racecheck-mlp $sanitizer --tool racecheck --error-exitcode 1 \
     $bin/ampc-plan-run .gpu/plans/models/mlp-o1-train.json 2 --device cuda
+}
+
+memcheck_mlp() {
+  check memcheck-mlp $sanitizer --tool memcheck --error-exitcode 1 \
+    $bin/ampc-plan-run .gpu/plans/models/mlp-o1-train.json 3 --device cuda
+}
+
+phase_checks() {
+  checks_against_cpu
+  [[ $have_gpu == yes ]] && checks_on_gpu
 }
 
 phase_e2e() {
@@ -328,100 +336,80 @@ phase_e2e() {
     --data "$data" --lr 0.1 --device cpu --resume "$r/half.st" --checkpoint "$r/cpu.st"
 }
 
-# ampc's side of the benchmarks: step times and profiles.
-phase_ampc_bench() {
-  local p lr
-  for p in simplenet-o0 simplenet-o1 simplenet-o2 mnist_cnn-o0 mnist_cnn-o1 resnet50-o1 \
-    bert-o0 bert-o1; do
-    lr=0.01
-    [[ $p == bert-* ]] && lr=0.0001 # AdamW, as the PyTorch peer
-    check "bench-$p" $bin/ampc-plan-run .gpu/plans/bench/$p.json 60 --device cuda --lr $lr \
-      --tune-gemms --metrics-json "$logs/bench-$p.json"
+# bench_run NAME PLAN STEPS ARGS...: an ampc-plan-run on the GPU, its
+# metrics in $logs/NAME.json (AdamW's rate for BERT, as its PyTorch peer).
+bench_run() {
+  local name=$1 plan=$2 steps=$3 lr=0.01
+  shift 3
+  [[ $plan == */bert* ]] && lr=0.0001
+  check "$name" $bin/ampc-plan-run "$plan" "$steps" --device cuda --lr $lr "$@" \
+    --metrics-json "$logs/$name.json"
+}
+
+# The issue's O1 and O2 steps with their profiles: the part of the bench a
+# short lease runs first (quick).
+QUICK_BENCH="simplenet-o1 simplenet-o2 mnist_cnn-o1 bert-o1 resnet50-o1"
+
+bench_core() {
+  local p
+  for p in $QUICK_BENCH; do
+    bench_run "bench-$p" .gpu/plans/bench/$p.json 60 --tune-gemms
   done
-  check bench-simplenet-o1-no-graph $bin/ampc-plan-run .gpu/plans/bench/simplenet-o1.json 60 \
-    --device cuda --no-cuda-graph --tune-gemms --metrics-json "$logs/bench-simplenet-o1-no-graph.json"
-  for p in .gpu/plans/fusions/*.json; do
-    p=$(basename "$p" .json)
-    lr=0.01
-    [[ $p == bert-* ]] && lr=0.0001
-    check "fusion-$p" $bin/ampc-plan-run .gpu/plans/fusions/$p.json 60 --device cuda --lr $lr \
-      --tune-gemms --metrics-json "$logs/fusion-$p.json"
-  done
-  # cuBLASLt's first choice for every GEMM (the default), against the timed
-  # choice (--tune-gemms).
-  check fusion-simplenet-o1-no-gemm-tuning $bin/ampc-plan-run .gpu/plans/bench/simplenet-o1.json \
-    60 --device cuda --metrics-json "$logs/fusion-simplenet-o1-no-gemm-tuning.json"
-  check fusion-bert-o1-no-gemm-tuning $bin/ampc-plan-run .gpu/plans/bench/bert-o1.json 60 \
-    --lr 0.0001 --device cuda --metrics-json "$logs/fusion-bert-o1-no-gemm-tuning.json"
   # Profiles: every kernel timed (slower steps, so apart from the timings).
-  check bench-simplenet-o1-profile $bin/ampc-plan-run .gpu/plans/bench/simplenet-o1.json 20 \
-    --device cuda --profile --tune-gemms --metrics-json "$logs/bench-simplenet-o1-profile.json"
-  check bench-simplenet-o1-no-gemm-tuning-profile $bin/ampc-plan-run \
-    .gpu/plans/bench/simplenet-o1.json 20 --device cuda --profile \
-    --metrics-json "$logs/bench-simplenet-o1-no-gemm-tuning-profile.json"
-  check bench-bert-o1-profile $bin/ampc-plan-run .gpu/plans/bench/bert-o1.json 20 --lr 0.0001 \
-    --device cuda --profile --tune-gemms --metrics-json "$logs/bench-bert-o1-profile.json"
-  check bench-resnet50-o1-profile $bin/ampc-plan-run .gpu/plans/bench/resnet50-o1.json 10 \
-    --device cuda --profile --tune-gemms --metrics-json "$logs/bench-resnet50-o1-profile.json"
-}
-
-# What a 15-minute lease holds after the machine's start (about 8 minutes
-# with the prebuilt runtime): the kernels held to the CPU, one memcheck, and
-# the issue's O1 and O2 steps with their profiles beside PyTorch's.
-phase_quick() {
-  checks_against_cpu
-  [[ $have_gpu == yes ]] || return 0
-  local sanitizer=compute-sanitizer
-  command -v $sanitizer >/dev/null || sanitizer=$cuda/bin/compute-sanitizer
-  check memcheck-mlp $sanitizer --tool memcheck --error-exitcode 1 \
-    $bin/ampc-plan-run .gpu/plans/models/mlp-o1-train.json 3 --device cuda
-  local p lr
-  for p in simplenet-o1 simplenet-o2 mnist_cnn-o1 bert-o1 resnet50-o1; do
-    lr=0.01
-    [[ $p == bert-* ]] && lr=0.0001
-    check "bench-$p" $bin/ampc-plan-run .gpu/plans/bench/$p.json 60 --device cuda --lr $lr \
-      --tune-gemms --metrics-json "$logs/bench-$p.json"
-  done
   for p in simplenet-o1:20 bert-o1:20 resnet50-o1:10; do
-    lr=0.01
-    [[ $p == bert-* ]] && lr=0.0001
-    check "bench-${p%%:*}-profile" $bin/ampc-plan-run .gpu/plans/bench/${p%%:*}.json ${p##*:} \
-      --device cuda --lr $lr --profile --tune-gemms \
-      --metrics-json "$logs/bench-${p%%:*}-profile.json"
+    bench_run "bench-${p%%:*}-profile" .gpu/plans/bench/${p%%:*}.json ${p##*:} --profile \
+      --tune-gemms
   done
-  echo "== PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)"
-  AMPC_TORCH_PROFILE="$logs/torch-profile.json" PYTHONPATH=bench python3 bench/gpu/torch_gpu.py 50 |
-    tee "$logs/torch.txt"
-  echo "== step times (ms, median; one run)"
-  python3 bench/gpu/report.py bench "$logs"
 }
 
-phase_bench() {
-  local p lr
-  phase_ampc_bench
+# The rest of ampc's side: O0 steps, simplenet without CUDA graphs, one
+# fusion left out, cuBLASLt's first choices against the timed ones.
+bench_extra() {
+  local p
+  for p in .gpu/plans/bench/*.json; do
+    p=$(basename "$p" .json)
+    [[ " $QUICK_BENCH " == *" $p "* ]] || bench_run "bench-$p" .gpu/plans/bench/$p.json 60 --tune-gemms
+  done
+  bench_run bench-simplenet-o1-no-graph .gpu/plans/bench/simplenet-o1.json 60 --no-cuda-graph \
+    --tune-gemms
+  for p in .gpu/plans/fusions/*.json; do
+    bench_run "fusion-$(basename "$p" .json)" "$p" 60 --tune-gemms
+  done
+  bench_run fusion-simplenet-o1-no-gemm-tuning .gpu/plans/bench/simplenet-o1.json 60
+  bench_run fusion-bert-o1-no-gemm-tuning .gpu/plans/bench/bert-o1.json 60
+  bench_run bench-simplenet-o1-no-gemm-tuning-profile .gpu/plans/bench/simplenet-o1.json 20 \
+    --profile
+}
+
+torch_peers() {
   echo "== PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)"
   AMPC_TORCH_PROFILE="$logs/torch-profile.json" PYTHONPATH=bench python3 bench/gpu/torch_gpu.py 50 |
     tee "$logs/torch.txt"
+}
+
+# The attention core against PyTorch's fused kernels, and both sides trained
+# from the same start: the losses after 50 steps agree within AMP's noise.
+bench_compare() {
   echo "== attention core at seq 128 (ms per layer, per step)"
   check attention python3 bench/gpu/attention.py "$logs/attention.json"
-  # Same start: the PyTorch AMP peer writes its seeded init and its batch in
-  # ampc's names; ampc trains its plans from them; the losses after 50 steps
-  # must agree within AMP's noise (bench/compare_losses.py).
-  local same=$logs/same-start model level
+  # The PyTorch AMP peer writes its seeded init and its batch in ampc's
+  # names; ampc trains its plans from them (bench/compare_losses.py).
+  local same=$logs/same-start model level p
   mkdir -p "$same"
   for p in simplenet:o1 simplenet:o2 mnist_cnn:o1 bert:o1; do
     IFS=: read -r model level <<<"$p"
-    lr=0.01
-    [[ $model == bert ]] && lr=0.0001
     [[ -e $same/$model.peer.json ]] ||
       check "same-start-$model-torch" env PYTHONPATH=bench python3 bench/same_init.py "$model" \
         "$same" --steps 50 --mode amp --device cuda
-    check "same-start-$model-$level" $bin/ampc-plan-run .gpu/plans/bench/$model-$level.json 50 \
-      --device cuda --lr $lr --init-from "$same/$model.init.safetensors" \
-      --data "$same/$model.data.safetensors" --metrics-json "$same/$model-$level.metrics.json"
+    bench_run "same-start-$model-$level" .gpu/plans/bench/$model-$level.json 50 \
+      --init-from "$same/$model.init.safetensors" --data "$same/$model.data.safetensors"
+    mv "$logs/same-start-$model-$level.json" "$same/$model-$level.metrics.json" 2>/dev/null
     check "same-start-$model-$level-loss" python3 bench/compare_losses.py \
       "$same/$model.peer.json" "$same/$model-$level.metrics.json" --rtol 3e-2
   done
+}
+
+report() {
   echo "== step times (ms, median; one run)"
   python3 bench/gpu/report.py bench "$logs"
 }
@@ -430,7 +418,7 @@ phase=all
 case "${1:-}" in
 prepare) prepare; exit 0 ;;
 run) phase=run; shift ;;
-checks | e2e | bench | profile | quick | all) phase=$1; shift ;;
+checks | e2e | bench | profile | quick | rest | all) phase=$1; shift ;;
 esac
 if [[ $phase == run ]]; then # run CMD...: the command, after the build, with its libraries
   logs=build-gpu/logs
@@ -457,15 +445,21 @@ if [[ $phase == run ]]; then
   LD_LIBRARY_PATH="$libs:${LD_LIBRARY_PATH:-}" "$@"
   exit $?
 fi
-[[ $phase == checks || $phase == all ]] && phase_checks
-[[ $phase == quick ]] && phase_quick
+sanitizer=compute-sanitizer
+command -v $sanitizer >/dev/null || sanitizer=$cuda/bin/compute-sanitizer
+case $phase in
+checks | all | quick) checks_against_cpu ;;
+esac
 if [[ $have_gpu == yes ]]; then
-  [[ $phase == e2e || $phase == all ]] && phase_e2e
-  [[ $phase == bench || $phase == all ]] && phase_bench
-  if [[ $phase == profile ]]; then
-    phase_ampc_bench
-    python3 bench/gpu/report.py bench "$logs"
-  fi
+  case $phase in
+  checks) checks_on_gpu ;;
+  e2e) phase_e2e ;;
+  bench) bench_core; bench_extra; torch_peers; bench_compare; report ;;
+  profile) bench_core; bench_extra; report ;;
+  quick) memcheck_mlp; bench_core; torch_peers; report ;;
+  rest) checks_on_gpu quick; phase_e2e; bench_extra; bench_compare; report ;;
+  all) checks_on_gpu; phase_e2e; bench_core; bench_extra; torch_peers; bench_compare; report ;;
+  esac
 elif [[ $phase != checks ]]; then
   echo "gpu-check: no GPU here: the end-to-end runs and benchmarks need one"
   [[ $status -eq 0 ]] && status=77
