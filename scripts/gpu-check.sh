@@ -355,6 +355,10 @@ bench_core() {
   for p in $QUICK_BENCH; do
     bench_run "bench-$p" .gpu/plans/bench/$p.json 60 --tune-gemms
   done
+  # The finite check after the backward, not beside it: what overlapping
+  # it saves (AMP bookkeeping on the step's path, report.py).
+  bench_run fusion-simplenet-o1-no-overlap-checks .gpu/plans/bench/simplenet-o1.json 60 \
+    --tune-gemms --no-overlap-checks
   # Profiles: every kernel timed (slower steps, so apart from the timings).
   for p in simplenet-o1:20 bert-o1:20 resnet50-o1:10; do
     bench_run "bench-${p%%:*}-profile" .gpu/plans/bench/${p%%:*}.json ${p##*:} --profile \
@@ -375,6 +379,8 @@ bench_extra() {
   for p in .gpu/plans/fusions/*.json; do
     bench_run "fusion-$(basename "$p" .json)" "$p" 60 --tune-gemms
   done
+  bench_run fusion-bert-o1-no-overlap-checks .gpu/plans/bench/bert-o1.json 60 --tune-gemms \
+    --no-overlap-checks
   bench_run fusion-simplenet-o1-no-gemm-tuning .gpu/plans/bench/simplenet-o1.json 60
   bench_run fusion-bert-o1-no-gemm-tuning .gpu/plans/bench/bert-o1.json 60
   bench_run bench-simplenet-o1-no-gemm-tuning-profile .gpu/plans/bench/simplenet-o1.json 20 \

@@ -267,6 +267,12 @@ static bool isCollective(const Step &s) {
   return traits && traits->has(kPacksList);
 }
 
+bool buffersOverlap(const Plan &plan, int a, int b) {
+  const Buffer &x = plan.buffers.at(a), &y = plan.buffers.at(b);
+  return x.isPersistent() == y.isPersistent() && x.offset < y.offset + y.bytes &&
+         y.offset < x.offset + x.bytes;
+}
+
 int64_t planWorldSize(const Plan &plan) {
   int64_t ranks = 1;
   for (const Step &s : plan.steps)

@@ -70,6 +70,9 @@ struct Plan {
   int find(const std::string &name) const;
 };
 
+/// Whether buffers a and b share bytes: the same region, overlapping ranges.
+bool buffersOverlap(const Plan &plan, int a, int b);
+
 /// The ranks the plan's `all_reduce` steps sum over (1 without any).
 int64_t planWorldSize(const Plan &plan);
 /// The bytes the plan's `all_reduce` steps move per optimizer step, on each

@@ -411,11 +411,7 @@ void checkOverlaps(const StepView &s, unsigned flags) {
     const Buffer &b = s.plan.buffers[id];
     return std::make_pair(b.isPersistent(), std::make_pair(b.offset, b.offset + b.bytes));
   };
-  auto overlap = [&](int a, int b) {
-    auto [pa, ra] = range(a);
-    auto [pb, rb] = range(b);
-    return pa == pb && ra.first < rb.second && rb.first < ra.second;
-  };
+  auto overlap = [&](int a, int b) { return buffersOverlap(s.plan, a, b); };
   auto same = [&](int a, int b) { return range(a) == range(b); };
   const std::vector<int> &ins = s.step.inputs, &outs = s.step.outputs;
   for (size_t o = 0; o < outs.size(); ++o) {

@@ -3,11 +3,15 @@
 // first run (which sizes every workspace), the step is captured into a CUDA
 // graph, one per combination of accumulation phases, and each later run is
 // one graph launch: no host work per kernel and no host synchronisation
-// inside a step. runStep runs one plan step alone, ungrouped.
+// inside a step. The finite check runs in parts on a second stream beside
+// the backward (OverlappedCheck.h). runStep runs one plan step alone,
+// ungrouped.
 #include <array>
+#include <memory>
 
 #include "runtime/cuda/NcclCommunicator.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/OverlappedCheck.h"
 #include "runtime/device/Backend.h"
 
 namespace ampc::rt::cuda {
@@ -51,11 +55,32 @@ std::vector<Launch> scheduleOf(std::vector<PreparedStep> &steps) {
   return launches;
 }
 
+/// Gradients a part of an overlapped check holds at least (the last part
+/// aside): enough to fill the device, few enough forks.
+constexpr int64_t kCheckPartBytes = 8 << 20;
+
+/// The plan's one plain `check_finite` step, in parts, or null where it has
+/// none or splitting it would not pay (runtime/core/EarlyChecks.h).
+std::unique_ptr<OverlappedCheck> overlappedCheck(const Plan &plan,
+                                                 std::vector<PreparedStep> &steps) {
+  std::unique_ptr<OverlappedCheck> found;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (plan.steps[i].kernel != "check_finite")
+      continue;
+    std::vector<EarlyCheck> parts = earlyChecks(plan, i, kCheckPartBytes);
+    if (found || parts.empty())
+      return nullptr;
+    found = std::make_unique<OverlappedCheck>(steps[i].context, i, std::move(parts));
+  }
+  return found;
+}
+
 class CudaProgram : public Program {
 public:
-  CudaProgram(std::vector<PreparedStep> steps, CudaDevice &device, bool profiling, bool graphs)
+  CudaProgram(std::vector<PreparedStep> steps, CudaDevice &device, bool profiling, bool graphs,
+              std::unique_ptr<OverlappedCheck> check)
       : steps_(std::move(steps)), launches_(scheduleOf(steps_)), device_(device),
-        profiling_(profiling), graphs_(graphs && !profiling) {}
+        profiling_(profiling), graphs_(graphs && !profiling), check_(std::move(check)) {}
 
   ~CudaProgram() override {
     for (auto &g : execs_)
@@ -102,10 +127,18 @@ private:
       runCopyGroup(l.members, l.table);
   }
 
+  /// Every launch of the run in order; with an overlapped check, its parts
+  /// fork as their gradients are written and join in its place.
   void queue(const RunFlags &flags) {
-    for (Launch &l : launches_)
-      if (runs(steps_[l.begin], flags))
+    OverlappedCheck *check = check_ && runs(steps_[check_->index()], flags) ? check_.get() : nullptr;
+    for (Launch &l : launches_) {
+      if (check && l.begin == check->index())
+        check->join();
+      else if (runs(steps_[l.begin], flags))
         launch(l);
+      if (check)
+        check->after(l.end - 1);
+    }
   }
 
   /// A profiled run: the device held while the host queues every launch
@@ -158,6 +191,7 @@ private:
   std::array<cudaGraphExec_t, 4> execs_{};
   std::array<bool, 4> warmed_{};
   Profile profile_;
+  std::unique_ptr<OverlappedCheck> check_; // the step's finite check, in parts
 };
 
 class CudaBackend : public Backend {
@@ -189,8 +223,11 @@ public:
       names.push_back(s.name);
     }
     device_.setStepNames(std::move(names));
+    std::unique_ptr<OverlappedCheck> check;
+    if (options.overlapChecks && !options.profile)
+      check = overlappedCheck(plan, steps);
     return std::make_unique<CudaProgram>(std::move(steps), device_, options.profile,
-                                         options.graphs);
+                                         options.graphs, std::move(check));
   }
 
 private:

@@ -85,6 +85,13 @@ bool isGroupedUpdate(const std::string &kernel);
 bool joinsUpdateGroup(const KernelContext &first, const KernelContext &next);
 void runUpdateGroup(const std::vector<KernelContext *> &members, DeviceMemory &table);
 
+/// A part of the `check_finite` step `c` (runtime/core/EarlyChecks.h), on
+/// `stream`: its inputs `inputs`, their list kept in `table` from the first
+/// run, setting `found` where one is not finite; `first` clears `found`
+/// before (Training.cu).
+void checkFinitePart(KernelContext &c, const std::vector<int> &inputs, uint8_t *found, bool first,
+                     DeviceMemory &table, cudaStream_t stream);
+
 /// Grouped copies (MultiCopy.cu): whether `next` may join the group of
 /// same-dtype assigns or restores that `first` starts, and its launch.
 bool joinsCopyGroup(const KernelContext &first, const KernelContext &next);

@@ -33,19 +33,20 @@ struct DeviceList {
   int64_t chunks = 0;
 };
 
-/// The list of the step's first n inputs (and outputs, unscaling), uploaded
-/// at the step's first run and kept with it.
-DeviceList listOf(KernelContext &c, size_t n, bool unscale) {
+/// The list of the step's inputs `inputs` (and their outputs, unscaling),
+/// uploaded to `table` at its first run and kept there.
+DeviceList listOf(KernelContext &c, const std::vector<int> &inputs, bool unscale,
+                  DeviceMemory &table) {
   std::vector<ListEntry> entries;
   int64_t chunks = 0;
-  for (size_t i = 0; i < n; ++i) {
+  for (int i : inputs) {
     const TensorRef &g = c.in[i];
     void *out = unscale ? c.out[i].data : nullptr;
     bool quads = quadAligned(g.data, g.dtype) && (!out || quadAligned(out, DType::F32));
     entries.push_back({g.data, out, g.dtype, g.size(), chunks, quads});
     chunks += (g.size() + kChunk - 1) / kChunk;
   }
-  return {uploadOnce(c, c.state, entries), (int)entries.size(), chunks};
+  return {uploadOnce(c, table, entries), (int)entries.size(), chunks};
 }
 
 /// Each block takes one chunk of one tensor; any non-finite element sets
@@ -78,17 +79,26 @@ __global__ void checkKernel(DeviceList list, const void *scale, DType scaleType,
   }
 }
 
-void checkFinite(KernelContext &c, bool unscale) {
-  size_t n = unscale ? c.out.size() - 1 : c.in.size();
-  uint8_t *found = c.out.back().as<uint8_t>();
-  AMPC_CUDA_CHECK(cudaMemsetAsync(found, 0, 1, c.stream()));
-  DeviceList list = listOf(c, n, unscale);
+/// Checks (and unscales) the listed gradients on `stream`, setting `found`
+/// where one is not finite; `first` clears it before.
+void checkList(KernelContext &c, const DeviceList &list, const TensorRef *scale, uint8_t *found,
+               bool first, cudaStream_t stream) {
+  if (first)
+    AMPC_CUDA_CHECK(cudaMemsetAsync(found, 0, 1, stream));
   if (list.chunks == 0)
     return;
-  const TensorRef *scale = unscale ? &c.in[n] : nullptr;
-  checkKernel<<<(unsigned)std::min<int64_t>(list.chunks, 65535), kThreads, 0, c.stream()>>>(
+  checkKernel<<<(unsigned)std::min<int64_t>(list.chunks, 65535), kThreads, 0, stream>>>(
       list, scale ? scale->data : nullptr, scale ? scale->dtype : DType::F32, found);
   launched(c);
+}
+
+void checkFinite(KernelContext &c, bool unscale) {
+  size_t n = unscale ? c.out.size() - 1 : c.in.size();
+  std::vector<int> all(n);
+  for (size_t i = 0; i < n; ++i)
+    all[i] = (int)i;
+  DeviceList list = listOf(c, all, unscale, c.state);
+  checkList(c, list, unscale ? &c.in[n] : nullptr, c.out.back().as<uint8_t>(), true, c.stream());
 }
 
 __global__ void lossScaleKernel(const uint8_t *found, View scale, View good, View bad,
@@ -236,6 +246,11 @@ void increment(KernelContext &c) {
 }
 
 } // namespace
+
+void checkFinitePart(KernelContext &c, const std::vector<int> &inputs, uint8_t *found, bool first,
+                     DeviceMemory &table, cudaStream_t stream) {
+  checkList(c, listOf(c, inputs, false, table), nullptr, found, first, stream);
+}
 
 void addTrainingKernels(KernelTable &t) {
   t["check_finite_and_unscale"] = [](KernelContext &c) { checkFinite(c, true); };

@@ -36,6 +36,11 @@ struct ExecOptions {
   /// off (the default), it runs each library's first choice: the same
   /// algorithms, so the same bits, in every process.
   bool tuneGemms = false;
+  /// A device backend may check the gradients for non-finite values on a
+  /// second stream as the backward writes them (docs/cuda.md, "Overlapped
+  /// checks"); off, the check runs in its place in the step order. The same
+  /// result either way.
+  bool overlapChecks = true;
 };
 
 /// Which steps of a run execute: with gradient accumulation, steps of the

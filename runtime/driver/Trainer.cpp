@@ -70,8 +70,9 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
   if (writer && !options_.checkpoint.empty())
     if (std::string why = checkWritable(options_.checkpoint); !why.empty())
       throw RuntimeError(options_.checkpoint + ": cannot write the checkpoint: " + why);
-  ExecOptions exec{/*training=*/true, options_.seed, options_.profile, options_.device,
-                   options_.graphs, comm, options_.tuneGemms};
+  ExecOptions exec{/*training=*/true,  options_.seed,         options_.profile,
+                   options_.device,    options_.graphs,       comm,
+                   options_.tuneGemms, options_.overlapChecks};
   Executor ex(plan_, exec);
   DataFeed feed(plan_, options_.data, /*train=*/true, options_.seed, {"lr"});
   feed.shard(rank, ranks);

@@ -32,6 +32,8 @@ struct TrainOptions {
   bool graphs = true;
   /// Time the candidate GEMM algorithms and keep the fastest (ExecOptions).
   bool tuneGemms = false;
+  /// Check gradients on a second stream as they are written (ExecOptions).
+  bool overlapChecks = true;
   /// Progress reports per run (each reads loss, scale and skipped count).
   int64_t reports = 10;
   /// Diagnose non-finite values (runtime/driver/NumericsCheck.h); the plan

@@ -38,6 +38,8 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"metrics-json", true, false, "writes the run's figures as JSON"},
     {"no-cuda-graph", false, false, "queues every kernel of every step (no CUDA graph replay)"},
     {"tune-gemms", false, false, "times cuBLASLt's candidates for each GEMM, runs the fastest"},
+    {"no-overlap-checks", false, false,
+     "training: checks the gradients after the backward, not beside it on a second stream"},
     {"profile", false, false, "training: times every kernel (slower steps; metrics 'profile')"},
     {"help", false, false, "prints this help"},
 };
@@ -85,6 +87,7 @@ int train(const cli::Args &args, const rt::Plan &plan, int64_t steps) {
   o.initFrom = args.getFile("init-from");
   o.graphs = !args.has("no-cuda-graph");
   o.tuneGemms = args.has("tune-gemms");
+  o.overlapChecks = !args.has("no-overlap-checks");
   o.profile = args.has("profile");
   // A plan compiled with --check-numerics carries its probes: check.
   o.checkNumerics = plan.find(rt::kNonFiniteFlags) >= 0;
