@@ -6,6 +6,7 @@
 // inside a step. The finite check runs in parts on a second stream beside
 // the backward (OverlappedCheck.h). runStep runs one plan step alone,
 // ungrouped.
+#include <algorithm>
 #include <array>
 #include <memory>
 
@@ -56,7 +57,8 @@ std::vector<Launch> scheduleOf(std::vector<PreparedStep> &steps) {
 }
 
 /// Gradients a part of an overlapped check holds at least (the last part
-/// aside): enough to fill the device, few enough forks.
+/// aside): enough to fill the device, few enough forks; a quarter of them
+/// where they are fewer than 32 MiB, so that small models split too.
 constexpr int64_t kCheckPartBytes = 8 << 20;
 
 /// The plan's one plain `check_finite` step, in parts, or null where it has
@@ -67,7 +69,10 @@ std::unique_ptr<OverlappedCheck> overlappedCheck(const Plan &plan,
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     if (plan.steps[i].kernel != "check_finite")
       continue;
-    std::vector<EarlyCheck> parts = earlyChecks(plan, i, kCheckPartBytes);
+    int64_t bytes = 0;
+    for (int id : plan.steps[i].inputs)
+      bytes += plan.buffers[id].bytes;
+    std::vector<EarlyCheck> parts = earlyChecks(plan, i, std::min(kCheckPartBytes, bytes / 4));
     if (found || parts.empty())
       return nullptr;
     found = std::make_unique<OverlappedCheck>(steps[i].context, i, std::move(parts));

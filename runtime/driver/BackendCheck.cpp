@@ -46,6 +46,7 @@ ExecOptions execOptions(const Plan &plan, const CheckOptions &options,
   o.device = device;
   o.graphs = graphs;
   o.tuneGemms = options.tuneGemms;
+  o.overlapChecks = options.overlapChecks;
   return o;
 }
 

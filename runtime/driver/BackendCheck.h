@@ -80,6 +80,9 @@ struct CheckOptions {
   /// The candidate times its libraries' algorithms (docs/cuda.md, "GEMM
   /// tuning"): the tuned choices must agree with the reference too.
   bool tuneGemms = false;
+  /// Whole runs check the gradients beside the backward (ExecOptions); off,
+  /// in the check's place.
+  bool overlapChecks = true;
 };
 
 struct StepCheck {

@@ -20,13 +20,15 @@ using namespace ampc::rt;
 const char *kUsage =
     "usage: ampc-backend-check PLAN... [--candidate cuda] [--reference cpu]\n"
     "                          [--data synthetic|fashion-mnist[:DIR]] [--seed N] [--runs N]\n"
-    "                          [--inject-inf RUN] [--tune-gemms] [--verbose]\n"
+    "                          [--inject-inf RUN] [--tune-gemms] [--no-overlap-checks]\n"
+    "                          [--verbose]\n"
     "Compares the candidate backend with the reference on each plan (compiled with\n"
     "ampc compile --device CANDIDATE): every step from the reference's inputs, under\n"
     "its kernel's agreement (exact, rounded, accumulated), then N whole runs (4; 0\n"
     "skips them) with and without graph replay; --inject-inf RUN puts an inf in\n"
     "run RUN's first float input; --tune-gemms lets the candidate time its GEMMs'\n"
-    "algorithms (docs/cuda.md). Exit 0: all agree; 1: a\n"
+    "algorithms (docs/cuda.md); --no-overlap-checks runs the finite check in its\n"
+    "place, not beside the backward (docs/cuda.md). Exit 0: all agree; 1: a\n"
     "disagreement or an error; 77: the candidate's device is missing here.\n";
 
 int fail(const std::string &what) { return ampc::cli::reportError("ampc-backend-check", what); }
@@ -141,6 +143,8 @@ int main(int argc, char **argv) {
       verbose = true;
     } else if (arg == "--tune-gemms") {
       o.tuneGemms = true;
+    } else if (arg == "--no-overlap-checks") {
+      o.overlapChecks = false;
     } else if (arg == "--candidate" || arg == "--reference" || arg == "--data" ||
                arg == "--seed" || arg == "--runs" || arg == "--inject-inf") {
       const char *v = i + 1 < argc ? argv[++i] : nullptr;
