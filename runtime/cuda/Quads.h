@@ -9,7 +9,9 @@
 #ifndef AMPC_RUNTIME_CUDA_QUADS_H
 #define AMPC_RUNTIME_CUDA_QUADS_H
 
+#include <cstdlib>
 #include <initializer_list>
+#include <string>
 #include <type_traits>
 
 #include "runtime/cuda/CudaCommon.h"
@@ -26,10 +28,21 @@ constexpr int kQuadUnroll = 2;
 /// The number of consecutive elements a unit of a pass holds: 1 or kQuad.
 template <int W> using Width = std::integral_constant<int, W>;
 
+/// Whether the passes may take quads: AMPC_CUDA_QUADS=0 turns them off, to
+/// tell a fault of theirs from another (docs/cuda.md).
+inline bool quadsEnabled() {
+  static const bool enabled = [] {
+    const char *v = std::getenv("AMPC_CUDA_QUADS");
+    return !v || std::string(v) != "0";
+  }();
+  return enabled;
+}
+
 /// Whether a pointer to `t` elements can be read and written a quad at a time.
-__host__ __device__ inline bool quadAligned(const void *p, DType t) {
+inline bool quadAligned(const void *p, DType t) {
   bool floats = t == DType::F32 || t == DType::F16 || t == DType::BF16;
-  return floats && reinterpret_cast<uintptr_t>(p) % (kQuad * (t == DType::F32 ? 4 : 2)) == 0;
+  return quadsEnabled() && floats &&
+         reinterpret_cast<uintptr_t>(p) % (kQuad * (t == DType::F32 ? 4 : 2)) == 0;
 }
 
 /// Whether every view (one with no data is left out) can be read a quad at a time.
