@@ -29,29 +29,22 @@ std::vector<EarlyCheck> earlyChecks(const Plan &plan, size_t index, int64_t minB
   std::vector<int> order(check.inputs.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return writer[a] < writer[b]; });
+  // A part closes once it holds minBytes, at the next writer: inputs final
+  // after the same step share a part.
   std::vector<EarlyCheck> parts;
   int64_t bytes = 0;
-  for (size_t k = 0; k < order.size(); ++k) {
-    if (parts.empty() || bytes >= minBytes) {
-      parts.push_back({});
+  for (int k : order) {
+    if (parts.empty() || (bytes >= minBytes && parts.back().after != writer[k])) {
+      parts.push_back({writer[k], {}});
       bytes = 0;
     }
-    parts.back().inputs.push_back(order[k]);
-    parts.back().after = writer[order[k]];
-    bytes += plan.buffers[check.inputs[order[k]]].bytes;
+    parts.back().inputs.push_back(k);
+    parts.back().after = writer[k];
+    bytes += plan.buffers[check.inputs[k]].bytes;
   }
-  // Every input of a part is final after its last writer: parts that end
-  // at the same step are one.
-  std::vector<EarlyCheck> merged;
-  for (EarlyCheck &p : parts) {
-    if (!merged.empty() && merged.back().after == p.after)
-      merged.back().inputs.insert(merged.back().inputs.end(), p.inputs.begin(), p.inputs.end());
-    else
-      merged.push_back(std::move(p));
-  }
-  if (merged.size() < 2)
+  if (parts.size() < 2)
     return {};
-  return merged;
+  return parts;
 }
 
 } // namespace ampc::rt

@@ -173,16 +173,7 @@ __global__ void castKernel(View x, View y) {
 /// f16, bf16 and f32 to one another, unrolled, four a load where the
 /// tensors allow it.
 __global__ void floatCastKernel(View x, View y, bool quads) {
-  quadElements(
-      y.size, quads,
-      [&](auto w, int64_t i) {
-        Floats<decltype(w)::value> v;
-        loadUnit<decltype(w)::value>(x.data, x.dtype, i, v.v);
-        return v;
-      },
-      [&](auto w, int64_t i, const auto &v) {
-        storeUnit<decltype(w)::value>(y.data, y.dtype, i, v.v);
-      });
+  quadMap(x, y, quads, [](float v) { return v; });
 }
 
 void cast(KernelContext &c) {

@@ -145,6 +145,26 @@ inline unsigned blocksForQuads(int64_t n, bool quads) {
 /// W values of f32, the unit a pass loads of one operand.
 template <int W> struct Floats { float v[W]; };
 
+/// Elements i .. i + W - 1 of a `t` tensor at p, as f32.
+template <int W> __device__ Floats<W> loadFloats(const void *p, DType t, int64_t i) {
+  Floats<W> f;
+  loadUnit<W>(p, t, i, f.v);
+  return f;
+}
+
+/// y[i] = f(x[i]) for every element, each stored as store() rounds it.
+template <typename F> __device__ void quadMap(View x, View y, bool quads, F f) {
+  quadElements(
+      y.size, quads,
+      [&](auto w, int64_t i) { return loadFloats<decltype(w)::value>(x.data, x.dtype, i); },
+      [&](auto w, int64_t i, auto v) {
+#pragma unroll
+        for (int k = 0; k < decltype(w)::value; ++k)
+          v.v[k] = f(v.v[k]);
+        storeUnit<decltype(w)::value>(y.data, y.dtype, i, v.v);
+      });
+}
+
 } // namespace ampc::rt::cuda
 
 #endif

@@ -59,20 +59,18 @@ __global__ void checkKernel(DeviceList list, const void *scale, DType scaleType,
     bool bad = false;
     quadStride(
         begin, end, threadIdx.x, blockDim.x, e.quads,
-        [&](auto w, int64_t i) {
-          Floats<decltype(w)::value> g;
-          loadUnit<decltype(w)::value>(e.grad, e.dtype, i, g.v);
-          return g;
-        },
+        [&](auto w, int64_t i) { return loadFloats<decltype(w)::value>(e.grad, e.dtype, i); },
         [&](auto w, int64_t i, auto g) {
           constexpr int W = decltype(w)::value;
 #pragma unroll
-          for (int k = 0; k < W; ++k) {
+          for (int k = 0; k < W; ++k)
             bad |= num::isNonFiniteF32(g.v[k]);
+          if (!e.out)
+            return;
+#pragma unroll
+          for (int k = 0; k < W; ++k)
             g.v[k] *= inverse;
-          }
-          if (e.out)
-            storeUnit<W>(e.out, DType::F32, i, g.v);
+          storeUnit<W>(e.out, DType::F32, i, g.v);
         });
     if (bad)
       *found = 1;

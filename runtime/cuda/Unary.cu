@@ -12,19 +12,7 @@ namespace ampc::rt::cuda {
 namespace {
 
 template <typename F> __global__ void valueKernel(View x, View y, F f, bool quads) {
-  quadElements(
-      y.size, quads,
-      [&](auto w, int64_t i) {
-        Floats<decltype(w)::value> v;
-        loadUnit<decltype(w)::value>(x.data, x.dtype, i, v.v);
-        return v;
-      },
-      [&](auto w, int64_t i, auto v) {
-#pragma unroll
-        for (int k = 0; k < decltype(w)::value; ++k)
-          v.v[k] = f.value(v.v[k]);
-        storeUnit<decltype(w)::value>(y.data, y.dtype, i, v.v);
-      });
+  quadMap(x, y, quads, [&](float v) { return f.value(v); });
 }
 
 template <typename F> void unary(KernelContext &c, F f) {
