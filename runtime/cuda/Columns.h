@@ -2,10 +2,13 @@
 // (rows of pixels, a column per channel), layer norm's scale gradient and
 // bias gradients (a column per feature).
 //
-// A block of kThreads lanes takes `width` consecutive columns (cols rounded
-// up to a power of two, at most a warp) and one chunk of rows; its lanes
-// stack kThreads / width deep on the rows, so a warp reads whole runs of
-// consecutive columns and no lane divides to find its element. The chunks
+// A lane takes `per` consecutive columns (1, or 4 where every operand can be
+// read a quad at a time: Quads.h), a unit. A block of kThreads lanes takes
+// `width` consecutive units (the units rounded up to a power of two, at most
+// a warp) and one chunk of rows; its lanes stack kThreads / width deep on the
+// rows, so a warp reads whole runs of consecutive columns and no lane divides
+// to find its element. (Batch norm's f16 channels a lane at a time had a warp
+// read 64 bytes a load, one row after another.) The chunks
 // depend only on the shape, so the sums are the same bits on every run:
 //   columnSums: each lane sums its rows of the chunk in order, the block
 //     adds its lanes in order (one partial per chunk and column), then a
@@ -25,29 +28,35 @@ namespace ampc::rt::cuda::rows {
 
 struct Columns {
   int64_t rows, cols, rowsPerChunk, chunks;
-  int width; // consecutive columns a block takes
+  int width; // consecutive units a block takes
+  int per;   // consecutive columns a lane takes (a unit): 1, or kQuad
   __host__ __device__ int depth() const { return kThreads / width; }
-  __host__ __device__ int64_t columnBlocks() const { return (cols + width - 1) / width; }
+  __host__ __device__ int64_t units() const { return cols / per; }
+  __host__ __device__ int64_t columnBlocks() const { return (units() + width - 1) / width; }
 };
 
-inline Columns columnsOf(int64_t rows, int64_t cols) {
+/// The tiling of a [rows, cols] matrix, `per` columns a lane (cols a
+/// multiple of per).
+inline Columns columnsOf(int64_t rows, int64_t cols, int per = 1) {
+  int64_t units = cols / per;
   int width = 1;
-  while (width < kWarp && width < cols)
+  while (width < kWarp && width < units)
     width *= 2;
-  int64_t depth = kThreads / width, blocks = (cols + width - 1) / width;
+  int64_t depth = kThreads / width, blocks = (units + width - 1) / width;
   // About 2048 blocks (a few waves of an H100), at least 4 rows a lane,
   // and grid.y within 65535.
   int64_t perChunk = std::max<int64_t>(4 * depth, (rows * blocks + 2047) / 2048);
   perChunk = std::max<int64_t>(perChunk, (rows + 65534) / 65535);
-  return {rows, cols, perChunk, std::max<int64_t>(1, (rows + perChunk - 1) / perChunk), width};
+  return {rows, cols, perChunk, std::max<int64_t>(1, (rows + perChunk - 1) / perChunk), width,
+          per};
 }
 
-/// Lane `lane` of block (x, y): its column, its first row in the block's
-/// chunk, and the chunk's end (it takes every depth()-th row).
+/// Lane `lane` of block (x, y): its unit's first column, its first row in
+/// the block's chunk, and the chunk's end (it takes every depth()-th row).
 struct ColumnLane {
   int64_t col, row, end;
   __host__ __device__ ColumnLane(const Columns &m, int64_t x, int64_t y, int lane) {
-    col = x * m.width + lane % m.width;
+    col = (x * m.width + lane % m.width) * m.per;
     row = y * m.rowsPerChunk + lane / m.width;
     end = (y + 1) * m.rowsPerChunk < m.rows ? (y + 1) * m.rowsPerChunk : m.rows;
   }
@@ -55,26 +64,27 @@ struct ColumnLane {
       : ColumnLane(m, blockIdx.x, blockIdx.y, threadIdx.x) {}
 };
 
-template <int N, typename Term>
+/// acc[w * N + i]: term i of the unit's column w.
+template <int N, int P, typename Term>
 __global__ void columnChunks(Columns m, Term term, double *partials) {
-  __shared__ double lanes[N][kThreads];
+  __shared__ double lanes[N * P][kThreads];
   ColumnLane at(m);
-  double acc[N] = {};
+  double acc[N * P] = {};
   if (at.col < m.cols) {
     auto column = term.column(at.col);
 #pragma unroll 4
     for (int64_t row = at.row; row < at.end; row += m.depth())
       column(row, acc);
   }
-  for (int i = 0; i < N; ++i)
+  for (int i = 0; i < N * P; ++i)
     lanes[i][threadIdx.x] = acc[i];
   __syncthreads();
   if (threadIdx.x < m.width && at.col < m.cols) {
-    for (int i = 0; i < N; ++i) {
+    for (int i = 0; i < N * P; ++i) {
       double sum = 0;
       for (int k = 0; k < m.depth(); ++k)
         sum += lanes[i][k * m.width + threadIdx.x];
-      partials[(i * m.chunks + blockIdx.y) * m.cols + at.col] = sum;
+      partials[(i % N * m.chunks + blockIdx.y) * m.cols + at.col + i / N] = sum;
     }
   }
 }
@@ -104,17 +114,18 @@ template <int N> int64_t columnScratch(const Columns &m) { return N * m.chunks *
 
 /// Queues the sums over rows of N terms of each column, and then
 /// finish(col, totals) with totals[i] the sum of term i in column col.
-/// `Term::column(col)` gives the column's functor (its constants in
-/// registers), with `__device__ void operator()(int64_t row, double *acc)
-/// const` adding its N terms of (row, col) to acc[0..N); it only loads, so
+/// `Term::column(col)` gives the functor of the unit from column col on (its
+/// constants in registers), with `__device__ void operator()(int64_t row,
+/// double *acc) const` adding the N terms of each of its P (m.per) columns w in
+/// row `row` to acc[w * N .. w * N + N); it only loads, so
 /// the compiler may issue the loads of several rows ahead of their sums.
 /// `Finish` has `__device__ void operator()(int64_t col, const double *totals)
-/// const` (a column's statistics, or its sums stored).
-template <int N, typename Term, typename Finish>
+/// const` (a column's statistics, or its sums stored). P is m.per.
+template <int N, int P = 1, typename Term, typename Finish>
 void columnSums(cudaStream_t stream, const Columns &m, Term term, double *partials,
                 Finish finish) {
   dim3 grid((unsigned)m.columnBlocks(), (unsigned)m.chunks);
-  columnChunks<N><<<grid, kThreads, 0, stream>>>(m, term, partials);
+  columnChunks<N, P><<<grid, kThreads, 0, stream>>>(m, term, partials);
   columnTotals<N><<<blocksForRows(m.cols), kThreads, 0, stream>>>(m, partials, finish);
 }
 
@@ -129,7 +140,8 @@ template <typename Pass> __global__ void columnElements(Columns m, Pass pass) {
 }
 
 /// Queues an element pass over the matrix. `Pass::column(col)` gives the
-/// column's pass (its constants in registers), with
+/// pass of the unit from column col on, m.per columns (its constants in
+/// registers), with
 /// `__device__ Value load(int64_t row) const` and
 /// `__device__ void store(int64_t row, const Value &) const`.
 template <typename Pass> void eachInColumns(cudaStream_t stream, const Columns &m, Pass pass) {

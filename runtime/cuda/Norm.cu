@@ -3,108 +3,60 @@
 // Channels last (NHWC, the default), x is a [rows, channels] matrix
 // (runtime/cuda/Columns.h): one pass sums each channel's moments, the warp
 // that totals a channel's sums turns them into its statistics, and one pass
-// writes each
-// element, a lane per channel so it divides nothing. The moments are taken
-// about the channel's first element (x[0, ch]), close to its mean, so one
-// pass gives the variance without the cancellation of raw sums of squares;
-// the results agree with the CPU's two-pass sums within a rounding.
-// Channels first, one thread per channel in the CPU's order. With activation
-// relu (docs/runtime.md, "Batch norm activations") the element pass ends in
-// the residual add and the relu, and the backward's dy is the relu's backward
-// of the incoming gradient, each rounded where the unfused steps rounded.
-// (layer_norm: LayerNorm.cu.)
-#include "runtime/cuda/CudaKernels.h"
+// writes each element, a lane per channel (four channels, one load per
+// operand, where every operand can be read a quad at a time: Quads.h), so it
+// divides nothing. The moments are taken about the channel's first element
+// (x[0, ch]), close to its mean, so one pass gives the variance without the
+// cancellation of raw sums of squares; the results agree with the CPU's
+// two-pass sums within a rounding. Channels first: NormChannelsFirst.cu.
+// With activation relu (docs/runtime.md, "Batch norm activations") the
+// element pass ends in the residual add and the relu, and the backward's dy
+// is the relu's backward of the incoming gradient, each rounded where the
+// unfused steps rounded. (layer_norm: LayerNorm.cu.)
 #include "runtime/cuda/Columns.h"
-#include "runtime/numerics/Activations.h"
+#include "runtime/cuda/NormParts.h"
 
 namespace ampc::rt::cuda {
 namespace {
 
-/// A tensor read element by element: data null where the step has none.
-struct Operand {
-  const void *data;
-  DType dtype;
-};
-
-Operand operandOf(const KernelContext &c, size_t input) {
-  return input < c.in.size() ? Operand{c.in[input].data, c.in[input].dtype}
-                             : Operand{nullptr, DType::F32};
-}
-
-/// batch_norm's end: y, or with a relu relu(round(round(y) + residual)).
-struct NormEpilogue {
-  bool relu;
-  Operand residual;
-  DType dtype; // the result's
-  __device__ float operator()(float y, int64_t i) const {
-    if (!relu)
-      return y;
-    if (residual.data)
-      y = roundThrough(y, dtype) + load(residual.data, residual.dtype, i);
-    return num::Relu{}.value(roundThrough(y, dtype));
-  }
-};
-
-NormEpilogue epilogueOf(const KernelContext &c) {
-  return {c.attrs.getStr("activation", "none") == "relu", operandOf(c, 5), c.out[0].dtype};
-}
-
-/// batch_norm_backward's dy: the incoming gradient, or with a relu its
-/// product with the relu's derivative at the relu's result, rounded to the
-/// gradient's dtype as the unfused relu backward stored it.
-struct Gradient {
-  Operand dz, relu;
-  __device__ float operator()(int64_t i) const {
-    float g = load(dz.data, dz.dtype, i);
-    if (!relu.data)
-      return g;
-    float z = load(relu.data, relu.dtype, i);
-    return roundThrough(g * num::Relu{}.derivative(z, z), dz.dtype);
-  }
-};
-
-/// Batch norm's channels: each spans outer x inner elements.
-struct Groups {
-  int64_t count, outer, inner, span;
-  __device__ int64_t at(int64_t g, int64_t k) const {
-    return ((k / inner) * count + g) * inner + k % inner;
-  }
-};
-
-Groups groupsOf(const KernelContext &c, const TensorRef &x) {
-  Groups gr{0, 1, 1, 0};
-  bool nhwc = c.attrs.getStr("layout", "NHWC") == "NHWC";
-  int64_t axis = nhwc ? x.rank() - 1 : 1;
-  gr.count = x.shape[axis];
-  for (int64_t d = axis + 1; d < x.rank(); ++d)
-    gr.inner *= x.shape[d];
-  gr.outer = x.size() / (gr.count * gr.inner);
-  gr.span = gr.outer * gr.inner;
-  return gr;
-}
+using namespace norm;
 
 /// Channels last: a channel's moments about its first element, d = x - x0:
-/// the sums of d and d^2 (forward), and of dy and dy * d (backward).
-template <int N> struct ShiftedMoments {
+/// the sums of d and d^2 (forward), and of dy and dy * d (backward); P
+/// channels a lane (Columns.h).
+template <int N, int P> struct ShiftedMoments {
   View x;
   Gradient dy;
   int64_t channels;
-  struct Column { // the channel's shift loaded once
+  struct Column { // the channels' shifts loaded once
     const ShiftedMoments &m;
     int64_t ch;
-    double shift;
+    double shift[P];
     __device__ void operator()(int64_t r, double *acc) const {
-      double d = (double)load(m.x.data, m.x.dtype, r * m.channels + ch) - shift;
-      acc[0] += d;
-      acc[1] += d * d;
-      if constexpr (N == 4) {
-        double g = m.dy(r * m.channels + ch);
-        acc[2] += g;
-        acc[3] += g * d;
+      int64_t i = r * m.channels + ch;
+      Floats<P> xs = loadFloats<P>(m.x.data, m.x.dtype, i), g;
+      if constexpr (N == 4)
+        g = m.dy.template at<P>(i);
+#pragma unroll
+      for (int w = 0; w < P; ++w) {
+        double d = (double)xs.v[w] - shift[w];
+        acc[w * N] += d;
+        acc[w * N + 1] += d * d;
+        if constexpr (N == 4) {
+          acc[w * N + 2] += g.v[w];
+          acc[w * N + 3] += (double)g.v[w] * d;
+        }
       }
     }
   };
-  __device__ Column column(int64_t ch) const { return {*this, ch, load(x.data, x.dtype, ch)}; }
+  __device__ Column column(int64_t ch) const {
+    Column c{*this, ch, {}};
+    Floats<P> first = loadFloats<P>(x.data, x.dtype, ch);
+#pragma unroll
+    for (int w = 0; w < P; ++w)
+      c.shift[w] = first.v[w];
+    return c;
+  }
 };
 
 /// A channel's mean and (biased) variance from its moments about `shift`
@@ -115,27 +67,6 @@ __device__ void momentsToStatistics(double sumD, double sumD2, int64_t rows, dou
   mean = shift + dm;
   var = max(sumD2 / rows - dm * dm, 0.0);
 }
-
-/// Batch norm's per-channel scale a and shift b (y = x * a + b) from the
-/// channel's statistics; in training (batch statistics), the running ones
-/// move towards them.
-struct ChannelAffine {
-  View scale, bias, runMean, runVar;
-  bool training;
-  double eps, momentum;
-  int64_t span; // elements a channel spans
-  float *a, *b;
-  __device__ void operator()(int64_t ch, double mean, double var) const {
-    if (training) {
-      double unbiased = span > 1 ? var * span / (span - 1) : var;
-      float rm = load(runMean.data, runMean.dtype, ch), rv = load(runVar.data, runVar.dtype, ch);
-      store(runMean.data, runMean.dtype, ch, float(momentum * rm + (1 - momentum) * mean));
-      store(runVar.data, runVar.dtype, ch, float(momentum * rv + (1 - momentum) * unbiased));
-    }
-    a[ch] = float(load(scale.data, scale.dtype, ch) / sqrt(var + eps));
-    b[ch] = float(load(bias.data, bias.dtype, ch) - mean * a[ch]);
-  }
-};
 
 /// Channels last, training: a channel's statistics from its shifted
 /// moments (ShiftedMoments<2>), as the column sums finish.
@@ -150,70 +81,62 @@ struct StatisticsFromMoments {
   }
 };
 
-/// Channels first (training: one thread per channel sums the statistics in
-/// the CPU's order), or evaluation (the running statistics).
-__global__ void batchStatistics(View x, Groups gr, ChannelAffine affine) {
-  AMPC_GRID_STRIDE(ch, gr.count) {
-    double mean = 0, var = 0;
-    if (affine.training) {
-      for (int64_t o = 0; o < gr.outer; ++o) {
-        double sum = 0;
-        for (int64_t i = 0; i < gr.inner; ++i)
-          sum += load(x.data, x.dtype, (o * gr.count + ch) * gr.inner + i);
-        mean += sum;
-      }
-      mean /= gr.span;
-      for (int64_t o = 0; o < gr.outer; ++o) {
-        double sum = 0;
-        for (int64_t i = 0; i < gr.inner; ++i) {
-          float v = load(x.data, x.dtype, (o * gr.count + ch) * gr.inner + i);
-          sum += (v - mean) * (v - mean);
-        }
-        var += sum;
-      }
-      var /= gr.span;
-    } else {
-      mean = load(affine.runMean.data, affine.runMean.dtype, ch);
-      var = load(affine.runVar.data, affine.runVar.dtype, ch);
-    }
-    affine(ch, mean, var);
-  }
-}
-
-/// Channels first: y = x * a + b, any layout.
-__global__ void batchApply(View x, View y, Groups gr, const float *a, const float *b,
-                           NormEpilogue end) {
-  AMPC_GRID_STRIDE(e, y.size) {
-    int64_t ch = (e / gr.inner) % gr.count;
-    store(y.data, y.dtype, e, end(load(x.data, x.dtype, e) * a[ch] + b[ch], e));
-  }
-}
-
-/// Channels last: y = x * a + b, a lane per channel.
-struct ApplyColumns {
+/// Channels last: y = x * a + b, P channels a lane.
+template <int P> struct ApplyColumns {
   View x, y;
   const float *a, *b;
   int64_t channels;
   NormEpilogue end;
+  struct Value {
+    Floats<P> x, residual;
+  };
   struct Column {
     View x, y;
-    float a, b;
+    float a[P], b[P];
     int64_t at, channels;
     NormEpilogue end;
-    __device__ float load(int64_t r) const { return cuda::load(x.data, x.dtype, r * channels + at); }
-    __device__ void store(int64_t r, float v) const {
+    __device__ Value load(int64_t r) const {
       int64_t i = r * channels + at;
-      cuda::store(y.data, y.dtype, i, end(v * a + b, i));
+      return {loadFloats<P>(x.data, x.dtype, i), loadOperand<P>(end.residual, i)};
+    }
+    __device__ void store(int64_t r, const Value &v) const {
+      float out[P];
+#pragma unroll
+      for (int w = 0; w < P; ++w)
+        out[w] = end(v.x.v[w] * a[w] + b[w], v.residual.v[w]);
+      storeUnit<P>(y.data, y.dtype, r * channels + at, out);
     }
   };
-  __device__ Column column(int64_t ch) const { return {x, y, a[ch], b[ch], ch, channels, end}; }
+  __device__ Column column(int64_t ch) const {
+    Column c{x, y, {}, {}, ch, channels, end};
+#pragma unroll
+    for (int w = 0; w < P; ++w)
+      c.a[w] = a[ch + w], c.b[w] = b[ch + w];
+    return c;
+  }
 };
+
+/// Channels a lane of the channels-last passes: a quad where the channels
+/// divide into quads and every operand is aligned to them.
+int channelsPerLane(int64_t channels, std::initializer_list<Operand> operands) {
+  return channels % kQuad == 0 && quadsFit(operands) ? kQuad : 1;
+}
+
+/// f(Width<P>()) for P = per, 1 or kQuad.
+template <typename F> void withPer(int per, F f) {
+  if (per == kQuad)
+    return f(Width<kQuad>());
+  return f(Width<1>());
+}
 
 void batchNorm(KernelContext &c) {
   const TensorRef &x = c.in[0];
   Groups gr = groupsOf(c, x);
   bool columns = gr.inner == 1 && gr.outer > 0;
-  rows::Columns m = rows::columnsOf(gr.outer, gr.count);
+  NormEpilogue end = epilogueOf(c);
+  int per = channelsPerLane(gr.count, {operandOf(c, 0), {c.out[0].data, c.out[0].dtype},
+                                       end.residual});
+  rows::Columns m = rows::columnsOf(gr.outer, gr.count, per);
   int64_t partials = columns && c.training ? rows::columnScratch<2>(m) : 0;
   double *scratch = reinterpret_cast<double *>(
       c.device.scratch(partials * sizeof(double) + 2 * gr.count * sizeof(float)));
@@ -229,17 +152,20 @@ void batchNorm(KernelContext &c) {
                        gr.span,
                        ab,
                        ab + gr.count};
-  if (partials)
-    rows::columnSums<2>(c.stream(), m, ShiftedMoments<2>{xv, {}, gr.count}, scratch,
-                        StatisticsFromMoments{xv, affine});
-  else
-    batchStatistics<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(xv, gr, affine);
-  NormEpilogue end = epilogueOf(c);
-  if (columns)
-    rows::eachInColumns(c.stream(), m, ApplyColumns{xv, y, ab, ab + gr.count, gr.count, end});
-  else
-    batchApply<<<blocksFor(x.size()), kThreads, 0, c.stream()>>>(xv, y, gr, ab, ab + gr.count,
-                                                                  end);
+  if (!partials) // channels first, or evaluation
+    queueGroupStatistics(c.stream(), xv, gr, affine);
+  if (!columns) {
+    queueGroupApply(c.stream(), xv, y, gr, ab, ab + gr.count, end);
+  } else {
+    withPer(per, [&](auto p) {
+      constexpr int P = decltype(p)::value;
+      if (partials)
+        rows::columnSums<2, P>(c.stream(), m, ShiftedMoments<2, P>{xv, {}, gr.count}, scratch,
+                               StatisticsFromMoments{xv, affine});
+      rows::eachInColumns(c.stream(), m,
+                          ApplyColumns<P>{xv, y, ab, ab + gr.count, gr.count, end});
+    });
+  }
   launched(c);
 }
 
@@ -267,69 +193,45 @@ struct BackwardStatistics {
   }
 };
 
-/// Channels last: dx from x and dy, a lane per channel.
-struct DxColumns {
+/// Channels last: dx from x and dy, P channels a lane.
+template <int P> struct DxColumns {
   View x;
   Gradient dy;
   View dx;
   const double *coefficients;
   int64_t channels;
   struct Pair {
-    float x, dy;
+    Floats<P> x, dy;
   };
   struct Column {
     View x;
     Gradient dy;
     View dx;
-    double k, q, o;
+    double k[P], q[P], o[P];
     int64_t at, channels;
     __device__ Pair load(int64_t r) const {
-      return {cuda::load(x.data, x.dtype, r * channels + at), dy(r * channels + at)};
+      int64_t i = r * channels + at;
+      return {loadFloats<P>(x.data, x.dtype, i), dy.template at<P>(i)};
     }
     __device__ void store(int64_t r, const Pair &v) const {
-      cuda::store(dx.data, dx.dtype, r * channels + at, float(k * v.dy + q * v.x + o));
+      float out[P];
+#pragma unroll
+      for (int w = 0; w < P; ++w)
+        out[w] = float(k[w] * v.dy.v[w] + q[w] * v.x.v[w] + o[w]);
+      storeUnit<P>(dx.data, dx.dtype, r * channels + at, out);
     }
   };
   __device__ Column column(int64_t ch) const {
-    return {x,  dy, dx, coefficients[ch], coefficients[channels + ch],
-            coefficients[2 * channels + ch], ch, channels};
+    Column c{x, dy, dx, {}, {}, {}, ch, channels};
+#pragma unroll
+    for (int w = 0; w < P; ++w) {
+      c.k[w] = coefficients[ch + w];
+      c.q[w] = coefficients[channels + ch + w];
+      c.o[w] = coefficients[2 * channels + ch + w];
+    }
+    return c;
   }
 };
-
-/// The CPU's channels-first batch norm backward, one thread per channel.
-__global__ void groupBackward(View x, Gradient dy, View scale, View dx, View ds, View db,
-                              Groups gr, double eps) {
-  AMPC_GRID_STRIDE(g, gr.count) {
-    double mean = 0, var = 0, sumD = 0, sumDX = 0, dscale = 0, dbias = 0;
-    for (int64_t k = 0; k < gr.span; ++k)
-      mean += load(x.data, x.dtype, gr.at(g, k));
-    mean /= gr.span;
-    for (int64_t k = 0; k < gr.span; ++k) {
-      float v = load(x.data, x.dtype, gr.at(g, k));
-      var += (v - mean) * (v - mean);
-    }
-    var /= gr.span;
-    double inv = 1.0 / sqrt(var + eps);
-    for (int64_t k = 0; k < gr.span; ++k) {
-      double xhat = (load(x.data, x.dtype, gr.at(g, k)) - mean) * inv,
-             d = dy(gr.at(g, k));
-      double sc = load(scale.data, scale.dtype, g);
-      sumD += d * sc;
-      sumDX += d * sc * xhat;
-      dscale += d * xhat;
-      dbias += d;
-    }
-    for (int64_t k = 0; k < gr.span; ++k) {
-      double xhat = (load(x.data, x.dtype, gr.at(g, k)) - mean) * inv,
-             sc = load(scale.data, scale.dtype, g);
-      store(dx.data, dx.dtype, gr.at(g, k),
-            float(inv * (dy(gr.at(g, k)) * sc - sumD / gr.span -
-                         xhat * sumDX / gr.span)));
-    }
-    store(ds.data, ds.dtype, g, (float)dscale);
-    store(db.data, db.dtype, g, (float)dbias);
-  }
-}
 
 void batchNormBackward(KernelContext &c) {
   const TensorRef &x = c.in[0];
@@ -340,18 +242,22 @@ void batchNormBackward(KernelContext &c) {
   View xv = viewOf(x), scale = viewOf(c.in[2]), dx = viewOf(c.out[0]), ds = viewOf(c.out[1]),
        db = viewOf(c.out[2]);
   bool relu = c.attrs.getStr("activation", "none") == "relu";
-  Gradient dy{operandOf(c, 1), relu ? operandOf(c, 3) : Operand{nullptr, DType::F32}};
+  Gradient dy{operandOf(c, 1), relu ? operandOf(c, 3) : kNone};
   if (gr.inner == 1) { // channels last
-    rows::Columns m = rows::columnsOf(gr.outer, gr.count);
+    int per = channelsPerLane(gr.count, {operandOf(c, 0), dy.dz, dy.relu,
+                                         {c.out[0].data, c.out[0].dtype}});
+    rows::Columns m = rows::columnsOf(gr.outer, gr.count, per);
     double *coefficients = reinterpret_cast<double *>(
         c.device.scratch((3 * gr.count + rows::columnScratch<4>(m)) * sizeof(double)));
-    rows::columnSums<4>(
-        c.stream(), m, ShiftedMoments<4>{xv, dy, gr.count}, coefficients + 3 * gr.count,
-        BackwardStatistics{xv, scale, ds, db, gr.count, gr.outer, eps, coefficients});
-    rows::eachInColumns(c.stream(), m, DxColumns{xv, dy, dx, coefficients, gr.count});
+    withPer(per, [&](auto p) {
+      constexpr int P = decltype(p)::value;
+      rows::columnSums<4, P>(
+          c.stream(), m, ShiftedMoments<4, P>{xv, dy, gr.count}, coefficients + 3 * gr.count,
+          BackwardStatistics{xv, scale, ds, db, gr.count, gr.outer, eps, coefficients});
+      rows::eachInColumns(c.stream(), m, DxColumns<P>{xv, dy, dx, coefficients, gr.count});
+    });
   } else {
-    groupBackward<<<blocksFor(gr.count), kThreads, 0, c.stream()>>>(xv, dy, scale, dx, ds, db, gr,
-                                                                     eps);
+    queueGroupBackward(c.stream(), xv, dy, scale, dx, ds, db, gr, eps);
   }
   launched(c);
 }

@@ -1,6 +1,7 @@
 // The tiling of runtime/cuda/Columns.h, walked on the host (no GPU needed):
-// for shapes from one row or column to ResNet-50's and BERT's, every
-// element of [rows, cols] is visited by exactly one lane, each block's
+// for shapes from one row or column to ResNet-50's and BERT's, a column or
+// four (a quad) a lane, every element of [rows, cols] is visited by exactly
+// one lane, each block's
 // reduction reads the lanes of its own columns, and the grid fits CUDA's
 // limits. Exit 0: the layout holds; 1: it does not (the first fault named).
 #include <cstdio>
@@ -12,10 +13,10 @@ using namespace ampc::rt::cuda;
 
 namespace {
 
-bool layoutHolds(int64_t rows, int64_t cols) {
-  rows::Columns m = rows::columnsOf(rows, cols);
+bool layoutHolds(int64_t rows, int64_t cols, int per) {
+  rows::Columns m = rows::columnsOf(rows, cols, per);
   auto fail = [&](const char *what) {
-    std::printf("[%lld, %lld]: %s\n", (long long)rows, (long long)cols, what);
+    std::printf("[%lld, %lld], %d a lane: %s\n", (long long)rows, (long long)cols, per, what);
     return false;
   };
   if (m.chunks > 65535 || m.chunks * m.rowsPerChunk < rows || m.width > rows::kWarp ||
@@ -34,8 +35,9 @@ bool layoutHolds(int64_t rows, int64_t cols) {
         if (at.col >= cols)
           continue;
         for (int64_t r = at.row; r < at.end; r += m.depth())
-          if (++seen[r * cols + at.col] > 1)
-            return fail("an element is visited twice");
+          for (int w = 0; w < per; ++w)
+            if (++seen[r * cols + at.col + w] > 1)
+              return fail("an element is visited twice");
       }
   for (uint8_t s : seen)
     if (s != 1)
@@ -46,12 +48,16 @@ bool layoutHolds(int64_t rows, int64_t cols) {
 } // namespace
 
 int main() {
-  const int64_t shapes[][2] = {{0, 5},       {1, 1},      {1, 40},      {7, 3},
+  const int64_t shapes[][2] = {{0, 8},       {1, 1},      {1, 40},      {7, 3},
                                {338, 3},     {98, 40},    {70, 15},     {4096, 768},
-                               {3136, 2048}, {200000, 1}, {802816, 64}, {4097, 33}};
+                               {3136, 2048}, {200000, 1}, {802816, 64}, {4097, 33},
+                               {1, 4},       {7, 12},     {50176, 256}, {3136, 2052}};
   bool ok = true;
-  for (const auto &s : shapes)
-    ok &= layoutHolds(s[0], s[1]);
+  for (const auto &s : shapes) {
+    ok &= layoutHolds(s[0], s[1], 1);
+    if (s[1] % 4 == 0)
+      ok &= layoutHolds(s[0], s[1], 4);
+  }
   std::printf("column layout: %s\n", ok ? "ok" : "FAIL");
   return ok ? 0 : 1;
 }
