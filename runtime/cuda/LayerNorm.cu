@@ -5,7 +5,8 @@
 // are held in registers 4 elements a load (runtime/cuda/VectorRows.h: one
 // read of each operand); other rows go element by element
 // (runtime/cuda/Rows.h). dscale and dbias sum down the rows in two
-// deterministic stages (rows::columnSums).
+// deterministic stages (rows::columnSums), four columns a lane where the
+// operands can be read a quad at a time.
 #include "runtime/cuda/Columns.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/VectorRows.h"
@@ -180,8 +181,9 @@ __global__ void layerNormBackwardHeldRows(View x, View dy, View scale, ResultAnd
   }
 }
 
-/// dscale and dbias of column `col`: dy * xhat and dy of each row.
-struct ScaleGradTerms {
+/// dscale and dbias of the P columns from `col` on: dy * xhat and dy of
+/// each row.
+template <int P> struct ScaleGradTerms {
   View x, dy;
   const double *means, *invs;
   int64_t inner;
@@ -189,10 +191,16 @@ struct ScaleGradTerms {
     const ScaleGradTerms &t;
     int64_t col;
     __device__ void operator()(int64_t g, double *acc) const {
-      double xhat = (load(t.x.data, t.x.dtype, g * t.inner + col) - t.means[g]) * t.invs[g],
-             d = load(t.dy.data, t.dy.dtype, g * t.inner + col);
-      acc[0] += d * xhat;
-      acc[1] += d;
+      int64_t i = g * t.inner + col;
+      Floats<P> xs = loadFloats<P>(t.x.data, t.x.dtype, i),
+                dys = loadFloats<P>(t.dy.data, t.dy.dtype, i);
+      double mean = t.means[g], inv = t.invs[g];
+#pragma unroll
+      for (int w = 0; w < P; ++w) {
+        double xhat = (xs.v[w] - mean) * inv, d = dys.v[w];
+        acc[2 * w] += d * xhat;
+        acc[2 * w + 1] += d;
+      }
     }
   };
   __device__ Column column(int64_t col) const { return {*this, col}; }
@@ -212,11 +220,13 @@ void layerNormBackward(KernelContext &c) {
   if (s.rows == 0)
     return;
   double eps = c.attrs.getF64("epsilon", 1e-5);
-  rows::Columns m = rows::columnsOf(s.rows, s.inner);
+  View x = viewOf(c.in[0]), dy = viewOf(c.in[1]), scale = viewOf(c.in[2]);
+  // The scale gradients' column sums take four columns a lane where they can.
+  int per = s.inner % kQuad == 0 && quadsFit({x, dy}) ? kQuad : 1;
+  rows::Columns m = rows::columnsOf(s.rows, s.inner, per);
   double *scratch = reinterpret_cast<double *>(
       c.device.scratch((2 * s.rows + rows::columnScratch<2>(m)) * sizeof(double)));
   double *means = scratch, *invs = means + s.rows, *partials = invs + s.rows;
-  View x = viewOf(c.in[0]), dy = viewOf(c.in[1]), scale = viewOf(c.in[2]);
   ResultAndCopy dx = resultAndCopy(c, 3);
   if (rows::vectorRows(s.inner, {x, dy, scale, dx.y, dx.copy}))
     rows::withChunks(s.inner, [&](auto chunks) {
@@ -230,8 +240,11 @@ void layerNormBackward(KernelContext &c) {
           <<<rows::blocksForRows(s.rows), kThreads, 0, c.stream()>>>(x, dy, scale, dx, s, eps,
                                                                      means, invs);
     });
-  rows::columnSums<2>(c.stream(), m, ScaleGradTerms{x, dy, means, invs, s.inner}, partials,
-                      StoreScaleGrads{viewOf(c.out[1]), viewOf(c.out[2])});
+  withWidth(per, [&](auto p) {
+    constexpr int P = decltype(p)::value;
+    rows::columnSums<2, P>(c.stream(), m, ScaleGradTerms<P>{x, dy, means, invs, s.inner},
+                           partials, StoreScaleGrads{viewOf(c.out[1]), viewOf(c.out[2])});
+  });
   launched(c);
 }
 

@@ -122,13 +122,6 @@ int channelsPerLane(int64_t channels, std::initializer_list<Operand> operands) {
   return channels % kQuad == 0 && quadsFit(operands) ? kQuad : 1;
 }
 
-/// f(Width<P>()) for P = per, 1 or kQuad.
-template <typename F> void withPer(int per, F f) {
-  if (per == kQuad)
-    return f(Width<kQuad>());
-  return f(Width<1>());
-}
-
 void batchNorm(KernelContext &c) {
   const TensorRef &x = c.in[0];
   Groups gr = groupsOf(c, x);
@@ -157,7 +150,7 @@ void batchNorm(KernelContext &c) {
   if (!columns) {
     queueGroupApply(c.stream(), xv, y, gr, ab, ab + gr.count, end);
   } else {
-    withPer(per, [&](auto p) {
+    withWidth(per, [&](auto p) {
       constexpr int P = decltype(p)::value;
       if (partials)
         rows::columnSums<2, P>(c.stream(), m, ShiftedMoments<2, P>{xv, {}, gr.count}, scratch,
@@ -249,7 +242,7 @@ void batchNormBackward(KernelContext &c) {
     rows::Columns m = rows::columnsOf(gr.outer, gr.count, per);
     double *coefficients = reinterpret_cast<double *>(
         c.device.scratch((3 * gr.count + rows::columnScratch<4>(m)) * sizeof(double)));
-    withPer(per, [&](auto p) {
+    withWidth(per, [&](auto p) {
       constexpr int P = decltype(p)::value;
       rows::columnSums<4, P>(
           c.stream(), m, ShiftedMoments<4, P>{xv, dy, gr.count}, coefficients + 3 * gr.count,

@@ -53,6 +53,13 @@ inline bool quadsFit(std::initializer_list<View> views) {
   return true;
 }
 
+/// f(Width<W>()) for W = width, 1 or kQuad: a pass's unit chosen at run time.
+template <typename F> void withWidth(int width, F f) {
+  if (width == kQuad)
+    return f(Width<kQuad>());
+  return f(Width<1>());
+}
+
 /// Calls f(std::integral_constant<DType, T>) for t among f32, f16, bf16.
 template <typename F> __device__ void withFloatType(DType t, F f) {
   if (t == DType::F16)
