@@ -147,7 +147,8 @@ void recastForwardCasts(Operation *seed, graph::NameTable &names) {
       if (!cast || inBackward(seed, cast))
         continue;
       Operation *source = cast.getX().getDefiningOp();
-      if (!source || !(graph::isValueOp(source) || readByBackward(cast.getX())))
+      if (!source || isa<graph::InputOp>(source) ||
+          !(graph::isValueOp(source) || readByBackward(cast.getX())))
         continue;
       Value &copy = recast[use.get()];
       if (!copy)

@@ -25,8 +25,11 @@ void recomputeActivations(mlir::Operation *seed, graph::NameTable &names);
 void recomputeWidenedOps(mlir::Operation *seed, graph::NameTable &names);
 
 /// A backward node that reads a forward cast reads a fresh cast
-/// (`<value>.recast`) when the cast's source is an input or param or is read
-/// by the backward anyway.
+/// (`<value>.recast`) when the cast's source is a param or constant or is
+/// read by the backward anyway. A graph input's cast stays alive instead:
+/// the batch is bound for the whole step, its copy is half its bytes, and a
+/// recast would read it again every step (as PyTorch's autocast keeps the
+/// f16 input that a matmul saves for its backward).
 void recastForwardCasts(mlir::Operation *seed, graph::NameTable &names);
 
 /// Widening casts in the backward move down to their first consumer: until

@@ -173,13 +173,18 @@ std::map<std::string, std::vector<char>> trainZoo(const std::string &model,
 
 // Fused casts (the CPU target: readers round f32 weights) against weight
 // copies (targets without fused casts: f16 copies that the updates rewrite).
+// The mlp's input cast is read only by GEMMs, which round it as they read
+// the input; mnist_cnn's is read by the filter gradient too, which does not
+// round, so it is a step either way.
 TEST(Training, CastsFusedIntoMatmulAndConvChangeNoBit) {
-  for (auto [model, sets] : std::vector<std::pair<std::string, std::map<std::string, std::string>>>{
-           {"mlp", {}}, {"mnist_cnn", {{"batch", "8"}}}}) {
+  for (auto [model, sets, foldsInputCast] :
+       std::vector<std::tuple<std::string, std::map<std::string, std::string>, bool>>{
+           {"mlp", {}, true}, {"mnist_cnn", {{"batch", "8"}}, false}}) {
     int fusedCasts = 0, casts = 0;
     auto fused = trainZoo(model, sets, true, &fusedCasts);
     auto copies = trainZoo(model, sets, false, &casts);
-    EXPECT_LT(fusedCasts, casts) << model << ": the inputs' casts are steps without fused casts";
+    EXPECT_EQ(fusedCasts + (foldsInputCast ? 1 : 0), casts)
+        << model << ": the input's cast is a step without fused casts";
     ASSERT_GT(copies.size(), fused.size()) << model << ": the copies are params of their own";
     for (const auto &[name, bytes] : fused)
       EXPECT_EQ(bytes, copies[name]) << model << ": " << name;

@@ -21,6 +21,31 @@ graph.graph @linear attributes {loss = "loss"} {
 
 // -----
 
+// An input's cast stays alive for the backward (the batch is bound all
+// step; a recast would read it again), where a param's is made again.
+// CHECK-LABEL: graph.graph @input_cast
+// CHECK-NOT: recast
+// CHECK: %w.cast_f16.recast = graph.cast "w.cast_f16.recast"(%w) {to = f16}
+// CHECK: graph.matmul "mm.grad"(%mm.cast_f32.grad, %w.cast_f16.recast) {transpose_b = true}
+// CHECK-NOT: recast
+// CHECK: graph.matmul "h.grad"(%x.cast_f16, %mm.grad) {transpose_a = true}
+// CHECK-NOT: recast
+// CHECK: graph.return
+graph.graph @input_cast attributes {loss = "loss"} {
+  %x = graph.input "x" : tensor<4x8xf32>
+  %t = graph.input "t" : tensor<4x8xf32>
+  %w = graph.param "w" : tensor<8x8xf32>
+  %x16 = graph.cast "x.cast_f16"(%x) {to = f16} : (tensor<4x8xf32>) -> tensor<4x8xf16>
+  %w16 = graph.cast "w.cast_f16"(%w) {to = f16} : (tensor<8x8xf32>) -> tensor<8x8xf16>
+  %h = graph.matmul "h"(%x16, %w16) : (tensor<4x8xf16>, tensor<8x8xf16>) -> tensor<4x8xf16>
+  %mm = graph.matmul "mm"(%h, %w16) : (tensor<4x8xf16>, tensor<8x8xf16>) -> tensor<4x8xf16>
+  %y = graph.cast "mm.cast_f32"(%mm) {to = f32} : (tensor<4x8xf16>) -> tensor<4x8xf32>
+  %loss = graph.mse_loss "loss"(%y, %t) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<f32>
+  graph.return %loss : tensor<f32>
+}
+
+// -----
+
 // A value used twice gets the sum of both contributions; an f16 compute
 // path brings the param's gradient back to f32 through the cast's rule.
 // CHECK-LABEL: graph.graph @shared_and_cast
