@@ -4,6 +4,7 @@
 #include "compiler/CastFolding.h"
 #include "compiler/ElementwiseFusion.h"
 #include "compiler/NormActivationFusion.h"
+#include "compiler/ResidualGradFusion.h"
 #include "compiler/SoftmaxLogitsFusion.h"
 #include "compiler/SoftmaxScaleFusion.h"
 #include "compiler/EpilogueFusion.h"
@@ -225,6 +226,8 @@ rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptio
     fuseSoftmaxLogits(plan);
   if (target.elementwiseChains && fusions.normActivations && !probed)
     fuseNormActivations(plan);
+  if (target.elementwiseChains && fusions.residualGrads && !probed)
+    fuseResidualGrads(plan);
   if (target.elementwiseChains && fusions.elementwiseChains && !probed)
     fuseElementwiseChains(plan);
   dropUnusedTemps(plan);

@@ -28,7 +28,9 @@ namespace ampc {
 /// probe names the cast that overflowed. Likewise, on targets with
 /// `elementwise_chains`, elementwise ops whose intermediate values nothing
 /// else reads run as one step (compiler/ElementwiseFusion.h), relus join
-/// the batch norms before them (compiler/NormActivationFusion.h) and scales
+/// the batch norms before them (compiler/NormActivationFusion.h), residual
+/// gradients' adds the layer norm backwards that read them
+/// (compiler/ResidualGradFusion.h) and scales
 /// the softmaxes beside them (compiler/SoftmaxScaleFusion.h), and a
 /// softmax's backward reads its logits (compiler/SoftmaxLogitsFusion.h), only without
 /// probes. `fusions` turns each fusion off (tests compare the plans;
@@ -36,7 +38,7 @@ namespace ampc {
 struct Fusions {
   bool weightCopies = true, gemmEpilogues = true, gradEpilogues = true, castFolding = true,
        normActivations = true, softmaxScales = true, softmaxLogits = true,
-       elementwiseChains = true;
+       residualGrads = true, elementwiseChains = true;
 };
 rt::Plan lowerToPlan(mlir::ModuleOp module, const rt::Target &target = rt::cpuTarget(),
                      const ProbeOptions &probes = {}, const Fusions &fusions = {});

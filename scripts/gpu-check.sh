@@ -148,6 +148,8 @@ prepare() {
     --train --optimizer adamw --no-fuse grad-epilogues
   plan fusions resnet50-o1-no-norm-activations resnet "depth=50 batch=64" --device cuda \
     --level O1 --train --no-fuse norm-activations
+  plan fusions bert-o1-no-residual-grads bert "batch=32 seq=128" --device cuda --level O1 \
+    --train --optimizer adamw --no-fuse residual-grads
   rm -rf .gpu/graphs
   prebuild
   echo "gpu-check: prepared .gpu ($(du -sh .gpu | cut -f1)):" \

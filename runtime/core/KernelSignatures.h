@@ -39,6 +39,11 @@ constexpr const char *kWritesCopy = "writes_copy";
 /// (docs/runtime.md, "Softmax backward from logits").
 constexpr const char *kFromLogits = "from_logits";
 
+/// The attribute of a layer_norm_backward with a fourth input: its dy is
+/// input 1 plus input 3, rounded to this dtype as the add stored the sum
+/// (docs/runtime.md, "Residual gradients").
+constexpr const char *kDyDtype = "dy_dtype";
+
 namespace signature {
 void binary(const StepView &s);
 void unary(const StepView &s);

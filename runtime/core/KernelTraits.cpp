@@ -107,7 +107,9 @@ const std::vector<KernelTraits> kTable = {
     // batch_norm_backward's fourth input: the relu's result, masking dy.
     {"batch_norm_backward", {3, 4}, kThree, 0, 0, F::PerOutput, kNoRange, S::batchNormBackward,
      A::Accumulated},
-    {"layer_norm_backward", kThree, kThree, kMixedFloat | kRoundedCopy, 0, F::PerOutput,
+    // layer_norm_backward's fourth input: dy's second addend (a residual
+    // gradient's sum joined).
+    {"layer_norm_backward", {3, 4}, kThree, kMixedFloat | kRoundedCopy, 0, F::PerOutput,
      kNoRange, S::layerNormBackward, A::Rounded},
     {"softmax_backward", kTwo, kOne, kInPlace | kMixedFloat, 0, F::PerOutput, kNoRange,
      S::softmaxBackward,

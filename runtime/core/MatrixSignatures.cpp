@@ -169,6 +169,11 @@ void batchNormBackward(const StepView &s) {
 void layerNormBackward(const StepView &s) {
   requireFloats(s);
   normBackwardShapes(s, normalisedOf(s, s.in(0)));
+  if (s.step.inputs.size() == 4) { // dy = in(1) + in(3), rounded to dy_dtype
+    requireShape(s, s.in(3), s.in(0).shape);
+    std::optional<DType> t = parseDType(s.attrs.getStr(kDyDtype, ""));
+    s.require(t && isComputeFloat(*t), "dy_dtype must be f32, f16 or bf16");
+  }
 }
 
 } // namespace ampc::rt::signature

@@ -6,6 +6,7 @@
 // then the relu; its backward first masks dy by the relu's result.
 #include <cmath>
 
+#include "runtime/core/KernelSignatures.h"
 #include "runtime/cpu/KernelUtil.h"
 #include "runtime/numerics/Activations.h"
 
@@ -240,7 +241,22 @@ void normBackward(KernelContext &c, bool batch) {
   fromF32(db.data(), c.out[2].data, c.out[2].dtype, db.size());
 }
 
-void layerNormBackward(KernelContext &c) { normBackward(c, false); }
+/// With a fourth input (a residual gradient's sum joined: docs/runtime.md,
+/// "Residual gradients"), dy is input 1 plus input 3, rounded to `dy_dtype`
+/// as the add stored it.
+void layerNormBackward(KernelContext &c) {
+  if (c.in.size() < 4)
+    return normBackward(c, false);
+  int64_t n = c.in[1].size();
+  F32In a(c.in[1]), b(c.in[3]);
+  std::vector<float> dy(n);
+  for (int64_t i = 0; i < n; ++i)
+    dy[i] = a[i] + b[i];
+  roundIn(dy.data(), *parseDType(attrStr(c, kDyDtype, "f32")), n);
+  KernelContext summed = c;
+  summed.in[1] = TensorRef{dy.data(), DType::F32, c.in[1].shape};
+  normBackward(summed, false);
+}
 
 /// With activation relu, dy is the relu's backward of the incoming gradient
 /// (input 1) at the relu's result (input 3), rounded to the gradient's dtype.

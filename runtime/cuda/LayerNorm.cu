@@ -7,6 +7,7 @@
 // (runtime/cuda/Rows.h). dscale and dbias sum down the rows in two
 // deterministic stages (rows::columnSums), four columns a lane where the
 // operands can be read a quad at a time.
+#include "runtime/core/KernelSignatures.h"
 #include "runtime/cuda/Columns.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/VectorRows.h"
@@ -141,14 +142,38 @@ __global__ void layerNormBackwardRows(View x, View dy, View scale, ResultAndCopy
   }
 }
 
-/// layerNormBackwardRows on rows held in chunks.
+/// dy's second addend (a residual gradient's sum joined: docs/runtime.md):
+/// dy is round(dy + b) to `dtype`, as the add stored it; b.data is null
+/// where the step has none.
+struct DyAddend {
+  View b;
+  DType dtype;
+};
+
+/// The fallback's dy: out = round(a + b) as the add stored it, held in f32.
+__global__ void sumGradients(View a, DyAddend add, float *out) {
+  AMPC_GRID_STRIDE(i, a.size) {
+    out[i] = roundThrough(load(a.data, a.dtype, i) + load(add.b.data, add.b.dtype, i), add.dtype);
+  }
+}
+
+/// layerNormBackwardRows on rows held in chunks, dy with its addend.
 template <int Chunks>
-__global__ void layerNormBackwardHeldRows(View x, View dy, View scale, ResultAndCopy dx, Shape s,
-                                          double eps, double *means, double *invs) {
+__global__ void layerNormBackwardHeldRows(View x, View dy, DyAddend add, View scale,
+                                          ResultAndCopy dx, Shape s, double eps, double *means,
+                                          double *invs) {
   AMPC_ROW_STRIDE(row, s.rows) {
     rows::Share<Chunks> v, g;
     rows::loadRow<Chunks>(x, row * s.inner, s.inner, v);
     rows::loadRow<Chunks>(dy, row * s.inner, s.inner, g);
+    if (add.b.data)
+      rows::eachChunk<Chunks>(s.inner, [&](int c) {
+        float h[rows::kVector];
+        rows::loadChunk(add.b, row * s.inner, c, h);
+#pragma unroll
+        for (int e = 0; e < rows::kVector; ++e)
+          g[c][e] = roundThrough(g[c][e] + h[e], add.dtype);
+      });
     double mean, inv;
     heldStatistics<Chunks>(v, s.inner, eps, mean, inv);
     double sumD = 0, sumDX = 0;
@@ -185,6 +210,7 @@ __global__ void layerNormBackwardHeldRows(View x, View dy, View scale, ResultAnd
 /// each row.
 template <int P> struct ScaleGradTerms {
   View x, dy;
+  DyAddend add;
   const double *means, *invs;
   int64_t inner;
   struct Column {
@@ -194,6 +220,12 @@ template <int P> struct ScaleGradTerms {
       int64_t i = g * t.inner + col;
       Floats<P> xs = loadFloats<P>(t.x.data, t.x.dtype, i),
                 dys = loadFloats<P>(t.dy.data, t.dy.dtype, i);
+      if (t.add.b.data) {
+        Floats<P> bs = loadFloats<P>(t.add.b.data, t.add.b.dtype, i);
+#pragma unroll
+        for (int w = 0; w < P; ++w)
+          dys.v[w] = roundThrough(dys.v[w] + bs.v[w], t.add.dtype);
+      }
       double mean = t.means[g], inv = t.invs[g];
 #pragma unroll
       for (int w = 0; w < P; ++w) {
@@ -221,18 +253,32 @@ void layerNormBackward(KernelContext &c) {
     return;
   double eps = c.attrs.getF64("epsilon", 1e-5);
   View x = viewOf(c.in[0]), dy = viewOf(c.in[1]), scale = viewOf(c.in[2]);
-  // The scale gradients' column sums take four columns a lane where they can.
-  int per = s.inner % kQuad == 0 && quadsFit({x, dy}) ? kQuad : 1;
-  rows::Columns m = rows::columnsOf(s.rows, s.inner, per);
-  double *scratch = reinterpret_cast<double *>(
-      c.device.scratch((2 * s.rows + rows::columnScratch<2>(m)) * sizeof(double)));
-  double *means = scratch, *invs = means + s.rows, *partials = invs + s.rows;
+  DyAddend add{c.in.size() > 3 ? viewOf(c.in[3]) : View{}, DType::F32};
+  if (add.b.data)
+    add.dtype = *parseDType(c.attrs.getStr(kDyDtype, "f32"));
   ResultAndCopy dx = resultAndCopy(c, 3);
-  if (rows::vectorRows(s.inner, {x, dy, scale, dx.y, dx.copy}))
+  bool held = rows::vectorRows(s.inner, {x, dy, add.b, scale, dx.y, dx.copy});
+  // Rows not held take dy's sum in a pass of its own, into the scratch.
+  int64_t sumBytes = add.b.data && !held ? (x.size * 4 + 255) / 256 * 256 : 0;
+  // The scale gradients' column sums take four columns a lane where they can.
+  int per = s.inner % kQuad == 0 && quadsFit({x, dy, add.b}) ? kQuad : 1;
+  rows::Columns m = rows::columnsOf(s.rows, s.inner, per);
+  std::byte *scratch =
+      c.device.scratch(sumBytes + (2 * s.rows + rows::columnScratch<2>(m)) * sizeof(double));
+  double *means = reinterpret_cast<double *>(scratch + sumBytes), *invs = means + s.rows,
+         *partials = invs + s.rows;
+  if (sumBytes) {
+    float *sum = reinterpret_cast<float *>(scratch);
+    sumGradients<<<blocksFor(x.size), kThreads, 0, c.stream()>>>(dy, add, sum);
+    dy.data = sum;
+    dy.dtype = DType::F32;
+    add.b = View{};
+  }
+  if (held)
     rows::withChunks(s.inner, [&](auto chunks) {
       layerNormBackwardHeldRows<chunks.value>
-          <<<rows::blocksForRows(s.rows), kThreads, 0, c.stream()>>>(x, dy, scale, dx, s, eps,
-                                                                     means, invs);
+          <<<rows::blocksForRows(s.rows), kThreads, 0, c.stream()>>>(x, dy, add, scale, dx, s,
+                                                                     eps, means, invs);
     });
   else
     rows::withPerLane(s.inner, [&](auto perLane) {
@@ -242,7 +288,7 @@ void layerNormBackward(KernelContext &c) {
     });
   withWidth(per, [&](auto p) {
     constexpr int P = decltype(p)::value;
-    rows::columnSums<2, P>(c.stream(), m, ScaleGradTerms<P>{x, dy, means, invs, s.inner},
+    rows::columnSums<2, P>(c.stream(), m, ScaleGradTerms<P>{x, dy, add, means, invs, s.inner},
                            partials, StoreScaleGrads{viewOf(c.out[1]), viewOf(c.out[2])});
   });
   launched(c);

@@ -119,6 +119,7 @@ const FusionFlag kFusions[] = {
     {"norm-activations", &Fusions::normActivations},
     {"softmax-scales", &Fusions::softmaxScales},
     {"softmax-logits", &Fusions::softmaxLogits},
+    {"residual-grads", &Fusions::residualGrads},
     {"elementwise-chains", &Fusions::elementwiseChains},
     {"recompute", nullptr},
 };

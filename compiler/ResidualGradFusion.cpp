@@ -1,0 +1,60 @@
+// Residual gradients (docs/performance.md, "Fusions"; the kernel's fourth
+// input: docs/runtime.md, "Residual gradients").
+//
+// Algorithm, for targets with `elementwise_chains`, before the chains form:
+// an `add` of a and b, one shape and compute floats, whose sum s only a
+// `layer_norm_backward` reads, as its dy (a residual stream's gradient: the
+// layer norm's own and the branch's), goes; the backward reads a as dy and b
+// as a fourth input, with `dy_dtype` s's dtype, and adds them as it reads
+// them, rounding as the add stored s: the same bits. No step between the add
+// and the backward may write a or b in place. Per BERT-base encoder layer
+// norm (4096 x 768, s in f32) the sum's 12.6 MB are neither written nor
+// read twice: 0.45 GB a step less, 12 adds gone and 12 chains shorter.
+#include "compiler/ResidualGradFusion.h"
+
+#include "compiler/PlanSteps.h"
+#include "runtime/core/KernelSignatures.h"
+
+namespace ampc {
+namespace {
+
+/// Whether the add at `at` can join the layer norm backward at `b`.
+bool fusable(const rt::Plan &plan, int at, int b) {
+  const rt::Step &add = plan.steps[at], &back = plan.steps[b];
+  if (add.kernel != "add" || add.inputs.size() != 2 || add.outputs.size() != 1 ||
+      add.attrs.contains("round_inputs"))
+    return false;
+  if (back.kernel != "layer_norm_backward" || back.inputs.size() != 3 ||
+      back.attrs.contains("round_inputs") || back.inputs[1] != add.outputs[0])
+    return false;
+  const rt::Buffer &s = plan.buffers[add.outputs[0]];
+  for (int in : add.inputs) {
+    const rt::Buffer &t = plan.buffers[in];
+    if (t.shape != s.shape || !rt::isComputeFloat(t.dtype))
+      return false;
+  }
+  return rt::isComputeFloat(s.dtype) && !writtenBetween(plan, add.inputs, at, b);
+}
+
+} // namespace
+
+void fuseResidualGrads(rt::Plan &plan) {
+  std::vector<int> reader = soleReaders(plan);
+  std::vector<bool> erased(plan.steps.size(), false);
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const rt::Step &add = plan.steps[i];
+    if (add.kernel != "add" || add.outputs.size() != 1)
+      continue;
+    int b = reader[add.outputs[0]];
+    if (b < 0 || !fusable(plan, (int)i, b))
+      continue;
+    rt::Step &back = plan.steps[b];
+    back.inputs[1] = add.inputs[0];
+    back.inputs.push_back(add.inputs[1]);
+    back.attrs[rt::kDyDtype] = rt::dtypeName(plan.buffers[add.outputs[0]].dtype);
+    erased[i] = true;
+  }
+  eraseSteps(plan, erased);
+}
+
+} // namespace ampc
