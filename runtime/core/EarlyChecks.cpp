@@ -13,8 +13,11 @@ std::vector<EarlyCheck> earlyChecks(const Plan &plan, size_t index, int64_t minB
   const Step &check = plan.steps.at(index);
   if (check.kernel != "check_finite" || check.outputs.size() != 1)
     return {};
+  // A step without results writes its operands in place (assign,
+  // accumulate), as the plan-level fusions count it.
   auto writes = [&](const Step &s, int buffer) {
-    return std::any_of(s.outputs.begin(), s.outputs.end(),
+    const std::vector<int> &written = s.outputs.empty() ? s.inputs : s.outputs;
+    return std::any_of(written.begin(), written.end(),
                        [&](int o) { return buffersOverlap(plan, o, buffer); });
   };
   std::vector<size_t> writer(check.inputs.size());

@@ -24,7 +24,9 @@ struct EarlyCheck {
 
 /// The parts of the plan's `check_finite` step `index`, in step order, each
 /// of at least `minBytes` of gradients but the last: each input goes to the
-/// part after its last writer before the check. Empty where splitting
+/// part after its last writer before the check (a step whose results share
+/// its memory, or a step without results that reads it: such steps, assign
+/// and accumulate, write their operands in place). Empty where splitting
 /// would not pay or cannot be done: fewer than two parts, or an input no
 /// step writes. (found_inf's memory may hold another buffer until the
 /// check's place: the parts set a flag of their own, which the device copies

@@ -22,6 +22,7 @@
 #ifndef AMPC_RUNTIME_CUDA_COLUMNS_H
 #define AMPC_RUNTIME_CUDA_COLUMNS_H
 
+#include "runtime/cuda/Quads.h"
 #include "runtime/cuda/Rows.h"
 
 namespace ampc::rt::cuda::rows {
@@ -49,6 +50,14 @@ inline Columns columnsOf(int64_t rows, int64_t cols, int per = 1) {
   perChunk = std::max<int64_t>(perChunk, (rows + 65534) / 65535);
   return {rows, cols, perChunk, std::max<int64_t>(1, (rows + perChunk - 1) / perChunk), width,
           per};
+}
+
+/// Columns a lane takes (Columns::per) in a pass over `operands` (Views, or
+/// anything with `data` and `dtype`): a quad where the columns divide into
+/// quads and every operand can be read a quad at a time.
+template <typename Operand>
+int columnsPerLane(int64_t cols, std::initializer_list<Operand> operands) {
+  return cols % kQuad == 0 && quadsFit(operands) ? kQuad : 1;
 }
 
 /// Lane `lane` of block (x, y): its unit's first column, its first row in

@@ -148,12 +148,14 @@ __global__ void layerNormBackwardRows(View x, View dy, View scale, ResultAndCopy
 struct DyAddend {
   View b;
   DType dtype;
+  /// dy from its two addends g and h.
+  __device__ float operator()(float g, float h) const { return roundThrough(g + h, dtype); }
 };
 
 /// The fallback's dy: out = round(a + b) as the add stored it, held in f32.
 __global__ void sumGradients(View a, DyAddend add, float *out) {
   AMPC_GRID_STRIDE(i, a.size) {
-    out[i] = roundThrough(load(a.data, a.dtype, i) + load(add.b.data, add.b.dtype, i), add.dtype);
+    out[i] = add(load(a.data, a.dtype, i), load(add.b.data, add.b.dtype, i));
   }
 }
 
@@ -172,7 +174,7 @@ __global__ void layerNormBackwardHeldRows(View x, View dy, DyAddend add, View sc
         rows::loadChunk(add.b, row * s.inner, c, h);
 #pragma unroll
         for (int e = 0; e < rows::kVector; ++e)
-          g[c][e] = roundThrough(g[c][e] + h[e], add.dtype);
+          g[c][e] = add(g[c][e], h[e]);
       });
     double mean, inv;
     heldStatistics<Chunks>(v, s.inner, eps, mean, inv);
@@ -224,7 +226,7 @@ template <int P> struct ScaleGradTerms {
         Floats<P> bs = loadFloats<P>(t.add.b.data, t.add.b.dtype, i);
 #pragma unroll
         for (int w = 0; w < P; ++w)
-          dys.v[w] = roundThrough(dys.v[w] + bs.v[w], t.add.dtype);
+          dys.v[w] = t.add(dys.v[w], bs.v[w]);
       }
       double mean = t.means[g], inv = t.invs[g];
 #pragma unroll
@@ -261,7 +263,7 @@ void layerNormBackward(KernelContext &c) {
   // Rows not held take dy's sum in a pass of its own, into the scratch.
   int64_t sumBytes = add.b.data && !held ? (x.size * 4 + 255) / 256 * 256 : 0;
   // The scale gradients' column sums take four columns a lane where they can.
-  int per = s.inner % kQuad == 0 && quadsFit({x, dy, add.b}) ? kQuad : 1;
+  int per = rows::columnsPerLane(s.inner, {x, dy, add.b});
   rows::Columns m = rows::columnsOf(s.rows, s.inner, per);
   std::byte *scratch =
       c.device.scratch(sumBytes + (2 * s.rows + rows::columnScratch<2>(m)) * sizeof(double));

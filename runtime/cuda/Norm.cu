@@ -116,19 +116,13 @@ template <int P> struct ApplyColumns {
   }
 };
 
-/// Channels a lane of the channels-last passes: a quad where the channels
-/// divide into quads and every operand is aligned to them.
-int channelsPerLane(int64_t channels, std::initializer_list<Operand> operands) {
-  return channels % kQuad == 0 && quadsFit(operands) ? kQuad : 1;
-}
-
 void batchNorm(KernelContext &c) {
   const TensorRef &x = c.in[0];
   Groups gr = groupsOf(c, x);
   bool columns = gr.inner == 1 && gr.outer > 0;
   NormEpilogue end = epilogueOf(c);
-  int per = channelsPerLane(gr.count, {operandOf(c, 0), {c.out[0].data, c.out[0].dtype},
-                                       end.residual});
+  int per = rows::columnsPerLane(
+      gr.count, {operandOf(c, 0), Operand{c.out[0].data, c.out[0].dtype}, end.residual});
   rows::Columns m = rows::columnsOf(gr.outer, gr.count, per);
   int64_t partials = columns && c.training ? rows::columnScratch<2>(m) : 0;
   double *scratch = reinterpret_cast<double *>(
@@ -237,8 +231,8 @@ void batchNormBackward(KernelContext &c) {
   bool relu = c.attrs.getStr("activation", "none") == "relu";
   Gradient dy{operandOf(c, 1), relu ? operandOf(c, 3) : kNone};
   if (gr.inner == 1) { // channels last
-    int per = channelsPerLane(gr.count, {operandOf(c, 0), dy.dz, dy.relu,
-                                         {c.out[0].data, c.out[0].dtype}});
+    int per = rows::columnsPerLane(
+        gr.count, {operandOf(c, 0), dy.dz, dy.relu, Operand{c.out[0].data, c.out[0].dtype}});
     rows::Columns m = rows::columnsOf(gr.outer, gr.count, per);
     double *coefficients = reinterpret_cast<double *>(
         c.device.scratch((3 * gr.count + rows::columnScratch<4>(m)) * sizeof(double)));

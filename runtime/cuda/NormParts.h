@@ -25,13 +25,6 @@ inline Operand operandOf(const KernelContext &c, size_t input) {
   return input < c.in.size() ? Operand{c.in[input].data, c.in[input].dtype} : kNone;
 }
 
-inline bool quadsFit(std::initializer_list<Operand> operands) {
-  for (const Operand &o : operands)
-    if (o.data && !quadAligned(o.data, o.dtype))
-      return false;
-  return true;
-}
-
 /// Elements i .. i + P - 1 of o as f32 (zeros where o has no data).
 template <int P> __device__ Floats<P> loadOperand(const Operand &o, int64_t i) {
   Floats<P> f{};

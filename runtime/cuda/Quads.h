@@ -45,10 +45,11 @@ inline bool quadAligned(const void *p, DType t) {
          reinterpret_cast<uintptr_t>(p) % (kQuad * (t == DType::F32 ? 4 : 2)) == 0;
 }
 
-/// Whether every view (one with no data is left out) can be read a quad at a time.
-inline bool quadsFit(std::initializer_list<View> views) {
-  for (const View &v : views)
-    if (v.data && !quadAligned(v.data, v.dtype))
+/// Whether every operand (a View, or anything with `data` and `dtype`; one
+/// with no data is left out) can be read a quad at a time.
+template <typename Operand> bool quadsFit(std::initializer_list<Operand> operands) {
+  for (const Operand &o : operands)
+    if (o.data && !quadAligned(o.data, o.dtype))
       return false;
   return true;
 }

@@ -3,6 +3,7 @@
 // loss-scaling rule, the optimizer updates (which read lr, the scale and
 // found_inf from device memory and do nothing when found_inf is set), and
 // the state updates. The math is runtime/numerics', as on the CPU.
+#include <numeric>
 #include <vector>
 
 #include "runtime/core/Convert.h"
@@ -93,8 +94,7 @@ void checkList(KernelContext &c, const DeviceList &list, const TensorRef *scale,
 void checkFinite(KernelContext &c, bool unscale) {
   size_t n = unscale ? c.out.size() - 1 : c.in.size();
   std::vector<int> all(n);
-  for (size_t i = 0; i < n; ++i)
-    all[i] = (int)i;
+  std::iota(all.begin(), all.end(), 0);
   DeviceList list = listOf(c, all, unscale, c.state);
   checkList(c, list, unscale ? &c.in[n] : nullptr, c.out.back().as<uint8_t>(), true, c.stream());
 }

@@ -16,12 +16,6 @@ using namespace ampc;
 
 namespace {
 
-Fusions noCastFolding() {
-  Fusions f;
-  f.castFolding = false;
-  return f;
-}
-
 int countCasts(const rt::Plan &plan) {
   return std::count_if(plan.steps.begin(), plan.steps.end(),
                        [](const rt::Step &s) { return s.kernel == "cast"; });
@@ -72,7 +66,7 @@ TEST(CastFolding, SameBitsFewerCastsNoMoreMemory) {
         runTrainingPipeline(*m, amp, TrainSettings{});
       else
         runAmpPipeline(*m, amp);
-      rt::Plan steps = lowerToPlan(*m, target, {}, noCastFolding()),
+      rt::Plan steps = lowerToPlan(*m, target, {}, test::fusionsWithout(&Fusions::castFolding)),
                folded = lowerToPlan(*m, target);
       if (c.folds) {
         EXPECT_LT(countCasts(folded), countCasts(steps)) << what;
@@ -137,7 +131,9 @@ TEST(CastFolding, KeepsCastsItCannotFold) {
   GraphBuilder b(ctx, "keeps");
   build(b);
   auto m = b.finish();
-  EXPECT_EQ(countCasts(lowerToPlan(*m, rt::cpuTarget(), {}, noCastFolding())), 3);
+  EXPECT_EQ(
+      countCasts(lowerToPlan(*m, rt::cpuTarget(), {}, test::fusionsWithout(&Fusions::castFolding))),
+      3);
   rt::Plan folded = lowerToPlan(*m);
   EXPECT_EQ(countCasts(folded), 1);
   auto softmax = std::find_if(folded.steps.begin(), folded.steps.end(),

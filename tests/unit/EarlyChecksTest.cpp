@@ -65,6 +65,25 @@ TEST(EarlyChecks, EachGradientIsCheckedAfterItsLastWriter) {
       << "one part: the check stays whole";
 }
 
+// A step without results writes its operands in place (assign, accumulate):
+// a gradient it reads is final only after it.
+TEST(EarlyChecks, AStepWithoutResultsWritesItsOperands) {
+  size_t check;
+  rt::Plan plan = simplenetPlan(&check);
+  int first = plan.steps[check].inputs[0];
+  rt::Step assign;
+  assign.name = "in-place";
+  assign.kernel = "assign";
+  assign.inputs = {first, first};
+  plan.steps.insert(plan.steps.begin() + check, assign);
+  ++check;
+  std::vector<rt::EarlyCheck> parts = rt::earlyChecks(plan, check, 0);
+  ASSERT_FALSE(parts.empty());
+  for (const rt::EarlyCheck &p : parts)
+    if (std::count(p.inputs.begin(), p.inputs.end(), 0))
+      EXPECT_EQ(p.after, check - 1) << "the part waits for the step that writes in place";
+}
+
 TEST(EarlyChecks, ACheckThatCannotBeSplitStaysWhole) {
   size_t check;
   rt::Plan plan = simplenetPlan(&check);

@@ -17,12 +17,6 @@ using namespace ampc;
 
 namespace {
 
-Fusions without() {
-  Fusions f;
-  f.residualGrads = false;
-  return f;
-}
-
 int joined(const rt::Plan &plan) {
   return std::count_if(plan.steps.begin(), plan.steps.end(), [](const rt::Step &s) {
     return s.kernel == "layer_norm_backward" && s.inputs.size() == 4;
@@ -38,7 +32,8 @@ TEST(ResidualGrads, BertTrainsToTheSameBits) {
     std::string what = std::string(level) + " " + dtype;
     mlir::MLIRContext ctx;
     auto m = test::smallBertTraining(ctx, level, dtype);
-    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(true), {}, without()),
+    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(true), {},
+                                 test::fusionsWithout(&Fusions::residualGrads)),
              fused = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
     EXPECT_EQ(joined(steps), 0) << what;
     EXPECT_EQ(joined(fused), 2) << what;
@@ -69,7 +64,8 @@ std::pair<rt::Plan, rt::Plan> plans(int64_t width) {
   runTrainingPipeline(*m, amp, TrainSettings{});
   test::dumpCudaPlan(*m);
   return {lowerToPlan(*m, test::cudaChoicesOnCpu(true)),
-          lowerToPlan(*m, test::cudaChoicesOnCpu(true), {}, without())};
+          lowerToPlan(*m, test::cudaChoicesOnCpu(true), {},
+                      test::fusionsWithout(&Fusions::residualGrads))};
 }
 
 // 8 wide: the CUDA kernel holds the rows 4 elements a load and adds as it

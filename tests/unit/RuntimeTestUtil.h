@@ -76,6 +76,14 @@ inline void dumpCudaPlan(mlir::ModuleOp module) {
   rt::writeFileAtomically(path, rt::planToJson(lowerToPlan(module, rt::cudaTarget())));
 }
 
+/// Every fusion but `fusion`: the options that lower the plan of separate
+/// steps a fusion is held to.
+inline Fusions fusionsWithout(bool Fusions::*fusion) {
+  Fusions f;
+  f.*fusion = false;
+  return f;
+}
+
 /// The plan's steps that run `kernel`.
 inline int countKernel(const rt::Plan &plan, const std::string &kernel) {
   return (int)std::count_if(plan.steps.begin(), plan.steps.end(),

@@ -17,12 +17,6 @@ using namespace ampc;
 
 namespace {
 
-Fusions without() {
-  Fusions f;
-  f.softmaxLogits = false;
-  return f;
-}
-
 int fromLogits(const rt::Plan &plan) {
   return std::count_if(plan.steps.begin(), plan.steps.end(), [](const rt::Step &s) {
     return s.kernel == "softmax_backward" && s.attrs.value(rt::kFromLogits, false);
@@ -42,7 +36,8 @@ TEST(SoftmaxLogits, AttentionTrainsToTheSameBits) {
     std::string what = std::string(s.level) + " " + s.dtype + (s.recompute ? "" : " kept");
     mlir::MLIRContext ctx;
     auto m = test::smallBertTraining(ctx, s.level, s.dtype, s.recompute);
-    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(true), {}, without()),
+    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(true), {},
+                                 test::fusionsWithout(&Fusions::softmaxLogits)),
              fused = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
     EXPECT_EQ(fromLogits(steps), 0) << what;
     EXPECT_EQ(fromLogits(fused), 1) << what;
@@ -67,7 +62,8 @@ std::pair<rt::Plan, rt::Plan> plans(int64_t axis, bool log) {
   runTrainingPipeline(*m, amp, TrainSettings{});
   test::dumpCudaPlan(*m);
   return {lowerToPlan(*m, test::cudaChoicesOnCpu(true)),
-          lowerToPlan(*m, test::cudaChoicesOnCpu(true), {}, without())};
+          lowerToPlan(*m, test::cudaChoicesOnCpu(true), {},
+                      test::fusionsWithout(&Fusions::softmaxLogits))};
 }
 
 TEST(SoftmaxLogits, OnlyASoftmaxAlongTheLastAxis) {

@@ -18,12 +18,6 @@ namespace {
 
 using test::countKernel;
 
-Fusions without() {
-  Fusions f;
-  f.softmaxScales = false;
-  return f;
-}
-
 struct Setting {
   const char *level, *dtype;
 };
@@ -37,7 +31,8 @@ TEST(SoftmaxScales, AttentionTrainsToTheSameBits) {
     std::string what = std::string(s.level) + " " + s.dtype;
     mlir::MLIRContext ctx;
     auto m = test::smallBertTraining(ctx, s.level, s.dtype);
-    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(true), {}, without()),
+    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(true), {},
+                                 test::fusionsWithout(&Fusions::softmaxScales)),
              fused = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
     // The scale before the softmax (read by it, and with f16 by its
     // recompute in the backward) and the one after its backward both go.
@@ -58,7 +53,9 @@ std::pair<rt::Plan, rt::Plan> forwardPlans(const std::function<void(GraphBuilder
   build(b);
   auto m = b.finish();
   test::dumpCudaPlan(*m);
-  return {lowerToPlan(*m, test::cudaChoicesOnCpu(true)), lowerToPlan(*m, test::cudaChoicesOnCpu(true), {}, without())};
+  return {lowerToPlan(*m, test::cudaChoicesOnCpu(true)),
+          lowerToPlan(*m, test::cudaChoicesOnCpu(true), {},
+                      test::fusionsWithout(&Fusions::softmaxScales))};
 }
 
 TEST(SoftmaxScales, AnAffineScaleJoinsEverySoftmaxAxis) {
