@@ -21,19 +21,13 @@ constexpr int kVector = kQuad, kMaxChunks = 8;
 template <int Chunks> using Share = float[Chunks][kVector];
 
 /// Whether rows of n elements of `views` can be held as chunks: n a
-/// multiple of 4 up to 1,024, each view f32, f16 or bf16 at an address
-/// aligned to 4 of its elements (a view with no data is left out).
+/// multiple of 4 up to 1,024, and each view one that quads fit (quadsFit:
+/// f32, f16 or bf16 aligned to 4 of its elements; a view with no data is
+/// left out), so that AMPC_CUDA_QUADS=0 turns these rows off too.
 inline bool vectorRows(int64_t n, std::initializer_list<View> views) {
   if (n <= 0 || n % kVector != 0 || n > kWarp * kVector * kMaxChunks)
     return false;
-  for (const View &v : views) {
-    if (!v.data)
-      continue;
-    if (!isComputeFloat(v.dtype) ||
-        reinterpret_cast<uintptr_t>(v.data) % (kVector * dtypeSize(v.dtype)) != 0)
-      return false;
-  }
-  return true;
+  return quadsFit(views);
 }
 
 /// Calls launch(std::integral_constant<int, Chunks>) for rows of n
