@@ -86,11 +86,11 @@ void saveBuffers(const std::string &path, const Executor &ex, const std::vector<
     throw RuntimeError(path + ": cannot write the " + what + ": " + why);
 }
 
-Safetensors readSafetensors(const std::string &path) {
+Safetensors readSafetensors(const std::string &path, const std::string &what) {
   std::string error;
   std::optional<std::string> bytes = readFile(path, error);
   if (!bytes)
-    throw RuntimeError(path + ": cannot read the checkpoint: " + error);
+    throw RuntimeError(path + ": cannot read the " + what + ": " + error);
   return parseSafetensors(std::move(*bytes), path);
 }
 
@@ -99,15 +99,15 @@ Safetensors parseSafetensors(std::string text, const std::string &path) {
   const std::string *bytes = &text;
   auto bad = [&](const std::string &what) { return RuntimeError(path + ": " + what); };
   if (bytes->size() < 8)
-    throw bad("not a safetensors checkpoint (truncated header)");
+    throw bad("not a safetensors file (truncated header)");
   uint64_t size = 0;
   for (int i = 7; i >= 0; --i)
     size = (size << 8) | (unsigned char)(*bytes)[i];
   if (size > bytes->size() - 8)
-    throw bad("not a safetensors checkpoint (truncated header)");
+    throw bad("not a safetensors file (truncated header)");
   std::optional<Json> header = parseJson(std::string_view(*bytes).substr(8, size), error);
   if (!header || !header->is_object())
-    throw bad("not a safetensors checkpoint (bad header" + (header ? "" : ": " + error) + ")");
+    throw bad("not a safetensors file (bad header" + (header ? "" : ": " + error) + ")");
   Safetensors file;
   file.path = path;
   file.data = bytes->substr(8 + size);
@@ -125,7 +125,10 @@ Safetensors parseSafetensors(std::string text, const std::string &path) {
     if (!dtype)
       f.fail("unknown dtype '" + f.str("dtype") + "'");
     std::vector<int64_t> shape = f.integers("shape", 0, int64_t(1) << 40);
-    std::vector<int64_t> range = f.integers("data_offsets", 0, (int64_t)file.data.size());
+    std::vector<int64_t> range = f.integers("data_offsets", 0, int64_t(1) << 62);
+    if (range.size() == 2 && range[1] > (int64_t)file.data.size())
+      f.fail("is truncated: its bytes end at " + std::to_string(range[1]) + ", and the file " +
+             "holds " + std::to_string(file.data.size()) + " bytes of tensors");
     __int128 elements = 1;
     for (int64_t d : shape)
       elements = std::min<__int128>(elements * d, __int128(1) << 62);

@@ -28,9 +28,10 @@ struct Safetensors {
   std::string data; // the tensors' bytes
 };
 
-/// Reads and checks a safetensors file. Throws RuntimeError naming the file
-/// and the problem (unreadable, truncated, a malformed header).
-Safetensors readSafetensors(const std::string &path);
+/// Reads and checks a safetensors file. Throws RuntimeError naming the file,
+/// as `what` where it cannot be read ("checkpoint", "data file", ...), and
+/// the problem (unreadable, truncated, a malformed header).
+Safetensors readSafetensors(const std::string &path, const std::string &what = "checkpoint");
 /// The same from the file's bytes (`path` names it in errors).
 Safetensors parseSafetensors(std::string bytes, const std::string &path);
 

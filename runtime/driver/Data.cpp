@@ -47,6 +47,11 @@ IdxArray readIdx(const std::string &path) {
 }
 
 Dataset loadFashionMnist(const std::string &dir, bool train) {
+  struct stat info;
+  if (stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+    throw RuntimeError("fashion-mnist: there is no folder '" + dir +
+                       "'; give fashion-mnist:DIR, DIR holding the gzip'd IDX files " +
+                       "(train-images-idx3-ubyte.gz, ...), or install dataset-fashion-mnist");
   std::string prefix = dir + "/" + (train ? "train" : "t10k");
   IdxArray images = readIdx(prefix + "-images-idx3-ubyte.gz");
   IdxArray labels = readIdx(prefix + "-labels-idx1-ubyte.gz");
@@ -134,7 +139,7 @@ DataFeed::DataFeed(const Plan &plan, const std::string &spec, bool train, uint64
 }
 
 void DataFeed::loadColumns(const std::string &path) {
-  Safetensors file = readSafetensors(path);
+  Safetensors file = readSafetensors(path, "data file");
   synthetic_ = false;
   data_.count = -1;
   for (int id : inputs_) {

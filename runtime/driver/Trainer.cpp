@@ -93,7 +93,7 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
     for (const Buffer &b : (eval_ ? *eval_ : plan_).buffers)
       if (b.kind == BufferKind::Param && (eval_ || b.trainable))
         model.push_back(b.name);
-    loadWeights(readSafetensors(options_.initFrom), ex, model);
+    loadWeights(readSafetensors(options_.initFrom, "weights file"), ex, model);
   }
   if (!options_.resume.empty()) {
     const std::string &path = options_.resume;

@@ -156,10 +156,11 @@ int main(int argc, char **argv) {
       std::printf("%s%s", kUsage, cli::describeOptions(kOptions).c_str());
       return 0;
     }
-    if (args.positionals().empty() || args.positionals().size() > 2) {
-      std::fprintf(stderr, "%s%s", kUsage, cli::describeOptions(kOptions).c_str());
-      return 1;
-    }
+    if (args.positionals().empty())
+      throw cli::UsageError("needs a plan: ampc-plan-run PLAN [STEPS] [options] (see --help)");
+    if (args.positionals().size() > 2)
+      throw cli::UsageError("unexpected argument '" + args.positionals()[2] +
+                            "': ampc-plan-run PLAN [STEPS] [options] (see --help)");
     path = args.positionals()[0];
     int64_t steps = stepsFrom(args);
     if (auto file = args.get("metrics-json"))

@@ -7,6 +7,38 @@
 
 namespace ampc::cli {
 
+namespace {
+
+/// The edit distance (insertions, deletions, substitutions) of a and b.
+size_t editDistance(const std::string &a, const std::string &b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+/// "; did you mean '--X'?" for the option nearest `name`, if one is near
+/// (a third of its letters, at least two, differ); else "".
+std::string nearestOption(const std::string &name, const std::vector<OptionSpec> &specs) {
+  const OptionSpec *best = nullptr;
+  size_t bestDistance = std::max<size_t>(2, name.size() / 3) + 1;
+  for (const OptionSpec &s : specs)
+    if (size_t d = editDistance(name, s.name); d < bestDistance)
+      best = &s, bestDistance = d;
+  return best ? "; did you mean '--" + best->name + "'?" : "";
+}
+
+} // namespace
+
 Args::Args(int argc, char **argv, int first, const std::vector<OptionSpec> &specs) {
   tokens_.assign(argv + std::min(first, argc), argv + argc);
   for (int i = first; i < argc; ++i) {
@@ -29,7 +61,7 @@ Args::Args(int argc, char **argv, int first, const std::vector<OptionSpec> &spec
       if (s.name == name)
         spec = &s;
     if (!spec)
-      throw UsageError("unknown option '" + arg + "'");
+      throw UsageError("unknown option '" + arg + "'" + nearestOption(name, specs));
     std::string value;
     if (spec->takesValue) {
       if (inlineValue)

@@ -59,19 +59,19 @@ int runModel(const Args &args) {
   if (args.positionals().size() != 1)
     throw UsageError("expects one model name; the models are listed by `ampc model --list`");
   std::string out = outputFile(args);
-  return onFile(out, [&] {
-    std::map<std::string, std::string> sets;
-    for (const std::string &kv : args.getAll("set")) {
-      size_t eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw UsageError("--set needs key=value, got '" + kv + "'");
-      sets[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-    MLIRContext ctx;
-    OwningOpRef<ModuleOp> module = buildModel(ctx, args.positionals()[0], sets);
-    saveGraph(*module, out);
-    return 0;
-  });
+  std::map<std::string, std::string> sets;
+  for (const std::string &kv : args.getAll("set")) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("--set needs key=value, got '" + kv + "'");
+    sets[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  MLIRContext ctx;
+  // A bad name or parameter is the command's fault, not the output file's.
+  OwningOpRef<ModuleOp> module =
+      onFile("model", [&] { return buildModel(ctx, args.positionals()[0], sets); });
+  onFile(out, [&] { saveGraph(*module, out); });
+  return 0;
 }
 
 int runRewrite(const Args &args) {

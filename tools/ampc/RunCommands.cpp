@@ -126,7 +126,7 @@ static int runOnInputs(const Args &args, const std::string &in, const AmpSetting
   rt::Executor ex(plan, {/*training=*/false, (uint64_t)args.getInt("seed", 0, 0),
                          /*profile=*/false, device, !args.has("no-cuda-graph"), nullptr,
                          args.has("tune-gemms")});
-  onFile(inputs, [&] { rt::loadInputs(rt::readSafetensors(inputs), ex); });
+  onFile(inputs, [&] { rt::loadInputs(rt::readSafetensors(inputs, "inputs file"), ex); });
   onFile(in, [&] { ex.run(); });
   if (!outputs.empty()) {
     onFile(outputs, [&] { rt::saveBuffers(outputs, ex, plan.outputs, {}, "outputs"); });
