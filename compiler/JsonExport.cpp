@@ -6,6 +6,7 @@
 #include "ops/GraphNames.h"
 #include "ops/GraphOps.h"
 #include "runtime/core/JsonText.h"
+#include "runtime/core/Version.h"
 
 using namespace mlir;
 
@@ -87,7 +88,7 @@ std::string exportGraphJson(ModuleOp module) {
     }
   }
   std::string out = "{\n";
-  out += "  \"format\": \"ampc.graph\",\n  \"version\": 1,\n";
+  out += "  \"format\": \"ampc.graph\",\n  \"version\": " + std::to_string(kGraphFormatVersion) + ",\n";
   out += "  \"name\": " + rt::dumpJson(Json(g.getSymName().str())) + ",\n";
   writeList(out, "values", values);
   writeList(out, "nodes", nodes);

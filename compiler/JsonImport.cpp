@@ -16,6 +16,7 @@
 #include "ops/GraphNames.h"
 #include "ops/GraphOps.h"
 #include "runtime/core/JsonText.h"
+#include "runtime/core/Version.h"
 
 #include <deque>
 
@@ -298,10 +299,10 @@ OwningOpRef<ModuleOp> Importer::run() {
     throw GraphError("the file is not a JSON object");
   if (!root_.contains("format") || root_["format"] != "ampc.graph")
     throw GraphError("not an ampc graph: \"format\" must be \"ampc.graph\"");
-  if (!root_.contains("version") || root_["version"] != 1)
+  if (!root_.contains("version") || root_["version"] != kGraphFormatVersion)
     throw GraphError("unsupported graph version " +
                      (root_.contains("version") ? rt::dumpJson(root_["version"]) : "(none)") +
-                     "; this ampc reads version 1");
+                     "; this ampc reads version " + std::to_string(kGraphFormatVersion));
   std::string name = root_.contains("name") && root_["name"].is_string()
                          ? root_["name"].get<std::string>()
                          : "graph";

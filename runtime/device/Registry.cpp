@@ -72,8 +72,17 @@ void registerPluginBackend(const std::string &name, const std::string &library,
         throw RuntimeError("--device " + name + ": cannot load " + path + ": " + dlerror());
       tried += (tried.empty() ? "" : ", ") + dir;
     }
-    if (!handle)
-      throw RuntimeError("--device " + name + ": its plugin " + library + " is not in " + tried);
+    // Last, by name alone: a program's rpath (an installed ampc's package
+    // adds its lib/) and LD_LIBRARY_PATH.
+    if (!handle) {
+      handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+      std::string why = handle ? "" : dlerror();
+      if (!handle && why.rfind(library + ":", 0) != 0) // found, but it did not load
+        throw RuntimeError("--device " + name + ": cannot load " + library + ": " + why);
+      if (!handle)
+        throw RuntimeError("--device " + name + ": its plugin " + library + " is not in " +
+                           tried + " nor on the library path");
+    }
     using Create = Backend *(*)();
     auto create = reinterpret_cast<Create>(dlsym(handle, symbol.c_str()));
     if (!create)

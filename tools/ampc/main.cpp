@@ -5,13 +5,11 @@
 #include <iostream>
 
 #include "compiler/Diagnostics.h"
+#include "runtime/core/Plan.h"
+#include "runtime/core/Version.h"
 #include "tools/ampc/Commands.h"
 
 using namespace ampc::cli;
-
-#ifndef AMPC_VERSION
-#define AMPC_VERSION "0.0.0"
-#endif
 
 static void printHelp() {
   std::cout << "ampc: automatic mixed precision training compiler\n\n"
@@ -26,8 +24,10 @@ static int fail(const std::string &message) { return reportError("ampc", message
 static int runCommand(const Command &c, int argc, char **argv) {
   try {
     return c.run(Args(argc, argv, 2, c.options));
-  } catch (const CliError &e) {
-    return fail((e.file.empty() ? "" : e.file + ": ") + e.what());
+  } catch (const CliError &e) { // the file, unless the message starts with it
+    std::string what = e.what();
+    bool named = e.file.empty() || what.rfind(e.file + ": ", 0) == 0;
+    return fail((named ? "" : e.file + ": ") + what);
   } catch (const UsageError &e) {
     return fail(std::string(c.name) + ": " + e.what());
   } catch (const ampc::GraphError &e) {
@@ -47,7 +47,9 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (!std::strcmp(argv[1], "--version")) {
-    std::cout << "ampc " AMPC_VERSION " (MLIR 19)\n";
+    std::cout << "ampc " << ampc::kVersion << " (MLIR 19; saved graphs: version "
+              << ampc::kGraphFormatVersion << ", plans: version " << ampc::rt::kPlanVersion
+              << ")\n";
     return 0;
   }
   for (const Command &c : commands()) {
