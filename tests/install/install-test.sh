@@ -92,8 +92,8 @@ custom-layer)
     { cat plan-run.log; fail "the custom layer's plan does not run"; }
   ;;
 readme)
-  # The README's builder snippet is build_model.cpp verbatim: the first C++
-  # block after the line that names the file.
+  # The README's samples cannot rot. Its builder snippet is build_model.cpp
+  # verbatim: the first C++ block after the line that names the file.
   python3 - "$source/README.md" "$source/examples/build-model/build_model.cpp" <<'PY' ||
 import sys
 readme, example = open(sys.argv[1]).read(), open(sys.argv[2]).read()
@@ -102,6 +102,24 @@ start = readme.find("```cpp\n", named) + len("```cpp\n")
 sys.exit(0 if named >= 0 and readme[start:readme.find("```", start)] == example else 1)
 PY
     fail "README.md's builder snippet is not examples/build-model/build_model.cpp"
+  # Its IR sample is what `ampc rewrite` prints: every line but "...", in
+  # order, in the rewritten mlp.
+  mkdir -p "$work/readme"
+  "$build/bin/ampc" model mlp -o "$work/readme/mlp.json"
+  "$build/bin/ampc" rewrite "$work/readme/mlp.json" -o "$work/readme/mlp.amp.mlir"
+  python3 - "$source/README.md" "$work/readme/mlp.amp.mlir" <<'PY' ||
+import sys
+readme, printed = open(sys.argv[1]).read(), open(sys.argv[2]).read().splitlines()
+start = readme.find("```mlir\n") + len("```mlir\n")
+sample = [l.strip() for l in readme[start:readme.find("```", start)].splitlines()]
+lines, at = [l.strip() for l in printed], 0
+for line in (l for l in sample if l != "..."):
+    while at < len(lines) and lines[at] != line:
+        at += 1
+    if at == len(lines):
+        sys.exit("not printed by ampc rewrite, or out of order: " + line)
+PY
+    fail "README.md's IR sample is not what \`ampc rewrite\` prints"
   ;;
 *)
   fail "unknown stage"
