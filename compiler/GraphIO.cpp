@@ -27,6 +27,9 @@ Format formatOf(const std::string &path) {
     return Format::Json;
   if (ext == ".mlir")
     return Format::Mlir;
+  if (ext == ".onnx") // ONNX is read and written by its own commands
+    throw GraphError("an .onnx file is ONNX: `ampc import` reads it, `ampc export` writes it; "
+                     "graphs are .json or .mlir");
   throw GraphError("unknown graph file extension '" + ext.str() +
                    "'; use .json or .mlir");
 }

@@ -35,6 +35,25 @@ void checkOperandCount(RegisteredOperationName op, size_t given, const std::stri
                      (count == 1 ? "" : "s") + ", got " + std::to_string(given));
 }
 
+/// Checks that every attribute is one the op declares (a misspelled one
+/// would otherwise be kept and ignored, and the default used), naming the
+/// op's attributes.
+void checkAttributeNames(RegisteredOperationName op, const NamedAttrList &attrs,
+                         const std::string &where) {
+  ArrayRef<StringAttr> declared = op.getAttributeNames();
+  for (const NamedAttribute &a : attrs) {
+    if (llvm::is_contained(declared, a.getName()))
+      continue;
+    std::string known;
+    for (StringAttr name : declared)
+      if (name.getValue() != "name" && name.getValue() != "outs")
+        known += (known.empty() ? "" : ", ") + name.getValue().str();
+    throw GraphError(where + ": '" + op.getStringRef().drop_front(6).str() +
+                     "' has no attribute '" + a.getName().str() + "'; " +
+                     (known.empty() ? "it takes none" : "it takes: " + known));
+  }
+}
+
 } // namespace
 
 bool isKnownOp(MLIRContext *ctx, StringRef op) {
@@ -49,6 +68,7 @@ Operation *createNode(OpBuilder &builder, StringRef op, StringRef nodeName,
   if (!opName)
     throw GraphError(where + ": unknown op '" + op.str() + "'");
   checkOperandCount(*opName, operands.size(), where);
+  checkAttributeNames(*opName, attrs, where);
   Location loc = NameLoc::get(builder.getStringAttr(where));
   attrs.set("name", builder.getStringAttr(nodeName));
   // Materialise ODS defaults, as the MLIR parser does: inference reads them.

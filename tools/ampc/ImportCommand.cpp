@@ -60,6 +60,10 @@ int runExport(const Args &args) {
   const std::string &in = inputFile(args);
   std::string out = outputFile(args);
   checkOutput(args, "output");
+  // ONNX protobuf in a file named as a graph would mislead every reader.
+  if (out.size() < 5 || out.compare(out.size() - 5, 5, ".onnx") != 0)
+    throw CliError(out, "ampc export writes ONNX (protobuf): name the file .onnx; "
+                        "`ampc rewrite` writes .json and .mlir graphs");
   uint64_t seed = args.getInt("seed", 0, 0);
   MLIRContext ctx;
   OwningOpRef<ModuleOp> module = onFile(in, [&] { return loadGraph(ctx, in); });
