@@ -100,8 +100,13 @@ int runReport(const Args &args) {
   MLIRContext ctx;
   PrecisionReport report = onFile(in, [&] {
     OwningOpRef<ModuleOp> module = loadGraph(ctx, in);
+    bool ampAsked = false; // AMP options without --train: the rewritten forward graph
+    for (const OptionSpec &s : ampOptionSpecs())
+      ampAsked = ampAsked || args.has(s.name);
     if (args.has("train")) // the training step, as `ampc compile --train` makes it
       runTrainingPipeline(*module, ampOptionsFrom(args), trainSettingsFrom(args));
+    else if (ampAsked) // as `ampc rewrite` would write it
+      runAmpPipeline(*module, ampOptionsFrom(args));
     return makeReport(*module);
   });
   std::cout << (args.has("json") ? reportJson(report) : reportText(report));
@@ -152,9 +157,10 @@ const std::vector<Command> &commands() {
                        {"print-ir-after-amp", false, false,
                         "prints the IR after the AMP pass to stderr"}}),
        runRewrite},
-      {"report", "report FILE [--json] [--train [AMP and training options] [--world-size N]]",
+      {"report", "report FILE [--json] [AMP options] [--train [training options] [--world-size N]]",
        "per op type, the nodes computing in each dtype, the casts and the FLOP share; with "
-       "--train, of the training step (and its allreduce buckets)",
+       "AMP options, of the graph the AMP pass makes; with --train, of the training step "
+       "(and its allreduce buckets)",
        withAmpOptions(withTrainingOptions(
            {{"json", false, false, "prints one JSON object"},
             {"train", false, false, "reports on the training step"},
