@@ -144,6 +144,8 @@ Json trainMetrics(const Plan &plan, const TrainOptions &options, const TrainResu
   if (r.evalAccuracy) {
     m["eval_accuracy"] = *r.evalAccuracy;
     m["eval_samples"] = r.evalSamples;
+  } else if (!r.evalNote.empty()) {
+    m["eval_note"] = r.evalNote; // why there is no accuracy
   }
   if (options.profile)
     m["profile"] = profileMetrics(plan, r.profile);

@@ -114,6 +114,7 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
     ex.writeScalar(skipped, (double)metaInt(meta, "skipped_steps", path));
     ex.setIterations(metaInt(meta, "iteration", path));
   }
+  int64_t skippedBefore = (int64_t)ex.readScalar(skipped);
   int64_t perEpoch = feed.batchesPerEpoch();
   int64_t micro = options_.steps > 0 ? options_.steps * k
                                      : (perEpoch ? options_.epochs * perEpoch / k * k : 100 * k);
@@ -170,6 +171,7 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
   if (scale >= 0 && end > start)
     result.lossScale = ex.readScalar(scale);
   result.skipped = (int64_t)ex.readScalar(skipped);
+  result.skippedInRun = result.skipped - skippedBefore;
   result.deviceName = device.name();
   result.devicePeakBytes = device.stats().peakBytes;
   result.hostSyncsPerStep = total ? double(stepSyncs) / double(total) : 0;
@@ -193,7 +195,13 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
     result.ranges.resize(bytes.size() / sizeof(double));
     std::memcpy(result.ranges.data(), bytes.data(), bytes.size());
   }
-  if (eval_ && feed.labelled() && writer) {
+  // Weights that no step updated are not scored as if they had trained.
+  bool neverTrained = total > 0 && result.skippedInRun == total && start == 0 &&
+                      options_.initFrom.empty();
+  if (eval_ && feed.labelled() && writer && neverTrained) {
+    result.evalNote = "every step was skipped for a non-finite gradient: the weights never "
+                      "trained";
+  } else if (eval_ && feed.labelled() && writer) {
     result.evalAccuracy = evaluate(ex, result.evalSamples);
     if (!result.evalAccuracy)
       result.evalNote = "the graph has no [batch, classes] output to score";

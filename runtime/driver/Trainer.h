@@ -52,7 +52,9 @@ struct TrainProgress {
 };
 
 struct TrainResult {
-  int64_t steps = 0, skipped = 0, batch = 0;
+  /// Optimizer steps run, steps skipped for a non-finite gradient (those of
+  /// the resumed run included), and of those, the ones this run skipped.
+  int64_t steps = 0, skipped = 0, batch = 0, skippedInRun = 0;
   /// Data parallel: the ranks, and the bytes each rank's collectives move
   /// per optimizer step (the all_reduce steps' tensors).
   int64_t worldSize = 1, allreduceBytesPerStep = 0;

@@ -181,6 +181,17 @@ int runTrain(const Args &args) {
     std::printf("eval accuracy: %.4f\n", *result.evalAccuracy);
   else if (!result.evalNote.empty())
     std::printf("eval accuracy: cannot evaluate: %s\n", result.evalNote.c_str());
+  // A run that never trained, or ends on a non-finite loss, says so and
+  // what finds the cause.
+  if (!result.numerics && result.steps > 0 &&
+      (result.skippedInRun == result.steps || !std::isfinite(result.finalLoss)))
+    std::printf("%s; --check-numerics names the first op that made a non-finite value, and "
+                "why\n",
+                result.skippedInRun == result.steps
+                    ? ("all " + std::to_string(result.steps) +
+                       " steps were skipped for a non-finite gradient")
+                          .c_str()
+                    : "the final loss is not finite");
   AdviceContext advice{"train", args.tokens(), job.userValues, job.amp.dtype,
                        lossScalingMode(job.amp, job.settings)};
   if (result.numerics)
