@@ -1,18 +1,26 @@
-// graph-fold-casts: float cast chains fold, no-op and dead casts go, integer
-// casts and graph outputs stay, and other unused nodes are never removed.
+// graph-fold-casts: float cast chains that widen first fold, no-op and dead
+// casts go; chains that narrow first (they round), integer casts and graph
+// outputs stay, and other unused nodes are never removed.
 // RUN: ampc-opt %s -split-input-file --pass-pipeline='builtin.module(graph.graph(graph-fold-casts))' | FileCheck %s
 
 // CHECK-LABEL: graph.graph @chains
-// CHECK: %b = graph.cast "b"(%x) {to = bf16} : (tensor<4xf32>) -> tensor<4xbf16>
-// CHECK: %r = graph.relu "r"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+// A user's f32 -> f16 -> f32 round trip keeps its rounding; so does f16 -> bf16.
+// CHECK: %h = graph.cast "h"(%x) {to = f16} : (tensor<4xf32>) -> tensor<4xf16>
+// CHECK: %b = graph.cast "b"(%h) {to = bf16} : (tensor<4xf16>) -> tensor<4xbf16>
+// CHECK: %back = graph.cast "back"(%h) {to = f32} : (tensor<4xf16>) -> tensor<4xf32>
+// CHECK: %r = graph.relu "r"(%back) : (tensor<4xf32>) -> tensor<4xf32>
 // CHECK: %i2 = graph.cast "i2"(%i1) {to = f32}
 // CHECK: %unused = graph.relu "unused"(%x)
 // CHECK: %keep = graph.cast "keep"(%x) {to = f32}
-// CHECK-NOT: "h"
-// CHECK-NOT: "back"
+// Widening first is exact: f16 -> f32 -> f16 is f16 as it was, f16 -> f32 -> bf16 one cast.
+// CHECK: %s = graph.relu "s"(%y) : (tensor<4xf16>) -> tensor<4xf16>
+// CHECK: %to_bf16 = graph.cast "to_bf16"(%y) {to = bf16} : (tensor<4xf16>) -> tensor<4xbf16>
 // CHECK-NOT: "dead"
+// CHECK-NOT: "wide"
+// CHECK-NOT: "narrow"
 graph.graph @chains {
   %x = graph.input "x" : tensor<4xf32>
+  %y = graph.input "y" : tensor<4xf16>
   %h = graph.cast "h"(%x) {to = f16} : (tensor<4xf32>) -> tensor<4xf16>
   %b = graph.cast "b"(%h) {to = bf16} : (tensor<4xf16>) -> tensor<4xbf16>
   %back = graph.cast "back"(%h) {to = f32} : (tensor<4xf16>) -> tensor<4xf32>
@@ -22,5 +30,9 @@ graph.graph @chains {
   %dead = graph.cast "dead"(%x) {to = f16} : (tensor<4xf32>) -> tensor<4xf16>
   %unused = graph.relu "unused"(%x) : (tensor<4xf32>) -> tensor<4xf32>
   %keep = graph.cast "keep"(%x) {to = f32} : (tensor<4xf32>) -> tensor<4xf32>
-  graph.return %b, %r, %i2, %keep : tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  %wide = graph.cast "wide"(%y) {to = f32} : (tensor<4xf16>) -> tensor<4xf32>
+  %narrow = graph.cast "narrow"(%wide) {to = f16} : (tensor<4xf32>) -> tensor<4xf16>
+  %s = graph.relu "s"(%narrow) : (tensor<4xf16>) -> tensor<4xf16>
+  %to_bf16 = graph.cast "to_bf16"(%wide) {to = bf16} : (tensor<4xf32>) -> tensor<4xbf16>
+  graph.return %b, %r, %i2, %keep, %s, %to_bf16 : tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf16>, tensor<4xbf16>
 }
