@@ -95,9 +95,12 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
     // A range probe sees a value before it is rounded to L: a cast's
     // input, or the f32 result of a step with an L result, which writes it
     // in f32 and a cast rounds it (the same bits: kernels compute in f32
-    // and round their results).
+    // and round their results). A step that computes nothing (data
+    // movement: reshape, transpose, slice, ...) rounds nothing, and its
+    // kernel takes one dtype in and out: its L result is probed as it is.
     const rt::KernelTraits *traits = rt::findKernelTraits(step.kernel);
     bool isCast = traits && traits->has(rt::kConvertsDtype);
+    bool computes = !traits || !traits->has(rt::kMovesValues);
     std::vector<rt::Step> after;
     std::vector<std::pair<int, int>> probed; // (value read, value named)
     for (int &out : step.outputs) {
@@ -106,7 +109,7 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
         continue;
       if (isCast && rt::isFloat(plan.buffers[step.inputs[0]].dtype)) {
         probed.push_back({step.inputs[0], out});
-      } else if (isLow(b.dtype)) {
+      } else if (isLow(b.dtype) && computes) {
         int wide = addBuffer(plan, b.name + ".f32", rt::BufferKind::Temp, rt::DType::F32, b.shape);
         rt::Step round = probeStep(step, "cast", b.name + ".round");
         round.inputs = {wide};

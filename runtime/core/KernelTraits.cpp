@@ -58,12 +58,12 @@ const std::vector<KernelTraits> kTable = {
     {"cast", kOne, kOne, kAmpBookkeeping | kConvertsDtype, 0, F::None, kNoRange, S::cast},
     {"fill", kNone, kOne, 0, 0, F::None, kNoRange, S::fill},
     // Data movement.
-    {"identity", kOne, kOne, kAliasesInput, 0, F::None, kNoRange, S::copy},
-    {"reshape", kOne, kOne, kAliasesInput, 0, F::None, kNoRange, S::copy},
-    {"flatten", kOne, kOne, kAliasesInput, 0, F::None, kNoRange, S::copy},
-    {"transpose", kOne, kOne, 0, 0, F::None, kNoRange, S::transpose},
-    {"concat", {1, -1}, kOne, 0, 0, F::None, kNoRange, S::concat},
-    {"slice", kOne, kOne, 0, 0, F::None, kNoRange, S::slice},
+    {"identity", kOne, kOne, kAliasesInput | kMovesValues, 0, F::None, kNoRange, S::copy},
+    {"reshape", kOne, kOne, kAliasesInput | kMovesValues, 0, F::None, kNoRange, S::copy},
+    {"flatten", kOne, kOne, kAliasesInput | kMovesValues, 0, F::None, kNoRange, S::copy},
+    {"transpose", kOne, kOne, kMovesValues, 0, F::None, kNoRange, S::transpose},
+    {"concat", {1, -1}, kOne, kMovesValues, 0, F::None, kNoRange, S::concat},
+    {"slice", kOne, kOne, kMovesValues, 0, F::None, kNoRange, S::slice},
     {"embedding", kTwo, kOne, 0, 0, F::None, {0, 1, false, 0}, S::embedding},
     // Pooling and normalisation.
     {"max_pool2d", kOne, kOne, 0, 0, F::PerInput, kNoRange, S::pool},
@@ -125,7 +125,7 @@ const std::vector<KernelTraits> kTable = {
      A::Accumulated},
     {"mse_loss_backward", kThree, kOne, kMixedFloat, 0, F::PerOutput, kNoRange, S::mseBackward},
     {"embedding_backward", kTwo, kOne, 0, 0, F::PerOutput, {0, 0, true, 0}, S::embeddingBackward},
-    {"slice_backward", kOne, kOne, 0, 0, F::PerOutput, kNoRange, S::sliceBackward},
+    {"slice_backward", kOne, kOne, kMovesValues, 0, F::PerOutput, kNoRange, S::sliceBackward},
     // Loss scaling and updates: no results, they write their first operands.
     {"check_finite_and_unscale",
      {1, -1},

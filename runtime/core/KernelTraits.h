@@ -53,6 +53,11 @@ enum KernelFlag : unsigned {
   /// narrowing cast of a result that other steps also read folds into it
   /// (compiler/CastFolding.h).
   kRoundedCopy = 1u << 11,
+  /// Its results are elements of its inputs, unchanged, or zeros (data
+  /// movement): nothing is computed, so nothing is rounded, and it reads
+  /// and writes one dtype. A range probe reads its result as it is
+  /// (compiler/Probes.h).
+  kMovesValues = 1u << 12,
 };
 
 /// How a precision report counts the FLOPs of a node.
