@@ -7,7 +7,8 @@
 // joins its dtype's bucket, and a bucket that reaches `bucket-mib` MiB
 // closes. Each bucket becomes one `all_reduce` inserted right after the
 // producer of its last gradient (so a device can start it while the
-// backward goes on), and the check reads its results. With `average`, the
+// backward goes on), and the check reads its results; casts of the
+// unreduced gradients left unread are erased. With `average`, the
 // check's scale operand S becomes S·N: the unscale divides by both, in f32.
 #include "passes/Passes.h"
 #include "passes/TrainingUtil.h"
@@ -125,6 +126,16 @@ void GraphDataParallelPass::runOnOperation() {
     for (size_t j = 0; j < buckets[k].size(); ++j)
       check->setOperand(buckets[k][j], reduce->getResult(j));
   }
+  // Casts of the unreduced gradients that nothing reads (their f32 copies:
+  // the check reads the sums in L) go now, not at the cleanup, so that the
+  // IR after this pass shows each sum before its cast.
+  SmallVector<Operation *> dead;
+  for (Value grad : grads)
+    for (Operation *user : grad.getUsers())
+      if (isa<graph::CastOp>(user) && user->use_empty() && !llvm::is_contained(dead, user))
+        dead.push_back(user);
+  for (Operation *op : dead)
+    op->erase();
   // Batch norm's running statistics are state each rank updates from its
   // own shard: their mean over the ranks is written back, so that every rank
   // keeps the same bits (where PyTorch's DDP broadcasts rank 0's).

@@ -2,6 +2,7 @@
 // optimizer) and runs the training loop on the CPU runtime.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <iostream>
 
@@ -52,6 +53,10 @@ TrainSettings trainSettingsFrom(const Args &args) {
                        "optimizer, got '" + stage + "'");
     s.printIrAfter.push_back(stage);
   }
+  // Under mpirun every rank compiles the same step: rank 0 alone prints it.
+  for (const char *var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char *rank = std::getenv(var); rank && std::string(rank) != "0")
+      s.printIrAfter.clear();
   return s;
 }
 
