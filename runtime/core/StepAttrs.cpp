@@ -1,10 +1,25 @@
 #include "runtime/core/StepAttrs.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "runtime/core/Convert.h"
 
 namespace ampc::rt {
+
+namespace {
+
+/// A JSON number as an integer: its value where it is one, a real's
+/// truncation where that fits in 64 bits, else 0 (a kernel that reads the
+/// attribute as an integer checks its range; the real is kept apart).
+int64_t integerOf(const Json &v) {
+  if (v.is_number_integer())
+    return v.get<int64_t>();
+  double real = v.get<double>();
+  return std::isfinite(real) && std::fabs(real) < 9.2e18 ? (int64_t)real : 0;
+}
+
+} // namespace
 
 StepAttrs::StepAttrs(const Step &step) : step_(step.name) {
   if (!step.attrs.is_object())
@@ -18,7 +33,7 @@ StepAttrs::StepAttrs(const Step &step) : step_(step.name) {
       e.boolean = v.get<bool>();
     } else if (v.is_number()) {
       e.kind = Kind::Number;
-      e.integer = v.get<int64_t>();
+      e.integer = integerOf(v);
       e.real = v.get<double>();
     } else if (v.is_string()) {
       e.kind = Kind::String;
@@ -27,7 +42,7 @@ StepAttrs::StepAttrs(const Step &step) : step_(step.name) {
                                            [](const Json &x) { return x.is_number(); })) {
       e.kind = Kind::Ints;
       for (const Json &x : v) {
-        e.ints.push_back(x.get<int64_t>());
+        e.ints.push_back(integerOf(x));
         e.reals.push_back(x.get<double>());
       }
     } else if (v.is_array() && std::all_of(v.begin(), v.end(),
