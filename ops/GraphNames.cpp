@@ -71,11 +71,32 @@ Type parseDtype(MLIRContext *ctx, StringRef name) {
 
 namespace ampc::graph {
 
+namespace {
+
+/// The SSA name a value prints with: its name, with the path separators of
+/// imported models ('/', ':') as dots, so that ONNX's "/conv1/Conv_output_0"
+/// reads %conv1.Conv_output_0, not MLIR's escaped %_2Fconv1_2FConv_output_0.
+/// Cosmetic: the value's name is its "name" attribute, printed as it is.
+std::string readableName(StringRef name) {
+  std::string out;
+  for (char c : name) {
+    char r = c == '/' || c == ':' ? '.' : c;
+    if (r == '.' && (out.empty() || out.back() == '.'))
+      continue;
+    out += r;
+  }
+  while (!out.empty() && out.back() == '.')
+    out.pop_back();
+  return out.empty() ? name.str() : out;
+}
+
+} // namespace
+
 void setAsmResultNames(Operation *op, OpAsmSetValueNameFn setNameFn) {
   for (Value v : op->getResults()) {
     StringRef name = valueName(v);
     if (!name.empty())
-      setNameFn(v, name);
+      setNameFn(v, readableName(name));
   }
 }
 
