@@ -21,6 +21,15 @@ static void addAmpPasses(OpPassManager &graphPm, const AmpSettings &settings) {
   graphPm.addPass(createGraphFoldCasts());
 }
 
+/// How IR dumps print: large constants elided unless asked for in full (an
+/// imported resnet18's weights are 93 MB of hex).
+static OpPrintingFlags dumpFlags(bool fullConstants) {
+  OpPrintingFlags flags;
+  if (!fullConstants)
+    flags.elideLargeElementsAttrs(kElidedConstant);
+  return flags;
+}
+
 void runAmpPipeline(ModuleOp module, const AmpSettings &settings, IrPrinting printing) {
   MLIRContext *ctx = module.getContext();
   PassManager pm(ctx);
@@ -32,7 +41,8 @@ void runAmpPipeline(ModuleOp module, const AmpSettings &settings, IrPrinting pri
     pm.enableIRPrinting(
         [&](Pass *pass, Operation *) { return printing.beforeAmp && isAmp(pass); },
         [&](Pass *pass, Operation *) { return printing.afterAmp && isAmp(pass); },
-        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
+        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
+        /*printAfterOnlyOnFailure=*/false, llvm::errs(), dumpFlags(printing.fullConstants));
   }
   ErrorCollector errors(ctx);
   if (failed(pm.run(module)))
@@ -83,7 +93,9 @@ void runTrainingPipeline(ModuleOp module, const AmpSettings &amp, const TrainSet
                         [passes](Pass *pass, Operation *) {
                           return llvm::is_contained(passes, pass->getArgument().str());
                         },
-                        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
+                        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
+                        /*printAfterOnlyOnFailure=*/false, llvm::errs(),
+                        dumpFlags(settings.printIrFullConstants));
   }
   ErrorCollector errors(ctx);
   if (failed(pm.run(module)))

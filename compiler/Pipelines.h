@@ -17,9 +17,12 @@ struct AmpSettings {
   bool moveCastsUpstream = true;
 };
 
+/// IR dumps to stderr. Constants of more than kElidedConstant elements print
+/// elided (`dense_resource<__elided__>`) unless `fullConstants`.
 struct IrPrinting {
-  bool beforeAmp = false, afterAmp = false;
+  bool beforeAmp = false, afterAmp = false, fullConstants = false;
 };
+constexpr int64_t kElidedConstant = 16;
 
 /// The training options (docs/training.md).
 struct TrainSettings {
@@ -41,8 +44,10 @@ struct TrainSettings {
   double bucketMib = 25.0;
   bool average = true;
   /// Stages whose IR prints to stderr: amp, autodiff, loss-scaling,
-  /// data-parallel, optimizer.
+  /// data-parallel, optimizer; large constants elided unless
+  /// `printIrFullConstants` (IrPrinting).
   std::vector<std::string> printIrAfter;
+  bool printIrFullConstants = false;
 };
 
 /// The loss-scaling mode `settings` resolve to for these AMP settings.

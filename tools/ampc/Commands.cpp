@@ -80,7 +80,8 @@ int runRewrite(const Args &args) {
   AmpSettings options = ampOptionsFrom(args);
   MLIRContext ctx;
   OwningOpRef<ModuleOp> module = onFile(in, [&] { return loadGraph(ctx, in); });
-  IrPrinting printing{args.has("print-ir-before-amp"), args.has("print-ir-after-amp")};
+  IrPrinting printing{args.has("print-ir-before-amp"), args.has("print-ir-after-amp"),
+                      args.has("print-ir-full-constants")};
   onFile(in, [&] { runAmpPipeline(*module, options, printing); });
   onFile(out, [&] { saveGraph(*module, out); });
   return 0;
@@ -155,7 +156,10 @@ const std::vector<Command> &commands() {
                        {"print-ir-before-amp", false, false,
                         "prints the IR before the AMP pass to stderr"},
                        {"print-ir-after-amp", false, false,
-                        "prints the IR after the AMP pass to stderr"}}),
+                        "prints the IR after the AMP pass to stderr"},
+                       {"print-ir-full-constants", false, false,
+                        "IR dumps print constants of over 16 elements in full (elided by "
+                        "default)"}}),
        runRewrite},
       {"report", "report FILE [--json] [AMP options] [--train [training options] [--world-size N]]",
        "per op type, the nodes computing in each dtype, the casts and the FLOP share; with "

@@ -53,6 +53,7 @@ TrainSettings trainSettingsFrom(const Args &args) {
                        "optimizer, got '" + stage + "'");
     s.printIrAfter.push_back(stage);
   }
+  s.printIrFullConstants = args.has("print-ir-full-constants");
   // Under mpirun every rank compiles the same step: rank 0 alone prints it.
   for (const char *var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
     if (const char *rank = std::getenv(var); rank && std::string(rank) != "0")
@@ -72,7 +73,9 @@ std::vector<OptionSpec> trainingOptionSpecs() {
           {"accumulate", true, false, "micro-batches per optimizer step (1)"},
           {"bucket-mib", true, false, "data parallel: gradient bucket size in MiB (25)"},
           {"print-ir-after", true, true,
-           "prints the IR after amp|autodiff|loss-scaling|data-parallel|optimizer"}};
+           "prints the IR after amp|autodiff|loss-scaling|data-parallel|optimizer"},
+          {"print-ir-full-constants", false, false,
+           "IR dumps print constants of over 16 elements in full (elided by default)"}};
 }
 
 /// Whether mpirun (Open MPI, or a PMI launcher) started this process.
