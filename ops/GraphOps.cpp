@@ -3,6 +3,7 @@
 #include "ops/GraphOps.h"
 
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
 #include "ops/GraphNames.h"
 
 using namespace mlir;
@@ -11,9 +12,22 @@ using namespace ampc::graph;
 #define GET_OP_CLASSES
 #include "ops/GraphOps.cpp.inc"
 
+/// Names are text that every tool writes back out (JSON, ONNX, reports): a
+/// name that is not UTF-8 is refused where it enters. The error gives the
+/// offending byte's position, not the bytes.
+static LogicalResult checkUtf8(Operation *op, StringRef what, StringRef name) {
+  size_t at = 0;
+  if (llvm::json::isUTF8(name, &at))
+    return success();
+  return op->emitOpError("has a ") << what << " that is not valid UTF-8 (byte " << at + 1
+                                   << " of " << name.size() << ")";
+}
+
 LogicalResult GraphOp::verifyRegions() {
   llvm::StringSet<> nodes, values;
   llvm::StringMap<Value> valueByName;
+  if (failed(checkUtf8(*this, "graph name", getSymName())))
+    return failure();
   Block &body = getBody().front();
   for (Operation &op : body) {
     if (isa<ReturnOp>(op))
@@ -23,6 +37,8 @@ LogicalResult GraphOp::verifyRegions() {
     StringRef name = nodeName(&op);
     if (name.empty())
       return op.emitOpError("needs a non-empty 'name'");
+    if (failed(checkUtf8(&op, "name", name)))
+      return failure();
     if (!isValueOp(&op)) {
       if (!nodes.insert(name).second)
         return op.emitOpError("duplicate node name '") << name << "'";
@@ -37,6 +53,8 @@ LogicalResult GraphOp::verifyRegions() {
       StringRef vname = valueName(v);
       if (vname.empty())
         return op.emitOpError("has an unnamed result");
+      if (failed(checkUtf8(&op, "value name", vname)))
+        return failure();
       if (!values.insert(vname).second)
         return op.emitOpError("duplicate value name '") << vname << "'";
       valueByName[vname] = v;

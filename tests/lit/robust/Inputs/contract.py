@@ -163,8 +163,8 @@ def graphs():
         g["values"][1]["shape"] = [2**40]
         g["values"][2]["shape"] = [2**40, 10]
     case("huge-shape", [ampc, "report", mutant("huge", huge)])
-    # A name that is not UTF-8 (an MLIR escape) reaches every writer: each
-    # writes valid JSON, the byte replaced.
+    # A name that is not UTF-8 (an MLIR escape) is refused where it enters,
+    # by every command, with one line and no output written.
     odd = write("odd.mlir",
                 'graph.graph @g attributes {loss = "l"} {\n'
                 '  %x = graph.input "x\\FF" : tensor<2x3xf32>\n'
@@ -173,15 +173,11 @@ def graphs():
                 '(tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>\n'
                 '  %l = graph.reduce_mean "l"(%y) : (tensor<2x2xf32>) -> tensor<f32>\n'
                 '  graph.return %l : tensor<f32>\n}\n')
-    succeeds("odd-name-rewrite", [ampc, "rewrite", odd, "-o", path("odd.json")], path("odd.json"))
-    succeeds("odd-name-compile", [ampc, "compile", odd, "-o", path("odd.plan.json")],
-             path("odd.plan.json"))
-    succeeds("odd-name-dot", [ampc, "dot", odd, "-o", path("odd.dot")])
-    succeeds("odd-name-metrics", [ampc, "run", odd, "--steps", "1", "--metrics-json",
-                                  path("odd.metrics.json")], path("odd.metrics.json"))
-    report = subprocess.run([ampc, "report", odd, "--json"], capture_output=True)
-    print("odd-name-report: " + ("ok" if report.returncode == 0 and
-                                 json.loads(report.stdout.decode("utf-8")) else "FAILED"))
+    case("odd-name-rewrite", [ampc, "rewrite", odd, "-o", path("odd.json")], path("odd.json"))
+    case("odd-name-compile", [ampc, "compile", odd, "-o", path("odd.plan.json")],
+         path("odd.plan.json"))
+    case("odd-name-dot", [ampc, "dot", odd, "-o", path("odd.dot")], path("odd.dot"))
+    case("odd-name-report", [ampc, "report", odd, "--json"])
 
 
 def checkpoints():

@@ -1,0 +1,5 @@
+graph.graph @g {
+  %x = graph.input "x" : tensor<4xf32>
+  %y = graph.relu "r\FFelu"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  graph.return %y : tensor<4xf32>
+}
