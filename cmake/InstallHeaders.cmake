@@ -9,7 +9,7 @@
 # from the public headers and follows every include of ours, generated
 # headers (the dialect's .inc files, Version.h) included. The umbrella
 # headers compiler/Builder.h and runtime/Runtime.h install as ampc/Builder.h
-# and ampc/Runtime.h.
+# and ampc/Runtime.h (no header of ours includes them).
 cmake_policy(VERSION 3.20)
 set(ours "^(compiler|models|ops|passes|runtime)/")
 set(prefix "$ENV{DESTDIR}${CMAKE_INSTALL_PREFIX}/include/ampc")
@@ -36,8 +36,6 @@ while(queue)
       list(APPEND queue ${included})
     endif()
   endforeach()
-  string(REPLACE "#include \"compiler/Builder.h\"" "#include \"ampc/Builder.h\"" text "${text}")
-  string(REPLACE "#include \"runtime/Runtime.h\"" "#include \"ampc/Runtime.h\"" text "${text}")
   string(REGEX REPLACE "#include \"((compiler|models|ops|passes|runtime)/)" "#include \"ampc/\\1"
          text "${text}")
   set(destination "${prefix}/${header}")

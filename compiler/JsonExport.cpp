@@ -88,7 +88,8 @@ std::string exportGraphJson(ModuleOp module) {
     }
   }
   std::string out = "{\n";
-  out += "  \"format\": \"ampc.graph\",\n  \"version\": " + std::to_string(kGraphFormatVersion) + ",\n";
+  out += "  \"format\": \"ampc.graph\",\n  \"version\": " +
+         std::to_string(kGraphFormatVersion) + ",\n";
   out += "  \"name\": " + rt::dumpJson(Json(g.getSymName().str())) + ",\n";
   writeList(out, "values", values);
   writeList(out, "nodes", nodes);

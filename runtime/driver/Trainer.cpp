@@ -195,15 +195,14 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
     result.ranges.resize(bytes.size() / sizeof(double));
     std::memcpy(result.ranges.data(), bytes.data(), bytes.size());
   }
-  // Weights that no step updated are not scored as if they had trained.
-  bool neverTrained = total > 0 && result.skippedInRun == total && start == 0 &&
-                      options_.initFrom.empty();
-  if (eval_ && feed.labelled() && writer && neverTrained) {
-    result.evalNote = "every step was skipped for a non-finite gradient: the weights never "
-                      "trained";
-  } else if (eval_ && feed.labelled() && writer) {
-    result.evalAccuracy = evaluate(ex, result.evalSamples);
-    if (!result.evalAccuracy)
+  if (eval_ && feed.labelled() && writer) {
+    // Weights that no step updated are not scored as if they had trained.
+    bool neverTrained = total > 0 && result.skippedInRun == total && start == 0 &&
+                        options_.initFrom.empty();
+    if (neverTrained)
+      result.evalNote = "every step was skipped for a non-finite gradient: the weights never "
+                        "trained";
+    else if (!(result.evalAccuracy = evaluate(ex, result.evalSamples)))
       result.evalNote = "the graph has no [batch, classes] output to score";
   }
   return result;

@@ -2,7 +2,6 @@
 // optimizer) and runs the training loop on the CPU runtime.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <iostream>
 
@@ -54,10 +53,6 @@ TrainSettings trainSettingsFrom(const Args &args) {
     s.printIrAfter.push_back(stage);
   }
   s.printIrFullConstants = args.has("print-ir-full-constants");
-  // Under mpirun every rank compiles the same step: rank 0 alone prints it.
-  for (const char *var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
-    if (const char *rank = std::getenv(var); rank && std::string(rank) != "0")
-      s.printIrAfter.clear();
   return s;
 }
 
@@ -100,6 +95,8 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     options.device = deviceFrom(args);
     options.reports = Progress::updatesPerRun();
     job.settings = trainSettingsFrom(args);
+    if (!job.printer()) // every rank compiles the same step: rank 0 alone prints it
+      job.settings.printIrAfter.clear();
     job.fusions = fusionsFrom(args, &job.settings);
     options.data = args.get("data").value_or("synthetic");
     options.steps = args.getInt("steps", 0);
@@ -191,15 +188,15 @@ int runTrain(const Args &args) {
     std::printf("eval accuracy: cannot evaluate: %s\n", result.evalNote.c_str());
   // A run that never trained, or ends on a non-finite loss, says so and
   // what finds the cause.
-  if (!result.numerics && result.steps > 0 &&
-      (result.skippedInRun == result.steps || !std::isfinite(result.finalLoss)))
+  bool allSkipped = result.steps > 0 && result.skippedInRun == result.steps;
+  if (!result.numerics && (allSkipped || (result.steps > 0 && !std::isfinite(result.finalLoss)))) {
+    std::string what = allSkipped ? "all " + std::to_string(result.steps) +
+                                        " steps were skipped for a non-finite gradient"
+                                  : "the final loss is not finite";
     std::printf("%s; --check-numerics names the first op that made a non-finite value, and "
                 "why\n",
-                result.skippedInRun == result.steps
-                    ? ("all " + std::to_string(result.steps) +
-                       " steps were skipped for a non-finite gradient")
-                          .c_str()
-                    : "the final loss is not finite");
+                what.c_str());
+  }
   AdviceContext advice{"train", args.tokens(), job.userValues, job.amp.dtype,
                        lossScalingMode(job.amp, job.settings)};
   if (result.numerics)
