@@ -15,7 +15,7 @@ if(TARGET AmpcMpi)
 endif()
 set(AMPC_BUILDER_LIBS)
 if(NOT AMPC_RUNTIME_ONLY)
-  set(AMPC_BUILDER_LIBS AmpcGraph AmpcPasses AmpcCompiler AmpcModels)
+  set(AMPC_BUILDER_LIBS AmpcGraph AmpcPasses AmpcPlanOpt AmpcCompiler AmpcModels)
 endif()
 
 # Installed headers include each other as "ampc/...": the include folder is

@@ -1,22 +1,15 @@
 #include "compiler/Lowering.h"
 
 #include "compiler/DenseData.h"
-#include "compiler/CastFolding.h"
-#include "compiler/ElementwiseFusion.h"
-#include "compiler/NormActivationFusion.h"
-#include "compiler/ResidualGradFusion.h"
-#include "compiler/SoftmaxLogitsFusion.h"
-#include "compiler/SoftmaxScaleFusion.h"
-#include "compiler/EpilogueFusion.h"
 #include "compiler/Diagnostics.h"
 #include "compiler/GraphIO.h"
 #include "compiler/GraphJson.h"
-#include "compiler/PlanSteps.h"
 #include "compiler/Pipelines.h"
+#include "compiler/plan/PlanOptimizer.h"
+#include "compiler/plan/PlanPass.h"
 #include "ops/GraphNames.h"
 #include "ops/GraphOps.h"
 #include "runtime/core/KernelTraits.h"
-#include "runtime/core/MemoryPlanner.h"
 
 using namespace mlir;
 
@@ -48,101 +41,7 @@ bool fusable(graph::CastOp cast) {
   return llvm::all_of(cast.getY().getUses(), widenedByKernel);
 }
 
-/// A new i64 scalar state buffer called `name` (or `name.N` if taken).
-int addCounter(rt::Plan &plan, const std::string &name) {
-  std::string unique = name;
-  for (int k = 1; plan.find(unique) >= 0; ++k)
-    unique = name + "." + std::to_string(k);
-  rt::Buffer b;
-  b.id = plan.buffers.size();
-  b.name = unique;
-  b.kind = rt::BufferKind::State;
-  b.dtype = rt::DType::I64;
-  b.bytes = 8;
-  plan.buffers.push_back(std::move(b));
-  return plan.buffers.back().id;
-}
-
-/// The plan's counters (docs/runtime.md, "Counters"): steps whose kernel
-/// reads the run counter (dropout) get it as their last input and a last
-/// step advances it; the count of skipped steps adds the finite check's
-/// flag, in the check's phase. Both are device state, so a captured step
-/// advances them without the host.
-void addCounters(rt::Plan &plan) {
-  int check = -1;
-  std::vector<int> readers;
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const rt::KernelTraits *traits = rt::findKernelTraits(plan.steps[i].kernel);
-    if (traits && traits->has(rt::kReadsIteration))
-      readers.push_back(i);
-    if (traits && traits->has(rt::kFlagsNonFinite) && !plan.steps[i].outputs.empty())
-      check = i;
-  }
-  if (check >= 0) {
-    plan.skippedSteps = addCounter(plan, "skipped_steps");
-    rt::Step count{"skipped_steps.count", "increment",
-                   {plan.skippedSteps, plan.steps[check].outputs.back()}, {}, rt::Json::object()};
-    if (plan.steps[check].attrs.contains("phase"))
-      count.attrs["phase"] = plan.steps[check].attrs["phase"];
-    plan.steps.push_back(std::move(count));
-  }
-  if (!readers.empty()) {
-    plan.iteration = addCounter(plan, "iteration");
-    for (int i : readers)
-      plan.steps[i].inputs.push_back(plan.iteration);
-    plan.steps.push_back({"iteration.advance", "increment", {plan.iteration}, {}, rt::Json::object()});
-  }
-}
-
-/// Whether `s` reads or writes buffer `id`.
-bool touches(const rt::Step &s, int id) {
-  return llvm::is_contained(s.inputs, id) || llvm::is_contained(s.outputs, id);
-}
-
-/// The optimizer update of `value` that `assign(copy, value)` can fold
-/// into: the last update of `value` before it, in the same phase, with no
-/// step between them touching either buffer; or null.
-rt::Step *updateBefore(std::vector<rt::Step> &steps, const rt::Step &assign,
-                       const rt::Plan &plan) {
-  int copy = assign.inputs[0], value = assign.inputs[1];
-  const rt::Buffer &c = plan.buffers[copy], &v = plan.buffers[value];
-  if (!rt::isFloat(c.dtype) || c.shape != v.shape)
-    return nullptr;
-  auto phase = [](const rt::Step &x) { return x.attrs.value("phase", ""); };
-  for (auto u = steps.rbegin(); u != steps.rend(); ++u) {
-    const rt::KernelTraits *traits = rt::findKernelTraits(u->kernel);
-    if (traits && traits->has(rt::kOptimizerUpdate) && u->inputs[0] == value)
-      return phase(*u) == phase(assign) && !u->attrs.contains(rt::kWritesCopy) ? &*u : nullptr;
-    if (touches(*u, copy) || touches(*u, value))
-      return nullptr;
-  }
-  return nullptr;
-}
-
-/// Folds each `assign(copy, p)` that refreshes a low-precision copy after
-/// the optimizer update of `p` (an O2 master's param, an O1 weight copy)
-/// into that update, which then writes the copy in the same pass
-/// (`writes_copy`, the copy as its last input). An update skipped for a
-/// non-finite gradient leaves `p`, so its copy, as it was: the same bytes
-/// as the unconditional assign.
-void fuseUpdateCopies(rt::Plan &plan) {
-  std::vector<rt::Step> kept;
-  for (rt::Step &s : plan.steps) {
-    rt::Step *update = s.kernel == "assign" && s.inputs.size() == 2
-                           ? updateBefore(kept, s, plan)
-                           : nullptr;
-    if (update) {
-      update->inputs.push_back(s.inputs[0]);
-      update->attrs[rt::kWritesCopy] = true;
-    } else {
-      kept.push_back(std::move(s));
-    }
-  }
-  plan.steps = std::move(kept);
-}
-
-rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptions &probes,
-                     const Fusions &fusions) {
+rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const PlanOptions &options) {
   auto g = cast<graph::GraphOp>(theGraph(module));
   rt::Plan plan;
   plan.name = g.getSymName().str();
@@ -212,40 +111,18 @@ rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const ProbeOptio
   }
   if (auto loss = g.getLoss())
     plan.loss = plan.find(loss->str());
-  fuseUpdateCopies(plan);
-  bool probed = probes.mode != ProbeOptions::Mode::None;
-  if (target.gemmEpilogues && fusions.gemmEpilogues)
-    fuseGemmEpilogues(plan);
-  if (target.gemmEpilogues && fusions.gradEpilogues && !probed)
-    fuseGradEpilogues(plan);
-  if (fusions.castFolding && !probed)
-    foldCasts(plan);
-  if (target.elementwiseChains && fusions.softmaxScales && !probed)
-    fuseSoftmaxScales(plan);
-  if (target.elementwiseChains && fusions.softmaxLogits && !probed)
-    fuseSoftmaxLogits(plan);
-  if (target.elementwiseChains && fusions.normActivations && !probed)
-    fuseNormActivations(plan);
-  if (target.elementwiseChains && fusions.residualGrads && !probed)
-    fuseResidualGrads(plan);
-  if (target.elementwiseChains && fusions.elementwiseChains && !probed)
-    fuseElementwiseChains(plan);
-  dropUnusedTemps(plan);
-  addProbes(plan, probes);
-  addCounters(plan);
-  rt::planMemory(plan);
+  plan::optimizePlan(plan, options);
   return plan;
 }
 
 } // namespace
 
-rt::Plan lowerToPlan(ModuleOp module, const rt::Target &target, const ProbeOptions &probes,
-                     const Fusions &fusions) {
-  if (!hasTargetPasses(target) || !fusions.weightCopies)
-    return lowerModule(module, target, probes, fusions);
+rt::Plan lowerToPlan(ModuleOp module, const rt::Target &target, const PlanOptions &options) {
+  if (!hasTargetPasses(target) || !options.fusions.enabled(plan::weightCopies))
+    return lowerModule(module, target, options);
   OwningOpRef<ModuleOp> lowered = module.clone(); // the caller's module stays as it is
   runTargetPasses(*lowered, target);
-  return lowerModule(*lowered, target, probes, fusions);
+  return lowerModule(*lowered, target, options);
 }
 
 } // namespace ampc

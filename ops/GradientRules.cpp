@@ -139,7 +139,7 @@ UNARY_RULE(SquareOp, "square")
 
 // relu's derivative reads its output in place of its input (y > 0 exactly
 // when x > 0, NaN included): the input need not live until the backward,
-// and a GEMM epilogue can take the relu (compiler/EpilogueFusion.cpp).
+// and a GEMM epilogue can take the relu (compiler/plan/GemmEpilogues.cpp).
 RULE(ReluOp) {
   g[0] = b.unaryBackward("relu", getY(), getY(), dy);
   return done(g, want);

@@ -1,6 +1,6 @@
 // The program of an `elementwise_chain` step (docs/runtime.md, "Elementwise
 // chains") as the plan spells it, and its decoding into the num::Chain that
-// the kernels evaluate. The lowering writes it (compiler/ElementwiseFusion.h);
+// the kernels evaluate. The lowering writes it (compiler/plan/ElementwiseChains.cpp);
 // the signature check and both backends decode it, so no kernel sees a
 // program that reads a slot it has not filled.
 #ifndef AMPC_RUNTIME_CORE_ELEMENTCHAIN_H

@@ -46,17 +46,17 @@ enum KernelFlag : unsigned {
   /// Reads each float operand at its own dtype and writes each float result
   /// at its own, computing in f32 and rounding each result once: a widening
   /// cast before it or a narrowing one after it can run inside it with the
-  /// same bits (compiler/CastFolding.h).
+  /// same bits (compiler/plan/CastsIntoKernels.cpp).
   kMixedFloat = 1u << 10,
   /// May have one output more than its arity: a copy of result 0 (f32)
   /// rounded to that output's dtype (f16/bf16), written in the same pass. A
   /// narrowing cast of a result that other steps also read folds into it
-  /// (compiler/CastFolding.h).
+  /// (compiler/plan/CastsIntoKernels.cpp).
   kRoundedCopy = 1u << 11,
   /// Its results are elements of its inputs, unchanged, or zeros (data
   /// movement): nothing is computed, so nothing is rounded, and it reads
   /// and writes one dtype. A range probe reads its result as it is
-  /// (compiler/Probes.h).
+  /// (compiler/plan/NumericsProbes.cpp).
   kMovesValues = 1u << 12,
 };
 

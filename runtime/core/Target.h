@@ -25,10 +25,10 @@ struct Target {
   /// tanh GELU) runs as one `matmul_bias` step: the GEMM's epilogue adds the
   /// bias to the f32 accumulator and rounds once (cuBLASLt's BIAS epilogues).
   /// In the backward, activation and bias gradients join their GEMMs
-  /// (`matmul_act_grad`, `matmul_bias_grad`; compiler/EpilogueFusion.h).
+  /// (`matmul_act_grad`, `matmul_bias_grad`; compiler/plan/GradEpilogues.cpp).
   bool gemmEpilogues = false;
   /// A chain of elementwise ops whose intermediate values nothing else reads
-  /// runs as one `elementwise_chain` step (compiler/ElementwiseFusion.h).
+  /// runs as one `elementwise_chain` step (compiler/plan/ElementwiseChains.cpp).
   bool elementwiseChains = false;
 
   bool operator==(const Target &o) const {

@@ -35,7 +35,7 @@ TEST(NumericsProbes, NonFiniteProbesAddOnlyProbes) {
   auto m = trainingMlp(ctx);
   rt::Plan plain = lowerToPlan(*m), none = lowerToPlan(*m, rt::cpuTarget(), {});
   rt::Plan probed =
-      lowerToPlan(*m, rt::cpuTarget(), {ProbeOptions::Mode::NonFinite, "f16"});
+      lowerToPlan(*m, rt::cpuTarget(), ProbeOptions{ProbeOptions::Mode::NonFinite, "f16"});
   EXPECT_EQ(rt::planToJson(plain), rt::planToJson(none)) << "no probes: the same plan";
   EXPECT_LT(plain.find(rt::kNonFiniteFlags), 0);
   EXPECT_EQ(stepNames(probed), stepNames(plain));
@@ -47,7 +47,7 @@ TEST(NumericsProbes, RangeProbesTrainBitForBitAsWithout) {
   mlir::MLIRContext ctx;
   auto m = trainingMlp(ctx);
   rt::Plan plain = lowerToPlan(*m);
-  rt::Plan probed = lowerToPlan(*m, rt::cpuTarget(), {ProbeOptions::Mode::Ranges, "f16"});
+  rt::Plan probed = lowerToPlan(*m, rt::cpuTarget(), ProbeOptions{ProbeOptions::Mode::Ranges, "f16"});
   std::map<std::string, std::vector<char>> states[2];
   int k = 0;
   for (const rt::Plan *plan : {&plain, &probed}) {
@@ -75,7 +75,7 @@ TEST(NumericsCheck, NamesTheInputThatCarriesANaN) {
   b.setLoss(b.mseLoss(y, t, "loss"));
   auto m = b.finish();
   runTrainingPipeline(*m, AmpSettings{}, TrainSettings{});
-  rt::Plan plan = lowerToPlan(*m, rt::cpuTarget(), {ProbeOptions::Mode::NonFinite, "f16"});
+  rt::Plan plan = lowerToPlan(*m, rt::cpuTarget(), ProbeOptions{ProbeOptions::Mode::NonFinite, "f16"});
   rt::TrainOptions options;
   options.steps = 2;
   options.checkNumerics = true;

@@ -14,6 +14,7 @@
 #include "compiler/GraphBuilder.h"
 #include "compiler/Lowering.h"
 #include "compiler/Pipelines.h"
+#include "compiler/plan/PlanPass.h"
 #include "models/Models.h"
 #include "mlir/IR/MLIRContext.h"
 #include "runtime/core/Convert.h"
@@ -78,11 +79,7 @@ inline void dumpCudaPlan(mlir::ModuleOp module) {
 
 /// Every fusion but `fusion`: the options that lower the plan of separate
 /// steps a fusion is held to.
-inline Fusions fusionsWithout(bool Fusions::*fusion) {
-  Fusions f;
-  f.*fusion = false;
-  return f;
-}
+inline FusionSet fusionsWithout(const plan::PlanPass &fusion) { return FusionSet::allBut(fusion); }
 
 /// The plan's steps that run `kernel`.
 inline int countKernel(const rt::Plan &plan, const std::string &kernel) {

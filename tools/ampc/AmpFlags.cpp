@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "compiler/GraphJson.h"
+#include "compiler/plan/PlanPass.h"
 #include "runtime/core/Files.h"
 #include "runtime/core/JsonText.h"
 #include "tools/ampc/Commands.h"
@@ -106,53 +107,24 @@ AmpSettings ampOptionsFrom(const Args &args) {
 
 namespace {
 
-struct FusionFlag {
-  const char *name;
-  bool Fusions::*field; // null: the training pipeline's recompute
-};
-
-const FusionFlag kFusions[] = {
-    {"weight-copies", &Fusions::weightCopies},
-    {"gemm-epilogues", &Fusions::gemmEpilogues},
-    {"grad-epilogues", &Fusions::gradEpilogues},
-    {"cast-folding", &Fusions::castFolding},
-    {"norm-activations", &Fusions::normActivations},
-    {"softmax-scales", &Fusions::softmaxScales},
-    {"softmax-logits", &Fusions::softmaxLogits},
-    {"residual-grads", &Fusions::residualGrads},
-    {"elementwise-chains", &Fusions::elementwiseChains},
-    {"recompute", nullptr},
-};
-
-std::string fusionNames() {
-  std::string names;
-  for (const FusionFlag &f : kFusions)
-    names += std::string(names.empty() ? "" : ",") + f.name;
-  return names;
-}
-
 } // namespace
 
 OptionSpec noFuseOptionSpec() {
-  return {"no-fuse", true, true, "fusions left out, a,b,...: " + fusionNames()};
+  return {"no-fuse", true, true, "fusions left out, a,b,...: " + plan::fusionNames()};
 }
 
-Fusions fusionsFrom(const Args &args, TrainSettings *training) {
-  Fusions fusions;
+FusionSet fusionsFrom(const Args &args, TrainSettings *training) {
+  FusionSet fusions;
   for (const std::string &value : args.getAll("no-fuse"))
     for (const std::string &name : splitCommas(value)) {
-      const FusionFlag *flag = nullptr;
-      for (const FusionFlag &f : kFusions)
-        if (name == f.name)
-          flag = &f;
-      if (!flag)
+      const plan::PlanPass *pass = plan::findFusion(name);
+      if (!pass)
         throw UsageError("--no-fuse: unknown fusion '" + name + "'; the fusions are " +
-                         fusionNames());
-      if (flag->field)
-        fusions.*(flag->field) = false;
-      else if (training)
-        training->recompute = false;
+                         plan::fusionNames());
+      fusions.disable(*pass);
     }
+  if (training && !fusions.enabled(plan::recompute))
+    training->recompute = false;
   return fusions;
 }
 

@@ -18,7 +18,7 @@ AmpSettings ampOptionsFrom(const Args &args);
 
 /// `--no-fuse NAME,...`: the fusions to leave out (docs/cli.md); recompute
 /// goes to `training` where given. Throws UsageError for an unknown name.
-Fusions fusionsFrom(const Args &args, TrainSettings *training);
+FusionSet fusionsFrom(const Args &args, TrainSettings *training);
 /// The `--no-fuse` option.
 OptionSpec noFuseOptionSpec();
 

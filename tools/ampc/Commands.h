@@ -10,7 +10,7 @@
 #include "compiler/Diagnostics.h"
 #include "compiler/Lowering.h"
 #include "compiler/Pipelines.h"
-#include "compiler/Probes.h"
+#include "compiler/plan/PlanOptions.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "runtime/driver/Trainer.h"
 #include "runtime/core/Errors.h"
@@ -57,7 +57,7 @@ struct TrainJob {
   std::string in;
   AmpSettings amp;
   TrainSettings settings;
-  Fusions fusions; // `--no-fuse`
+  FusionSet fusions; // `--no-fuse`
   rt::TrainOptions options;
   rt::Plan trainPlan, evalPlan;
   /// Every value name of the user's graph (for advice naming black varnames).

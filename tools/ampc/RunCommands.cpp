@@ -37,7 +37,7 @@ bool isPlanFile(const std::string &path) {
 /// Loads a graph, runs the AMP pipeline (or the training pipeline) and
 /// lowers it for `target` (with `probes`); or loads a plan.
 rt::Plan planFor(const std::string &in, const AmpSettings &settings, const rt::Target &target,
-                 const Fusions &fusions, const TrainSettings *training = nullptr,
+                 const FusionSet &fusions, const TrainSettings *training = nullptr,
                  ProbeOptions probes = {}) {
   if (isPlanFile(in))
     return rt::loadPlan(in);
@@ -47,7 +47,7 @@ rt::Plan planFor(const std::string &in, const AmpSettings &settings, const rt::T
     runTrainingPipeline(*module, settings, *training);
   else
     runAmpPipeline(*module, settings);
-  return lowerToPlan(*module, target, probes, fusions);
+  return lowerToPlan(*module, target, {probes, fusions});
 }
 
 std::string summary(const rt::Buffer &b, const std::vector<float> &v) {
@@ -100,7 +100,7 @@ int runCompile(const Args &args) {
     if (!args.has("train"))
       return planFor(in, settings, target, fusionsFrom(args, nullptr));
     TrainSettings training = trainSettingsFrom(args);
-    Fusions fusions = fusionsFrom(args, &training);
+    FusionSet fusions = fusionsFrom(args, &training);
     ProbeOptions probes;
     if (args.has("check-numerics"))
       probes = {ProbeOptions::Mode::NonFinite, settings.dtype};

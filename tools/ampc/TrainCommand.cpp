@@ -123,9 +123,9 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     OwningOpRef<ModuleOp> training = forward->clone();
     runAmpPipeline(*forward, job.amp);
     const rt::Target &target = *rt::findTarget(options.device);
-    job.evalPlan = lowerToPlan(*forward, target, {}, job.fusions);
+    job.evalPlan = lowerToPlan(*forward, target, job.fusions);
     runTrainingPipeline(*training, job.amp, job.settings);
-    job.trainPlan = lowerToPlan(*training, target, probes, job.fusions);
+    job.trainPlan = lowerToPlan(*training, target, {probes, job.fusions});
     if (forwardOut)
       *forwardOut = std::move(forward);
   });

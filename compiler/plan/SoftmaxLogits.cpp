@@ -12,14 +12,10 @@
 // backward may write x in place. The probabilities are the same bits, so
 // the gradients are too; per BERT-base layer, the 25 MB of f32
 // probabilities are neither written nor read.
-#include "compiler/SoftmaxLogitsFusion.h"
-
-#include <algorithm>
-
-#include "compiler/PlanSteps.h"
+#include "compiler/plan/PlanPass.h"
 #include "runtime/core/KernelSignatures.h"
 
-namespace ampc {
+namespace ampc::plan {
 namespace {
 
 /// The step's axis, counted from the front, for a result of `rank`.
@@ -29,43 +25,49 @@ int64_t lastAxisOf(const rt::Step &s, size_t rank) {
 }
 
 /// Whether the softmax_backward at `at` can read the logits of the softmax
-/// that wrote its probabilities; `s` that softmax's position.
-bool fusable(const rt::Plan &plan, const std::vector<int> &reader, int s, int at) {
-  const rt::Step &softmax = plan.steps[s], &backward = plan.steps[at];
+/// at `s` that wrote its probabilities.
+bool fusable(PlanIndex &index, int s, int at) {
+  const rt::Step &softmax = index.step(s), &backward = index.step(at);
   int y = backward.inputs[0];
-  size_t rank = plan.buffers[y].shape.size();
-  return softmax.kernel == "softmax" && softmax.outputs[0] == y && reader[y] == at &&
+  size_t rank = index.buffer(y).shape.size();
+  return softmax.kernel == "softmax" && softmax.outputs[0] == y && index.soleReader(y) == at &&
          !softmax.attrs.contains("round_inputs") && !backward.attrs.contains("round_inputs") &&
          !backward.attrs.value("log", false) && !backward.attrs.contains(rt::kFromLogits) &&
          rank > 0 && lastAxisOf(softmax, rank) + 1 == (int64_t)rank &&
          lastAxisOf(backward, rank) + 1 == (int64_t)rank &&
-         !writtenBetween(plan, {softmax.inputs[0]}, s, at);
+         !index.writtenBetween({softmax.inputs[0]}, s, at);
+}
+
+void run(PlanIndex &index, const PassContext &) {
+  for (int i = 0; i < index.numSteps(); ++i) {
+    const rt::Step &backward = index.step(i);
+    if (backward.kernel != "softmax_backward" || backward.inputs.size() != 2)
+      continue;
+    int s = index.writer(backward.inputs[0]);
+    if (s < 0 || !fusable(index, s, i))
+      continue;
+    const rt::Step &softmax = index.step(s);
+    rt::Step &fused = index.edit(i);
+    fused.inputs[0] = softmax.inputs[0];
+    fused.attrs[rt::kFromLogits] = true;
+    for (const char *name : {"input_scale", "input_bias", "input_round"})
+      if (softmax.attrs.contains(name))
+        fused.attrs[name] = softmax.attrs[name];
+    if (softmax.outputs.size() > 1) // its rounded copy is its result now
+      index.edit(s).outputs = {softmax.outputs[1]};
+    else
+      index.erase(s);
+  }
 }
 
 } // namespace
 
-void fuseSoftmaxLogits(rt::Plan &plan) {
-  std::vector<int> reader = soleReaders(plan), writer = writersOf(plan);
-  std::vector<bool> erased(plan.steps.size(), false);
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    rt::Step &backward = plan.steps[i];
-    if (backward.kernel != "softmax_backward" || backward.inputs.size() != 2)
-      continue;
-    int s = writer[backward.inputs[0]];
-    if (s < 0 || !fusable(plan, reader, s, (int)i))
-      continue;
-    rt::Step &softmax = plan.steps[s];
-    backward.inputs[0] = softmax.inputs[0];
-    backward.attrs[rt::kFromLogits] = true;
-    for (const char *name : {"input_scale", "input_bias", "input_round"})
-      if (softmax.attrs.contains(name))
-        backward.attrs[name] = softmax.attrs[name];
-    if (softmax.outputs.size() > 1) // its rounded copy is its result now
-      softmax.outputs = {softmax.outputs[1]};
-    else
-      erased[s] = true;
-  }
-  eraseSteps(plan, erased);
-}
+const PlanPass softmaxLogits = {"softmax-logits",
+                                "a softmax's backward reads its probabilities, not the "
+                                "softmax's operand",
+                                true,
+                                true,
+                                unprobedChainTarget,
+                                run};
 
-} // namespace ampc
+} // namespace ampc::plan

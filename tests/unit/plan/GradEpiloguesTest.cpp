@@ -1,4 +1,4 @@
-// Backward GEMM epilogues (compiler/GradEpilogueFusion.cpp, the
+// Backward GEMM epilogues (compiler/plan/GradEpilogues.cpp, the
 // matmul_act_grad and matmul_bias_grad kernels, matmul_bias keeping what the
 // backward reads): each fused plan against the same graph with the forward
 // epilogues only (probes leave the backward unfused), on the CPU reference. The relu gradient and
@@ -34,7 +34,8 @@ struct Plans {
 Plans lowerBothWays(mlir::ModuleOp m) {
   ProbeOptions probes;
   probes.mode = ProbeOptions::Mode::NonFinite;
-  return {lowerToPlan(m, test::cudaChoicesOnCpu(false)), lowerToPlan(m, test::cudaChoicesOnCpu(false), probes)};
+  return {lowerToPlan(m, test::cudaChoicesOnCpu(false)),
+          lowerToPlan(m, test::cudaChoicesOnCpu(false), probes)};
 }
 
 /// A tanh-GELU perceptron with a bias on every layer and an MSE loss.

@@ -1,4 +1,4 @@
-// Elementwise chains in the lowering (docs/performance.md, "Fusions").
+// Elementwise chains (docs/performance.md, "Fusions").
 //
 // Algorithm, for targets with `elementwise_chains`: a step that is one
 // elementwise op on floats (binary arithmetic, a unary function,
@@ -26,32 +26,30 @@
 // dtype of its tensor before later ops read it, so the chain computes the
 // unfused plan's bits. Chains of two ops or more become `elementwise_chain` steps;
 // the folded steps go, and their results take no memory.
-#include "compiler/ElementwiseFusion.h"
-
 #include <algorithm>
 #include <optional>
 
-#include "compiler/PlanSteps.h"
+#include "compiler/plan/PlanPass.h"
 #include "runtime/core/ElementChain.h"
 #include "runtime/core/StepAttrs.h"
 
-namespace ampc {
+namespace ampc::plan {
 namespace {
 
 /// A chain while it grows: its operands (distinct buffers), its ops, whose
 /// slots number the operands first, then the ops' values, and the buffers
 /// it writes with the slot each stores (its result first).
-struct Program {
+struct ChainProgram {
   std::vector<int> inputs;
   std::vector<rt::ChainOpSpec> ops;
   std::vector<std::pair<int, int>> stores;
 };
 
 /// The one-op chain of a plain elementwise step, or nullopt.
-std::optional<Program> programOf(const rt::Plan &plan, const rt::Step &s) {
+std::optional<ChainProgram> programOf(const rt::Plan &plan, const rt::Step &s) {
   if (s.outputs.size() != 1 || !rt::isFloat(plan.buffers[s.outputs[0]].dtype))
     return std::nullopt;
-  Program p;
+  ChainProgram p;
   std::vector<int> args;
   for (int id : s.inputs) {
     if (!rt::isFloat(plan.buffers[id].dtype))
@@ -74,15 +72,15 @@ std::optional<Program> programOf(const rt::Plan &plan, const rt::Step &s) {
 /// stores still the ones `keep` names. nullopt when the chain would
 /// outgrow its bounds.
 template <typename Keep>
-std::optional<Program> merge(const rt::Plan &plan, const Program &producer,
-                             const Program &consumer, Keep keep) {
+std::optional<ChainProgram> merge(const rt::Plan &plan, const ChainProgram &producer,
+                                  const ChainProgram &consumer, Keep keep) {
   auto storedSlot = [&](int id) {
     for (auto [stored, slot] : producer.stores)
       if (stored == id)
         return slot;
     return -1;
   };
-  Program m;
+  ChainProgram m;
   m.inputs = producer.inputs;
   for (int id : consumer.inputs)
     if (storedSlot(id) < 0 && std::find(m.inputs.begin(), m.inputs.end(), id) == m.inputs.end())
@@ -126,23 +124,23 @@ std::optional<Program> merge(const rt::Plan &plan, const Program &producer,
   return m;
 }
 
-} // namespace
-
-void fuseElementwiseChains(rt::Plan &plan) {
-  std::vector<std::vector<int>> readers = readersOf(plan);
-  std::vector<int> writer(plan.buffers.size(), -1);
-  std::vector<bool> kept(plan.buffers.size(), false), erased(plan.steps.size(), false);
-  for (int id : plan.outputs)
-    kept[id] = true;
-  if (plan.loss >= 0)
-    kept[plan.loss] = true;
-  std::vector<std::optional<Program>> programs(plan.steps.size());
+void run(PlanIndex &index, const PassContext &) {
+  const rt::Plan &plan = index.plan();
+  // The pass's own view of where values are read: a step that moves takes
+  // its reads with it, while a chain that absorbs another keeps the reads
+  // where the unfused steps made them until the pass ends (the view the
+  // byte bound of fitsAt is stated in).
+  std::vector<std::vector<int>> readers(plan.buffers.size());
+  for (size_t id = 0; id < plan.buffers.size(); ++id)
+    readers[id] = index.readers((int)id);
+  std::vector<int> writer(plan.buffers.size(), -1); // of the steps so far
+  std::vector<std::optional<ChainProgram>> programs(plan.steps.size());
   auto phase = [](const rt::Step &s) { return s.attrs.value("phase", ""); };
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    rt::Step &step = plan.steps[i];
+  for (int i = 0; i < index.numSteps(); ++i) {
+    const rt::Step &step = index.step(i);
     for (int id : step.outputs)
-      writer[id] = (int)i;
-    std::optional<Program> program = programOf(plan, step);
+      writer[id] = i;
+    std::optional<ChainProgram> program = programOf(plan, step);
     if (!program)
       continue;
     int64_t size = rt::numElements(plan.buffers[step.outputs[0]].shape);
@@ -151,14 +149,14 @@ void fuseElementwiseChains(rt::Plan &plan) {
     auto storesMayMove = [&](int w) {
       for (auto [id, slot] : programs[w]->stores)
         for (int r : readers[id])
-          if (r > w && r < (int)i)
+          if (r > w && r < i)
             return false;
       return true;
     };
     // Whether a value is still stored once step i computes it: a later step
     // reads it, or the plan returns it.
     auto keep = [&](int id) {
-      return kept[id] || (!readers[id].empty() && readers[id].back() > (int)i);
+      return index.kept(id) || (!readers[id].empty() && readers[id].back() > i);
     };
     // Whether the chain's operands are ready at w: written before it (or
     // by chain w), and none written in place between w and i.
@@ -166,7 +164,7 @@ void fuseElementwiseChains(rt::Plan &plan) {
       for (int id : program->inputs)
         if (writer[id] > w)
           return false;
-      return !writtenBetween(plan, program->inputs, w, (int)i);
+      return !index.writtenBetween(program->inputs, w, i);
     };
     // Whether running step i at w holds no more bytes over the steps
     // between: its results live from w, the temporaries it read last go
@@ -176,23 +174,21 @@ void fuseElementwiseChains(rt::Plan &plan) {
       for (int id : step.outputs)
         results += plan.buffers[id].bytes;
       for (int id : program->inputs)
-        if (writer[id] != w && !kept[id] && readers[id].back() == (int)i &&
+        if (writer[id] != w && !index.kept(id) && readers[id].back() == i &&
             plan.buffers[id].kind == rt::BufferKind::Temp)
           freed += plan.buffers[id].bytes;
       return results <= freed;
     };
     // Run at w, a value of chain w stays stored if any other step reads it.
     auto readElsewhere = [&](int id) {
-      return kept[id] || std::any_of(readers[id].begin(), readers[id].end(),
-                                     [&](int r) { return r != (int)i; });
+      return index.kept(id) ||
+             std::any_of(readers[id].begin(), readers[id].end(), [&](int r) { return r != i; });
     };
-    int at = (int)i; // where the chain runs
+    int at = i; // where the chain runs
     for (int value : std::vector<int>(program->inputs)) {
       int w = writer[value];
-      if (at != (int)i || w < 0 || !programs[w] ||
-          rt::numElements(plan.buffers[value].shape) != size ||
-          phase(plan.steps[w]) != phase(step) ||
-          writtenBetween(plan, programs[w]->inputs, w, (int)i))
+      if (at != i || w < 0 || !programs[w] || rt::numElements(plan.buffers[value].shape) != size ||
+          phase(index.step(w)) != phase(step) || index.writtenBetween(programs[w]->inputs, w, i))
         continue;
       bool moves = storesMayMove(w);
       if (!moves && !(mayRunAt(w) && fitsAt(w)))
@@ -203,23 +199,21 @@ void fuseElementwiseChains(rt::Plan &plan) {
         continue;
       program = std::move(merged);
       programs[w].reset();
-      erased[w] = true;
+      index.erase(w);
       if (!moves)
         at = w;
     }
-    if (at != (int)i) { // step i moves to w, its reads with it
+    if (at != i) { // step i moves to w, its reads with it
       for (int id : step.inputs) {
-        readers[id].erase(std::remove(readers[id].begin(), readers[id].end(), (int)i),
+        readers[id].erase(std::remove(readers[id].begin(), readers[id].end(), i),
                           readers[id].end());
         if (std::count(program->inputs.begin(), program->inputs.end(), id))
           readers[id].insert(std::lower_bound(readers[id].begin(), readers[id].end(), at), at);
       }
-      plan.steps[at] = std::move(step);
-      erased[at] = false;
-      erased[i] = true;
+      index.move(i, at);
     }
-    rt::Step &chain = plan.steps[at];
     if (program->ops.size() > 1) {
+      rt::Step &chain = index.edit(at);
       rt::Json attrs = rt::Json::object();
       if (chain.attrs.contains("phase"))
         attrs["phase"] = chain.attrs["phase"];
@@ -237,7 +231,16 @@ void fuseElementwiseChains(rt::Plan &plan) {
     }
     programs[at] = std::move(program);
   }
-  eraseSteps(plan, erased);
 }
 
-} // namespace ampc
+} // namespace
+
+const PlanPass elementwiseChains = {"elementwise-chains",
+                                    "elementwise ops whose intermediate values nothing else "
+                                    "reads run as one step",
+                                    true,
+                                    true,
+                                    unprobedChainTarget,
+                                    run};
+
+} // namespace ampc::plan

@@ -1,4 +1,4 @@
-// GEMM epilogues in the lowering (docs/performance.md, "Fusions").
+// GEMM epilogues (docs/performance.md, "Fusions").
 //
 // Algorithm, for targets with `gemm_epilogues`: a `matmul` step of one GEMM
 // (b a matrix, a not transposed, a non-empty sum) whose result only an `add`
@@ -13,12 +13,10 @@
 // between may write a or b in place. The fused step rounds once where the
 // two or three steps rounded after each: results agree within the matmul's
 // tolerance.
-#include "compiler/EpilogueFusion.h"
-
-#include "compiler/PlanSteps.h"
+#include "compiler/plan/PlanPass.h"
 #include "runtime/core/StepAttrs.h"
 
-namespace ampc {
+namespace ampc::plan {
 namespace {
 
 /// The round_inputs entry of input `i` of `s` ("" when none).
@@ -56,60 +54,63 @@ std::string activationOf(const rt::Step &s) {
 
 /// The tanh GELU step that reads `x` first, when every other reader of x
 /// comes after it (the fused step, run there, then keeps x), or -1.
-int geluKeepingInput(const rt::Plan &plan, const std::vector<std::vector<int>> &readers, int x) {
-  const std::vector<int> &r = readers[x];
-  if (r.size() < 2 || activationOf(plan.steps[r[0]]) != "gelu_tanh")
+int geluKeepingInput(PlanIndex &index, int x) {
+  const std::vector<int> &r = index.readers(x);
+  if (r.size() < 2 || activationOf(index.step(r[0])) != "gelu_tanh")
     return -1;
-  const rt::Buffer &in = plan.buffers[x], &out = plan.buffers[plan.steps[r[0]].outputs[0]];
+  const rt::Buffer &in = index.buffer(x), &out = index.buffer(index.step(r[0]).outputs[0]);
   return in.dtype == out.dtype && in.shape == out.shape ? r[0] : -1;
 }
 
-} // namespace
-
-void fuseGemmEpilogues(rt::Plan &plan) {
-  std::vector<int> reader = soleReaders(plan);
-  std::vector<std::vector<int>> readers = readersOf(plan);
-  std::vector<bool> erased(plan.steps.size(), false);
-  // Whether the GEMM may move from `from` to `to`: later, with no step in
-  // between writing a or b in place (updates, assign).
-  auto canMove = [&](const rt::Step &mm, size_t from, int to) {
-    return to > (int)from && !writtenBetween(plan, {mm.inputs[0], mm.inputs[1]}, from, to);
-  };
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    rt::Step &mm = plan.steps[i];
-    if (erased[i] || !oneGemm(plan, mm) || !canMove(mm, i, reader[mm.outputs[0]]))
+void run(PlanIndex &index, const PassContext &) {
+  const rt::Plan &plan = index.plan();
+  for (int i = 0; i < index.numSteps(); ++i) {
+    if (index.erased(i) || !oneGemm(plan, index.step(i)))
       continue;
-    size_t addAt = reader[mm.outputs[0]];
-    rt::Step &add = plan.steps[addAt];
-    int k = biasOperand(plan, add, mm.outputs[0]);
+    // Whether the GEMM may move from `from` to `to`: later, with no step in
+    // between writing a or b in place (updates, assign).
+    std::vector<int> ab = {index.step(i).inputs[0], index.step(i).inputs[1]};
+    auto canMove = [&](int from, int to) {
+      return to > from && !index.writtenBetween(ab, from, to);
+    };
+    int addAt = index.soleReader(index.step(i).outputs[0]);
+    if (!canMove(i, addAt))
+      continue;
+    const rt::Step &add = index.step(addAt);
+    int k = biasOperand(plan, add, index.step(i).outputs[0]);
     if (k < 0)
       continue;
-    std::vector<std::string> round = {roundedInput(mm, 0), roundedInput(mm, 1),
-                                      roundedInput(add, k)};
+    std::vector<std::string> round = {roundedInput(index.step(i), 0),
+                                      roundedInput(index.step(i), 1), roundedInput(add, k)};
+    rt::Step &mm = index.edit(i);
     mm.kernel = "matmul_bias";
     mm.inputs.push_back(add.inputs[k]);
     mm.outputs = add.outputs;
     mm.attrs["activation"] = "none";
-    size_t at = addAt;
-    int next = reader[mm.outputs[0]];
-    int gelu = geluKeepingInput(plan, readers, mm.outputs[0]);
-    if (canMove(mm, at, next) && !activationOf(plan.steps[next]).empty()) {
-      erased[at] = true;
+    int at = addAt;
+    int next = index.soleReader(mm.outputs[0]);
+    int gelu = geluKeepingInput(index, mm.outputs[0]);
+    if (canMove(at, next) && !activationOf(index.step(next)).empty()) {
+      index.erase(at);
       at = next;
-      mm.attrs["activation"] = activationOf(plan.steps[at]);
-      mm.outputs = plan.steps[at].outputs;
-    } else if (gelu >= 0 && canMove(mm, at, gelu)) {
-      erased[at] = true;
+      mm.attrs["activation"] = activationOf(index.step(at));
+      mm.outputs = index.step(at).outputs;
+    } else if (gelu >= 0 && canMove(at, gelu)) {
+      index.erase(at);
       at = gelu;
       mm.attrs["activation"] = "gelu_tanh";
-      mm.outputs = {plan.steps[at].outputs[0], mm.outputs[0]};
+      mm.outputs = {index.step(at).outputs[0], mm.outputs[0]};
     }
     if (round != std::vector<std::string>(3, ""))
       mm.attrs["round_inputs"] = round;
-    plan.steps[at] = std::move(mm); // runs where the last step it replaces ran
-    erased[i] = true;
+    index.erase(at);
+    index.move(i, at); // runs where the last step it replaces ran
   }
-  eraseSteps(plan, erased);
 }
 
-} // namespace ampc
+} // namespace
+
+const PlanPass gemmEpilogues = {
+    "gemm-epilogues", "bias adds and activations after GEMMs", true, false, epilogueTarget, run};
+
+} // namespace ampc::plan

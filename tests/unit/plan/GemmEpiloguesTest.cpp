@@ -1,4 +1,4 @@
-// GEMM epilogues (compiler/EpilogueFusion.cpp, the matmul_bias kernel):
+// GEMM epilogues (compiler/plan/GemmEpilogues.cpp, the matmul_bias kernel):
 // each fused plan against the same graph unfused, on the CPU reference. In
 // f32 the fused step computes the same bits; in f16/bf16 it rounds once
 // where the unfused steps rounded two or three times, and agrees within the
@@ -45,9 +45,16 @@ const Case kCases[] = {
     {"mnist_cnn", "O1", {{"batch", "4"}}, true, 1, 1, 0},
     {"bert",
      "O1",
-     {{"layers", "1"}, {"batch", "2"}, {"seq", "8"}, {"vocab", "64"}, {"hidden", "32"},
+     {{"layers", "1"},
+      {"batch", "2"},
+      {"seq", "8"},
+      {"vocab", "64"},
+      {"hidden", "32"},
       {"heads", "2"}},
-     true, 0, -1, 0},
+     true,
+     0,
+     -1,
+     0},
 };
 
 TEST(GemmEpilogues, AgreeWithTheUnfusedSteps) {

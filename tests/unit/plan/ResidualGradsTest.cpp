@@ -1,4 +1,4 @@
-// Residual gradients (compiler/ResidualGradFusion.cpp, layer_norm_backward's
+// Residual gradients (compiler/plan/ResidualGrads.cpp, layer_norm_backward's
 // fourth input): each fused plan against the same graph with the adds as
 // steps, on the CPU reference. The backward adds the two gradients and
 // rounds the sum as the add stored it, so the results are the same bits.
@@ -32,8 +32,8 @@ TEST(ResidualGrads, BertTrainsToTheSameBits) {
     std::string what = std::string(level) + " " + dtype;
     mlir::MLIRContext ctx;
     auto m = test::smallBertTraining(ctx, level, dtype);
-    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(true), {},
-                                 test::fusionsWithout(&Fusions::residualGrads)),
+    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(true),
+                                 test::fusionsWithout(plan::residualGrads)),
              fused = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
     EXPECT_EQ(joined(steps), 0) << what;
     EXPECT_EQ(joined(fused), 2) << what;
@@ -64,8 +64,7 @@ std::pair<rt::Plan, rt::Plan> plans(int64_t width) {
   runTrainingPipeline(*m, amp, TrainSettings{});
   test::dumpCudaPlan(*m);
   return {lowerToPlan(*m, test::cudaChoicesOnCpu(true)),
-          lowerToPlan(*m, test::cudaChoicesOnCpu(true), {},
-                      test::fusionsWithout(&Fusions::residualGrads))};
+          lowerToPlan(*m, test::cudaChoicesOnCpu(true), test::fusionsWithout(plan::residualGrads))};
 }
 
 // 8 wide: the CUDA kernel holds the rows 4 elements a load and adds as it

@@ -15,13 +15,11 @@
 //   or z in place.
 // The fused kernels round where the unfused steps rounded: the same bits.
 // ResNet's bottlenecks: every batch norm but the shortcut's ends in one.
-#include "compiler/NormActivationFusion.h"
-
 #include <algorithm>
 
-#include "compiler/PlanSteps.h"
+#include "compiler/plan/PlanPass.h"
 
-namespace ampc {
+namespace ampc::plan {
 namespace {
 
 /// A step of `kernel` with `inputs` operands, one result and no fused casts.
@@ -31,93 +29,97 @@ bool plainStep(const rt::Step &s, const char *kernel, size_t inputs) {
 }
 
 /// Whether buffers a and b have one shape and one dtype.
-bool alike(const rt::Plan &plan, int a, int b) {
-  const rt::Buffer &x = plan.buffers[a], &y = plan.buffers[b];
+bool alike(const PlanIndex &index, int a, int b) {
+  const rt::Buffer &x = index.buffer(a), &y = index.buffer(b);
   return x.shape == y.shape && x.dtype == y.dtype;
 }
 
 /// Whether a step strictly between `from` and `to` reads one of `ids`.
-bool readBetween(const rt::Plan &plan, const std::vector<int> &ids, int from, int to) {
+bool readBetween(const PlanIndex &index, const std::vector<int> &ids, int from, int to) {
   for (int j = from + 1; j < to; ++j)
     for (int id : ids)
-      if (std::count(plan.steps[j].inputs.begin(), plan.steps[j].inputs.end(), id))
+      if (!index.erased(j) &&
+          std::count(index.step(j).inputs.begin(), index.step(j).inputs.end(), id))
         return true;
   return false;
 }
 
 /// Forward: folds the relu (and the add before it) after the batch norm at
-/// `at` into it, run where the relu ran; returns the steps it replaced
-/// (none where it did not fuse).
-std::vector<int> fuseForward(rt::Plan &plan, const std::vector<int> &reader, int at) {
-  const rt::Step &bn = plan.steps[at];
+/// `at` into it, run where the relu ran; whether it did.
+bool fuseForward(PlanIndex &index, int at) {
+  const rt::Step &bn = index.step(at);
   if (!plainStep(bn, "batch_norm", 5) || bn.attrs.contains("activation"))
-    return {};
+    return false;
   int y = bn.outputs[0];
-  int next = reader[y], residual = -1;
-  if (next < 0 || !rt::isComputeFloat(plan.buffers[y].dtype))
-    return {};
-  std::vector<int> replaced = {at};
-  const rt::Step &add = plan.steps[next];
-  if (plainStep(add, "add", 2) && alike(plan, add.outputs[0], y)) {
-    residual = add.inputs[0] == y ? add.inputs[1] : add.inputs[0];
-    if (residual == y || !alike(plan, residual, y))
-      return {};
-    replaced.push_back(next);
-    next = reader[add.outputs[0]];
+  int next = index.soleReader(y), residual = -1, add = -1;
+  if (next < 0 || !rt::isComputeFloat(index.buffer(y).dtype))
+    return false;
+  const rt::Step &sum = index.step(next);
+  if (plainStep(sum, "add", 2) && alike(index, sum.outputs[0], y)) {
+    residual = sum.inputs[0] == y ? sum.inputs[1] : sum.inputs[0];
+    if (residual == y || !alike(index, residual, y))
+      return false;
+    add = next;
+    next = index.soleReader(sum.outputs[0]);
     if (next < 0)
-      return {};
+      return false;
   }
-  const rt::Step &relu = plan.steps[next];
-  if (!plainStep(relu, "relu", 1) || !alike(plan, relu.outputs[0], y) ||
-      writtenBetween(plan, bn.inputs, at, next) ||
-      readBetween(plan, {bn.inputs[3], bn.inputs[4]}, at, next))
-    return {};
-  rt::Step fused = bn;
+  const rt::Step &relu = index.step(next);
+  if (!plainStep(relu, "relu", 1) || !alike(index, relu.outputs[0], y) ||
+      index.writtenBetween(bn.inputs, at, next) ||
+      readBetween(index, {bn.inputs[3], bn.inputs[4]}, at, next))
+    return false;
+  rt::Step &fused = index.edit(at);
   fused.attrs["activation"] = "relu";
   if (residual >= 0)
     fused.inputs.push_back(residual);
   fused.outputs = relu.outputs;
-  plan.steps[next] = std::move(fused);
-  return replaced;
+  if (add >= 0)
+    index.erase(add);
+  index.erase(next);
+  index.move(at, next);
+  return true;
 }
 
 /// Backward: folds the relu backward at `at` into the batch_norm_backward
 /// that alone reads its result; whether it did.
-bool fuseBackward(rt::Plan &plan, const std::vector<int> &reader, size_t at) {
-  const rt::Step &ub = plan.steps[at];
+bool fuseBackward(PlanIndex &index, int at) {
+  const rt::Step &ub = index.step(at);
   if (!plainStep(ub, "unary_backward", 3) || ub.attrs.value("fn", std::string()) != "relu")
     return false;
   int dy = ub.outputs[0], z = ub.inputs[0], dz = ub.inputs[2];
-  int b = reader[dy];
-  if (b < 0 || plan.buffers[dy].dtype != plan.buffers[dz].dtype)
+  int b = index.soleReader(dy);
+  if (b < 0 || index.buffer(dy).dtype != index.buffer(dz).dtype)
     return false;
-  rt::Step &bnb = plan.steps[b];
+  const rt::Step &bnb = index.step(b);
   if (bnb.kernel != "batch_norm_backward" || bnb.inputs.size() != 3 ||
       bnb.attrs.contains("round_inputs") || bnb.attrs.contains("activation") ||
       bnb.inputs[1] != dy || bnb.inputs[0] == dy || bnb.inputs[2] == dy ||
-      writtenBetween(plan, {dz, z}, (int)at, b))
+      index.writtenBetween({dz, z}, at, b))
     return false;
-  bnb.inputs[1] = dz;
-  bnb.inputs.push_back(z);
-  bnb.attrs["activation"] = "relu";
+  rt::Step &fused = index.edit(b);
+  fused.inputs[1] = dz;
+  fused.inputs.push_back(z);
+  fused.attrs["activation"] = "relu";
   return true;
+}
+
+void run(PlanIndex &index, const PassContext &) {
+  for (int i = 0; i < index.numSteps(); ++i) {
+    if (index.erased(i))
+      continue;
+    if (!fuseForward(index, i) && fuseBackward(index, i))
+      index.erase(i);
+  }
 }
 
 } // namespace
 
-void fuseNormActivations(rt::Plan &plan) {
-  std::vector<int> reader = soleReaders(plan);
-  std::vector<bool> erased(plan.steps.size(), false);
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    if (erased[i])
-      continue;
-    std::vector<int> replaced = fuseForward(plan, reader, (int)i);
-    for (int j : replaced)
-      erased[j] = true;
-    if (replaced.empty() && fuseBackward(plan, reader, i))
-      erased[i] = true;
-  }
-  eraseSteps(plan, erased);
-}
+const PlanPass normActivations = {"norm-activations",
+                                  "relus and residual adds after batch norms",
+                                  true,
+                                  true,
+                                  unprobedChainTarget,
+                                  run};
 
-} // namespace ampc
+} // namespace ampc::plan

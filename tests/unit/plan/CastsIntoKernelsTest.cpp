@@ -1,4 +1,4 @@
-// Cast folding (compiler/CastFolding.cpp): widening casts run inside the
+// Cast folding (compiler/plan/CastsIntoKernels.cpp): widening casts run inside the
 // kernels that read their results, narrowing ones inside the kernels that
 // write their operands. Each folded plan against the same graph with its
 // casts as steps, on the CPU reference: the same bits, fewer cast steps, no
@@ -66,7 +66,7 @@ TEST(CastFolding, SameBitsFewerCastsNoMoreMemory) {
         runTrainingPipeline(*m, amp, TrainSettings{});
       else
         runAmpPipeline(*m, amp);
-      rt::Plan steps = lowerToPlan(*m, target, {}, test::fusionsWithout(&Fusions::castFolding)),
+      rt::Plan steps = lowerToPlan(*m, target, test::fusionsWithout(plan::castFolding)),
                folded = lowerToPlan(*m, target);
       if (c.folds) {
         EXPECT_LT(countCasts(folded), countCasts(steps)) << what;
@@ -131,9 +131,8 @@ TEST(CastFolding, KeepsCastsItCannotFold) {
   GraphBuilder b(ctx, "keeps");
   build(b);
   auto m = b.finish();
-  EXPECT_EQ(
-      countCasts(lowerToPlan(*m, rt::cpuTarget(), {}, test::fusionsWithout(&Fusions::castFolding))),
-      3);
+  EXPECT_EQ(countCasts(lowerToPlan(*m, rt::cpuTarget(), test::fusionsWithout(plan::castFolding))),
+            3);
   rt::Plan folded = lowerToPlan(*m);
   EXPECT_EQ(countCasts(folded), 1);
   auto softmax = std::find_if(folded.steps.begin(), folded.steps.end(),
@@ -142,7 +141,8 @@ TEST(CastFolding, KeepsCastsItCannotFold) {
   ASSERT_EQ(softmax->outputs.size(), 2u);
   EXPECT_EQ(folded.buffers[softmax->outputs[0]].dtype, rt::DType::F32);
   EXPECT_EQ(folded.buffers[softmax->outputs[1]].dtype, rt::DType::F16);
-  EXPECT_EQ(countCasts(lowerToPlan(*m, rt::cpuTarget(), {ProbeOptions::Mode::NonFinite, "f16"})),
+  EXPECT_EQ(countCasts(lowerToPlan(*m, rt::cpuTarget(),
+                                   ProbeOptions{ProbeOptions::Mode::NonFinite, "f16"})),
             3);
 }
 

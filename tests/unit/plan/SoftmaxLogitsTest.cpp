@@ -1,4 +1,4 @@
-// Softmax backward from logits (compiler/SoftmaxLogitsFusion.cpp, the
+// Softmax backward from logits (compiler/plan/SoftmaxLogits.cpp, the
 // softmax_backward kernels' from_logits): each fused plan against the same
 // graph whose backward reads the softmax's result, on the CPU reference.
 // The backward recomputes the probabilities with the softmax's own code,
@@ -36,8 +36,8 @@ TEST(SoftmaxLogits, AttentionTrainsToTheSameBits) {
     std::string what = std::string(s.level) + " " + s.dtype + (s.recompute ? "" : " kept");
     mlir::MLIRContext ctx;
     auto m = test::smallBertTraining(ctx, s.level, s.dtype, s.recompute);
-    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(true), {},
-                                 test::fusionsWithout(&Fusions::softmaxLogits)),
+    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(true),
+                                 test::fusionsWithout(plan::softmaxLogits)),
              fused = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
     EXPECT_EQ(fromLogits(steps), 0) << what;
     EXPECT_EQ(fromLogits(fused), 1) << what;
@@ -62,8 +62,7 @@ std::pair<rt::Plan, rt::Plan> plans(int64_t axis, bool log) {
   runTrainingPipeline(*m, amp, TrainSettings{});
   test::dumpCudaPlan(*m);
   return {lowerToPlan(*m, test::cudaChoicesOnCpu(true)),
-          lowerToPlan(*m, test::cudaChoicesOnCpu(true), {},
-                      test::fusionsWithout(&Fusions::softmaxLogits))};
+          lowerToPlan(*m, test::cudaChoicesOnCpu(true), test::fusionsWithout(plan::softmaxLogits))};
 }
 
 TEST(SoftmaxLogits, OnlyASoftmaxAlongTheLastAxis) {

@@ -1,4 +1,4 @@
-// Elementwise chains (compiler/ElementwiseFusion.cpp, the elementwise_chain
+// Elementwise chains (compiler/plan/ElementwiseChains.cpp, the elementwise_chain
 // kernel): each plan with chains against the same graph with its ops as
 // steps, on the CPU reference. A chain rounds each value it keeps to the
 // dtype of the tensor it replaced, so the results are the same bits. The
@@ -51,8 +51,8 @@ struct Setting {
 };
 
 TEST(ElementwiseChains, AHandWrittenChainRunsAsOneStepWithTheSameBits) {
-  for (Setting s : {Setting{"O0", "f16"}, Setting{"O1", "f16"}, Setting{"O1", "bf16"},
-                    Setting{"O2", "f16"}}) {
+  for (Setting s :
+       {Setting{"O0", "f16"}, Setting{"O1", "f16"}, Setting{"O1", "bf16"}, Setting{"O2", "f16"}}) {
     std::string what = std::string(s.level) + " " + s.dtype;
     mlir::MLIRContext ctx;
     GraphBuilder b(ctx, "chain");
@@ -64,7 +64,8 @@ TEST(ElementwiseChains, AHandWrittenChainRunsAsOneStepWithTheSameBits) {
     amp.dtype = s.dtype;
     runTrainingPipeline(*m, amp, TrainSettings{});
     test::dumpCudaPlan(*m);
-    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(false)), chains = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
+    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(false)),
+             chains = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
     // The forward between the GEMMs is one kernel; the backward's
     // generated ops (GELU's derivative, the scales) chain too.
     EXPECT_EQ(betweenGemms(chains), std::vector<std::string>{"elementwise_chain"}) << what;
@@ -85,7 +86,11 @@ const ModelCase kModels[] = {
     {"bert",
      "O1",
      "f16",
-     {{"layers", "1"}, {"batch", "2"}, {"seq", "8"}, {"vocab", "64"}, {"hidden", "32"},
+     {{"layers", "1"},
+      {"batch", "2"},
+      {"seq", "8"},
+      {"vocab", "64"},
+      {"hidden", "32"},
       {"heads", "2"}},
      true},
     {"mlp", "O2", "bf16", {{"batch", "4"}}, false},
@@ -103,7 +108,8 @@ TEST(ElementwiseChains, ModelsTrainToTheSameBits) {
     TrainSettings train;
     train.optimizer = "adam";
     runTrainingPipeline(*m, amp, train);
-    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(false)), chains = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
+    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(false)),
+             chains = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
     EXPECT_EQ(countKernel(chains, "elementwise_chain") > 0, c.chains) << what;
     test::expectSameResults(steps, chains, true, what);
   }
@@ -124,7 +130,8 @@ Plans forwardPlans(const std::function<void(GraphBuilder &)> &build) {
   build(b);
   auto m = b.finish();
   test::dumpCudaPlan(*m);
-  return {lowerToPlan(*m, test::cudaChoicesOnCpu(true)), lowerToPlan(*m, test::cudaChoicesOnCpu(false))};
+  return {lowerToPlan(*m, test::cudaChoicesOnCpu(true)),
+          lowerToPlan(*m, test::cudaChoicesOnCpu(false))};
 }
 
 TEST(ElementwiseChains, StoreWhatLaterStepsRead) {
@@ -227,8 +234,8 @@ TEST(ElementwiseChains, StayWithinTheirBounds) {
 
 TEST(ElementwiseChains, MalformedProgramsAreRefusedBeforeTheyRun) {
   rt::Plan good = forwardPlans([](GraphBuilder &b) {
-    b.output(b.unary("tanh", b.add(b.input("x", {4, 4}), b.input("y", {4}))));
-  }).chains;
+                    b.output(b.unary("tanh", b.add(b.input("x", {4, 4}), b.input("y", {4}))));
+                  }).chains;
   ASSERT_EQ(countKernel(good, "elementwise_chain"), 1);
   size_t at = std::find_if(good.steps.begin(), good.steps.end(),
                            [](const rt::Step &s) { return s.kernel == "elementwise_chain"; }) -
@@ -240,9 +247,9 @@ TEST(ElementwiseChains, MalformedProgramsAreRefusedBeforeTheyRun) {
     const char *message;
   };
   const Bad bad[] = {
-      {"args", {0, 1, -1, 3, -1, -1}, "bad slot 3"},    // reads its own value
-      {"args", {0, 1, -1, 2, 0, -1}, "bad slot 0"},     // a second operand for tanh
-      {"args", {0, 9, -1, 2, -1, -1}, "bad slot 9"},    // past every slot
+      {"args", {0, 1, -1, 3, -1, -1}, "bad slot 3"}, // reads its own value
+      {"args", {0, 1, -1, 2, 0, -1}, "bad slot 0"},  // a second operand for tanh
+      {"args", {0, 9, -1, 2, -1, -1}, "bad slot 9"}, // past every slot
       {"ops", {"add", "cosh"}, "unknown chain op 'cosh'"},
       {"ops", {"add"}, "needs 3 args, a round and 2 params per op"},
       {"rounds", {"", "f8"}, "rounds to 'f8'"},

@@ -1,4 +1,7 @@
-// Cast folding in the lowering (docs/performance.md, "Fusions").
+// Casts folded into the kernels next to them (docs/performance.md,
+// "Fusions"): same bits, fewer steps and no f32 copies of f16 tensors. The
+// plan's cast folding; the graph's own cast cleanup is
+// passes/CastCleanupPass.cpp.
 //
 // Algorithm: kernels with the trait kMixedFloat (elementwise math, norms,
 // softmax, reductions and their backward) read each float operand at its
@@ -18,15 +21,13 @@
 // Buffers the plan returns or reports as its loss are never folded away.
 // Both folds give the unfused plan's bits; the folded plan has fewer steps
 // and no f32 copy of an f16 tensor (half the bytes moved for those values).
-#include "compiler/CastFolding.h"
-
 #include <algorithm>
 
-#include "compiler/PlanSteps.h"
+#include "compiler/plan/PlanPass.h"
 #include "runtime/core/KernelTraits.h"
 #include "runtime/core/StepAttrs.h"
 
-namespace ampc {
+namespace ampc::plan {
 namespace {
 
 bool isLow(rt::DType d) { return d == rt::DType::F16 || d == rt::DType::BF16; }
@@ -63,56 +64,51 @@ bool keepsRoundedCopy(const rt::Step &s, int x) {
          t->outputs.allows(s.outputs.size());
 }
 
-} // namespace
-
-void foldCasts(rt::Plan &plan) {
-  std::vector<std::vector<int>> readers = readersOf(plan);
-  std::vector<int> writer = writersOf(plan);
-  std::vector<bool> kept(plan.buffers.size(), false), erased(plan.steps.size(), false);
-  for (int id : plan.outputs)
-    kept[id] = true;
-  if (plan.loss >= 0)
-    kept[plan.loss] = true;
-  // Only casts are erased, each when the loop reaches it.
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    rt::Step &cast = plan.steps[i];
-    if (cast.kernel != "cast")
-      continue;
-    int x = cast.inputs[0], y = cast.outputs[0];
-    if (castBetween(plan, cast, true) && !kept[y] && !readers[y].empty() &&
-        std::all_of(
-            readers[y].begin(), readers[y].end(),
-            [&](int r) { return mixedFloat(plan.steps[r]) && readsAsItIs(plan.steps[r], y); }) &&
-        !writtenBetween(plan, {x}, i, readers[y].back())) {
-      for (int r : readers[y]) {
-        std::replace(plan.steps[r].inputs.begin(), plan.steps[r].inputs.end(), y, x);
-        readers[x].push_back(r);
-      }
-      std::vector<int> &rx = readers[x];
-      rx.erase(std::remove(rx.begin(), rx.end(), (int)i), rx.end());
-      std::sort(rx.begin(), rx.end());
-      rx.erase(std::unique(rx.begin(), rx.end()), rx.end());
-      readers[y].clear();
-      erased[i] = true;
-    } else if (castBetween(plan, cast, false) && !kept[x] &&
-               readers[x] == std::vector<int>{(int)i} && writer[x] >= 0 &&
-               mixedFloat(plan.steps[writer[x]])) {
-      rt::Step &producer = plan.steps[writer[x]];
-      std::replace(producer.outputs.begin(), producer.outputs.end(), x, y);
-      writer[y] = writer[x];
-      readers[x].clear();
-      erased[i] = true;
-    } else if (castBetween(plan, cast, false) && writer[x] >= 0 &&
-               keepsRoundedCopy(plan.steps[writer[x]], x) &&
-               !writtenBetween(plan, {x}, writer[x], i)) {
-      plan.steps[writer[x]].outputs.push_back(y);
-      writer[y] = writer[x];
-      std::vector<int> &rx = readers[x];
-      rx.erase(std::remove(rx.begin(), rx.end(), (int)i), rx.end());
-      erased[i] = true;
-    }
+/// Widening: the readers of y read x instead.
+bool foldIntoReaders(PlanIndex &index, int at) {
+  const rt::Plan &plan = index.plan();
+  int x = index.step(at).inputs[0], y = index.step(at).outputs[0];
+  std::vector<int> readers = index.readers(y);
+  if (!castBetween(plan, index.step(at), true) || index.kept(y) || readers.empty() ||
+      !std::all_of(
+          readers.begin(), readers.end(),
+          [&](int r) { return mixedFloat(index.step(r)) && readsAsItIs(index.step(r), y); }) ||
+      index.writtenBetween({x}, at, readers.back()))
+    return false;
+  for (int r : readers) {
+    std::vector<int> &inputs = index.edit(r).inputs;
+    std::replace(inputs.begin(), inputs.end(), y, x);
   }
-  eraseSteps(plan, erased);
+  return true;
 }
 
-} // namespace ampc
+/// Narrowing: the step that wrote y writes z instead, or as well.
+bool foldIntoWriter(PlanIndex &index, int at) {
+  const rt::Plan &plan = index.plan();
+  int y = index.step(at).inputs[0], z = index.step(at).outputs[0], w = index.writer(y);
+  if (!castBetween(plan, index.step(at), false) || w < 0)
+    return false;
+  if (!index.kept(y) && index.readers(y) == std::vector<int>{at} && mixedFloat(index.step(w))) {
+    std::vector<int> &outputs = index.edit(w).outputs;
+    std::replace(outputs.begin(), outputs.end(), y, z);
+    return true;
+  }
+  if (keepsRoundedCopy(index.step(w), y) && !index.writtenBetween({y}, w, at)) {
+    index.edit(w).outputs.push_back(z);
+    return true;
+  }
+  return false;
+}
+
+void run(PlanIndex &index, const PassContext &) {
+  for (int i = 0; i < index.numSteps(); ++i)
+    if (index.step(i).kernel == "cast" && (foldIntoReaders(index, i) || foldIntoWriter(index, i)))
+      index.erase(i);
+}
+
+} // namespace
+
+const PlanPass castFolding = {
+    "cast-folding", "casts next to kernels that read any float dtype", true, true, unprobed, run};
+
+} // namespace ampc::plan

@@ -1,4 +1,4 @@
-// Softmax scales (compiler/SoftmaxScaleFusion.cpp, the softmax kernels'
+// Softmax scales (compiler/plan/SoftmaxScales.cpp, the softmax kernels'
 // input_* and output_* attributes): each fused plan against the same graph
 // with its scales as steps, on the CPU reference. The fused kernels round
 // where the scale steps rounded, so the results are the same bits. The CUDA
@@ -31,8 +31,8 @@ TEST(SoftmaxScales, AttentionTrainsToTheSameBits) {
     std::string what = std::string(s.level) + " " + s.dtype;
     mlir::MLIRContext ctx;
     auto m = test::smallBertTraining(ctx, s.level, s.dtype);
-    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(true), {},
-                                 test::fusionsWithout(&Fusions::softmaxScales)),
+    rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(true),
+                                 test::fusionsWithout(plan::softmaxScales)),
              fused = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
     // The scale before the softmax (read by it, and with f16 by its
     // recompute in the backward) and the one after its backward both go.
@@ -54,8 +54,7 @@ std::pair<rt::Plan, rt::Plan> forwardPlans(const std::function<void(GraphBuilder
   auto m = b.finish();
   test::dumpCudaPlan(*m);
   return {lowerToPlan(*m, test::cudaChoicesOnCpu(true)),
-          lowerToPlan(*m, test::cudaChoicesOnCpu(true), {},
-                      test::fusionsWithout(&Fusions::softmaxScales))};
+          lowerToPlan(*m, test::cudaChoicesOnCpu(true), test::fusionsWithout(plan::softmaxScales))};
 }
 
 TEST(SoftmaxScales, AnAffineScaleJoinsEverySoftmaxAxis) {

@@ -15,13 +15,9 @@
 //   the scores.
 // No step in between may write x in place. Each fused kernel rounds where
 // the two steps rounded: the same bits.
-#include "compiler/SoftmaxScaleFusion.h"
+#include "compiler/plan/PlanPass.h"
 
-#include <algorithm>
-
-#include "compiler/PlanSteps.h"
-
-namespace ampc {
+namespace ampc::plan {
 namespace {
 
 bool plainScale(const rt::Step &s) {
@@ -35,58 +31,60 @@ bool isSoftmax(const rt::Step &s) {
 }
 
 /// Before: folds the scale at `at` into its softmax readers; whether it did.
-bool foldBefore(rt::Plan &plan, const std::vector<std::vector<int>> &readers, int at) {
-  const rt::Step &scale = plan.steps[at];
+bool foldBefore(PlanIndex &index, int at) {
+  const rt::Step &scale = index.step(at);
   int x = scale.inputs[0], y = scale.outputs[0];
-  const std::vector<int> &r = readers[y];
-  if (r.empty() || !rt::isComputeFloat(plan.buffers[y].dtype) ||
-      std::count(plan.outputs.begin(), plan.outputs.end(), y) || plan.loss == y ||
-      writtenBetween(plan, {x}, at, r.back()))
+  std::vector<int> readers = index.readers(y);
+  if (readers.empty() || !rt::isComputeFloat(index.buffer(y).dtype) || index.kept(y) ||
+      index.writtenBetween({x}, at, readers.back()))
     return false;
-  for (int k : r) {
-    const rt::Step &s = plan.steps[k];
+  for (int k : readers) {
+    const rt::Step &s = index.step(k);
     if (!isSoftmax(s) || s.inputs.size() != 1 || s.inputs[0] != y)
       return false;
   }
-  for (int k : r) {
-    rt::Step &s = plan.steps[k];
+  for (int k : readers) {
+    rt::Step &s = index.edit(k);
     s.inputs[0] = x;
     s.attrs["input_scale"] = scale.attrs.value("scale", 1.0);
     s.attrs["input_bias"] = scale.attrs.value("bias", 0.0);
-    s.attrs["input_round"] = roundingOf(plan.buffers[y].dtype);
+    s.attrs["input_round"] = roundingOf(index.buffer(y).dtype);
   }
   return true;
 }
 
 /// After: folds the scale at `at` into the softmax_backward whose result it
 /// alone reads; whether it did.
-bool foldAfter(rt::Plan &plan, const std::vector<int> &writer, const std::vector<int> &reader,
-               int at) {
-  const rt::Step &scale = plan.steps[at];
-  int g = scale.inputs[0], b = writer[g];
-  if (b < 0 || reader[g] != at || !rt::isComputeFloat(plan.buffers[g].dtype))
+bool foldAfter(PlanIndex &index, int at) {
+  const rt::Step &scale = index.step(at);
+  int g = scale.inputs[0], b = index.writer(g);
+  if (b < 0 || index.soleReader(g) != at || !rt::isComputeFloat(index.buffer(g).dtype))
     return false;
-  rt::Step &backward = plan.steps[b];
+  const rt::Step &backward = index.step(b);
   if (backward.kernel != "softmax_backward" || backward.outputs.size() != 1 ||
       backward.attrs.contains("output_scale"))
     return false;
-  backward.attrs["output_scale"] = scale.attrs.value("scale", 1.0);
-  backward.attrs["output_bias"] = scale.attrs.value("bias", 0.0);
-  backward.attrs["output_round"] = roundingOf(plan.buffers[g].dtype);
-  backward.outputs = scale.outputs;
+  rt::Step &fused = index.edit(b);
+  fused.attrs["output_scale"] = scale.attrs.value("scale", 1.0);
+  fused.attrs["output_bias"] = scale.attrs.value("bias", 0.0);
+  fused.attrs["output_round"] = roundingOf(index.buffer(g).dtype);
+  fused.outputs = scale.outputs;
   return true;
+}
+
+void run(PlanIndex &index, const PassContext &) {
+  for (int i = 0; i < index.numSteps(); ++i)
+    if (plainScale(index.step(i)) && (foldBefore(index, i) || foldAfter(index, i)))
+      index.erase(i);
 }
 
 } // namespace
 
-void fuseSoftmaxScales(rt::Plan &plan) {
-  std::vector<std::vector<int>> readers = readersOf(plan);
-  std::vector<int> reader = soleReaders(plan), writer = writersOf(plan);
-  std::vector<bool> erased(plan.steps.size(), false);
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    if (plainScale(plan.steps[i]))
-      erased[i] = foldBefore(plan, readers, (int)i) || foldAfter(plan, writer, reader, (int)i);
-  eraseSteps(plan, erased);
-}
+const PlanPass softmaxScales = {"softmax-scales",
+                                "scales before softmaxes and after their backward",
+                                true,
+                                true,
+                                unprobedChainTarget,
+                                run};
 
-} // namespace ampc
+} // namespace ampc::plan

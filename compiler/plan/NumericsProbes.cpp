@@ -1,11 +1,24 @@
-#include "compiler/Probes.h"
-
+// Numerics probes (docs/precision-doctor.md; runtime/core/Probes.h): after every
+// step with float results, a step that records what they held. Runs last
+// but for the counters and memory planning, on the fused plan, and only
+// for `ampc doctor` and `--check-numerics`, which leave the fusions out so
+// that a probe names the step (or cast) that went wrong.
+//
+// Algorithm: `record_non_finite` after each step with float results, one
+// flag each in `numerics.flags`; or `record_range` per float result, one
+// row each in `numerics.ranges`, backward values with the loss scale. A
+// range probe sees a value before it is rounded to L: a cast's input, or the
+// f32 result of a step with an L result, which then writes it in f32 and a
+// new cast step rounds it (the same bits). Each probe carries the step's
+// phase and names what it probes (`of`: the step for flags, the value for
+// ranges).
 #include <cmath>
 
+#include "compiler/plan/PlanPass.h"
 #include "runtime/core/KernelTraits.h"
 #include "runtime/core/Probes.h"
 
-namespace ampc {
+namespace ampc::plan {
 namespace {
 
 bool isLow(rt::DType t) { return t == rt::DType::F16 || t == rt::DType::BF16; }
@@ -23,8 +36,7 @@ int addBuffer(rt::Plan &plan, const std::string &name, rt::BufferKind kind, rt::
   return plan.buffers.back().id;
 }
 
-int addState(rt::Plan &plan, const std::string &name, rt::DType dtype,
-             std::vector<int64_t> shape) {
+int addState(rt::Plan &plan, const std::string &name, rt::DType dtype, std::vector<int64_t> shape) {
   return addBuffer(plan, name, rt::BufferKind::State, dtype, std::move(shape));
 }
 
@@ -55,11 +67,8 @@ rt::Step probeStep(const rt::Step &of, const std::string &kernel, const std::str
   return probe;
 }
 
-} // namespace
-
+/// Adds the probes, before memory planning.
 void addProbes(rt::Plan &plan, const ProbeOptions &options) {
-  if (options.mode == ProbeOptions::Mode::None)
-    return;
   bool ranges = options.mode == ProbeOptions::Mode::Ranges;
   rt::LowRange low = rt::lowRange(options.lowDtype);
   size_t loss = lossStep(plan);
@@ -72,8 +81,9 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
         if (!ranges)
           break;
       }
-  int state = ranges ? addState(plan, rt::kRanges, rt::DType::F64, {(int64_t)slots, rt::kRangeFields})
-                     : addState(plan, rt::kNonFiniteFlags, rt::DType::I1, {(int64_t)slots});
+  int state = ranges
+                  ? addState(plan, rt::kRanges, rt::DType::F64, {(int64_t)slots, rt::kRangeFields})
+                  : addState(plan, rt::kNonFiniteFlags, rt::DType::I1, {(int64_t)slots});
   std::vector<rt::Step> steps;
   int64_t slot = 0;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -144,4 +154,14 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
   plan.steps = std::move(steps);
 }
 
-} // namespace ampc
+void run(PlanIndex &index, const PassContext &context) {
+  addProbes(index.rewrite(), context.options.probes);
+}
+
+bool probed(const PassContext &context) { return context.probed(); }
+
+} // namespace
+
+const PlanPass numericsProbes = {"numerics-probes", "", false, true, probed, run};
+
+} // namespace ampc::plan

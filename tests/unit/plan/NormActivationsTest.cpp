@@ -1,4 +1,4 @@
-// Batch norm activations (compiler/NormActivationFusion.cpp, the batch_norm
+// Batch norm activations (compiler/plan/NormActivations.cpp, the batch_norm
 // kernels' `activation`): each fused plan against the same graph with its
 // relus, residual adds and relu backwards as steps, on the CPU reference.
 // The fused kernels round where those steps rounded, so the results are the

@@ -1,0 +1,83 @@
+// The plan optimizer's table (compiler/plan/PlanPasses.def): each fusion's
+// name is the one `--no-fuse` takes, and every fusion in it, held to the
+// plan without it on the zoo, keeps the results (the same bits, or within
+// the kernels' tolerance where the row says so) and does fire: a row added
+// is tested as it is added, and a fusion that stops matching fails here.
+#include <set>
+
+#include "compiler/plan/PlanPass.h"
+#include "tests/unit/RuntimeTestUtil.h"
+
+using namespace ampc;
+
+namespace {
+
+TEST(PlanPassTable, NamesEachFusionOnce) {
+  std::set<std::string> names;
+  std::string listed;
+  for (const plan::PlanPass *pass : plan::planPasses()) {
+    EXPECT_TRUE(names.insert(pass->name).second) << pass->name;
+    EXPECT_EQ(plan::findFusion(pass->name), pass->switchable ? pass : nullptr) << pass->name;
+    EXPECT_EQ(pass->switchable, *pass->summary != '\0') << pass->name << ": help text";
+    if (pass->switchable)
+      listed += (listed.empty() ? "" : ",") + std::string(pass->name);
+  }
+  EXPECT_EQ(plan::fusionNames(), listed);
+  EXPECT_EQ(plan::findFusion("bogus"), nullptr);
+  EXPECT_FALSE(FusionSet::allBut(plan::castFolding).enabled(plan::castFolding));
+  EXPECT_TRUE(FusionSet::allBut(plan::castFolding).enabled(plan::gemmEpilogues));
+}
+
+/// The training graphs every fusion is held on: a perceptron (relu and
+/// bias gradients), a small ResNet-18 (batch norms) and a one-layer BERT
+/// (attention, GELU, layer norms), trained at O1 in f16.
+std::vector<mlir::OwningOpRef<mlir::ModuleOp>> zoo(mlir::MLIRContext &ctx) {
+  std::vector<mlir::OwningOpRef<mlir::ModuleOp>> graphs;
+  graphs.push_back(test::smallBertTraining(ctx, "O1", "f16"));
+  for (auto [name, sets] :
+       {std::pair<const char *, std::map<std::string, std::string>>{
+            "mlp", {{"batch", "4"}, {"hidden", "16"}}},
+        {"resnet", {{"depth", "18"}, {"batch", "2"}, {"image", "16"}, {"classes", "4"}}}}) {
+    auto m = buildModel(ctx, name, sets);
+    AmpSettings amp;
+    TrainSettings train;
+    train.optimizer = "adam";
+    runTrainingPipeline(*m, amp, train);
+    graphs.push_back(std::move(m));
+  }
+  return graphs;
+}
+
+/// The params both plans train (weight copies are params of one plan only)
+/// hold the same bytes after three steps on fixed data.
+void expectSameParams(const rt::Plan &a, const rt::Plan &b, const std::string &what) {
+  auto want = test::fixedRunResults(a, true), got = test::fixedRunResults(b, true);
+  int compared = 0;
+  for (const auto &[name, bytes] : want)
+    if (got.count(name)) {
+      EXPECT_EQ(bytes, got[name]) << what << ": " << name << " differs";
+      ++compared;
+    }
+  EXPECT_GT(compared, 0) << what;
+}
+
+TEST(PlanPassTable, EachFusionFiresAndKeepsTheResults) {
+  mlir::MLIRContext ctx;
+  auto graphs = zoo(ctx);
+  rt::Target target = test::cudaChoicesOnCpu(true);
+  for (const plan::PlanPass *pass : plan::planPasses()) {
+    if (!pass->switchable || pass == &plan::recompute) // recompute: the training pipeline's
+      continue;
+    bool fired = false;
+    for (auto &m : graphs) {
+      rt::Plan without = lowerToPlan(*m, target, test::fusionsWithout(*pass)),
+               with = lowerToPlan(*m, target);
+      fired |= rt::planToJson(with) != rt::planToJson(without);
+      if (pass->exact)
+        expectSameParams(without, with, pass->name);
+    }
+    EXPECT_TRUE(fired) << pass->name << " fused nothing on the zoo";
+  }
+}
+
+} // namespace
