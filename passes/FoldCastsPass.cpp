@@ -1,5 +1,5 @@
 // graph-fold-casts. Algorithm: collect the graph's casts and run graph.cast's
-// canonicalization patterns (ops/CastFolding.cpp) on them alone with the
+// canonicalization patterns (ops/CastCanonicalization.cpp) on them alone with the
 // greedy driver, which also erases the casts left without users. Other
 // nodes are not visited, so an unused user node is never removed.
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"

@@ -6,7 +6,7 @@
 #include "runtime/core/MemoryPlanner.h"
 #include "runtime/core/Probes.h"
 #include "runtime/core/StepAttrs.h"
-#include "runtime/driver/Recompute.h"
+#include "runtime/driver/F32Replay.h"
 
 namespace ampc::rt {
 namespace {
@@ -213,7 +213,7 @@ NonFiniteFinding NumericsCheck::classify(const Culprit &c, bool apply, bool firs
   if (isLow(plan_.buffers[c.output].dtype)) {
     finite = true;
     for (const std::vector<float> &out :
-         recomputeInF32(plan_, s, c.inputs, options_.training, options_.seed)) {
+         replayInF32(plan_, s, c.inputs, options_.training, options_.seed)) {
       double top = maxAbs(out, finite);
       f.f32MaxAbs = finite ? std::max(f.f32MaxAbs, top) : top;
       if (!finite)

@@ -6,7 +6,7 @@
 // survives), from the persistent state saved before the run and the same
 // batch, finds the first op in execution order whose output is non-finite
 // while its inputs are finite, and classifies the cause:
-//  - forward overflow in L: the op computes in f16/bf16, and recomputed in
+//  - forward overflow in L: the op computes in f16/bf16, and replayed in
 //    f32 from the same inputs it is finite: low precision caused it, and
 //    loss scaling cannot fix it;
 //  - gradient overflow from the loss scale: only the backward overflowed,
@@ -51,8 +51,8 @@ struct NonFiniteFinding {
   /// a param or other state), or the input that an op fused a cast of and
   /// overflowed in rounding; "" for none.
   std::string input;
-  /// The op recomputed in f32 from the same inputs: its largest |output|
-  /// (inf or nan when f32 is not finite either; 0 when not recomputed).
+  /// The op replayed in f32 from the same inputs: its largest |output|
+  /// (inf or nan when f32 is not finite either; 0 when not replayed).
   double f32MaxAbs = 0;
   /// The loss scale of the run, and for a loss-scale overflow how many
   /// halvings made the run finite.

@@ -57,3 +57,10 @@ if torch_works():
     config.substitutions.append(("%onnxtests", os.path.join(os.path.dirname(config.test_source_root), "onnx")))
 if os.path.exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"):
     config.available_features.add("fashion-mnist")
+# The CUDA backend as built, and a GPU as the driver sees it: the tests that
+# run on a GPU require both, so that a GPU machine whose build left CUDA out
+# fails instead of skipping.
+if config.ampc_has_cuda:
+    config.available_features.add("cuda-backend")
+if shutil.which("nvidia-smi") and probe("gpu", ["nvidia-smi", "-L"]):
+    config.available_features.add("gpu")

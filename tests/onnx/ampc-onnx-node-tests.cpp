@@ -5,9 +5,11 @@
 // importer refuses (an attribute or form it does not support) must be
 // refused with an error; a case that imports must match.
 //
-// Usage: ampc-onnx-node-tests DIR [--min-pass N] [--verbose]
-// Exits 1 on any mismatch or when fewer than N cases pass; 77 (a skip) when
-// DIR does not exist.
+// Usage: ampc-onnx-node-tests DIR [--expect-pass FILE] [--write-pass FILE] [--verbose]
+// FILE pins the cases that pass, one name a line: a listed case that no
+// longer passes (refused, or wrong) fails, and so does a case that passes
+// unlisted (add it: --write-pass FILE writes the list). Exits 1 on any
+// mismatch or pin broken; 77 (a skip) when DIR does not exist.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -151,18 +153,37 @@ Outcome runCase(const fs::path &dir, std::string &why) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: ampc-onnx-node-tests DIR [--min-pass N] [--verbose]\n");
+    std::fprintf(stderr, "usage: ampc-onnx-node-tests DIR [--expect-pass FILE] "
+                         "[--write-pass FILE] [--verbose]\n");
     return 2;
   }
   fs::path root = argv[1];
-  int minPass = 0;
+  std::string expectFile, writeFile;
   bool verbose = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--min-pass" && i + 1 < argc)
-      minPass = std::atoi(argv[++i]);
+    if (a == "--expect-pass" && i + 1 < argc)
+      expectFile = argv[++i];
+    else if (a == "--write-pass" && i + 1 < argc)
+      writeFile = argv[++i];
     else if (a == "--verbose")
       verbose = true;
+    else {
+      std::fprintf(stderr, "ampc-onnx-node-tests: error: unknown argument '%s'\n", a.c_str());
+      return 2;
+    }
+  }
+  std::set<std::string> expected;
+  if (!expectFile.empty()) {
+    std::ifstream in(expectFile);
+    if (!in) {
+      std::fprintf(stderr, "ampc-onnx-node-tests: error: %s: cannot read the file\n",
+                   expectFile.c_str());
+      return 2;
+    }
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty() && line[0] != '#')
+        expected.insert(line);
   }
   if (!fs::is_directory(root)) {
     std::printf("skipped: %s does not exist (Debian's libonnx-testdata)\n", root.c_str());
@@ -175,10 +196,13 @@ int main(int argc, char **argv) {
   std::sort(cases.begin(), cases.end());
   int counts[4] = {0, 0, 0, 0};
   std::map<std::string, int> otherOps;
+  std::set<std::string> passed;
   for (const fs::path &c : cases) {
     std::string why;
     Outcome o = runCase(c, why);
     ++counts[int(o)];
+    if (o == Outcome::Passed)
+      passed.insert(c.filename().string());
     if (o == Outcome::NotMapped)
       ++otherOps[why];
     else if (o != Outcome::Passed || verbose) // every skip is listed with its reason
@@ -195,9 +219,22 @@ int main(int argc, char **argv) {
   std::printf("%zu cases: %d of mapped ops (%d passed, %d skipped, %d failed), %d of other ops\n",
               cases.size(), counts[1] + counts[2] + counts[3], counts[2], counts[1], counts[3],
               counts[0]);
-  if (counts[int(Outcome::Passed)] < minPass) {
-    std::printf("FAIL: fewer than %d cases passed\n", minPass);
-    return 1;
+  if (!writeFile.empty()) {
+    std::ofstream out(writeFile);
+    out << "# The cases of " << root.filename().string()
+        << " that pass (ampc-onnx-node-tests --write-pass)\n";
+    for (const std::string &name : passed)
+      out << name << "\n";
   }
-  return counts[int(Outcome::Failed)] ? 1 : 0;
+  int broken = 0;
+  if (!expectFile.empty()) {
+    for (const std::string &name : expected)
+      if (!passed.count(name) && ++broken)
+        std::printf("FAIL %s: pinned in %s, no longer passes\n", name.c_str(), expectFile.c_str());
+    for (const std::string &name : passed)
+      if (!expected.count(name) && ++broken)
+        std::printf("FAIL %s: passes, not pinned in %s: add it\n", name.c_str(),
+                    expectFile.c_str());
+  }
+  return counts[int(Outcome::Failed)] || broken ? 1 : 0;
 }

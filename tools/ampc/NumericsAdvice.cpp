@@ -96,7 +96,7 @@ std::string firstFinding(const rt::NonFiniteFinding &f, const AdviceContext &c) 
     else
       out += std::string(f.dtype == "f32" || f.dtype == "f64"
                              ? "the op computes in f32 and its output is not finite"
-                             : "recomputed in f32 from the same inputs it is still not finite") +
+                             : "replayed in f32 from the same inputs it is still not finite") +
              ": a model or data bug (log of 0, division by 0, a NaN in the data), not AMP\n";
     break;
   }

@@ -67,9 +67,12 @@ std::pair<rt::Plan, rt::Plan> plans(int64_t width) {
           lowerToPlan(*m, test::cudaChoicesOnCpu(true), test::fusionsWithout(plan::residualGrads))};
 }
 
-// 8 wide: the CUDA kernel holds the rows 4 elements a load and adds as it
-// reads; 6 wide, it sums the gradients in a pass of its own first.
-TEST(ResidualGrads, RowsHeldOrNot) {
+// The plans of the CUDA kernel's two paths, held to the unfused plan on the
+// CPU reference: 8 wide, the CUDA kernel holds the rows 4 elements a load
+// and adds as it reads; 6 wide, it sums the gradients in a pass of its own
+// first. The CPU runs one path for both; ampc-backend-check holds each CUDA
+// path to it on these plans (test::dumpCudaPlan).
+TEST(ResidualGrads, BothCudaRowWidthsTrainToTheSameBits) {
   for (int64_t width : {8, 6}) {
     auto [fused, steps] = plans(width);
     std::string what = std::to_string(width) + " wide";

@@ -3,8 +3,8 @@
 // have computed in f32 from the same inputs. --check-numerics uses it to
 // tell an overflow that low precision caused from one that f32 has too
 // (docs/precision-doctor.md).
-#ifndef AMPC_RUNTIME_DRIVER_RECOMPUTE_H
-#define AMPC_RUNTIME_DRIVER_RECOMPUTE_H
+#ifndef AMPC_RUNTIME_DRIVER_F32REPLAY_H
+#define AMPC_RUNTIME_DRIVER_F32REPLAY_H
 
 #include <cstddef>
 #include <vector>
@@ -25,7 +25,7 @@ struct StepInput {
 /// widened to f32 where they are f16 or bf16, and returns each of its
 /// outputs as f32 values. A cast returns its input widened. Throws
 /// PlanError or RuntimeError if the kernel does not take f32 there.
-std::vector<std::vector<float>> recomputeInF32(const Plan &plan, const Step &step,
+std::vector<std::vector<float>> replayInF32(const Plan &plan, const Step &step,
                                                const std::vector<StepInput> &inputs,
                                                bool training, uint64_t seed);
 

@@ -1,4 +1,4 @@
-#include "runtime/driver/Recompute.h"
+#include "runtime/driver/F32Replay.h"
 
 #include "runtime/core/Convert.h"
 #include "runtime/core/KernelTraits.h"
@@ -19,7 +19,7 @@ std::vector<float> asF32(const StepInput &in) {
 
 } // namespace
 
-std::vector<std::vector<float>> recomputeInF32(const Plan &plan, const Step &step,
+std::vector<std::vector<float>> replayInF32(const Plan &plan, const Step &step,
                                                const std::vector<StepInput> &inputs,
                                                bool training, uint64_t seed) {
   const KernelTraits *traits = findKernelTraits(step.kernel);
