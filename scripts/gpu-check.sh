@@ -6,8 +6,9 @@
 #   scripts/gpu-check.sh prepare
 #     here, after scripts/build.sh: fetches the Debian packages the runtime
 #     builds against (nlohmann-json, OpenBLAS, zlib) and Fashion-MNIST into
-#     .gpu/, and compiles the plans to run there into .gpu/plans: model plans
-#     (ampc compile), and every graph the kernel tests lower
+#     .gpu/, and compiles the plans to run there into .gpu/plans: the plans
+#     scripts/gpu-check.plans lists (scripts/compile-plans.sh), and every
+#     graph the kernel tests lower
 #     (AMPC_DUMP_CUDA_PLANS), and builds the runtime and its tools for
 #     sm_90 into .gpu/prebuilt (build-gpu-prebuilt/, about 10 minutes on two
 #     cores the first time). .gpu is ignored by git; carry it (about 55 MB).
@@ -61,8 +62,7 @@ prepare() {
     exit 1
   fi
   rm -rf .gpu
-  mkdir -p .gpu/debs .gpu/data .gpu/plans/unit .gpu/plans/models .gpu/plans/e2e \
-    .gpu/plans/bench .gpu/plans/fusions .gpu/graphs
+  mkdir -p .gpu/debs .gpu/data .gpu/plans/unit
   (cd .gpu/debs && apt-get download -q nlohmann-json3-dev zlib1g-dev zlib1g \
      libopenblas0-openmp libopenblas-openmp-dev libgfortran5 libquadmath0 2>&1 |
      grep -v "^W: Download is performed unsandboxed" || true)
@@ -77,80 +77,7 @@ prepare() {
   cp "$fmnist"/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz .gpu/data/fashion-mnist/
   rm -rf .gpu/data/root .gpu/data/*.deb
   AMPC_DUMP_CUDA_PLANS="$PWD/.gpu/plans/unit" build/bin/ampc-unittests --gtest_brief=1 >/dev/null
-  local ampc=build/bin/ampc
-  # plan DIR NAME MODEL "key=value ..." compile options...
-  plan() {
-    local dir=$1 name=$2 model=$3 sets=$4
-    shift 4
-    local args=()
-    for kv in $sets; do args+=(--set "$kv"); done
-    "$ampc" model "$model" "${args[@]}" -o ".gpu/graphs/$name.json"
-    "$ampc" compile ".gpu/graphs/$name.json" -o ".gpu/plans/$dir/$name.json" "$@"
-  }
-  local bert="layers=2 hidden=128 heads=2 seq=32 vocab=512 batch=4"
-  local resnet="depth=18 batch=4 image=32 classes=10"
-  # For ampc-backend-check: CUDA plans covering every op and AMP mode.
-  plan models mlp-o0-train mlp "" --device cuda --level O0 --train
-  plan models mlp-o1-train mlp "" --device cuda --level O1 --train
-  plan models mlp-o1-bf16-train mlp "" --device cuda --level O1 --dtype bf16 --train
-  plan models mlp-o2-train-accumulate mlp "" --device cuda --level O2 --train --accumulate 2
-  plan models mlp-o1-forward mlp "" --device cuda --level O1
-  plan models simplenet-o2-train simplenet "batch=64 hidden=256" --device cuda --level O2 \
-    --train --optimizer momentum
-  plan models cnn-o0-train mnist_cnn "" --device cuda --level O0 --train
-  plan models cnn-o1-train-adam mnist_cnn "" --device cuda --level O1 --train --optimizer adam
-  plan models cnn-o2-bf16-train mnist_cnn "" --device cuda --level O2 --dtype bf16 --train \
-    --optimizer momentum
-  plan models resnet18-o1-train resnet "$resnet" --device cuda --level O1 --train \
-    --optimizer momentum
-  plan models resnet18-o2-forward resnet "$resnet" --device cuda --level O2
-  plan models bert-o1-train-adamw bert "$bert" --device cuda --level O1 --train --optimizer adamw
-  plan models bert-o1-bf16-train bert "$bert" --device cuda --level O1 --dtype bf16 --train
-  plan models bert-o0-forward bert "$bert" --device cuda --level O0
-  # For the end-to-end runs: a training and a forward plan per device.
-  local cfg level dtype model dev
-  for cfg in mlp-o0:mlp:O0:f16 mlp-o1:mlp:O1:f16 mlp-o2:mlp:O2:f16 mlp-o1-bf16:mlp:O1:bf16 \
-    cnn-o1:mnist_cnn:O1:f16; do
-    IFS=: read -r name model level dtype <<<"$cfg"
-    for dev in cpu cuda; do
-      plan e2e "$name-$dev-train" "$model" "" --device $dev --level $level --dtype $dtype --train
-      plan e2e "$name-$dev-forward" "$model" "" --device $dev --level $level --dtype $dtype
-    done
-  done
-  # --check-numerics on both devices: a forward overflow in f16, and the
-  # gradient overflows of a 2^40 loss scale.
-  mkdir -p .gpu/plans/numerics
-  cp tests/lit/doctor/Inputs/overflow.json .gpu/graphs/overflow.json
-  "$ampc" model mlp --set batch=8 --set hidden=32 -o .gpu/graphs/mlp-small.json
-  for dev in cpu cuda; do
-    "$ampc" compile .gpu/graphs/overflow.json --train --check-numerics --device $dev \
-      -o .gpu/plans/numerics/overflow-$dev.json
-    "$ampc" compile .gpu/graphs/mlp-small.json --train --check-numerics --device $dev \
-      --init-loss-scaling 1099511627776 -o .gpu/plans/numerics/scale-$dev.json
-  done
-  cp .gpu/plans/numerics/{overflow,scale}-cuda.json .gpu/plans/models/
-  # For the benchmarks (docs/performance.md): the seed's shapes with SGD,
-  # mnist_cnn and ResNet-50 (batch 64, NHWC) with SGD, BERT-base with AdamW.
-  for level in O0 O1 O2; do
-    plan bench "simplenet-${level,,}" simplenet "batch=512 hidden=4096" --device cuda \
-      --level $level --train
-  done
-  for level in O0 O1; do
-    plan bench "mnist_cnn-${level,,}" mnist_cnn "" --device cuda --level $level --train
-    plan bench "bert-${level,,}" bert "batch=32 seq=128" --device cuda --level $level --train \
-      --optimizer adamw
-  done
-  plan bench resnet50-o1 resnet "depth=50 batch=64" --device cuda --level O1 --train
-  # The same steps with one fusion left out, for what each is worth (bench).
-  plan fusions bert-o1-no-recompute bert "batch=32 seq=128" --device cuda --level O1 --train \
-    --optimizer adamw --no-fuse recompute
-  plan fusions bert-o1-no-grad-epilogues bert "batch=32 seq=128" --device cuda --level O1 \
-    --train --optimizer adamw --no-fuse grad-epilogues
-  plan fusions resnet50-o1-no-norm-activations resnet "depth=50 batch=64" --device cuda \
-    --level O1 --train --no-fuse norm-activations
-  plan fusions bert-o1-no-residual-grads bert "batch=32 seq=128" --device cuda --level O1 \
-    --train --optimizer adamw --no-fuse residual-grads
-  rm -rf .gpu/graphs
+  scripts/compile-plans.sh scripts/gpu-check.plans .gpu/plans
   prebuild
   echo "gpu-check: prepared .gpu ($(du -sh .gpu | cut -f1)):" \
     "$(ls .gpu/plans/models | wc -l) model plans, $(ls .gpu/plans/unit | wc -l) kernel-test" \
