@@ -51,16 +51,11 @@ rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const PlanOption
   llvm::DenseMap<Value, std::string> roundedTo; // fused casts' results
   auto addBuffer = [&](Value v, rt::BufferKind kind) -> rt::Buffer & {
     auto type = cast<RankedTensorType>(v.getType());
-    rt::Buffer b;
-    b.id = plan.buffers.size();
-    b.name = graph::valueName(v).str();
-    b.kind = kind;
-    b.dtype = *rt::parseDType(graph::dtypeName(type.getElementType()));
-    b.shape.assign(type.getShape().begin(), type.getShape().end());
-    b.bytes = type.getNumElements() * rt::dtypeSize(b.dtype);
-    ids[v] = b.id;
-    plan.buffers.push_back(std::move(b));
-    return plan.buffers.back();
+    int id = plan.addBuffer(graph::valueName(v).str(), kind,
+                            *rt::parseDType(graph::dtypeName(type.getElementType())),
+                            {type.getShape().begin(), type.getShape().end()});
+    ids[v] = id;
+    return plan.buffers[id];
   };
   for (Operation &op : g.getBody().front()) {
     if (auto in = dyn_cast<graph::InputOp>(op)) {

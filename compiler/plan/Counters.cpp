@@ -14,14 +14,7 @@ int addCounter(rt::Plan &plan, const std::string &name) {
   std::string unique = name;
   for (int k = 1; plan.find(unique) >= 0; ++k)
     unique = name + "." + std::to_string(k);
-  rt::Buffer b;
-  b.id = plan.buffers.size();
-  b.name = unique;
-  b.kind = rt::BufferKind::State;
-  b.dtype = rt::DType::I64;
-  b.bytes = 8;
-  plan.buffers.push_back(std::move(b));
-  return plan.buffers.back().id;
+  return plan.addBuffer(unique, rt::BufferKind::State, rt::DType::I64, {});
 }
 
 void addCounters(rt::Plan &plan) {

@@ -64,12 +64,8 @@ int keptForBackward(PlanIndex &index, int x, const std::string &fn, const rt::Bu
     return -1;
   if (forward.outputs.size() == 2)
     return forward.outputs[1];
-  rt::Buffer mask;
-  mask.name = y.name + ".relu_mask";
-  mask.dtype = rt::DType::I32;
-  mask.shape = rt::reluMaskShape(rt::numElements(y.shape) / cols, cols);
-  mask.bytes = rt::numElements(mask.shape) * (int64_t)rt::dtypeSize(mask.dtype);
-  int id = index.addBuffer(std::move(mask));
+  int id = index.addBuffer(y.name + ".relu_mask", rt::DType::I32,
+                           rt::reluMaskShape(rt::numElements(y.shape) / cols, cols));
   index.edit(f).outputs.push_back(id);
   return id;
 }

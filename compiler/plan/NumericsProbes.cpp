@@ -23,21 +23,8 @@ namespace {
 
 bool isLow(rt::DType t) { return t == rt::DType::F16 || t == rt::DType::BF16; }
 
-int addBuffer(rt::Plan &plan, const std::string &name, rt::BufferKind kind, rt::DType dtype,
-              std::vector<int64_t> shape) {
-  rt::Buffer b;
-  b.id = plan.buffers.size();
-  b.name = name;
-  b.kind = kind;
-  b.dtype = dtype;
-  b.shape = std::move(shape);
-  b.bytes = rt::numElements(b.shape) * rt::dtypeSize(dtype);
-  plan.buffers.push_back(std::move(b));
-  return plan.buffers.back().id;
-}
-
 int addState(rt::Plan &plan, const std::string &name, rt::DType dtype, std::vector<int64_t> shape) {
-  return addBuffer(plan, name, rt::BufferKind::State, dtype, std::move(shape));
+  return plan.addBuffer(name, rt::BufferKind::State, dtype, std::move(shape));
 }
 
 /// The loss scale the backward values carry, or -1.
@@ -120,7 +107,7 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
       if (isCast && rt::isFloat(plan.buffers[step.inputs[0]].dtype)) {
         probed.push_back({step.inputs[0], out});
       } else if (isLow(b.dtype) && computes) {
-        int wide = addBuffer(plan, b.name + ".f32", rt::BufferKind::Temp, rt::DType::F32, b.shape);
+        int wide = plan.addBuffer(b.name + ".f32", rt::BufferKind::Temp, rt::DType::F32, b.shape);
         rt::Step round = probeStep(step, "cast", b.name + ".round");
         round.inputs = {wide};
         round.outputs = {out};

@@ -23,11 +23,9 @@ void PlanIndex::move(int from, int to) {
   stale_ = true;
 }
 
-int PlanIndex::addBuffer(rt::Buffer b) {
-  b.id = (int)plan_.buffers.size();
-  plan_.buffers.push_back(std::move(b));
+int PlanIndex::addBuffer(const std::string &name, rt::DType dtype, std::vector<int64_t> shape) {
   stale_ = true;
-  return plan_.buffers.back().id;
+  return plan_.addBuffer(name, rt::BufferKind::Temp, dtype, std::move(shape));
 }
 
 void PlanIndex::commit() {

@@ -32,8 +32,8 @@ public:
   /// Puts step `from` in the place of the erased step `to` (a fused step
   /// runs where the last step it replaces ran); `from` is erased.
   void move(int from, int to);
-  /// Adds a temporary like `b`, numbered next; returns its id.
-  int addBuffer(rt::Buffer b);
+  /// Adds a temporary numbered next (rt::Plan::addBuffer); returns its id.
+  int addBuffer(const std::string &name, rt::DType dtype, std::vector<int64_t> shape);
   /// Drops the erased steps; later steps move up.
   void commit();
   /// The whole plan, for a pass that rewrites it at once (probes, counters,

@@ -21,6 +21,19 @@ const char *kindName(BufferKind k) {
   return "?";
 }
 
+int Plan::addBuffer(const std::string &name, BufferKind kind, DType dtype,
+                    std::vector<int64_t> shape) {
+  Buffer b;
+  b.id = (int)buffers.size();
+  b.name = name;
+  b.kind = kind;
+  b.dtype = dtype;
+  b.shape = std::move(shape);
+  b.bytes = numElements(b.shape) * (int64_t)dtypeSize(dtype);
+  buffers.push_back(std::move(b));
+  return buffers.back().id;
+}
+
 int Plan::find(const std::string &name) const {
   for (const Buffer &b : buffers)
     if (b.name == name)

@@ -68,6 +68,9 @@ struct Plan {
   int64_t peakBytes() const { return arenaBytes + persistentBytes; }
   /// The buffer called `name`, or -1.
   int find(const std::string &name) const;
+  /// Appends a buffer numbered next, its bytes those of `shape` in `dtype`;
+  /// returns its id.
+  int addBuffer(const std::string &name, BufferKind kind, DType dtype, std::vector<int64_t> shape);
 };
 
 /// Whether buffers a and b share bytes: the same region, overlapping ranges.

@@ -78,9 +78,7 @@ TEST(PlanIndex, WritesInPlaceBetweenSteps) {
 TEST(PlanIndex, AddsBuffersAndTakesWholeRewrites) {
   rt::Plan p = chain();
   PlanIndex index(p);
-  rt::Buffer mask;
-  mask.name = "mask";
-  int id = index.addBuffer(mask);
+  int id = index.addBuffer("mask", rt::DType::I32, {4});
   EXPECT_EQ(id, 4);
   index.edit(0).outputs.push_back(id);
   EXPECT_EQ(index.writer(id), 0);
