@@ -30,7 +30,7 @@
 #               its PyTorch columns), for quick turns;
 #       bench   step times of simplenet, mnist_cnn, ResNet-50 and BERT-base
 #               against PyTorch eager (f32, autocast with GradScaler) and
-#               torch.compile (BERT), the table of docs/performance.md,
+#               torch.compile (BERT), the table of docs/benchmarks/,
 #               profiles (per-kernel times, the slowest launches with their
 #               GB/s or TFLOP/s, AMP bookkeeping, GEMM TFLOP/s), step times
 #               with one fusion left out (--no-fuse: recompute and grad

@@ -1,5 +1,5 @@
 """Would a fused attention kernel pay at seq 128? Figures for the question
-(docs/performance.md, "Attention"), for scripts/gpu-check.sh bench.
+(docs/performance.md, "Fusions": the attention question), for scripts/gpu-check.sh bench.
 
 Times BERT-base's attention core, forward and backward, f16 on the GPU:
 batch 32, 12 heads, seq 128, head size 64, from Q, K and V as the
