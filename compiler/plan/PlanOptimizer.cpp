@@ -43,11 +43,11 @@ const PlanPass *findFusion(std::string_view name) {
   return nullptr;
 }
 
-std::string fusionNames() {
-  std::string names;
+std::vector<std::string> fusionNames() {
+  std::vector<std::string> names;
   for (const PlanPass *pass : planPasses())
     if (pass->switchable)
-      names += std::string(names.empty() ? "" : ",") + pass->name;
+      names.push_back(pass->name);
   return names;
 }
 

@@ -50,8 +50,8 @@ const std::vector<const PlanPass *> &planPasses();
 /// The switchable pass called `name`, or null.
 const PlanPass *findFusion(std::string_view name);
 
-/// The switchable passes' names, comma separated, in table order.
-std::string fusionNames();
+/// The switchable passes' names, in table order.
+std::vector<std::string> fusionNames();
 
 /// Predicates that passes' `appliesTo` share.
 bool always(const PassContext &);

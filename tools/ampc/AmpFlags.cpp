@@ -107,10 +107,17 @@ AmpSettings ampOptionsFrom(const Args &args) {
 
 namespace {
 
+std::string commaList(const std::vector<std::string> &names) {
+  std::string list;
+  for (const std::string &n : names)
+    list += (list.empty() ? "" : ",") + n;
+  return list;
+}
+
 } // namespace
 
 OptionSpec noFuseOptionSpec() {
-  return {"no-fuse", true, true, "fusions left out, a,b,...: " + plan::fusionNames()};
+  return {"no-fuse", true, true, "fusions left out, a,b,...: " + commaList(plan::fusionNames())};
 }
 
 FusionSet fusionsFrom(const Args &args, TrainSettings *training) {
@@ -118,9 +125,12 @@ FusionSet fusionsFrom(const Args &args, TrainSettings *training) {
   for (const std::string &value : args.getAll("no-fuse"))
     for (const std::string &name : splitCommas(value)) {
       const plan::PlanPass *pass = plan::findFusion(name);
-      if (!pass)
-        throw UsageError("--no-fuse: unknown fusion '" + name + "'; the fusions are " +
-                         plan::fusionNames());
+      if (!pass) {
+        std::string near = nearestName(name, plan::fusionNames());
+        throw UsageError("--no-fuse: unknown fusion '" + name + "'" +
+                         (near.empty() ? "; the" : "; did you mean '" + near + "'? The") +
+                         " fusions are " + commaList(plan::fusionNames()));
+      }
       fusions.disable(*pass);
     }
   if (training && !fusions.enabled(plan::recompute))

@@ -26,18 +26,26 @@ size_t editDistance(const std::string &a, const std::string &b) {
   return row[b.size()];
 }
 
-/// "; did you mean '--X'?" for the option nearest `name`, if one is near
-/// (a third of its letters, at least two, differ); else "".
+/// "; did you mean '--X'?" for the option nearest `name`, if one is near;
+/// else "".
 std::string nearestOption(const std::string &name, const std::vector<OptionSpec> &specs) {
-  const OptionSpec *best = nullptr;
-  size_t bestDistance = std::max<size_t>(2, name.size() / 3) + 1;
+  std::vector<std::string> names;
   for (const OptionSpec &s : specs)
-    if (size_t d = editDistance(name, s.name); d < bestDistance)
-      best = &s, bestDistance = d;
-  return best ? "; did you mean '--" + best->name + "'?" : "";
+    names.push_back(s.name);
+  std::string best = nearestName(name, names);
+  return best.empty() ? "" : "; did you mean '--" + best + "'?";
 }
 
 } // namespace
+
+std::string nearestName(const std::string &name, const std::vector<std::string> &names) {
+  const std::string *best = nullptr;
+  size_t bestDistance = std::max<size_t>(2, name.size() / 3) + 1;
+  for (const std::string &n : names)
+    if (size_t d = editDistance(name, n); d < bestDistance)
+      best = &n, bestDistance = d;
+  return best ? *best : "";
+}
 
 Args::Args(int argc, char **argv, int first, const std::vector<OptionSpec> &specs) {
   tokens_.assign(argv + std::min(first, argc), argv + argc);

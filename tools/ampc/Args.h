@@ -62,6 +62,10 @@ std::vector<std::string> withoutOption(std::vector<std::string> tokens, const st
 /// other than letters, digits and `-_./:=,+%@` are quoted.
 std::string shellLine(const std::vector<std::string> &words);
 
+/// The one of `names` nearest `name` where it is near (a third of its
+/// letters, at least two, differ), for "did you mean" hints; else "".
+std::string nearestName(const std::string &name, const std::vector<std::string> &names);
+
 /// `text` as one line: newlines, tabs, other control characters and bytes
 /// that are not UTF-8 (in a user's names) written as escapes.
 std::string oneLine(const std::string &text);
