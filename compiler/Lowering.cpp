@@ -15,8 +15,11 @@ using namespace mlir;
 
 namespace ampc {
 
-std::string kernelName(Operation *op) {
-  return op->getName().getStringRef().drop_front(strlen("graph.")).str();
+std::optional<rt::Kernel> kernelOf(Operation *op) {
+  llvm::StringRef name = op->getName().getStringRef();
+  if (!name.consume_front("graph."))
+    return std::nullopt;
+  return rt::kernelNamed(std::string_view(name.data(), name.size()));
 }
 
 namespace {
@@ -26,8 +29,8 @@ namespace {
 /// traits' widened inputs: matmul, conv2d, binary elementwise ops,
 /// conv2d_backward_input's filter).
 bool widenedByKernel(OpOperand &use) {
-  const rt::KernelTraits *traits = rt::findKernelTraits(kernelName(use.getOwner()));
-  return traits && traits->widens(use.getOperandNumber());
+  std::optional<rt::Kernel> kernel = kernelOf(use.getOwner());
+  return kernel && rt::traitsOf(*kernel).widens(use.getOperandNumber());
 }
 
 /// A cast of an f32 param or input to f16/bf16 whose every reader widens it
@@ -86,7 +89,11 @@ rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const PlanOption
     } else {
       rt::Step step;
       step.name = graph::nodeName(&op).str();
-      step.kernel = kernelName(&op);
+      std::optional<rt::Kernel> kernel = kernelOf(&op);
+      if (!kernel)
+        throw GraphError("node '" + step.name + "': op '" + op.getName().getStringRef().str() +
+                         "' has no kernel");
+      step.kernel = *kernel;
       std::vector<std::string> round;
       for (Value in : op.getOperands()) {
         step.inputs.push_back(ids.lookup(in));

@@ -25,8 +25,10 @@ namespace ampc {
 rt::Plan lowerToPlan(mlir::ModuleOp module, const rt::Target &target = rt::cpuTarget(),
                      const PlanOptions &options = {});
 
-/// The plan kernel of a graph op: its name without the `graph.` prefix.
-std::string kernelName(mlir::Operation *op);
+/// The plan kernel of a graph op (the kernel named as the op without its
+/// `graph.` prefix), or nullopt for an op that runs none (input, param,
+/// constant, return).
+std::optional<rt::Kernel> kernelOf(mlir::Operation *op);
 
 } // namespace ampc
 

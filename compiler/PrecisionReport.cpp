@@ -28,9 +28,10 @@ static std::vector<int64_t> shapeOf(Value v) {
 }
 
 double nodeFlops(Operation *op) {
-  const rt::KernelTraits *traits = rt::findKernelTraits(kernelName(op));
-  if (!traits) // runs no kernel (a constant becomes a buffer)
+  std::optional<rt::Kernel> kernel = kernelOf(op);
+  if (!kernel) // runs no kernel (a constant becomes a buffer)
     return 0;
+  const rt::KernelTraits *traits = &rt::traitsOf(*kernel);
   std::vector<std::vector<int64_t>> inputs, outputs;
   for (Value v : op->getOperands())
     inputs.push_back(shapeOf(v));

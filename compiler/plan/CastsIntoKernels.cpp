@@ -33,14 +33,14 @@ namespace {
 bool isLow(rt::DType d) { return d == rt::DType::F16 || d == rt::DType::BF16; }
 
 bool mixedFloat(const rt::Step &s) {
-  const rt::KernelTraits *t = rt::findKernelTraits(s.kernel);
+  const rt::KernelTraits *t = &rt::traitsOf(s.kernel);
   return t && t->has(rt::kMixedFloat);
 }
 
 /// Whether `s` is a cast from f16/bf16 to f32 (`widening`) or from f32 to
 /// f16/bf16, reading its source as it is.
 bool castBetween(const rt::Plan &plan, const rt::Step &s, bool widening) {
-  if (s.kernel != "cast" || s.inputs.size() != 1 || s.outputs.size() != 1 ||
+  if (s.kernel != rt::Kernel::Cast || s.inputs.size() != 1 || s.outputs.size() != 1 ||
       s.attrs.contains("round_inputs"))
     return false;
   rt::DType from = plan.buffers[s.inputs[0]].dtype, to = plan.buffers[s.outputs[0]].dtype;
@@ -59,7 +59,7 @@ bool readsAsItIs(const rt::Step &reader, int y) {
 /// Whether `s` can also write its result `x` rounded, as one more output:
 /// x is result 0 of a kRoundedCopy kernel that carries no copy yet.
 bool keepsRoundedCopy(const rt::Step &s, int x) {
-  const rt::KernelTraits *t = rt::findKernelTraits(s.kernel);
+  const rt::KernelTraits *t = &rt::traitsOf(s.kernel);
   return t && t->has(rt::kRoundedCopy) && !s.outputs.empty() && s.outputs[0] == x &&
          t->outputs.allows(s.outputs.size());
 }
@@ -102,7 +102,7 @@ bool foldIntoWriter(PlanIndex &index, int at) {
 
 void run(PlanIndex &index, const PassContext &) {
   for (int i = 0; i < index.numSteps(); ++i)
-    if (index.step(i).kernel == "cast" && (foldIntoReaders(index, i) || foldIntoWriter(index, i)))
+    if (index.step(i).kernel == rt::Kernel::Cast && (foldIntoReaders(index, i) || foldIntoWriter(index, i)))
       index.erase(i);
 }
 

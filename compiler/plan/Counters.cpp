@@ -21,7 +21,7 @@ void addCounters(rt::Plan &plan) {
   int check = -1;
   std::vector<int> readers;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const rt::KernelTraits *traits = rt::findKernelTraits(plan.steps[i].kernel);
+    const rt::KernelTraits *traits = &rt::traitsOf(plan.steps[i].kernel);
     if (traits && traits->has(rt::kReadsIteration))
       readers.push_back(i);
     if (traits && traits->has(rt::kFlagsNonFinite) && !plan.steps[i].outputs.empty())
@@ -30,7 +30,7 @@ void addCounters(rt::Plan &plan) {
   if (check >= 0) {
     plan.skippedSteps = addCounter(plan, "skipped_steps");
     rt::Step count{"skipped_steps.count",
-                   "increment",
+                   rt::Kernel::Increment,
                    {plan.skippedSteps, plan.steps[check].outputs.back()},
                    {},
                    rt::Json::object()};
@@ -43,7 +43,7 @@ void addCounters(rt::Plan &plan) {
     for (int i : readers)
       plan.steps[i].inputs.push_back(plan.iteration);
     plan.steps.push_back(
-        {"iteration.advance", "increment", {plan.iteration}, {}, rt::Json::object()});
+        {"iteration.advance", rt::Kernel::Increment, {plan.iteration}, {}, rt::Json::object()});
   }
 }
 

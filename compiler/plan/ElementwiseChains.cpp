@@ -225,7 +225,7 @@ void run(PlanIndex &index, const PassContext &) {
         writer[id] = at;
       }
       rt::writeChain(program->ops, results, attrs);
-      chain.kernel = "elementwise_chain";
+      chain.kernel = rt::Kernel::ElementwiseChain;
       chain.inputs = program->inputs;
       chain.attrs = std::move(attrs);
     }

@@ -29,7 +29,7 @@ std::string roundedInput(const rt::Step &s, size_t i) {
 /// operand is `y` and the bias is a vector of y's columns in y's dtype (or
 /// an f32 one the add reads rounded to it: a fused cast).
 int biasOperand(const rt::Plan &plan, const rt::Step &add, int y) {
-  if (add.kernel != "add" || add.inputs.size() != 2 || add.outputs.size() != 1)
+  if (add.kernel != rt::Kernel::Add || add.inputs.size() != 2 || add.outputs.size() != 1)
     return -1;
   const rt::Buffer &out = plan.buffers[y], &sum = plan.buffers[add.outputs[0]];
   for (int k = 0; k < 2; ++k) {
@@ -45,9 +45,9 @@ int biasOperand(const rt::Plan &plan, const rt::Step &add, int y) {
 
 /// The epilogue activation a step computes from `x` alone, or "".
 std::string activationOf(const rt::Step &s) {
-  if (s.kernel == "relu" && s.inputs.size() == 1)
+  if (s.kernel == rt::Kernel::Relu && s.inputs.size() == 1)
     return "relu";
-  if (s.kernel == "gelu" && s.inputs.size() == 1 && s.attrs.value("approximate", false))
+  if (s.kernel == rt::Kernel::Gelu && s.inputs.size() == 1 && s.attrs.value("approximate", false))
     return "gelu_tanh";
   return "";
 }
@@ -83,7 +83,7 @@ void run(PlanIndex &index, const PassContext &) {
     std::vector<std::string> round = {roundedInput(index.step(i), 0),
                                       roundedInput(index.step(i), 1), roundedInput(add, k)};
     rt::Step &mm = index.edit(i);
-    mm.kernel = "matmul_bias";
+    mm.kernel = rt::Kernel::MatmulBias;
     mm.inputs.push_back(add.inputs[k]);
     mm.outputs = add.outputs;
     mm.attrs["activation"] = "none";

@@ -38,7 +38,7 @@ bool samePhase(const rt::Step &a, const rt::Step &b) {
 /// Whether `r` is a `reduce_to` summing its input over all leading rows
 /// into a vector of its columns, in the input's dtype.
 bool sumsColumns(const rt::Plan &plan, const rt::Step &r) {
-  if (r.kernel != "reduce_to" || r.inputs.size() != 1 || r.outputs.size() != 1 ||
+  if (r.kernel != rt::Kernel::ReduceTo || r.inputs.size() != 1 || r.outputs.size() != 1 ||
       !withoutFusedCasts(r))
     return false;
   const rt::Buffer &x = plan.buffers[r.inputs[0]], &y = plan.buffers[r.outputs[0]];
@@ -50,7 +50,7 @@ bool sumsColumns(const rt::Plan &plan, const rt::Step &r) {
 /// its relu mask, which this adds to it as a second result. -1: none.
 int keptForBackward(PlanIndex &index, int x, const std::string &fn, const rt::Buffer &dz) {
   int f = index.writer(x);
-  if (f < 0 || index.step(f).kernel != "matmul_bias" ||
+  if (f < 0 || index.step(f).kernel != rt::Kernel::MatmulBias ||
       index.step(f).attrs.value("activation", "") != fn)
     return -1;
   const rt::Step &forward = index.step(f);
@@ -75,7 +75,7 @@ void fuseActivationGrads(PlanIndex &index) {
   for (int u = 0; u < index.numSteps(); ++u) {
     const rt::Step &ub = index.step(u);
     std::string fn = ub.attrs.value("fn", "");
-    if (index.erased(u) || ub.kernel != "unary_backward" || (fn != "relu" && fn != "gelu_tanh") ||
+    if (index.erased(u) || ub.kernel != rt::Kernel::UnaryBackward || (fn != "relu" && fn != "gelu_tanh") ||
         ub.inputs.size() != 3 || ub.outputs.size() != 1 || !withoutFusedCasts(ub))
       continue;
     int dy = ub.inputs[2], g = index.writer(dy), z = ub.outputs[0];
@@ -97,7 +97,7 @@ void fuseActivationGrads(PlanIndex &index) {
     if (aux < 0)
       continue;
     rt::Step fused = index.step(g);
-    fused.kernel = "matmul_act_grad";
+    fused.kernel = rt::Kernel::MatmulActGrad;
     fused.inputs.push_back(aux);
     fused.outputs = {z, index.step(sumAt).outputs[0]};
     fused.attrs["activation"] = fn;
@@ -109,7 +109,7 @@ void fuseActivationGrads(PlanIndex &index) {
 
 /// Whether `w` is a weight gradient aᵀ·b of matrices reading `b` as b.
 bool weightGradOf(const rt::Plan &plan, const rt::Step &w, int b) {
-  if (w.kernel != "matmul" || w.inputs.size() != 2 || w.outputs.size() != 1 || w.inputs[1] != b ||
+  if (w.kernel != rt::Kernel::Matmul || w.inputs.size() != 2 || w.outputs.size() != 1 || w.inputs[1] != b ||
       w.inputs[0] == b || !withoutFusedCasts(w) || !w.attrs.value("transpose_a", false) ||
       w.attrs.value("transpose_b", false))
     return false;
@@ -126,7 +126,7 @@ std::vector<int> matrixViews(PlanIndex &index, int x) {
     views.push_back(x);
   for (int k : index.readers(x)) {
     const rt::Step &s = index.step(k);
-    const rt::KernelTraits *traits = rt::findKernelTraits(s.kernel);
+    const rt::KernelTraits *traits = &rt::traitsOf(s.kernel);
     if (traits && traits->has(rt::kAliasesInput) && s.outputs.size() == 1 &&
         index.buffer(s.outputs[0]).shape ==
             Shape{rt::numElements(xb.shape) / xb.shape.back(), xb.shape.back()})
@@ -156,7 +156,7 @@ void fuseBiasGrads(PlanIndex &index) {
       if (!readLater || index.writtenBetween({x, b}, lo, hi))
         continue;
       rt::Step &fused = index.edit(at);
-      fused.kernel = "matmul_bias_grad";
+      fused.kernel = rt::Kernel::MatmulBiasGrad;
       fused.outputs.push_back(sum);
       index.erase(r);
       break;

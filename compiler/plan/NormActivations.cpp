@@ -23,7 +23,7 @@ namespace ampc::plan {
 namespace {
 
 /// A step of `kernel` with `inputs` operands, one result and no fused casts.
-bool plainStep(const rt::Step &s, const char *kernel, size_t inputs) {
+bool plainStep(const rt::Step &s, rt::Kernel kernel, size_t inputs) {
   return s.kernel == kernel && s.inputs.size() == inputs && s.outputs.size() == 1 &&
          !s.attrs.contains("round_inputs");
 }
@@ -48,14 +48,14 @@ bool readBetween(const PlanIndex &index, const std::vector<int> &ids, int from, 
 /// `at` into it, run where the relu ran; whether it did.
 bool fuseForward(PlanIndex &index, int at) {
   const rt::Step &bn = index.step(at);
-  if (!plainStep(bn, "batch_norm", 5) || bn.attrs.contains("activation"))
+  if (!plainStep(bn, rt::Kernel::BatchNorm, 5) || bn.attrs.contains("activation"))
     return false;
   int y = bn.outputs[0];
   int next = index.soleReader(y), residual = -1, add = -1;
   if (next < 0 || !rt::isComputeFloat(index.buffer(y).dtype))
     return false;
   const rt::Step &sum = index.step(next);
-  if (plainStep(sum, "add", 2) && alike(index, sum.outputs[0], y)) {
+  if (plainStep(sum, rt::Kernel::Add, 2) && alike(index, sum.outputs[0], y)) {
     residual = sum.inputs[0] == y ? sum.inputs[1] : sum.inputs[0];
     if (residual == y || !alike(index, residual, y))
       return false;
@@ -65,7 +65,7 @@ bool fuseForward(PlanIndex &index, int at) {
       return false;
   }
   const rt::Step &relu = index.step(next);
-  if (!plainStep(relu, "relu", 1) || !alike(index, relu.outputs[0], y) ||
+  if (!plainStep(relu, rt::Kernel::Relu, 1) || !alike(index, relu.outputs[0], y) ||
       index.writtenBetween(bn.inputs, at, next) ||
       readBetween(index, {bn.inputs[3], bn.inputs[4]}, at, next))
     return false;
@@ -85,14 +85,14 @@ bool fuseForward(PlanIndex &index, int at) {
 /// that alone reads its result; whether it did.
 bool fuseBackward(PlanIndex &index, int at) {
   const rt::Step &ub = index.step(at);
-  if (!plainStep(ub, "unary_backward", 3) || ub.attrs.value("fn", std::string()) != "relu")
+  if (!plainStep(ub, rt::Kernel::UnaryBackward, 3) || ub.attrs.value("fn", std::string()) != "relu")
     return false;
   int dy = ub.outputs[0], z = ub.inputs[0], dz = ub.inputs[2];
   int b = index.soleReader(dy);
   if (b < 0 || index.buffer(dy).dtype != index.buffer(dz).dtype)
     return false;
   const rt::Step &bnb = index.step(b);
-  if (bnb.kernel != "batch_norm_backward" || bnb.inputs.size() != 3 ||
+  if (bnb.kernel != rt::Kernel::BatchNormBackward || bnb.inputs.size() != 3 ||
       bnb.attrs.contains("round_inputs") || bnb.attrs.contains("activation") ||
       bnb.inputs[1] != dy || bnb.inputs[0] == dy || bnb.inputs[2] == dy ||
       index.writtenBetween({dz, z}, at, b))

@@ -30,7 +30,7 @@ int addState(rt::Plan &plan, const std::string &name, rt::DType dtype, std::vect
 /// The loss scale the backward values carry, or -1.
 int lossScaleOf(const rt::Plan &plan) {
   for (const rt::Step &s : plan.steps)
-    if (s.kernel == "update_loss_scaling")
+    if (s.kernel == rt::Kernel::UpdateLossScaling)
       return s.inputs[1];
   return plan.find("loss_scale");
 }
@@ -45,7 +45,7 @@ size_t lossStep(const rt::Plan &plan) {
   return plan.steps.size();
 }
 
-rt::Step probeStep(const rt::Step &of, const std::string &kernel, const std::string &name) {
+rt::Step probeStep(const rt::Step &of, rt::Kernel kernel, const std::string &name) {
   rt::Step probe;
   probe.name = name;
   probe.kernel = kernel;
@@ -76,7 +76,7 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     rt::Step step = plan.steps[i];
     if (!ranges) {
-      rt::Step p = probeStep(step, "record_non_finite", step.name + ".finite");
+      rt::Step p = probeStep(step, rt::Kernel::RecordNonFinite, step.name + ".finite");
       for (int out : step.outputs)
         if (rt::isFloat(plan.buffers[out].dtype))
           p.inputs.push_back(out);
@@ -95,7 +95,7 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
     // and round their results). A step that computes nothing (data
     // movement: reshape, transpose, slice, ...) rounds nothing, and its
     // kernel takes one dtype in and out: its L result is probed as it is.
-    const rt::KernelTraits *traits = rt::findKernelTraits(step.kernel);
+    const rt::KernelTraits *traits = &rt::traitsOf(step.kernel);
     bool isCast = traits && traits->has(rt::kConvertsDtype);
     bool computes = !traits || !traits->has(rt::kMovesValues);
     std::vector<rt::Step> after;
@@ -108,7 +108,7 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
         probed.push_back({step.inputs[0], out});
       } else if (isLow(b.dtype) && computes) {
         int wide = plan.addBuffer(b.name + ".f32", rt::BufferKind::Temp, rt::DType::F32, b.shape);
-        rt::Step round = probeStep(step, "cast", b.name + ".round");
+        rt::Step round = probeStep(step, rt::Kernel::Cast, b.name + ".round");
         round.inputs = {wide};
         round.outputs = {out};
         round.attrs["to"] = rt::dtypeName(b.dtype);
@@ -121,13 +121,13 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
     }
     steps.push_back(std::move(step));
     for (auto [read, named] : probed) {
-      rt::Step p = probeStep(plan.steps[i], "record_range", plan.buffers[named].name + ".range");
+      rt::Step p = probeStep(plan.steps[i], rt::Kernel::RecordRange, plan.buffers[named].name + ".range");
       p.inputs = {read, state};
       if (i > loss && scale >= 0)
         p.inputs.push_back(scale);
       p.attrs["of"] = plan.buffers[named].name;
       p.attrs["step"] = plan.steps[i].name;
-      p.attrs["kernel"] = plan.steps[i].kernel;
+      p.attrs["kernel"] = rt::kernelName(plan.steps[i].kernel);
       p.attrs["backward"] = i > loss;
       p.attrs["underflow"] = low.min;
       p.attrs["overflow"] = low.max / 2;

@@ -107,7 +107,7 @@ bool PlanIndex::writtenBetween(const std::vector<int> &ids, int from, int to) co
 }
 
 bool oneGemm(const rt::Plan &plan, const rt::Step &mm) {
-  if (mm.kernel != "matmul" || mm.inputs.size() != 2 || mm.outputs.size() != 1)
+  if (mm.kernel != rt::Kernel::Matmul || mm.inputs.size() != 2 || mm.outputs.size() != 1)
     return false;
   const rt::Buffer &a = plan.buffers[mm.inputs[0]], &b = plan.buffers[mm.inputs[1]];
   bool ta = mm.attrs.value("transpose_a", false);

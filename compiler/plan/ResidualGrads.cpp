@@ -19,10 +19,10 @@ namespace {
 /// Whether the add at `at` can join the layer norm backward at `b`.
 bool fusable(const PlanIndex &index, int at, int b) {
   const rt::Step &add = index.step(at), &back = index.step(b);
-  if (add.kernel != "add" || add.inputs.size() != 2 || add.outputs.size() != 1 ||
+  if (add.kernel != rt::Kernel::Add || add.inputs.size() != 2 || add.outputs.size() != 1 ||
       add.attrs.contains("round_inputs"))
     return false;
-  if (back.kernel != "layer_norm_backward" || back.inputs.size() != 3 ||
+  if (back.kernel != rt::Kernel::LayerNormBackward || back.inputs.size() != 3 ||
       back.attrs.contains("round_inputs") || back.inputs[1] != add.outputs[0])
     return false;
   const rt::Buffer &s = index.buffer(add.outputs[0]);
@@ -37,7 +37,7 @@ bool fusable(const PlanIndex &index, int at, int b) {
 void run(PlanIndex &index, const PassContext &) {
   for (int i = 0; i < index.numSteps(); ++i) {
     const rt::Step &add = index.step(i);
-    if (add.kernel != "add" || add.outputs.size() != 1)
+    if (add.kernel != rt::Kernel::Add || add.outputs.size() != 1)
       continue;
     int b = index.soleReader(add.outputs[0]);
     if (b < 0 || !fusable(index, i, b))

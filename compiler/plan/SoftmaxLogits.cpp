@@ -30,7 +30,7 @@ bool fusable(PlanIndex &index, int s, int at) {
   const rt::Step &softmax = index.step(s), &backward = index.step(at);
   int y = backward.inputs[0];
   size_t rank = index.buffer(y).shape.size();
-  return softmax.kernel == "softmax" && softmax.outputs[0] == y && index.soleReader(y) == at &&
+  return softmax.kernel == rt::Kernel::Softmax && softmax.outputs[0] == y && index.soleReader(y) == at &&
          !softmax.attrs.contains("round_inputs") && !backward.attrs.contains("round_inputs") &&
          !backward.attrs.value("log", false) && !backward.attrs.contains(rt::kFromLogits) &&
          rank > 0 && lastAxisOf(softmax, rank) + 1 == (int64_t)rank &&
@@ -41,7 +41,7 @@ bool fusable(PlanIndex &index, int s, int at) {
 void run(PlanIndex &index, const PassContext &) {
   for (int i = 0; i < index.numSteps(); ++i) {
     const rt::Step &backward = index.step(i);
-    if (backward.kernel != "softmax_backward" || backward.inputs.size() != 2)
+    if (backward.kernel != rt::Kernel::SoftmaxBackward || backward.inputs.size() != 2)
       continue;
     int s = index.writer(backward.inputs[0]);
     if (s < 0 || !fusable(index, s, i))

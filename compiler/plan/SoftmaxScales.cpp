@@ -21,12 +21,12 @@ namespace ampc::plan {
 namespace {
 
 bool plainScale(const rt::Step &s) {
-  return s.kernel == "scale" && s.inputs.size() == 1 && s.outputs.size() == 1 &&
+  return s.kernel == rt::Kernel::Scale && s.inputs.size() == 1 && s.outputs.size() == 1 &&
          !s.attrs.contains("round_inputs");
 }
 
 bool isSoftmax(const rt::Step &s) {
-  return (s.kernel == "softmax" || s.kernel == "log_softmax") &&
+  return (s.kernel == rt::Kernel::Softmax || s.kernel == rt::Kernel::LogSoftmax) &&
          !s.attrs.contains("round_inputs") && !s.attrs.contains("input_scale");
 }
 
@@ -61,7 +61,7 @@ bool foldAfter(PlanIndex &index, int at) {
   if (b < 0 || index.soleReader(g) != at || !rt::isComputeFloat(index.buffer(g).dtype))
     return false;
   const rt::Step &backward = index.step(b);
-  if (backward.kernel != "softmax_backward" || backward.outputs.size() != 1 ||
+  if (backward.kernel != rt::Kernel::SoftmaxBackward || backward.outputs.size() != 1 ||
       backward.attrs.contains("output_scale"))
     return false;
   rt::Step &fused = index.edit(b);

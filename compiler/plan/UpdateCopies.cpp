@@ -34,7 +34,7 @@ int updateBefore(const PlanIndex &index, int at) {
     if (index.erased(u))
       continue;
     const rt::Step &s = index.step(u);
-    const rt::KernelTraits *traits = rt::findKernelTraits(s.kernel);
+    const rt::KernelTraits *traits = &rt::traitsOf(s.kernel);
     if (traits && traits->has(rt::kOptimizerUpdate) && s.inputs[0] == value)
       return phase(s) == phase(assign) && !s.attrs.contains(rt::kWritesCopy) ? u : -1;
     if (touches(s, copy) || touches(s, value))
@@ -46,7 +46,7 @@ int updateBefore(const PlanIndex &index, int at) {
 void run(PlanIndex &index, const PassContext &) {
   for (int i = 0; i < index.numSteps(); ++i) {
     const rt::Step &s = index.step(i);
-    if (s.kernel != "assign" || s.inputs.size() != 2)
+    if (s.kernel != rt::Kernel::Assign || s.inputs.size() != 2)
       continue;
     int u = updateBefore(index, i);
     if (u < 0)

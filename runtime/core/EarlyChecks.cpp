@@ -11,7 +11,7 @@ namespace ampc::rt {
 
 std::vector<EarlyCheck> earlyChecks(const Plan &plan, size_t index, int64_t minBytes) {
   const Step &check = plan.steps.at(index);
-  if (check.kernel != "check_finite" || check.outputs.size() != 1)
+  if (check.kernel != Kernel::CheckFinite || check.outputs.size() != 1)
     return {};
   // A step without results writes its operands in place (assign,
   // accumulate), as the plan-level fusions count it.

@@ -60,16 +60,16 @@ bool parseOp(const std::string &name, ChainKind &kind, uint8_t &fn, int &arity) 
 
 } // namespace
 
-std::optional<ChainOpSpec> chainOpOf(const std::string &kernel, const StepAttrs &attrs,
+std::optional<ChainOpSpec> chainOpOf(Kernel kernel, const StepAttrs &attrs,
                                      std::vector<int> args) {
   for (size_t i = 0; i < args.size(); ++i)
     if (attrs.roundedInput(i) != DType::F32) // a fused cast the chain does not spell
       return std::nullopt;
   ChainOpSpec op;
-  op.name = kernel;
-  if (kernel == "gelu" && attrs.getBool("approximate", false))
+  op.name = kernelName(kernel);
+  if (kernel == Kernel::Gelu && attrs.getBool("approximate", false))
     op.name = "gelu_tanh";
-  if (kernel == "unary_backward")
+  if (kernel == Kernel::UnaryBackward)
     op.name = kBackward + attrs.getStr("fn", "");
   if (op.name == "pow" || op.name == "backward:pow")
     op.p0 = attrs.getF64("exponent", 1.0);

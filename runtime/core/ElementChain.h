@@ -31,7 +31,7 @@ struct ChainOpSpec {
 /// The chain op of an elementwise plan kernel (add, tanh, gelu, scale,
 /// unary_backward, ...) and its attributes, reading its operands from
 /// `args`; nullopt for a kernel no chain can hold.
-std::optional<ChainOpSpec> chainOpOf(const std::string &kernel, const StepAttrs &attrs,
+std::optional<ChainOpSpec> chainOpOf(Kernel kernel, const StepAttrs &attrs,
                                      std::vector<int> args);
 
 /// The step attributes that spell `ops`, output k storing slot results[k]

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/core/Kernel.h"
 #include "runtime/core/KernelSignatures.h"
 
 namespace ampc::rt {
@@ -93,7 +94,7 @@ struct IntRange {
 };
 
 struct KernelTraits {
-  const char *name;
+  Kernel kernel;
   Arity inputs, outputs;
   unsigned flags;
   /// Bit i: the kernel widens input i to f32 before use, so it can read an
@@ -104,21 +105,25 @@ struct KernelTraits {
   /// What the step's buffers and attributes must be (KernelSignatures.h).
   SignatureCheck check;
   Agreement agreement = Agreement::Exact;
+  const char *name() const { return kernelName(kernel); }
   bool has(KernelFlag f) const { return (flags & f) != 0; }
   bool widens(size_t input) const { return input < 32 && (widenedInputs >> input) & 1u; }
 };
 
-/// Whether `step` (of a kernel with `traits`) carries a rounded copy of its
+/// The row of `kernel`.
+const KernelTraits &traitsOf(Kernel kernel);
+/// The row of the kernel called `name` (a graph op's, a plan's), or null.
+const KernelTraits *findKernelTraits(std::string_view name);
+/// Every row, in table order.
+const std::vector<KernelTraits> &allKernelTraits();
+
+/// Whether `step` carries a rounded copy of its
 /// result 0, as its last output (kRoundedCopy).
-inline bool hasRoundedCopy(const KernelTraits &traits, const Step &step) {
+inline bool hasRoundedCopy(const Step &step) {
+  const KernelTraits &traits = traitsOf(step.kernel);
   return traits.has(kRoundedCopy) && traits.outputs.max >= 0 &&
          step.outputs.size() == (size_t)traits.outputs.max + 1;
 }
-
-/// The row of kernel `name`, or null.
-const KernelTraits *findKernelTraits(const std::string &name);
-/// Every row, in table order.
-const std::vector<KernelTraits> &allKernelTraits();
 
 /// FLOPs of one node or step under its rule, from its operand and result
 /// shapes (`transposeA`: matmul's attribute).

@@ -28,7 +28,7 @@ LiveRanges liveRanges(const Plan &plan) {
   }
   for (int i = 0; i < steps; ++i) {
     const Step &s = plan.steps[i];
-    const KernelTraits *traits = findKernelTraits(s.kernel);
+    const KernelTraits *traits = &traitsOf(s.kernel);
     bool inOrder = traits && traits->has(kInOrderList) && plan.target.inOrderLists;
     for (size_t k = 0; k < s.outputs.size(); ++k)
       r.def[s.outputs[k]] = std::min<int>(r.def[s.outputs[k]], i * r.stride + (inOrder ? k : 0));

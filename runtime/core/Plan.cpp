@@ -85,7 +85,7 @@ std::string planToJson(const Plan &plan) {
   out += "\n  ],\n  \"steps\": [";
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step &s = plan.steps[i];
-    Json j = {{"name", s.name}, {"kernel", s.kernel}, {"inputs", s.inputs},
+    Json j = {{"name", s.name}, {"kernel", kernelName(s.kernel)}, {"inputs", s.inputs},
               {"outputs", s.outputs}, {"attrs", s.attrs}};
     out += (i ? ",\n    " : "\n    ") + dumpJson(j);
   }
@@ -207,7 +207,11 @@ Step readStep(const Json &js, const Plan &plan) {
   Step s;
   s.name = f.str("name");
   Fields g(js, "step '" + s.name + "'");
-  s.kernel = g.str("kernel");
+  std::string kernel = g.str("kernel");
+  std::optional<Kernel> known = kernelNamed(kernel);
+  if (!known)
+    throw PlanError("step '" + s.name + "': unknown kernel '" + kernel + "'");
+  s.kernel = *known;
   s.inputs = ids(g, "inputs", plan.buffers.size());
   s.outputs = ids(g, "outputs", plan.buffers.size());
   s.attrs = g.has("attrs") ? g.object("attrs") : Json::object();
@@ -275,10 +279,7 @@ Plan loadPlan(const std::string &path) {
 }
 
 /// Whether `s` is a collective's bucket (all_reduce).
-static bool isCollective(const Step &s) {
-  const KernelTraits *traits = findKernelTraits(s.kernel);
-  return traits && traits->has(kPacksList);
-}
+static bool isCollective(const Step &s) { return traitsOf(s.kernel).has(kPacksList); }
 
 bool buffersOverlap(const Plan &plan, int a, int b) {
   const Buffer &x = plan.buffers.at(a), &y = plan.buffers.at(b);

@@ -12,6 +12,7 @@
 #include "runtime/core/DType.h"
 #include "runtime/core/Errors.h"
 #include "runtime/core/JsonText.h"
+#include "runtime/core/Kernel.h"
 #include "runtime/core/Target.h"
 
 namespace ampc::rt {
@@ -43,7 +44,8 @@ struct Buffer {
 };
 
 struct Step {
-  std::string name, kernel;
+  std::string name;
+  Kernel kernel = Kernel::Identity;
   std::vector<int> inputs, outputs;
   Json attrs = Json::object();
 };

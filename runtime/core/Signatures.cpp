@@ -10,7 +10,7 @@
 namespace ampc::rt {
 
 void StepView::fail(const std::string &what) const {
-  throw PlanError("step '" + step.name + "' (" + step.kernel + "): " + what);
+  throw PlanError("step '" + step.name + "' (" + kernelName(step.kernel) + "): " + what);
 }
 
 namespace signature {

@@ -57,9 +57,9 @@ StepAttrs::StepAttrs(const Step &step) : step_(step.name) {
     entries_.push_back(std::move(e));
   }
   if (const Entry *p = find("phase")) {
-    if (p->kind != Kind::String)
-      wrongType("phase", "a string");
-    phase_ = p->text;
+    if (p->kind != Kind::String || (p->text != "apply" && p->text != "first"))
+      wrongType("phase", "\"apply\" or \"first\"");
+    phase_ = p->text == "apply" ? Phase::Apply : Phase::First;
   }
   if (const Entry *r = find("round_inputs")) {
     if (r->kind != Kind::Strings && !(r->kind == Kind::Ints && r->ints.empty()))

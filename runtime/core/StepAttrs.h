@@ -11,6 +11,12 @@
 
 namespace ampc::rt {
 
+/// Which micro-batches of an accumulation window a step runs on
+/// (docs/training.md, "Gradient accumulation"): every one; only the
+/// window's last (`apply`: the optimizer); only its first (`first`: state
+/// backups). Without accumulation every step runs.
+enum class Phase : uint8_t { Every, Apply, First };
+
 /// A `scale` step folded into the step beside it (docs/runtime.md,
 /// "Softmax scales"): v * scale + bias, rounded to `round` as the scale
 /// step's result was. Absent: the identity.
@@ -46,8 +52,8 @@ public:
   /// "output": into a softmax_backward's result), from the attributes
   /// PREFIX_scale, PREFIX_bias and PREFIX_round (a float dtype name or "").
   FoldedScale foldedScale(const std::string &prefix) const;
-  /// The step's phase: "", "apply" or "first".
-  const std::string &phase() const { return phase_; }
+  /// The step's phase (attribute `phase`: absent, "apply" or "first").
+  Phase phase() const { return phase_; }
 
 private:
   enum class Kind { Bool, Number, String, Ints, Strings };
@@ -67,7 +73,7 @@ private:
   std::string step_;
   std::vector<Entry> entries_;
   std::vector<DType> rounded_;
-  std::string phase_;
+  Phase phase_ = Phase::Every;
 };
 
 } // namespace ampc::rt

@@ -42,7 +42,7 @@ StorageGroups groupStorages(const Plan &plan, const LiveRanges &live) {
 
   for (int i = 0; i < steps; ++i) {
     const Step &s = plan.steps[i];
-    const KernelTraits *traits = findKernelTraits(s.kernel);
+    const KernelTraits *traits = &traitsOf(s.kernel);
     if (!traits)
       continue;
     int at = i * stride;

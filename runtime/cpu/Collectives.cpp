@@ -22,6 +22,6 @@ void allReduce(KernelContext &c) {
 
 } // namespace
 
-void addCollectiveKernels(KernelTable &t) { t["all_reduce"] = allReduce; }
+void addCollectiveKernels(KernelTable &t) { t[Kernel::AllReduce] = allReduce; }
 
 } // namespace ampc::rt

@@ -144,9 +144,9 @@ void convBackwardFilter(KernelContext &c) {
 } // namespace
 
 void addConvKernels(KernelTable &t) {
-  t["conv2d"] = conv2d;
-  t["conv2d_backward_input"] = convBackwardInput;
-  t["conv2d_backward_filter"] = convBackwardFilter;
+  t[Kernel::Conv2d] = conv2d;
+  t[Kernel::Conv2dBackwardInput] = convBackwardInput;
+  t[Kernel::Conv2dBackwardFilter] = convBackwardFilter;
 }
 
 } // namespace ampc::rt

@@ -9,11 +9,7 @@
 namespace ampc::rt {
 namespace {
 
-struct PreparedStep {
-  KernelFn kernel;
-  KernelContext context;
-  bool applyOnly, firstOnly;
-};
+using PreparedStep = rt::PreparedStep<KernelContext>;
 
 double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
@@ -29,14 +25,11 @@ public:
     if (profiling_)
       return runProfiled(flags);
     for (PreparedStep &s : steps_)
-      if (!(s.applyOnly && !flags.apply) && !(s.firstOnly && !flags.first))
-        s.kernel(s.context);
+      if (s.runsIn(flags))
+        s.run();
   }
 
-  void runStep(size_t index) override {
-    PreparedStep &s = steps_[index];
-    s.kernel(s.context);
-  }
+  void runStep(size_t index) override { steps_[index].run(); }
 
   const Profile &profile() const override { return profile_; }
 
@@ -45,12 +38,12 @@ private:
     auto start = std::chrono::steady_clock::now();
     for (size_t i = 0; i < steps_.size(); ++i) {
       PreparedStep &s = steps_[i];
-      if ((s.applyOnly && !flags.apply) || (s.firstOnly && !flags.first))
+      if (!s.runsIn(flags))
         continue;
       auto t0 = std::chrono::steady_clock::now();
-      s.kernel(s.context);
+      s.run();
       double ms = msSince(t0);
-      profile_.kernelMs[s.context.step.kernel] += ms;
+      profile_.kernelMs[kernelName(s.context.step.kernel)] += ms;
       Profile::Launch &l = profile_.launchMs[i];
       l.end = i + 1;
       l.ms += ms;
@@ -74,23 +67,12 @@ public:
     return plan.name == "cpu" && plan.alignment % cpuTarget().alignment == 0;
   }
   Device &device() override { return device_; }
-  std::vector<std::string> kernelNames() const override { return rt::kernelNames(); }
+  std::vector<std::string> kernelNames() const override { return kernels().names(); }
 
   std::unique_ptr<Program> prepare(const Plan &plan, const PlanMemory &memory,
                                    const ExecOptions &options) override {
-    std::vector<PreparedStep> steps;
-    steps.reserve(plan.steps.size());
-    for (const Step &s : plan.steps) {
-      KernelContext context{s,  StepAttrs(s),   {}, {}, options.training, options.seed,
-                            options.communicator};
-      for (int id : s.inputs)
-        context.in.push_back(bufferRef(plan, memory, id));
-      for (int id : s.outputs)
-        context.out.push_back(bufferRef(plan, memory, id));
-      bool applyOnly = context.attrs.phase() == "apply",
-           firstOnly = context.attrs.phase() == "first";
-      steps.push_back({findKernel(s.kernel), std::move(context), applyOnly, firstOnly});
-    }
+    auto steps = prepareSteps(plan, memory, options, kernels(),
+                              [](KernelContext base) { return base; });
     return std::make_unique<CpuProgram>(std::move(steps), options.profile);
   }
 

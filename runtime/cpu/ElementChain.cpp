@@ -52,6 +52,6 @@ void elementwiseChain(KernelContext &c) {
 
 } // namespace
 
-void addElementChainKernels(KernelTable &t) { t["elementwise_chain"] = elementwiseChain; }
+void addElementChainKernels(KernelTable &t) { t[Kernel::ElementwiseChain] = elementwiseChain; }
 
 } // namespace ampc::rt

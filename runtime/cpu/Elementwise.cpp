@@ -154,10 +154,10 @@ void sumOnto(const TensorRef &x, const TensorRef &y) {
 }
 
 void addElementwiseKernels(KernelTable &t) {
-  t["add"] = [](KernelContext &c) { binary(c, [](auto a, auto b) { return a + b; }); };
-  t["sub"] = [](KernelContext &c) { binary(c, [](auto a, auto b) { return a - b; }); };
-  t["mul"] = [](KernelContext &c) { binary(c, [](auto a, auto b) { return a * b; }); };
-  t["div"] = [](KernelContext &c) {
+  t[Kernel::Add] = [](KernelContext &c) { binary(c, [](auto a, auto b) { return a + b; }); };
+  t[Kernel::Sub] = [](KernelContext &c) { binary(c, [](auto a, auto b) { return a - b; }); };
+  t[Kernel::Mul] = [](KernelContext &c) { binary(c, [](auto a, auto b) { return a * b; }); };
+  t[Kernel::Div] = [](KernelContext &c) {
     if (!isFloat(c.out[0].dtype)) {
       bool minusOne = false, smallest = false;
       double least = c.out[0].dtype == DType::I64 ? -0x1p63 : -0x1p31;
@@ -174,17 +174,17 @@ void addElementwiseKernels(KernelTable &t) {
     }
     binary(c, [](auto a, auto b) { return a / b; });
   };
-  t["maximum"] = [](KernelContext &c) {
+  t[Kernel::Maximum] = [](KernelContext &c) {
     binary(c, [](auto a, auto b) { return a > b || a != a ? a : b; });
   };
-  t["minimum"] = [](KernelContext &c) {
+  t[Kernel::Minimum] = [](KernelContext &c) {
     binary(c, [](auto a, auto b) { return a < b || a != a ? a : b; });
   };
-  t["minmax_backward"] = minMaxBackward;
-  t["broadcast_to"] = broadcastTo;
-  t["reduce_to"] = reduceTo;
-  t["cast"] = cast;
-  t["fill"] = fill;
+  t[Kernel::MinmaxBackward] = minMaxBackward;
+  t[Kernel::BroadcastTo] = broadcastTo;
+  t[Kernel::ReduceTo] = reduceTo;
+  t[Kernel::Cast] = cast;
+  t[Kernel::Fill] = fill;
 }
 
 } // namespace ampc::rt

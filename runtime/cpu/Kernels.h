@@ -4,38 +4,14 @@
 #ifndef AMPC_RUNTIME_CPU_KERNELS_H
 #define AMPC_RUNTIME_CPU_KERNELS_H
 
-#include <map>
-#include <string>
-#include <vector>
-
-#include "runtime/core/Errors.h"
-#include "runtime/core/StepAttrs.h"
-#include "runtime/device/Communicator.h"
+#include "runtime/device/BackendSkeleton.h"
 
 namespace ampc::rt {
 
-/// One prepared step: its attributes decoded and its buffers bound once.
-struct KernelContext {
-  const Step &step;
-  StepAttrs attrs;
-  std::vector<TensorRef> in, out;
-  bool training = false;
-  uint64_t seed = 0;
-  /// The ranks `all_reduce` sums over (null: one rank).
-  Communicator *communicator = nullptr;
-  [[noreturn]] void fail(const std::string &what) const {
-    throw RuntimeError("step '" + step.name + "' (" + step.kernel + "): " + what);
-  }
-};
-
 using KernelFn = void (*)(KernelContext &);
-
-/// The CPU kernel for a plan step's `kernel` name, or null.
-KernelFn findKernel(const std::string &name);
-/// Every CPU kernel name, sorted.
-std::vector<std::string> kernelNames();
-
-using KernelTable = std::map<std::string, KernelFn>;
+/// The CPU's kernel functions, filled by the add*Kernels below.
+using KernelTable = KernelRegistry<KernelFn>;
+const KernelTable &kernels();
 
 /// reduce_to's sums: x summed onto y's shape (y broadcasts to x), in double
 /// in x's order, rounded once (Elementwise.cpp). The GEMM epilogues' bias

@@ -80,10 +80,10 @@ void mseLossBackward(KernelContext &c) {
 } // namespace
 
 void addLossKernels(KernelTable &t) {
-  t["softmax_cross_entropy"] = softmaxCrossEntropy;
-  t["mse_loss"] = mseLoss;
-  t["softmax_cross_entropy_backward"] = softmaxCrossEntropyBackward;
-  t["mse_loss_backward"] = mseLossBackward;
+  t[Kernel::SoftmaxCrossEntropy] = softmaxCrossEntropy;
+  t[Kernel::MseLoss] = mseLoss;
+  t[Kernel::SoftmaxCrossEntropyBackward] = softmaxCrossEntropyBackward;
+  t[Kernel::MseLossBackward] = mseLossBackward;
 }
 
 } // namespace ampc::rt

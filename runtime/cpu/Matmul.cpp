@@ -140,10 +140,10 @@ void matmulBiasGrad(KernelContext &c) {
 } // namespace
 
 void addMatmulKernels(KernelTable &t) {
-  t["matmul"] = matmul;
-  t["matmul_bias"] = matmulBias;
-  t["matmul_act_grad"] = matmulActGrad;
-  t["matmul_bias_grad"] = matmulBiasGrad;
+  t[Kernel::Matmul] = matmul;
+  t[Kernel::MatmulBias] = matmulBias;
+  t[Kernel::MatmulActGrad] = matmulActGrad;
+  t[Kernel::MatmulBiasGrad] = matmulBiasGrad;
 }
 
 } // namespace ampc::rt

@@ -101,16 +101,16 @@ void embeddingBackward(KernelContext &c) {
 } // namespace
 
 void addMovementKernels(KernelTable &t) {
-  t["reshape"] = copy;
-  t["flatten"] = copy;
-  t["identity"] = copy;
-  t["transpose"] = transpose;
-  t["concat"] = concat;
-  t["slice"] = slice;
-  t["embedding"] = embedding;
+  t[Kernel::Reshape] = copy;
+  t[Kernel::Flatten] = copy;
+  t[Kernel::Identity] = copy;
+  t[Kernel::Transpose] = transpose;
+  t[Kernel::Concat] = concat;
+  t[Kernel::Slice] = slice;
+  t[Kernel::Embedding] = embedding;
 
-  t["slice_backward"] = sliceBackward;
-  t["embedding_backward"] = embeddingBackward;
+  t[Kernel::SliceBackward] = sliceBackward;
+  t[Kernel::EmbeddingBackward] = embeddingBackward;
 }
 
 } // namespace ampc::rt

@@ -277,10 +277,10 @@ void batchNormBackward(KernelContext &c) {
 } // namespace
 
 void addNormKernels(KernelTable &t) {
-  t["batch_norm"] = batchNorm;
-  t["layer_norm"] = withRoundedCopy<layerNorm, 1>;
-  t["batch_norm_backward"] = batchNormBackward;
-  t["layer_norm_backward"] = withRoundedCopy<layerNormBackward, 3>;
+  t[Kernel::BatchNorm] = batchNorm;
+  t[Kernel::LayerNorm] = withRoundedCopy<layerNorm, 1>;
+  t[Kernel::BatchNormBackward] = batchNormBackward;
+  t[Kernel::LayerNormBackward] = withRoundedCopy<layerNormBackward, 3>;
 }
 
 } // namespace ampc::rt

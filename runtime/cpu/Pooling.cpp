@@ -167,12 +167,12 @@ template <bool Max> void poolBackward(KernelContext &c) {
 } // namespace
 
 void addPoolingKernels(KernelTable &t) {
-  t["max_pool2d"] = pool<true>;
-  t["avg_pool2d"] = pool<false>;
-  t["global_avg_pool"] = globalAvgPool;
+  t[Kernel::MaxPool2d] = pool<true>;
+  t[Kernel::AvgPool2d] = pool<false>;
+  t[Kernel::GlobalAvgPool] = globalAvgPool;
 
-  t["max_pool2d_backward"] = poolBackward<true>;
-  t["avg_pool2d_backward"] = poolBackward<false>;
+  t[Kernel::MaxPool2dBackward] = poolBackward<true>;
+  t[Kernel::AvgPool2dBackward] = poolBackward<false>;
 }
 
 } // namespace ampc::rt

@@ -71,8 +71,8 @@ void recordRange(KernelContext &c) {
 } // namespace
 
 void addProbeKernels(KernelTable &t) {
-  t["record_non_finite"] = recordNonFinite;
-  t["record_range"] = recordRange;
+  t[Kernel::RecordNonFinite] = recordNonFinite;
+  t[Kernel::RecordRange] = recordRange;
 }
 
 } // namespace ampc::rt

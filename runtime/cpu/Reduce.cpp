@@ -44,8 +44,8 @@ template <bool Mean> void reduce(KernelContext &c) {
 } // namespace
 
 void addReduceKernels(KernelTable &t) {
-  t["reduce_sum"] = reduce<false>;
-  t["reduce_mean"] = reduce<true>;
+  t[Kernel::ReduceSum] = reduce<false>;
+  t[Kernel::ReduceMean] = reduce<true>;
 }
 
 } // namespace ampc::rt

@@ -125,9 +125,9 @@ void softmaxBackward(KernelContext &c) {
 } // namespace
 
 void addSoftmaxKernels(KernelTable &t) {
-  t["softmax"] = withRoundedCopy<softmax<false>, 1>;
-  t["log_softmax"] = softmax<true>;
-  t["softmax_backward"] = softmaxBackward;
+  t[Kernel::Softmax] = withRoundedCopy<softmax<false>, 1>;
+  t[Kernel::LogSoftmax] = softmax<true>;
+  t[Kernel::SoftmaxBackward] = softmaxBackward;
 }
 
 } // namespace ampc::rt

@@ -191,17 +191,17 @@ void increment(KernelContext &c) {
 } // namespace
 
 void addTrainingKernels(KernelTable &t) {
-  t["check_finite_and_unscale"] = checkFiniteAndUnscale;
-  t["check_finite"] = checkFinite;
-  t["update_loss_scaling"] = updateLossScaling;
-  t["sgd"] = sgd;
-  t["momentum"] = momentum;
-  t["adam"] = adam;
-  t["count_step"] = countStep;
-  t["assign"] = assign;
-  t["accumulate"] = accumulate;
-  t["restore_if_skipped"] = restoreIfSkipped;
-  t["increment"] = increment;
+  t[Kernel::CheckFiniteAndUnscale] = checkFiniteAndUnscale;
+  t[Kernel::CheckFinite] = checkFinite;
+  t[Kernel::UpdateLossScaling] = updateLossScaling;
+  t[Kernel::Sgd] = sgd;
+  t[Kernel::Momentum] = momentum;
+  t[Kernel::Adam] = adam;
+  t[Kernel::CountStep] = countStep;
+  t[Kernel::Assign] = assign;
+  t[Kernel::Accumulate] = accumulate;
+  t[Kernel::RestoreIfSkipped] = restoreIfSkipped;
+  t[Kernel::Increment] = increment;
 }
 
 } // namespace ampc::rt

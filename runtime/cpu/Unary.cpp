@@ -96,29 +96,29 @@ void dropout(KernelContext &c) {
 } // namespace
 
 void addUnaryKernels(KernelTable &t) {
-  t["neg"] = [](KernelContext &c) { unary(c, num::Neg{}); };
-  t["abs"] = [](KernelContext &c) { unary(c, num::Abs{}); };
-  t["relu"] = [](KernelContext &c) { unary(c, num::Relu{}); };
-  t["tanh"] = [](KernelContext &c) { unary(c, num::Tanh{}); };
-  t["sigmoid"] = [](KernelContext &c) { unary(c, num::Sigmoid{}); };
-  t["erf"] = [](KernelContext &c) { unary(c, num::Erf{}); };
-  t["gelu"] = [](KernelContext &c) {
+  t[Kernel::Neg] = [](KernelContext &c) { unary(c, num::Neg{}); };
+  t[Kernel::Abs] = [](KernelContext &c) { unary(c, num::Abs{}); };
+  t[Kernel::Relu] = [](KernelContext &c) { unary(c, num::Relu{}); };
+  t[Kernel::Tanh] = [](KernelContext &c) { unary(c, num::Tanh{}); };
+  t[Kernel::Sigmoid] = [](KernelContext &c) { unary(c, num::Sigmoid{}); };
+  t[Kernel::Erf] = [](KernelContext &c) { unary(c, num::Erf{}); };
+  t[Kernel::Gelu] = [](KernelContext &c) {
     if (attrBool(c, "approximate", false))
       unary(c, num::GeluTanh{});
     else
       unary(c, num::Gelu{});
   };
-  t["exp"] = [](KernelContext &c) { unary(c, num::Exp{}); };
-  t["log"] = [](KernelContext &c) { unary(c, num::Log{}); };
-  t["sqrt"] = [](KernelContext &c) { unary(c, num::Sqrt{}); };
-  t["rsqrt"] = [](KernelContext &c) { unary(c, num::Rsqrt{}); };
-  t["square"] = [](KernelContext &c) { unary(c, num::Square{}); };
-  t["pow"] = [](KernelContext &c) { unary(c, num::Pow{narrow(attrF64(c, "exponent", 1.0))}); };
-  t["scale"] = [](KernelContext &c) {
+  t[Kernel::Exp] = [](KernelContext &c) { unary(c, num::Exp{}); };
+  t[Kernel::Log] = [](KernelContext &c) { unary(c, num::Log{}); };
+  t[Kernel::Sqrt] = [](KernelContext &c) { unary(c, num::Sqrt{}); };
+  t[Kernel::Rsqrt] = [](KernelContext &c) { unary(c, num::Rsqrt{}); };
+  t[Kernel::Square] = [](KernelContext &c) { unary(c, num::Square{}); };
+  t[Kernel::Pow] = [](KernelContext &c) { unary(c, num::Pow{narrow(attrF64(c, "exponent", 1.0))}); };
+  t[Kernel::Scale] = [](KernelContext &c) {
     unary(c, num::Scale{narrow(attrF64(c, "scale", 1.0)), narrow(attrF64(c, "bias", 0.0))});
   };
-  t["dropout"] = dropout;
-  t["unary_backward"] = unaryBackward;
+  t[Kernel::Dropout] = dropout;
+  t[Kernel::UnaryBackward] = unaryBackward;
 }
 
 } // namespace ampc::rt

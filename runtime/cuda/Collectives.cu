@@ -7,7 +7,7 @@
 namespace ampc::rt::cuda {
 namespace {
 
-void allReduce(KernelContext &c) {
+void allReduce(LaunchContext &c) {
   if (std::string why = worldSizeMismatch(c.attrs.getInt("world_size", 1), c.communicator);
       !why.empty())
     c.fail(why);
@@ -21,6 +21,6 @@ void allReduce(KernelContext &c) {
 
 } // namespace
 
-void addCollectiveKernels(KernelTable &t) { t["all_reduce"] = allReduce; }
+void addCollectiveKernels(KernelTable &t) { t[Kernel::AllReduce] = allReduce; }
 
 } // namespace ampc::rt::cuda

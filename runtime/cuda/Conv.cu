@@ -29,7 +29,7 @@ struct Conv {
   }
 };
 
-cudnnDataType_t dnnType(const KernelContext &c, DType t) {
+cudnnDataType_t dnnType(const LaunchContext &c, DType t) {
   switch (t) {
   case DType::F32: return CUDNN_DATA_FLOAT;
   case DType::F16: return CUDNN_DATA_HALF;
@@ -39,7 +39,7 @@ cudnnDataType_t dnnType(const KernelContext &c, DType t) {
 }
 
 /// The descriptors for input x, filter w and output y (in the op's layout).
-std::shared_ptr<Conv> describe(KernelContext &c, const TensorRef &x, const TensorRef &w,
+std::shared_ptr<Conv> describe(LaunchContext &c, const TensorRef &x, const TensorRef &w,
                                const TensorRef &y, Pass pass) {
   bool nhwc = c.attrs.getStr("layout", "NHWC") == "NHWC";
   std::vector<int64_t> st = c.attrs.getInts("strides", {1, 1}),
@@ -120,14 +120,14 @@ std::shared_ptr<Conv> describe(KernelContext &c, const TensorRef &x, const Tenso
   return conv;
 }
 
-Conv &convOf(KernelContext &c, const TensorRef &x, const TensorRef &w, const TensorRef &y,
+Conv &convOf(LaunchContext &c, const TensorRef &x, const TensorRef &w, const TensorRef &y,
              Pass pass) {
   if (!c.cache)
     c.cache = describe(c, x, w, y, pass);
   return *std::static_pointer_cast<Conv>(c.cache);
 }
 
-void forward(KernelContext &c) {
+void forward(LaunchContext &c) {
   const TensorRef &x = c.in[0], &w = c.in[1], &y = c.out[0];
   if (y.size() == 0)
     return;
@@ -140,7 +140,7 @@ void forward(KernelContext &c) {
            "forward");
 }
 
-void backwardData(KernelContext &c) {
+void backwardData(LaunchContext &c) {
   const TensorRef &dy = c.in[0], &w = c.in[1], &dx = c.out[0];
   if (dx.size() == 0)
     return;
@@ -153,7 +153,7 @@ void backwardData(KernelContext &c) {
            "backward data");
 }
 
-void backwardFilter(KernelContext &c) {
+void backwardFilter(LaunchContext &c) {
   const TensorRef &x = c.in[0], &dy = c.in[1], &dw = c.out[0];
   if (dw.size() == 0)
     return;
@@ -169,9 +169,9 @@ void backwardFilter(KernelContext &c) {
 } // namespace
 
 void addConvKernels(KernelTable &t) {
-  t["conv2d"] = forward;
-  t["conv2d_backward_input"] = backwardData;
-  t["conv2d_backward_filter"] = backwardFilter;
+  t[Kernel::Conv2d] = forward;
+  t[Kernel::Conv2dBackwardInput] = backwardData;
+  t[Kernel::Conv2dBackwardFilter] = backwardFilter;
 }
 
 } // namespace ampc::rt::cuda

@@ -18,16 +18,12 @@
 namespace ampc::rt::cuda {
 namespace {
 
-struct PreparedStep {
-  KernelFn kernel;
-  KernelContext context;
-  bool applyOnly, firstOnly;
-};
+using PreparedStep = rt::PreparedStep<LaunchContext>;
 
 /// What one run queues: a step, or a group of steps [begin, end).
 struct Launch {
   size_t begin, end;
-  std::vector<KernelContext *> members; // a group's, else empty
+  std::vector<LaunchContext *> members; // a group's, else empty
   DeviceMemory table;                   // a group's tensor list
 };
 
@@ -39,8 +35,7 @@ std::vector<Launch> scheduleOf(std::vector<PreparedStep> &steps) {
     if (!launches.empty()) {
       Launch &last = launches.back();
       const PreparedStep &first = steps[last.begin];
-      if (last.end == i && first.applyOnly == steps[i].applyOnly &&
-          first.firstOnly == steps[i].firstOnly &&
+      if (last.end == i && first.phase == steps[i].phase &&
           (joinsUpdateGroup(first.context, steps[i].context) ||
            joinsCopyGroup(first.context, steps[i].context))) {
         last.end = i + 1;
@@ -67,7 +62,7 @@ std::unique_ptr<OverlappedCheck> overlappedCheck(const Plan &plan,
                                                  std::vector<PreparedStep> &steps) {
   std::unique_ptr<OverlappedCheck> found;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
-    if (plan.steps[i].kernel != "check_finite")
+    if (plan.steps[i].kernel != Kernel::CheckFinite)
       continue;
     int64_t bytes = 0;
     for (int id : plan.steps[i].inputs)
@@ -111,21 +106,14 @@ public:
     warmed_[key] = true;
   }
 
-  void runStep(size_t index) override {
-    PreparedStep &s = steps_[index];
-    s.kernel(s.context);
-  }
+  void runStep(size_t index) override { steps_[index].run(); }
 
   const Profile &profile() const override { return profile_; }
 
 private:
-  bool runs(const PreparedStep &s, const RunFlags &flags) const {
-    return !(s.applyOnly && !flags.apply) && !(s.firstOnly && !flags.first);
-  }
-
   void launch(Launch &l) {
     if (l.members.empty())
-      steps_[l.begin].kernel(steps_[l.begin].context);
+      steps_[l.begin].run();
     else if (isGroupedUpdate(steps_[l.begin].context.step.kernel))
       runUpdateGroup(l.members, l.table);
     else
@@ -135,11 +123,11 @@ private:
   /// Every launch of the run in order; with an overlapped check, its parts
   /// fork as their gradients are written and join in its place.
   void queue(const RunFlags &flags) {
-    OverlappedCheck *check = check_ && runs(steps_[check_->index()], flags) ? check_.get() : nullptr;
+    OverlappedCheck *check = check_ && steps_[check_->index()].runsIn(flags) ? check_.get() : nullptr;
     for (Launch &l : launches_) {
       if (check && l.begin == check->index())
         check->join();
-      else if (runs(steps_[l.begin], flags))
+      else if (steps_[l.begin].runsIn(flags))
         launch(l);
       if (check)
         check->after(l.end - 1);
@@ -156,7 +144,7 @@ private:
     std::unique_ptr<Timer> whole = device_.timer();
     whole->start();
     for (Launch &l : launches_) {
-      if (!runs(steps_[l.begin], flags))
+      if (!steps_[l.begin].runsIn(flags))
         continue;
       timers.emplace_back(&l, device_.timer());
       timers.back().second->start();
@@ -167,7 +155,7 @@ private:
     profile_.runMs += whole->elapsedMs();
     for (auto &[l, timer] : timers) {
       double ms = timer->elapsedMs();
-      profile_.kernelMs[steps_[l->begin].context.step.kernel] += ms;
+      profile_.kernelMs[kernelName(steps_[l->begin].context.step.kernel)] += ms;
       Profile::Launch &timed = profile_.launchMs[l->begin];
       timed.end = l->end;
       timed.ms += ms;
@@ -204,29 +192,19 @@ public:
   std::string name() const override { return "cuda"; }
   const Target &target() const override { return cudaTarget(); }
   Device &device() override { return device_; }
-  std::vector<std::string> kernelNames() const override { return cuda::kernelNames(); }
+  std::vector<std::string> kernelNames() const override { return kernels().names(); }
   std::unique_ptr<Communicator> deviceCommunicator(Communicator &host) override {
     return cuda::ncclCommunicator(host, device_.stream());
   }
 
   std::unique_ptr<Program> prepare(const Plan &plan, const PlanMemory &memory,
                                    const ExecOptions &options) override {
-    std::vector<PreparedStep> steps;
+    auto steps = prepareSteps(plan, memory, options, kernels(), [&](KernelContext base) {
+      return LaunchContext{std::move(base), device_, {}, {}, options.tuneGemms};
+    });
     std::vector<std::string> names;
-    steps.reserve(plan.steps.size());
-    for (const Step &s : plan.steps) {
-      KernelContext context{s,       StepAttrs(s),      {},      {}, options.training,
-                            options.seed, (int)names.size(), device_, {}, {},
-                            options.communicator, options.tuneGemms};
-      for (int id : s.inputs)
-        context.in.push_back(bufferRef(plan, memory, id));
-      for (int id : s.outputs)
-        context.out.push_back(bufferRef(plan, memory, id));
-      bool applyOnly = context.attrs.phase() == "apply",
-           firstOnly = context.attrs.phase() == "first";
-      steps.push_back({findKernel(s.kernel), std::move(context), applyOnly, firstOnly});
+    for (const Step &s : plan.steps)
       names.push_back(s.name);
-    }
     device_.setStepNames(std::move(names));
     std::unique_ptr<OverlappedCheck> check;
     if (options.overlapChecks && !options.profile)
@@ -253,7 +231,7 @@ extern "C" ampc::rt::Backend *ampcCreateCudaBackend() {
 extern "C" const char *ampcCudaKernelNames() {
   static const std::string names = [] {
     std::string all;
-    for (const std::string &n : ampc::rt::cuda::kernelNames())
+    for (const std::string &n : ampc::rt::cuda::kernels().names())
       all += (all.empty() ? "" : ",") + n;
     return all;
   }();

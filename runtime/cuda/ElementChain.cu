@@ -87,7 +87,7 @@ __global__ void chainKernel(num::Chain chain, ChainOperands in, int64_t n) {
   }
 }
 
-void elementwiseChain(KernelContext &c) {
+void elementwiseChain(LaunchContext &c) {
   // The signature check decoded it before the first run: it is well formed.
   num::Chain chain = decodeChain(c.attrs, c.in.size(), c.out.size());
   const TensorRef &y = c.out[0];
@@ -126,6 +126,6 @@ void elementwiseChain(KernelContext &c) {
 
 } // namespace
 
-void addElementChainKernels(KernelTable &t) { t["elementwise_chain"] = elementwiseChain; }
+void addElementChainKernels(KernelTable &t) { t[Kernel::ElementwiseChain] = elementwiseChain; }
 
 } // namespace ampc::rt::cuda

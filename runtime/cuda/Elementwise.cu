@@ -108,7 +108,7 @@ __global__ void intBinary(const T *a, const T *b, T *y, int64_t n, Broadcast bc,
   }
 }
 
-template <Op op> void binary(KernelContext &c) {
+template <Op op> void binary(LaunchContext &c) {
   const TensorRef &a = c.in[0], &b = c.in[1], &y = c.out[0];
   Broadcast bc = broadcastOf(a, b, y);
   unsigned blocks = blocksFor(y.size());
@@ -176,7 +176,7 @@ __global__ void floatCastKernel(View x, View y, bool quads) {
   quadMap(x, y, quads, [](float v) { return v; });
 }
 
-void cast(KernelContext &c) {
+void cast(LaunchContext &c) {
   const TensorRef &x = c.in[0], &y = c.out[0];
   if (x.dtype == y.dtype) {
     if (x.data != y.data)
@@ -197,7 +197,7 @@ __global__ void fillKernel(View y, double value) {
   AMPC_GRID_STRIDE(i, y.size) { storeDouble(y.data, y.dtype, i, value); }
 }
 
-void fill(KernelContext &c) {
+void fill(LaunchContext &c) {
   fillKernel<<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(
       viewOf(c.out[0]), c.attrs.getF64("value", 0.0));
   launched(c);
@@ -212,7 +212,7 @@ __global__ void broadcastKernel(View x, View y, Broadcast bc) {
   }
 }
 
-void broadcastTo(KernelContext &c) {
+void broadcastTo(LaunchContext &c) {
   Broadcast bc = broadcastOf(c.in[0], c.in[0], c.out[0]);
   broadcastKernel<<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(
       viewOf(c.in[0]), viewOf(c.out[0]), bc);
@@ -279,7 +279,7 @@ struct StoreTotal {
 
 } // namespace
 
-void sumColumns(KernelContext &c, const TensorRef &x, const TensorRef &y) {
+void sumColumns(LaunchContext &c, const TensorRef &x, const TensorRef &y) {
   rows::Columns m = rows::columnsOf(x.size() / y.size(), y.size());
   double *partials = reinterpret_cast<double *>(
       c.device.scratch(rows::columnScratch<1>(m) * sizeof(double)));
@@ -310,7 +310,7 @@ int64_t leadingRows(const TensorRef &x, const TensorRef &y) {
   return rows;
 }
 
-void reduceTo(KernelContext &c) {
+void reduceTo(LaunchContext &c) {
   const TensorRef &x = c.in[0], &y = c.out[0];
   if (x.rank() > kMaxRank)
     c.fail("tensors of rank above 8 are not supported on cuda");
@@ -346,7 +346,7 @@ template <bool Max> __global__ void minmaxBackwardKernel(View a, View b, View dy
   }
 }
 
-void minmaxBackward(KernelContext &c) {
+void minmaxBackward(LaunchContext &c) {
   Broadcast bc = broadcastOf(c.in[0], c.in[1], c.in[2]);
   auto launch = c.attrs.getStr("fn", "max") == "max" ? minmaxBackwardKernel<true>
                                                      : minmaxBackwardKernel<false>;
@@ -358,17 +358,17 @@ void minmaxBackward(KernelContext &c) {
 } // namespace
 
 void addElementwiseKernels(KernelTable &t) {
-  t["add"] = binary<Op::Add>;
-  t["sub"] = binary<Op::Sub>;
-  t["mul"] = binary<Op::Mul>;
-  t["div"] = binary<Op::Div>;
-  t["maximum"] = binary<Op::Max>;
-  t["minimum"] = binary<Op::Min>;
-  t["cast"] = cast;
-  t["fill"] = fill;
-  t["broadcast_to"] = broadcastTo;
-  t["reduce_to"] = reduceTo;
-  t["minmax_backward"] = minmaxBackward;
+  t[Kernel::Add] = binary<Op::Add>;
+  t[Kernel::Sub] = binary<Op::Sub>;
+  t[Kernel::Mul] = binary<Op::Mul>;
+  t[Kernel::Div] = binary<Op::Div>;
+  t[Kernel::Maximum] = binary<Op::Max>;
+  t[Kernel::Minimum] = binary<Op::Min>;
+  t[Kernel::Cast] = cast;
+  t[Kernel::Fill] = fill;
+  t[Kernel::BroadcastTo] = broadcastTo;
+  t[Kernel::ReduceTo] = reduceTo;
+  t[Kernel::MinmaxBackward] = minmaxBackward;
 }
 
 } // namespace ampc::rt::cuda

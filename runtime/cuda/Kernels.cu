@@ -2,7 +2,7 @@
 
 namespace ampc::rt::cuda {
 
-static const KernelTable &table() {
+const KernelTable &kernels() {
   static const KernelTable t = [] {
     KernelTable t;
     addElementwiseKernels(t);
@@ -22,18 +22,6 @@ static const KernelTable &table() {
     return t;
   }();
   return t;
-}
-
-KernelFn findKernel(const std::string &name) {
-  auto it = table().find(name);
-  return it == table().end() ? nullptr : it->second;
-}
-
-std::vector<std::string> kernelNames() {
-  std::vector<std::string> names;
-  for (const auto &[name, fn] : table())
-    names.push_back(name);
-  return names;
 }
 
 } // namespace ampc::rt::cuda

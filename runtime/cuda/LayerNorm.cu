@@ -22,7 +22,7 @@ struct Shape {
   int64_t rows, inner;
 };
 
-Shape shapeOf(const KernelContext &c) {
+Shape shapeOf(const LaunchContext &c) {
   const TensorRef &x = c.in[0];
   int64_t axis = c.attrs.getInt("axis", -1);
   axis = axis < 0 ? axis + x.rank() : axis;
@@ -91,7 +91,7 @@ __global__ void layerNormHeldRows(View x, View scale, View bias, ResultAndCopy y
   }
 }
 
-void layerNorm(KernelContext &c) {
+void layerNorm(LaunchContext &c) {
   Shape s = shapeOf(c);
   if (s.rows == 0)
     return;
@@ -249,7 +249,7 @@ struct StoreScaleGrads {
   }
 };
 
-void layerNormBackward(KernelContext &c) {
+void layerNormBackward(LaunchContext &c) {
   Shape s = shapeOf(c);
   if (s.rows == 0)
     return;
@@ -299,8 +299,8 @@ void layerNormBackward(KernelContext &c) {
 } // namespace
 
 void addLayerNormKernels(KernelTable &t) {
-  t["layer_norm"] = layerNorm;
-  t["layer_norm_backward"] = layerNormBackward;
+  t[Kernel::LayerNorm] = layerNorm;
+  t[Kernel::LayerNormBackward] = layerNormBackward;
 }
 
 } // namespace ampc::rt::cuda

@@ -92,7 +92,7 @@ __global__ void meanOfRows(const double *rowLoss, int64_t rows, View loss) {
   store(loss.data, loss.dtype, 0, float(rows ? total / rows : 0.0));
 }
 
-void crossEntropy(KernelContext &c) {
+void crossEntropy(LaunchContext &c) {
   const TensorRef &logits = c.in[0], &labels = c.in[1];
   int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0;
   double *rowLoss = reinterpret_cast<double *>(c.device.scratch(std::max<int64_t>(rows, 1) * 8));
@@ -124,7 +124,7 @@ __global__ void crossEntropyBackwardRows(View logits, View labels, View dloss, V
   }
 }
 
-void crossEntropyBackward(KernelContext &c) {
+void crossEntropyBackward(LaunchContext &c) {
   const TensorRef &logits = c.in[0];
   int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0;
   if (!rows)
@@ -168,7 +168,7 @@ __global__ void mseMean(const double *partial, int blocks, int64_t n, View loss)
     store(loss.data, loss.dtype, 0, float(n ? total / n : 0.0));
 }
 
-void mse(KernelContext &c) {
+void mse(LaunchContext &c) {
   int blocks = (int)std::min<int64_t>(kMseBlocks, blocksFor(c.in[0].size()));
   double *partial = reinterpret_cast<double *>(c.device.scratch(kMseBlocks * sizeof(double)));
   mseBlocks<<<blocks, kThreads, 0, c.stream()>>>(viewOf(c.in[0]), viewOf(c.in[1]), partial);
@@ -183,7 +183,7 @@ __global__ void mseBackwardKernel(View p, View t, View dloss, View dx) {
       [&](int64_t i, Pair v) { store(dx.data, dx.dtype, i, float((double(v.p) - v.t) * factor)); });
 }
 
-void mseBackward(KernelContext &c) {
+void mseBackward(LaunchContext &c) {
   mseBackwardKernel<<<blocksForUnrolled(c.in[0].size()), kThreads, 0, c.stream()>>>(
       viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.out[0]));
   launched(c);
@@ -192,10 +192,10 @@ void mseBackward(KernelContext &c) {
 } // namespace
 
 void addLossKernels(KernelTable &t) {
-  t["softmax_cross_entropy"] = crossEntropy;
-  t["softmax_cross_entropy_backward"] = crossEntropyBackward;
-  t["mse_loss"] = mse;
-  t["mse_loss_backward"] = mseBackward;
+  t[Kernel::SoftmaxCrossEntropy] = crossEntropy;
+  t[Kernel::SoftmaxCrossEntropyBackward] = crossEntropyBackward;
+  t[Kernel::MseLoss] = mse;
+  t[Kernel::MseLossBackward] = mseBackward;
 }
 
 } // namespace ampc::rt::cuda

@@ -30,7 +30,7 @@ void checkLt(cublasStatus_t status, const char *what) {
                        std::to_string((int)status) + ")");
 }
 
-cudaDataType_t cudaType(const KernelContext &c, DType t) {
+cudaDataType_t cudaType(const LaunchContext &c, DType t) {
   switch (t) {
   case DType::F32: return CUDA_R_32F;
   case DType::F16: return CUDA_R_16F;
@@ -85,26 +85,26 @@ void layout(cublasLtMatrixLayout_t &l, cudaDataType_t type, int64_t rows, int64_
 }
 
 /// Whether a step can finish its epilogue itself after a plain GEMM.
-bool canFallBack(const KernelContext &c) {
-  return c.step.kernel != "matmul" && (c.step.kernel != "matmul_bias" || c.out.size() == 2);
+bool canFallBack(const LaunchContext &c) {
+  return c.step.kernel != Kernel::Matmul && (c.step.kernel != Kernel::MatmulBias || c.out.size() == 2);
 }
 
 /// The step's cuBLASLt epilogue; with `fallback`, the one before the
 /// step's own finishing kernels (MatmulFallback.cu).
-cublasLtEpilogue_t epilogueOf(const KernelContext &c, bool fallback) {
-  const std::string &kernel = c.step.kernel;
+cublasLtEpilogue_t epilogueOf(const LaunchContext &c, bool fallback) {
+  Kernel kernel = c.step.kernel;
   std::string act = c.attrs.getStr("activation", "none");
   bool keeps = c.out.size() == 2;
-  if (kernel == "matmul_bias") {
+  if (kernel == Kernel::MatmulBias) {
     if (fallback || act == "none")
       return CUBLASLT_EPILOGUE_BIAS;
     if (act == "relu")
       return keeps ? CUBLASLT_EPILOGUE_RELU_AUX_BIAS : CUBLASLT_EPILOGUE_RELU_BIAS;
     return keeps ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_BIAS;
   }
-  if (fallback || kernel == "matmul")
+  if (fallback || kernel == Kernel::Matmul)
     return CUBLASLT_EPILOGUE_DEFAULT;
-  if (kernel == "matmul_act_grad")
+  if (kernel == Kernel::MatmulActGrad)
     return act == "relu" ? CUBLASLT_EPILOGUE_DRELU_BGRAD : CUBLASLT_EPILOGUE_DGELU_BGRAD;
   return CUBLASLT_EPILOGUE_BGRADA;
 }
@@ -112,11 +112,11 @@ cublasLtEpilogue_t epilogueOf(const KernelContext &c, bool fallback) {
 /// Sets the epilogue and what it reads or writes beside the result: the
 /// bias (matmul_bias) or the bias gradient (the _BGRAD forms), and the relu
 /// mask or GELU input (ld: the result's columns, in bits for the mask).
-void setEpilogue(KernelContext &c, Gemm &g, cublasLtEpilogue_t epilogue) {
+void setEpilogue(LaunchContext &c, Gemm &g, cublasLtEpilogue_t epilogue) {
   if (epilogue == CUBLASLT_EPILOGUE_DEFAULT)
     return;
   const TensorRef &y = c.out[0];
-  bool forward = c.step.kernel == "matmul_bias";
+  bool forward = c.step.kernel == Kernel::MatmulBias;
   const TensorRef &bias = forward ? c.in[2] : c.out[1];
   if (bias.dtype != y.dtype)
     c.fail(forward ? "the bias needs the result's dtype on cuda"
@@ -124,7 +124,7 @@ void setEpilogue(KernelContext &c, Gemm &g, cublasLtEpilogue_t epilogue) {
   const void *biasData = bias.data, *aux = nullptr;
   if (epilogue == CUBLASLT_EPILOGUE_RELU_AUX_BIAS || epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS)
     aux = c.out[1].data;
-  else if (c.step.kernel == "matmul_act_grad")
+  else if (c.step.kernel == Kernel::MatmulActGrad)
     aux = c.in[2].data;
   checkLt(cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                          sizeof epilogue), "epilogue");
@@ -141,7 +141,7 @@ void setEpilogue(KernelContext &c, Gemm &g, cublasLtEpilogue_t epilogue) {
 
 /// The step's GEMM with `epilogue`, or null where cuBLASLt has no
 /// algorithm for it.
-std::shared_ptr<Plan> planOf(KernelContext &c, cublasLtEpilogue_t epilogue) {
+std::shared_ptr<Plan> planOf(LaunchContext &c, cublasLtEpilogue_t epilogue) {
   const TensorRef &a = c.in[0], &b = c.in[1], &y = c.out[0];
   if (a.dtype != b.dtype || a.dtype != y.dtype)
     c.fail("operands and result need one dtype on cuda");
@@ -238,7 +238,7 @@ std::shared_ptr<Plan> planOf(KernelContext &c, cublasLtEpilogue_t epilogue) {
 
 /// The step's GEMM: with its epilogue, else (where the step can finish it
 /// itself) with the fallback's.
-std::shared_ptr<Plan> chooseGemm(KernelContext &c) {
+std::shared_ptr<Plan> chooseGemm(LaunchContext &c) {
   if (auto plan = planOf(c, epilogueOf(c, false)))
     return plan;
   if (canFallBack(c))
@@ -248,14 +248,14 @@ std::shared_ptr<Plan> chooseGemm(KernelContext &c) {
       std::fprintf(stderr,
                    "ampc: note: step '%s' (%s): cuBLASLt has no algorithm for its epilogue; "
                    "a plain GEMM and ampc's kernels finish it\n",
-                   c.step.name.c_str(), c.step.kernel.c_str());
+                   c.step.name.c_str(), kernelName(c.step.kernel));
       return plan;
     }
   c.fail("cuBLASLt has no algorithm for this matmul");
 }
 
 /// Queues the step's calls with `algo`: the first failure's status.
-cublasStatus_t queueCalls(KernelContext &c, const Plan &plan, const cublasLtMatmulAlgo_t &algo) {
+cublasStatus_t queueCalls(LaunchContext &c, const Plan &plan, const cublasLtMatmulAlgo_t &algo) {
   const TensorRef &a = c.in[0], &b = c.in[1], &y = c.out[0];
   std::byte *workspace = c.device.scratch(kWorkspace);
   float one = 1.0f, zero = 0.0f;
@@ -284,7 +284,7 @@ std::map<std::string, cublasLtMatmulAlgo_t> &tunedAlgorithms(std::unique_lock<st
 /// step's operands. Every call writes the same results (no step accumulates
 /// into its output), so the timing runs leave nothing behind that the
 /// step's own call does not overwrite. Not while the stream is captured.
-void tune(KernelContext &c, Plan &plan) {
+void tune(LaunchContext &c, Plan &plan) {
   if (!c.tuneGemms || plan.candidates.size() < 2 || capturing(c.stream()))
     return;
   std::unique_lock<std::mutex> lock;
@@ -299,13 +299,13 @@ void tune(KernelContext &c, Plan &plan) {
   plan.gemm.algo = known->second;
 }
 
-void matmul(KernelContext &c) {
+void matmul(LaunchContext &c) {
   const TensorRef &a = c.in[0], &b = c.in[1], &y = c.out[0];
   if (y.size() == 0)
     return;
   int64_t k = c.attrs.getBool("transpose_a", false) ? a.dim(-2) : a.dim(-1);
-  if (k == 0 && c.step.kernel != "matmul")
-    c.fail(c.step.kernel + " of an empty sum is not supported on cuda");
+  if (k == 0 && c.step.kernel != Kernel::Matmul)
+    c.fail(std::string(kernelName(c.step.kernel)) + " of an empty sum is not supported on cuda");
   if (k == 0) { // an empty sum
     AMPC_CUDA_CHECK(cudaMemsetAsync(y.data, 0, y.bytes(), c.stream()));
     return;
@@ -323,10 +323,10 @@ void matmul(KernelContext &c) {
 } // namespace
 
 void addMatmulKernels(KernelTable &t) {
-  t["matmul"] = matmul;
-  t["matmul_bias"] = matmul;
-  t["matmul_act_grad"] = matmul;
-  t["matmul_bias_grad"] = matmul;
+  t[Kernel::Matmul] = matmul;
+  t[Kernel::MatmulBias] = matmul;
+  t[Kernel::MatmulActGrad] = matmul;
+  t[Kernel::MatmulBiasGrad] = matmul;
 }
 
 } // namespace ampc::rt::cuda

@@ -48,23 +48,23 @@ template <bool Relu> __global__ void activationGrad(View dz, View aux) {
 
 } // namespace
 
-void finishEpilogue(KernelContext &c) {
+void finishEpilogue(LaunchContext &c) {
   const TensorRef &y = c.out[0];
   bool relu = c.attrs.getStr("activation", "none") == "relu";
-  if (c.step.kernel == "matmul_bias" && relu) {
+  if (c.step.kernel == Kernel::MatmulBias && relu) {
     int64_t words = y.size() / 32;
     reluKeepingMask<<<blocksFor(words), kThreads, 0, c.stream()>>>(viewOf(y),
                                                                    c.out[1].as<uint32_t>(), words);
-  } else if (c.step.kernel == "matmul_bias") {
+  } else if (c.step.kernel == Kernel::MatmulBias) {
     geluKeepingInput<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(viewOf(y), viewOf(c.out[1]));
-  } else if (c.step.kernel == "matmul_act_grad") {
+  } else if (c.step.kernel == Kernel::MatmulActGrad) {
     auto kernel = relu ? activationGrad<true> : activationGrad<false>;
     kernel<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(viewOf(y), viewOf(c.in[2]));
   }
   launched(c);
-  if (c.step.kernel == "matmul_act_grad")
+  if (c.step.kernel == Kernel::MatmulActGrad)
     sumColumns(c, y, c.out[1]);
-  else if (c.step.kernel == "matmul_bias_grad")
+  else if (c.step.kernel == Kernel::MatmulBiasGrad)
     sumColumns(c, c.in[1], c.out[1]);
 }
 

@@ -10,7 +10,7 @@
 namespace ampc::rt::cuda {
 namespace {
 
-void copy(KernelContext &c) {
+void copy(LaunchContext &c) {
   if (c.in[0].data != c.out[0].data)
     AMPC_CUDA_CHECK(cudaMemcpyAsync(c.out[0].data, c.in[0].data, c.out[0].bytes(),
                                     cudaMemcpyDeviceToDevice, c.stream()));
@@ -72,7 +72,7 @@ Gather widened(Gather g, uintptr_t addresses) {
 
 /// Element i of y (n elements) from element g.source(i) of x, in the
 /// widest words the gather allows.
-void gather(KernelContext &c, const std::byte *x, std::byte *y, int64_t n, Gather g) {
+void gather(LaunchContext &c, const std::byte *x, std::byte *y, int64_t n, Gather g) {
   Gather wide = widened(g, reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(y));
   int64_t words = n / (wide.bytes / g.bytes);
   unsigned blocks = blocksFor(words);
@@ -98,7 +98,7 @@ std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
   return s;
 }
 
-void transpose(KernelContext &c) {
+void transpose(LaunchContext &c) {
   const TensorRef &x = c.in[0], &y = c.out[0];
   std::vector<int64_t> perm = c.attrs.getInts("perm"), xs = stridesOf(x.shape);
   if (y.rank() > kMaxRank)
@@ -113,7 +113,7 @@ void transpose(KernelContext &c) {
   gather(c, x.as<std::byte>(), y.as<std::byte>(), y.size(), g);
 }
 
-void concat(KernelContext &c) {
+void concat(LaunchContext &c) {
   const TensorRef &y = c.out[0];
   int64_t axis = c.attrs.getInt("axis", 0);
   axis = axis < 0 ? axis + y.rank() : axis;
@@ -134,7 +134,7 @@ void concat(KernelContext &c) {
 }
 
 /// Where a slice (attributes axes, starts) of `full` begins, per dimension.
-std::vector<int64_t> sliceBegin(const KernelContext &c, const std::vector<int64_t> &full) {
+std::vector<int64_t> sliceBegin(const LaunchContext &c, const std::vector<int64_t> &full) {
   std::vector<int64_t> axes = c.attrs.getInts("axes"), starts = c.attrs.getInts("starts");
   std::vector<int64_t> begin(full.size(), 0);
   for (size_t i = 0; i < axes.size(); ++i) {
@@ -146,7 +146,7 @@ std::vector<int64_t> sliceBegin(const KernelContext &c, const std::vector<int64_
 }
 
 /// The gather that reads the slice `part` of `full`.
-Gather sliceGather(const KernelContext &c, const TensorRef &full, const TensorRef &part) {
+Gather sliceGather(const LaunchContext &c, const TensorRef &full, const TensorRef &part) {
   std::vector<int64_t> begin = sliceBegin(c, full.shape), fs = stridesOf(full.shape);
   if (part.rank() > kMaxRank)
     c.fail("tensors of rank above 8 are not supported on cuda");
@@ -159,7 +159,7 @@ Gather sliceGather(const KernelContext &c, const TensorRef &full, const TensorRe
   return g;
 }
 
-void slice(KernelContext &c) {
+void slice(LaunchContext &c) {
   if (c.out[0].size() == 0)
     return;
   Gather g = sliceGather(c, c.in[0], c.out[0]);
@@ -170,7 +170,7 @@ __global__ void scatterKernel(const std::byte *dy, std::byte *dx, int64_t n, Gat
   AMPC_GRID_STRIDE(i, n) { moveElement(dy, dx, i, g.source(i), g.bytes); }
 }
 
-void sliceBackward(KernelContext &c) {
+void sliceBackward(LaunchContext &c) {
   const TensorRef &dy = c.in[0], &dx = c.out[0];
   AMPC_CUDA_CHECK(cudaMemsetAsync(dx.data, 0, dx.bytes(), c.stream()));
   if (dy.size() == 0)
@@ -196,7 +196,7 @@ __global__ void embeddingKernel(View ids, const Word *table, Word *y, int64_t vo
   }
 }
 
-void embedding(KernelContext &c) {
+void embedding(LaunchContext &c) {
   const TensorRef &ids = c.in[0], &w = c.in[1], &y = c.out[0];
   int64_t rowBytes = w.dim(1) * dtypeSize(w.dtype);
   if (ids.size() * rowBytes == 0)
@@ -257,7 +257,7 @@ __global__ void sumRows(const int32_t *keys, const int32_t *positions, int64_t c
   }
 }
 
-void embeddingBackward(KernelContext &c) {
+void embeddingBackward(LaunchContext &c) {
   const TensorRef &ids = c.in[0], &dy = c.in[1], &dw = c.out[0];
   int64_t n = ids.size(), vocab = dw.dim(0), dim = dw.dim(1);
   if (n >= (int64_t(1) << 31) || vocab >= (int64_t(1) << 31))
@@ -284,15 +284,15 @@ void embeddingBackward(KernelContext &c) {
 } // namespace
 
 void addMovementKernels(KernelTable &t) {
-  t["reshape"] = copy;
-  t["flatten"] = copy;
-  t["identity"] = copy;
-  t["transpose"] = transpose;
-  t["concat"] = concat;
-  t["slice"] = slice;
-  t["slice_backward"] = sliceBackward;
-  t["embedding"] = embedding;
-  t["embedding_backward"] = embeddingBackward;
+  t[Kernel::Reshape] = copy;
+  t[Kernel::Flatten] = copy;
+  t[Kernel::Identity] = copy;
+  t[Kernel::Transpose] = transpose;
+  t[Kernel::Concat] = concat;
+  t[Kernel::Slice] = slice;
+  t[Kernel::SliceBackward] = sliceBackward;
+  t[Kernel::Embedding] = embedding;
+  t[Kernel::EmbeddingBackward] = embeddingBackward;
 }
 
 } // namespace ampc::rt::cuda

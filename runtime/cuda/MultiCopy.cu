@@ -45,29 +45,29 @@ struct CopyStep {
   const uint8_t *found;
 };
 
-CopyStep copyOf(const KernelContext &c) {
-  bool restore = c.step.kernel == "restore_if_skipped";
+CopyStep copyOf(const LaunchContext &c) {
+  bool restore = c.step.kernel == Kernel::RestoreIfSkipped;
   return {c.in[0], c.in[1], restore ? c.in[2].as<uint8_t>() : nullptr};
 }
 
-bool isCopy(const KernelContext &c) {
-  if (c.step.kernel == "restore_if_skipped")
+bool isCopy(const LaunchContext &c) {
+  if (c.step.kernel == Kernel::RestoreIfSkipped)
     return true;
-  return c.step.kernel == "assign" && c.in[0].dtype == c.in[1].dtype;
+  return c.step.kernel == Kernel::Assign && c.in[0].dtype == c.in[1].dtype;
 }
 
 } // namespace
 
-bool joinsCopyGroup(const KernelContext &first, const KernelContext &next) {
+bool joinsCopyGroup(const LaunchContext &first, const LaunchContext &next) {
   return isCopy(first) && isCopy(next) && first.step.kernel == next.step.kernel &&
          copyOf(first).found == copyOf(next).found;
 }
 
-void runCopyGroup(const std::vector<KernelContext *> &members, DeviceMemory &table) {
-  KernelContext &c = *members.front();
+void runCopyGroup(const std::vector<LaunchContext *> &members, DeviceMemory &table) {
+  LaunchContext &c = *members.front();
   std::vector<CopyEntry> entries;
   int64_t chunks = 0;
-  for (KernelContext *m : members) {
+  for (LaunchContext *m : members) {
     CopyStep s = copyOf(*m);
     if (s.target.data == s.source.data || s.target.bytes() == 0)
       continue;

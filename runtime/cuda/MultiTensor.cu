@@ -31,8 +31,8 @@ constexpr int64_t kChunk = 16 * kThreads;
 
 enum class Kind { Sgd, Momentum, Adam };
 
-Kind kindOf(const std::string &kernel) {
-  return kernel == "sgd" ? Kind::Sgd : kernel == "momentum" ? Kind::Momentum : Kind::Adam;
+Kind kindOf(Kernel kernel) {
+  return kernel == Kernel::Sgd ? Kind::Sgd : kernel == Kernel::Momentum ? Kind::Momentum : Kind::Adam;
 }
 
 UpdateKind operandsOf(Kind kind) {
@@ -96,21 +96,20 @@ __global__ void multiUpdate(const UpdateEntry *entries, int count, int64_t chunk
 
 } // namespace
 
-bool isGroupedUpdate(const std::string &kernel) {
-  const KernelTraits *traits = findKernelTraits(kernel);
-  return traits && traits->has(kOptimizerUpdate);
+bool isGroupedUpdate(Kernel kernel) {
+  return traitsOf(kernel).has(kOptimizerUpdate);
 }
 
 /// An update's attributes but whether it rewrites a copy: each tensor of a
 /// group has its own copy or none (BERT-base's weights have f16 copies,
 /// its layer norms' scales none, and they alternate).
-Json attrsButCopy(const KernelContext &c) {
+Json attrsButCopy(const LaunchContext &c) {
   Json attrs = c.step.attrs;
   attrs.erase(kWritesCopy);
   return attrs;
 }
 
-bool joinsUpdateGroup(const KernelContext &first, const KernelContext &next) {
+bool joinsUpdateGroup(const LaunchContext &first, const LaunchContext &next) {
   size_t shared = first.in.size() - writesCopy(first); // the copy is the tensor's own
   if (next.step.kernel != first.step.kernel || !isGroupedUpdate(first.step.kernel) ||
       next.in.size() - writesCopy(next) != shared || attrsButCopy(next) != attrsButCopy(first))
@@ -124,13 +123,13 @@ bool joinsUpdateGroup(const KernelContext &first, const KernelContext &next) {
   return true;
 }
 
-void runUpdateGroup(const std::vector<KernelContext *> &members, DeviceMemory &table) {
-  KernelContext &c = *members.front();
+void runUpdateGroup(const std::vector<LaunchContext *> &members, DeviceMemory &table) {
+  LaunchContext &c = *members.front();
   Kind kind = kindOf(c.step.kernel);
   UpdateKind operands = operandsOf(kind);
   std::vector<UpdateEntry> entries;
   int64_t chunks = 0;
-  for (KernelContext *m : members) {
+  for (LaunchContext *m : members) {
     const TensorRef &p = m->in[0], &g = m->in[1];
     float *first = operands.state > 0 ? m->in[4].as<float>() : nullptr;
     float *second = operands.state > 1 ? m->in[5].as<float>() : nullptr;

@@ -116,7 +116,7 @@ template <int P> struct ApplyColumns {
   }
 };
 
-void batchNorm(KernelContext &c) {
+void batchNorm(LaunchContext &c) {
   const TensorRef &x = c.in[0];
   Groups gr = groupsOf(c, x);
   bool columns = gr.inner == 1 && gr.outer > 0;
@@ -220,7 +220,7 @@ template <int P> struct DxColumns {
   }
 };
 
-void batchNormBackward(KernelContext &c) {
+void batchNormBackward(LaunchContext &c) {
   const TensorRef &x = c.in[0];
   Groups gr = groupsOf(c, x);
   double eps = c.attrs.getF64("epsilon", 1e-5);
@@ -252,8 +252,8 @@ void batchNormBackward(KernelContext &c) {
 } // namespace
 
 void addNormKernels(KernelTable &t) {
-  t["batch_norm"] = batchNorm;
-  t["batch_norm_backward"] = batchNormBackward;
+  t[Kernel::BatchNorm] = batchNorm;
+  t[Kernel::BatchNormBackward] = batchNormBackward;
 }
 
 } // namespace ampc::rt::cuda

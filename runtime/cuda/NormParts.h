@@ -21,7 +21,7 @@ struct Operand {
 
 constexpr Operand kNone{nullptr, DType::F32};
 
-inline Operand operandOf(const KernelContext &c, size_t input) {
+inline Operand operandOf(const LaunchContext &c, size_t input) {
   return input < c.in.size() ? Operand{c.in[input].data, c.in[input].dtype} : kNone;
 }
 
@@ -48,7 +48,7 @@ struct NormEpilogue {
   }
 };
 
-inline NormEpilogue epilogueOf(const KernelContext &c) {
+inline NormEpilogue epilogueOf(const LaunchContext &c) {
   bool relu = c.attrs.getStr("activation", "none") == "relu";
   return {relu, relu ? operandOf(c, 5) : kNone, c.out[0].dtype};
 }
@@ -80,7 +80,7 @@ struct Groups {
   }
 };
 
-inline Groups groupsOf(const KernelContext &c, const TensorRef &x) {
+inline Groups groupsOf(const LaunchContext &c, const TensorRef &x) {
   Groups gr{0, 1, 1, 0};
   bool nhwc = c.attrs.getStr("layout", "NHWC") == "NHWC";
   int64_t axis = nhwc ? x.rank() - 1 : 1;

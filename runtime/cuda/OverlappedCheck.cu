@@ -2,7 +2,7 @@
 
 namespace ampc::rt::cuda {
 
-OverlappedCheck::OverlappedCheck(KernelContext &check, size_t index, std::vector<EarlyCheck> parts)
+OverlappedCheck::OverlappedCheck(LaunchContext &check, size_t index, std::vector<EarlyCheck> parts)
     : check_(check), index_(index), parts_(std::move(parts)), tables_(parts_.size()),
       forks_(parts_.size()), flag_(check.device.allocate(1, 256)) {
   AMPC_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));

@@ -20,7 +20,7 @@ class OverlappedCheck {
 public:
   /// `check`: the context of the plan's `check_finite` step `index`, split
   /// into `parts` (at least two).
-  OverlappedCheck(KernelContext &check, size_t index, std::vector<EarlyCheck> parts);
+  OverlappedCheck(LaunchContext &check, size_t index, std::vector<EarlyCheck> parts);
   ~OverlappedCheck();
   OverlappedCheck(const OverlappedCheck &) = delete;
   OverlappedCheck &operator=(const OverlappedCheck &) = delete;
@@ -36,7 +36,7 @@ public:
 private:
   void fork(size_t step);
 
-  KernelContext &check_;
+  LaunchContext &check_;
   size_t index_;
   std::vector<EarlyCheck> parts_;
   std::vector<DeviceMemory> tables_; // each part's gradient list

@@ -22,7 +22,7 @@ struct Pool {
   }
 };
 
-Pool poolOf(const KernelContext &c, const TensorRef &x, const TensorRef &y) {
+Pool poolOf(const LaunchContext &c, const TensorRef &x, const TensorRef &y) {
   bool nhwc = c.attrs.getStr("layout", "NHWC") == "NHWC";
   std::vector<int64_t> k = c.attrs.getInts("kernel", {1, 1});
   std::vector<int64_t> st = c.attrs.getInts("strides", k), pad = c.attrs.getInts("padding", {0, 0});
@@ -95,7 +95,7 @@ template <bool Max> __global__ void poolKernel(View x, View y, Pool p) {
   }
 }
 
-template <bool Max> void pool(KernelContext &c) {
+template <bool Max> void pool(LaunchContext &c) {
   Pool p = poolOf(c, c.in[0], c.out[0]);
   if (c.out[0].size() == 0)
     return;
@@ -143,7 +143,7 @@ __global__ void poolBackwardKernel(View x, View dy, View dx, Pool p, const uint8
   }
 }
 
-template <bool Max> void poolBackward(KernelContext &c) {
+template <bool Max> void poolBackward(LaunchContext &c) {
   const TensorRef &dy = Max ? c.in[1] : c.in[0], &dx = c.out[0];
   Pool p = poolOf(c, dx, dy);
   if (dx.size() == 0)
@@ -170,7 +170,7 @@ __global__ void globalAvgPoolKernel(View x, View y, Pool p) {
   }
 }
 
-void globalAvgPool(KernelContext &c) {
+void globalAvgPool(LaunchContext &c) {
   Pool p = poolOf(c, c.in[0], c.in[0]);
   if (c.out[0].size() == 0)
     return;
@@ -182,11 +182,11 @@ void globalAvgPool(KernelContext &c) {
 } // namespace
 
 void addPoolingKernels(KernelTable &t) {
-  t["max_pool2d"] = pool<true>;
-  t["avg_pool2d"] = pool<false>;
-  t["global_avg_pool"] = globalAvgPool;
-  t["max_pool2d_backward"] = poolBackward<true>;
-  t["avg_pool2d_backward"] = poolBackward<false>;
+  t[Kernel::MaxPool2d] = pool<true>;
+  t[Kernel::AvgPool2d] = pool<false>;
+  t[Kernel::GlobalAvgPool] = globalAvgPool;
+  t[Kernel::MaxPool2dBackward] = poolBackward<true>;
+  t[Kernel::AvgPool2dBackward] = poolBackward<false>;
 }
 
 } // namespace ampc::rt::cuda

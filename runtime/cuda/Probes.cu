@@ -15,7 +15,7 @@ __global__ void nonFiniteKernel(View x, uint8_t *flag) {
     *flag = 1;
 }
 
-void recordNonFinite(KernelContext &c) {
+void recordNonFinite(LaunchContext &c) {
   uint8_t *flag = c.in.back().as<uint8_t>() + c.attrs.getInt("slot", 0);
   AMPC_CUDA_CHECK(cudaMemsetAsync(flag, 0, 1, c.stream()));
   for (size_t i = 0; i + 1 < c.in.size(); ++i)
@@ -85,7 +85,7 @@ __global__ void rangeRowKernel(const Partial *partials, int blocks, int64_t elem
   row[kMaxAbsUnscaled] = fmax(row[kMaxAbsUnscaled], all.maxFinite / s);
 }
 
-void recordRange(KernelContext &c) {
+void recordRange(LaunchContext &c) {
   const TensorRef &x = c.in[0];
   double *row = c.in[1].as<double>() + c.attrs.getInt("slot", 0) * kRangeFields;
   unsigned blocks = std::min<unsigned>(blocksFor(x.size()), 1024);
@@ -103,8 +103,8 @@ void recordRange(KernelContext &c) {
 } // namespace
 
 void addProbeKernels(KernelTable &t) {
-  t["record_non_finite"] = recordNonFinite;
-  t["record_range"] = recordRange;
+  t[Kernel::RecordNonFinite] = recordNonFinite;
+  t[Kernel::RecordRange] = recordRange;
 }
 
 } // namespace ampc::rt::cuda

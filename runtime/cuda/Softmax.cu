@@ -33,7 +33,7 @@ struct Scaled {
   }
 };
 
-Scaled scaledOf(const KernelContext &c, const std::string &prefix) {
+Scaled scaledOf(const LaunchContext &c, const std::string &prefix) {
   FoldedScale f = c.attrs.foldedScale(prefix);
   return {f.present, f.scale, f.bias, f.round};
 }
@@ -42,7 +42,7 @@ struct Rows {
   int64_t outer, dim, inner;
 };
 
-Rows rowsOf(const KernelContext &c, const TensorRef &t) {
+Rows rowsOf(const LaunchContext &c, const TensorRef &t) {
   int64_t axis = c.attrs.getInt("axis", -1);
   axis = axis < 0 ? axis + t.rank() : axis;
   Rows r{1, t.shape[axis], 1};
@@ -115,7 +115,7 @@ __global__ void softmaxStrided(View x, ResultAndCopy y, Rows r, Scaled pre) {
   }
 }
 
-template <bool Log> void softmax(KernelContext &c) {
+template <bool Log> void softmax(LaunchContext &c) {
   Rows r = rowsOf(c, c.in[0]);
   if (r.outer * r.inner == 0)
     return;
@@ -175,7 +175,7 @@ __global__ void softmaxBackwardStrided(View y, View dy, View dx, Rows r, bool lo
   }
 }
 
-void softmaxBackward(KernelContext &c) {
+void softmaxBackward(LaunchContext &c) {
   Rows r = rowsOf(c, c.in[0]);
   if (r.outer * r.inner == 0)
     return;
@@ -225,7 +225,7 @@ template <bool Mean> __global__ void reduceKernel(View x, View y, Reduction r) {
   }
 }
 
-template <bool Mean> void reduce(KernelContext &c) {
+template <bool Mean> void reduce(LaunchContext &c) {
   const TensorRef &x = c.in[0];
   if (x.rank() > kMaxRank)
     c.fail("tensors of rank above 8 are not supported on cuda");
@@ -251,11 +251,11 @@ template <bool Mean> void reduce(KernelContext &c) {
 } // namespace
 
 void addSoftmaxKernels(KernelTable &t) {
-  t["softmax"] = softmax<false>;
-  t["log_softmax"] = softmax<true>;
-  t["softmax_backward"] = softmaxBackward;
-  t["reduce_sum"] = reduce<false>;
-  t["reduce_mean"] = reduce<true>;
+  t[Kernel::Softmax] = softmax<false>;
+  t[Kernel::LogSoftmax] = softmax<true>;
+  t[Kernel::SoftmaxBackward] = softmaxBackward;
+  t[Kernel::ReduceSum] = reduce<false>;
+  t[Kernel::ReduceMean] = reduce<true>;
 }
 
 } // namespace ampc::rt::cuda

@@ -36,7 +36,7 @@ struct DeviceList {
 
 /// The list of the step's inputs `inputs` (and their outputs, unscaling),
 /// uploaded to `table` at its first run and kept there.
-DeviceList listOf(KernelContext &c, const std::vector<int> &inputs, bool unscale,
+DeviceList listOf(LaunchContext &c, const std::vector<int> &inputs, bool unscale,
                   DeviceMemory &table) {
   std::vector<ListEntry> entries;
   int64_t chunks = 0;
@@ -80,7 +80,7 @@ __global__ void checkKernel(DeviceList list, const void *scale, DType scaleType,
 
 /// Checks (and unscales) the listed gradients on `stream`, setting `found`
 /// where one is not finite; `first` clears it before.
-void checkList(KernelContext &c, const DeviceList &list, const TensorRef *scale, uint8_t *found,
+void checkList(LaunchContext &c, const DeviceList &list, const TensorRef *scale, uint8_t *found,
                bool first, cudaStream_t stream) {
   if (first)
     AMPC_CUDA_CHECK(cudaMemsetAsync(found, 0, 1, stream));
@@ -91,7 +91,7 @@ void checkList(KernelContext &c, const DeviceList &list, const TensorRef *scale,
   launched(c);
 }
 
-void checkFinite(KernelContext &c, bool unscale) {
+void checkFinite(LaunchContext &c, bool unscale) {
   size_t n = unscale ? c.out.size() - 1 : c.in.size();
   std::vector<int> all(n);
   std::iota(all.begin(), all.end(), 0);
@@ -109,7 +109,7 @@ __global__ void lossScaleKernel(const uint8_t *found, View scale, View good, Vie
   store(bad.data, bad.dtype, 0, s.bad);
 }
 
-void updateLossScaling(KernelContext &c) {
+void updateLossScaling(LaunchContext &c) {
   num::LossScaleRule rule{c.attrs.getInt("incr_every_n_steps", 2000),
                           c.attrs.getInt("decr_every_n_nan_or_inf", 1),
                           c.attrs.getF64("incr_ratio", 2.0), c.attrs.getF64("decr_ratio", 0.5),
@@ -157,20 +157,20 @@ __global__ void adamKernel(View p, View g, View copy, UpdateScalars s, float *m,
   }
 }
 
-void sgd(KernelContext &c) {
+void sgd(LaunchContext &c) {
   sgdKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
       viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c, 4));
   launched(c);
 }
 
-void momentum(KernelContext &c) {
+void momentum(LaunchContext &c) {
   momentumKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
       viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c, 5), c.in[4].as<float>(),
       narrow(c.attrs.getF64("momentum", 0.9)));
   launched(c);
 }
 
-void adam(KernelContext &c) {
+void adam(LaunchContext &c) {
   AdamConfig cfg = adamConfigOf(c);
   adamKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
       viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c, 7), c.in[4].as<float>(),
@@ -183,7 +183,7 @@ __global__ void countStepKernel(View step, const uint8_t *found) {
     store(step.data, step.dtype, 0, load(step.data, step.dtype, 0) + 1.0f);
 }
 
-void countStep(KernelContext &c) {
+void countStep(LaunchContext &c) {
   countStepKernel<<<1, 1, 0, c.stream()>>>(viewOf(c.in[0]), c.in[1].as<uint8_t>());
   launched(c);
 }
@@ -194,7 +194,7 @@ __global__ void assignKernel(View target, View value) {
   }
 }
 
-void assign(KernelContext &c) {
+void assign(LaunchContext &c) {
   const TensorRef &target = c.in[0], &value = c.in[1];
   if (target.dtype == value.dtype) {
     if (target.data != value.data)
@@ -214,7 +214,7 @@ __global__ void restoreKernel(std::byte *target, const std::byte *backup, int64_
   AMPC_GRID_STRIDE(i, bytes) { target[i] = backup[i]; }
 }
 
-void restoreIfSkipped(KernelContext &c) {
+void restoreIfSkipped(LaunchContext &c) {
   restoreKernel<<<blocksFor(c.in[0].bytes()), kThreads, 0, c.stream()>>>(
       c.in[0].as<std::byte>(), c.in[1].as<std::byte>(), c.in[0].bytes(), c.in[2].as<uint8_t>());
   launched(c);
@@ -227,7 +227,7 @@ __global__ void accumulateKernel(View acc, View grad) {
   }
 }
 
-void accumulate(KernelContext &c) {
+void accumulate(LaunchContext &c) {
   accumulateKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(viewOf(c.in[0]),
                                                                             viewOf(c.in[1]));
   launched(c);
@@ -237,7 +237,7 @@ __global__ void incrementKernel(int64_t *counter, const uint8_t *flag) {
   *counter += flag ? (int64_t)(*flag != 0) : 1;
 }
 
-void increment(KernelContext &c) {
+void increment(LaunchContext &c) {
   incrementKernel<<<1, 1, 0, c.stream()>>>(
       c.in[0].as<int64_t>(), c.in.size() > 1 ? c.in[1].as<uint8_t>() : nullptr);
   launched(c);
@@ -245,23 +245,23 @@ void increment(KernelContext &c) {
 
 } // namespace
 
-void checkFinitePart(KernelContext &c, const std::vector<int> &inputs, uint8_t *found, bool first,
+void checkFinitePart(LaunchContext &c, const std::vector<int> &inputs, uint8_t *found, bool first,
                      DeviceMemory &table, cudaStream_t stream) {
   checkList(c, listOf(c, inputs, false, table), nullptr, found, first, stream);
 }
 
 void addTrainingKernels(KernelTable &t) {
-  t["check_finite_and_unscale"] = [](KernelContext &c) { checkFinite(c, true); };
-  t["check_finite"] = [](KernelContext &c) { checkFinite(c, false); };
-  t["update_loss_scaling"] = updateLossScaling;
-  t["sgd"] = sgd;
-  t["momentum"] = momentum;
-  t["adam"] = adam;
-  t["count_step"] = countStep;
-  t["assign"] = assign;
-  t["restore_if_skipped"] = restoreIfSkipped;
-  t["accumulate"] = accumulate;
-  t["increment"] = increment;
+  t[Kernel::CheckFiniteAndUnscale] = [](LaunchContext &c) { checkFinite(c, true); };
+  t[Kernel::CheckFinite] = [](LaunchContext &c) { checkFinite(c, false); };
+  t[Kernel::UpdateLossScaling] = updateLossScaling;
+  t[Kernel::Sgd] = sgd;
+  t[Kernel::Momentum] = momentum;
+  t[Kernel::Adam] = adam;
+  t[Kernel::CountStep] = countStep;
+  t[Kernel::Assign] = assign;
+  t[Kernel::RestoreIfSkipped] = restoreIfSkipped;
+  t[Kernel::Accumulate] = accumulate;
+  t[Kernel::Increment] = increment;
 }
 
 } // namespace ampc::rt::cuda

@@ -15,7 +15,7 @@ template <typename F> __global__ void valueKernel(View x, View y, F f, bool quad
   quadMap(x, y, quads, [&](float v) { return f.value(v); });
 }
 
-template <typename F> void unary(KernelContext &c, F f) {
+template <typename F> void unary(LaunchContext &c, F f) {
   View x = viewOf(c.in[0]), y = viewOf(c.out[0]);
   bool quads = quadsFit({x, y});
   valueKernel<<<blocksForQuads(y.size, quads), kThreads, 0, c.stream()>>>(x, y, f, quads);
@@ -48,7 +48,7 @@ __global__ void derivativeKernel(View x, View y, View dy, View dx, F f, bool qua
       });
 }
 
-template <typename F> void derivative(KernelContext &c, F f) {
+template <typename F> void derivative(LaunchContext &c, F f) {
   View x = viewOf(c.in[0]), y = viewOf(c.in[1]), dy = viewOf(c.in[2]), dx = viewOf(c.out[0]);
   bool quads = quadsFit({x, y, dy, dx});
   derivativeKernel<<<blocksForQuads(dx.size, quads), kThreads, 0, c.stream()>>>(x, y, dy, dx, f,
@@ -56,7 +56,7 @@ template <typename F> void derivative(KernelContext &c, F f) {
   launched(c);
 }
 
-void unaryBackward(KernelContext &c) {
+void unaryBackward(LaunchContext &c) {
   std::string fn = c.attrs.getStr("fn", "");
   float e = narrow(c.attrs.getF64("exponent", 1.0));
   if (fn == "relu")
@@ -96,7 +96,7 @@ __global__ void dropoutKernel(View x, View y, const uint64_t *iteration, uint64_
   }
 }
 
-void dropout(KernelContext &c) {
+void dropout(LaunchContext &c) {
   double rate = c.attrs.getF64("rate", 0.5);
   if (!c.training || rate == 0.0) {
     if (c.in[0].data != c.out[0].data)
@@ -114,29 +114,29 @@ void dropout(KernelContext &c) {
 } // namespace
 
 void addUnaryKernels(KernelTable &t) {
-  t["neg"] = [](KernelContext &c) { unary(c, num::Neg{}); };
-  t["abs"] = [](KernelContext &c) { unary(c, num::Abs{}); };
-  t["relu"] = [](KernelContext &c) { unary(c, num::Relu{}); };
-  t["tanh"] = [](KernelContext &c) { unary(c, num::Tanh{}); };
-  t["sigmoid"] = [](KernelContext &c) { unary(c, num::Sigmoid{}); };
-  t["erf"] = [](KernelContext &c) { unary(c, num::Erf{}); };
-  t["gelu"] = [](KernelContext &c) {
+  t[Kernel::Neg] = [](LaunchContext &c) { unary(c, num::Neg{}); };
+  t[Kernel::Abs] = [](LaunchContext &c) { unary(c, num::Abs{}); };
+  t[Kernel::Relu] = [](LaunchContext &c) { unary(c, num::Relu{}); };
+  t[Kernel::Tanh] = [](LaunchContext &c) { unary(c, num::Tanh{}); };
+  t[Kernel::Sigmoid] = [](LaunchContext &c) { unary(c, num::Sigmoid{}); };
+  t[Kernel::Erf] = [](LaunchContext &c) { unary(c, num::Erf{}); };
+  t[Kernel::Gelu] = [](LaunchContext &c) {
     if (c.attrs.getBool("approximate", false))
       unary(c, num::GeluTanh{});
     else
       unary(c, num::Gelu{});
   };
-  t["exp"] = [](KernelContext &c) { unary(c, num::Exp{}); };
-  t["log"] = [](KernelContext &c) { unary(c, num::Log{}); };
-  t["sqrt"] = [](KernelContext &c) { unary(c, num::Sqrt{}); };
-  t["rsqrt"] = [](KernelContext &c) { unary(c, num::Rsqrt{}); };
-  t["square"] = [](KernelContext &c) { unary(c, num::Square{}); };
-  t["pow"] = [](KernelContext &c) { unary(c, num::Pow{narrow(c.attrs.getF64("exponent", 1.0))}); };
-  t["scale"] = [](KernelContext &c) {
+  t[Kernel::Exp] = [](LaunchContext &c) { unary(c, num::Exp{}); };
+  t[Kernel::Log] = [](LaunchContext &c) { unary(c, num::Log{}); };
+  t[Kernel::Sqrt] = [](LaunchContext &c) { unary(c, num::Sqrt{}); };
+  t[Kernel::Rsqrt] = [](LaunchContext &c) { unary(c, num::Rsqrt{}); };
+  t[Kernel::Square] = [](LaunchContext &c) { unary(c, num::Square{}); };
+  t[Kernel::Pow] = [](LaunchContext &c) { unary(c, num::Pow{narrow(c.attrs.getF64("exponent", 1.0))}); };
+  t[Kernel::Scale] = [](LaunchContext &c) {
     unary(c, num::Scale{narrow(c.attrs.getF64("scale", 1.0)), narrow(c.attrs.getF64("bias", 0.0))});
   };
-  t["unary_backward"] = unaryBackward;
-  t["dropout"] = dropout;
+  t[Kernel::UnaryBackward] = unaryBackward;
+  t[Kernel::Dropout] = dropout;
 }
 
 } // namespace ampc::rt::cuda

@@ -31,20 +31,20 @@ struct UpdateKind {
 
 /// Whether the update rewrites the param's low-precision copy, its last
 /// input, in the same pass (docs/runtime.md, "Weight copies").
-inline bool writesCopy(const KernelContext &c) { return c.attrs.getBool(kWritesCopy, false); }
+inline bool writesCopy(const LaunchContext &c) { return c.attrs.getBool(kWritesCopy, false); }
 
 /// The copy to write (data null: none).
-inline View copyView(const KernelContext &c) {
+inline View copyView(const LaunchContext &c) {
   return writesCopy(c) ? viewOf(c.in.back()) : View{nullptr, DType::F16, 0, 0, {}};
 }
 
-inline UpdateScalars scalarsOf(const KernelContext &c, size_t operands) {
+inline UpdateScalars scalarsOf(const LaunchContext &c, size_t operands) {
   View none{nullptr, DType::F32, 0, 0, {}};
   return {viewOf(c.in[2]), c.in[3].as<uint8_t>(),
           c.in.size() - writesCopy(c) > operands ? viewOf(c.in[operands]) : none};
 }
 
-inline AdamConfig adamConfigOf(const KernelContext &c) {
+inline AdamConfig adamConfigOf(const LaunchContext &c) {
   return {c.attrs.getF64("beta1", 0.9), c.attrs.getF64("beta2", 0.999),
           c.attrs.getF64("epsilon", 1e-8), c.attrs.getF64("weight_decay", 0.0)};
 }

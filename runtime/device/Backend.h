@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/core/Plan.h"
+#include "runtime/core/StepAttrs.h"
 #include "runtime/device/Communicator.h"
 #include "runtime/device/Device.h"
 
@@ -49,6 +50,11 @@ struct ExecOptions {
 struct RunFlags {
   bool apply = true, first = true;
 };
+
+/// Whether a step of `phase` runs in a run with `flags`.
+inline bool runsIn(Phase phase, const RunFlags &flags) {
+  return (phase != Phase::Apply || flags.apply) && (phase != Phase::First || flags.first);
+}
 
 /// Where a plan's two regions start in device memory.
 struct PlanMemory {

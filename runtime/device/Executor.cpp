@@ -19,10 +19,10 @@ std::string describe(const Target &t) {
          (t.elementwiseChains ? ", elementwise chains" : "") + ")";
 }
 
-/// Every buffer lies inside its region, and every step's kernel is known,
-/// has the arity and signature its traits ask for, overlaps its inputs only
-/// where it may, and is one the backend implements: no plan, however made,
-/// lets a kernel touch memory outside its buffers.
+/// Every buffer lies inside its region, and every step's kernel (the plan
+/// reader knows it) has the arity and signature its traits ask for, overlaps
+/// its inputs only where it may, and is one the backend implements: no plan,
+/// however made, lets a kernel touch memory outside its buffers.
 void checkSteps(const Plan &plan, const Backend &backend) {
   for (const Buffer &b : plan.buffers) {
     int64_t region = b.isPersistent() ? plan.persistentBytes : plan.arenaBytes;
@@ -32,17 +32,15 @@ void checkSteps(const Plan &plan, const Backend &backend) {
   std::vector<std::string> kernels = backend.kernelNames();
   for (const Step &s : plan.steps) {
     std::string where = "step '" + s.name + "': ";
-    const KernelTraits *traits = findKernelTraits(s.kernel);
-    if (!traits)
-      throw PlanError(where + "unknown kernel '" + s.kernel + "'");
-    if (!std::binary_search(kernels.begin(), kernels.end(), s.kernel))
-      throw PlanError(where + "the " + backend.name() + " backend has no kernel '" + s.kernel +
-                      "'");
-    bool copy = hasRoundedCopy(*traits, s);
-    if (!traits->inputs.allows(s.inputs.size()) ||
-        !traits->outputs.allows(s.outputs.size() - (copy ? 1 : 0)) ||
-        (traits->has(kOutputPerInput) && s.inputs.size() != s.outputs.size()))
-      throw PlanError(where + "kernel '" + s.kernel + "' cannot take " +
+    const KernelTraits &traits = traitsOf(s.kernel);
+    const char *kernel = kernelName(s.kernel);
+    if (!std::binary_search(kernels.begin(), kernels.end(), kernel))
+      throw PlanError(where + "the " + backend.name() + " backend has no kernel '" + kernel + "'");
+    bool copy = hasRoundedCopy(s);
+    if (!traits.inputs.allows(s.inputs.size()) ||
+        !traits.outputs.allows(s.outputs.size() - (copy ? 1 : 0)) ||
+        (traits.has(kOutputPerInput) && s.inputs.size() != s.outputs.size()))
+      throw PlanError(where + "kernel '" + kernel + "' cannot take " +
                       std::to_string(s.inputs.size()) + " inputs and " +
                       std::to_string(s.outputs.size()) + " outputs");
     StepAttrs attrs(s);
@@ -53,8 +51,8 @@ void checkSteps(const Plan &plan, const Backend &backend) {
                        low.shape == y.shape,
                    "a rounded copy is an f16 or bf16 tensor of an f32 result's shape");
     }
-    traits->check(view);
-    checkOverlaps(view, traits->flags);
+    traits.check(view);
+    checkOverlaps(view, traits.flags);
   }
 }
 

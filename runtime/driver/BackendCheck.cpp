@@ -68,7 +68,7 @@ std::vector<int> bookkeeping(const Plan &plan) {
     if (id >= 0)
       ids.push_back(id);
   for (const Step &s : plan.steps)
-    if (s.kernel == "update_loss_scaling")
+    if (s.kernel == Kernel::UpdateLossScaling)
       ids.insert(ids.end(), s.inputs.begin() + 1, s.inputs.end());
   return ids;
 }
@@ -104,8 +104,7 @@ enum class Mode { Queued, Replayed, Stepwise };
 /// would run.
 void runStepwise(Executor &ex, const RunFlags &flags) {
   for (size_t s = 0; s < ex.plan().steps.size(); ++s) {
-    const std::string &phase = StepAttrs(ex.plan().steps[s]).phase();
-    if ((phase != "apply" || flags.apply) && (phase != "first" || flags.first))
+    if (runsIn(StepAttrs(ex.plan().steps[s]).phase(), flags))
       ex.runStep(s);
   }
 }
@@ -144,7 +143,7 @@ Run runWhole(const Plan &plan, const CheckOptions &options, const std::string &d
   if (plan.skippedSteps >= 0)
     run.skipped = (int64_t)ex.readScalar(plan.skippedSteps);
   for (const Step &s : plan.steps)
-    if (s.kernel == "update_loss_scaling")
+    if (s.kernel == Kernel::UpdateLossScaling)
       run.scale = ex.readScalar(s.inputs[1]);
   return run;
 }
@@ -306,8 +305,8 @@ Plan renamedTarget(const Plan &plan, const std::string &backend) {
 double termScaleOf(const Plan &plan, const Step &step, int id, Executor &ref) {
   if (step.outputs.size() < 2 || id != step.outputs[1])
     return 0;
-  int terms = step.kernel == "matmul_bias_grad"  ? step.inputs[1]
-              : step.kernel == "matmul_act_grad" ? step.outputs[0]
+  int terms = step.kernel == Kernel::MatmulBiasGrad  ? step.inputs[1]
+              : step.kernel == Kernel::MatmulActGrad ? step.outputs[0]
                                                  : -1;
   return terms < 0 ? 0 : maxAbsOf(ref.readBytes(terms), plan.buffers[terms].dtype);
 }
@@ -330,7 +329,7 @@ std::vector<StepCheck> checkSteps(const Plan &plan, const CheckOptions &options)
     check.index = i;
     check.step = step.name;
     check.kernel = step.kernel;
-    const KernelTraits *traits = findKernelTraits(step.kernel);
+    const KernelTraits *traits = &traitsOf(step.kernel);
     check.agreement = traits ? traits->agreement : Agreement::Exact;
     check.referenceError = errorOf([&] { ref.runStep(i); });
     check.candidateError = errorOf([&] {
@@ -341,7 +340,7 @@ std::vector<StepCheck> checkSteps(const Plan &plan, const CheckOptions &options)
       checks.push_back(std::move(check));
       break;
     }
-    bool keepsMask = step.kernel == "matmul_bias" && step.outputs.size() == 2 &&
+    bool keepsMask = step.kernel == Kernel::MatmulBias && step.outputs.size() == 2 &&
                      step.attrs.value("activation", "") == "relu";
     for (int id : touched(step)) {
       const Buffer &b = plan.buffers[id];

@@ -87,7 +87,8 @@ struct CheckOptions {
 
 struct StepCheck {
   size_t index = 0;
-  std::string step, kernel;
+  std::string step;
+  Kernel kernel = Kernel::Identity;
   Agreement agreement = Agreement::Exact;
   /// Each buffer the step touches, by name, with its comparison.
   std::vector<std::pair<std::string, BufferDiff>> buffers;

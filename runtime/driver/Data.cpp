@@ -83,7 +83,7 @@ DataFeed::DataFeed(const Plan &plan, const std::string &spec, bool train, uint64
   // Integer inputs range over what all their consumers accept (2 when no
   // kernel bounds them).
   for (const Step &s : plan.steps) {
-    const KernelTraits *traits = findKernelTraits(s.kernel);
+    const KernelTraits *traits = &traitsOf(s.kernel);
     if (!traits || traits->intRange.input < 0)
       continue;
     const IntRange &r = traits->intRange;

@@ -15,7 +15,7 @@ std::vector<ValueRange> valueRanges(const Plan &plan, const std::vector<double> 
   LowRange low = lowRange(lowDtype);
   std::vector<ValueRange> values;
   for (const Step &s : plan.steps) {
-    if (s.kernel != "record_range")
+    if (s.kernel != Kernel::RecordRange)
       continue;
     StepAttrs attrs(s);
     int64_t slot = attrs.getInt("slot", -1);

@@ -22,7 +22,7 @@ std::vector<float> asF32(const StepInput &in) {
 std::vector<std::vector<float>> replayInF32(const Plan &plan, const Step &step,
                                                const std::vector<StepInput> &inputs,
                                                bool training, uint64_t seed) {
-  const KernelTraits *traits = findKernelTraits(step.kernel);
+  const KernelTraits *traits = &traitsOf(step.kernel);
   if (traits && traits->has(kConvertsDtype))
     return {asF32(inputs.at(0))};
   // A plan of the step alone: its inputs are the plan's inputs, its results

@@ -25,7 +25,7 @@ void addPlanAndDevice(Json &m, const Plan &plan, const std::string &device,
 
 /// FLOPs of one step whose kernel's FLOP rule is `rule`; else 0.
 double stepFlops(const Plan &plan, const Step &s, FlopRule rule) {
-  const KernelTraits *traits = findKernelTraits(s.kernel);
+  const KernelTraits *traits = &traitsOf(s.kernel);
   if (!traits || traits->flops != rule)
     return 0;
   std::vector<std::vector<int64_t>> in, out;
@@ -71,7 +71,7 @@ Json slowestLaunches(const Plan &plan, const Profile &profile, double runs, size
         bytes += (double)plan.buffers[id].bytes;
     double ms = launch.ms / runs;
     Json row = {{"step", first < plan.steps.size() ? plan.steps[first].name : ""},
-                {"kernel", first < plan.steps.size() ? plan.steps[first].kernel : ""},
+                {"kernel", first < plan.steps.size() ? kernelName(plan.steps[first].kernel) : ""},
                 {"steps", launch.end - first},
                 {"ms", ms},
                 {"bytes", bytes},

@@ -170,7 +170,7 @@ NonFiniteFinding NumericsCheck::classify(const Culprit &c, bool apply, bool firs
   const Step &s = plan_.steps[c.step];
   NonFiniteFinding f;
   f.op = s.name;
-  f.kernel = s.kernel;
+  f.kernel = kernelName(s.kernel);
   f.output = plan_.buffers[c.output].name;
   f.dtype = dtypeName(plan_.buffers[c.output].dtype);
   f.backward = (size_t)c.step > lossStep_;

@@ -16,7 +16,7 @@ std::set<int> matmulWeights(const Plan &plan) {
   std::vector<int> castOf(plan.buffers.size(), -1);
   std::set<int> weights;
   for (const Step &s : plan.steps) {
-    const KernelTraits *traits = findKernelTraits(s.kernel);
+    const KernelTraits *traits = &traitsOf(s.kernel);
     if (!traits)
       continue;
     if (traits->has(kConvertsDtype) && s.inputs.size() == 1 && s.outputs.size() == 1)

@@ -153,15 +153,14 @@ public:
                      const rt::PlanMemory &memory, bool inRunsOnly)
       : inner_(std::move(inner)), plan_(plan), inRunsOnly_(inRunsOnly) {
     for (const rt::Step &s : plan.steps)
-      flipped_.push_back(s.kernel == "relu"
+      flipped_.push_back(s.kernel == rt::Kernel::Relu
                              ? static_cast<unsigned char *>(
                                    rt::bufferRef(plan, memory, s.outputs[0]).data)
                              : nullptr);
   }
   void run(const rt::RunFlags &flags) override {
     for (size_t i = 0; i < plan_.steps.size(); ++i) {
-      const std::string &phase = rt::StepAttrs(plan_.steps[i]).phase();
-      if ((phase != "apply" || flags.apply) && (phase != "first" || flags.first))
+      if (rt::runsIn(rt::StepAttrs(plan_.steps[i]).phase(), flags))
         runAndFlip(i);
     }
   }
@@ -217,7 +216,7 @@ TEST(BackendCheck, FindsTheStepOfABackendThatChangesOneBit) {
   o.candidate = "cpu-off-by-one-bit";
   int relus = 0;
   for (const rt::StepCheck &s : rt::checkSteps(plan, o)) {
-    if (s.kernel != "relu") {
+    if (s.kernel != rt::Kernel::Relu) {
       EXPECT_TRUE(s.exact()) << s.step << ": an error travelled to a later step";
       continue;
     }

@@ -23,7 +23,7 @@ rt::Plan simplenetPlan(size_t *check) {
   runTrainingPipeline(*m, AmpSettings{}, TrainSettings{});
   rt::Plan plan = lowerToPlan(*m, rt::cudaTarget());
   auto it = std::find_if(plan.steps.begin(), plan.steps.end(),
-                         [](const rt::Step &s) { return s.kernel == "check_finite"; });
+                         [](const rt::Step &s) { return s.kernel == rt::Kernel::CheckFinite; });
   EXPECT_NE(it, plan.steps.end());
   *check = it - plan.steps.begin();
   return plan;
@@ -73,7 +73,7 @@ TEST(EarlyChecks, AStepWithoutResultsWritesItsOperands) {
   int first = plan.steps[check].inputs[0];
   rt::Step assign;
   assign.name = "in-place";
-  assign.kernel = "assign";
+  assign.kernel = rt::Kernel::Assign;
   assign.inputs = {first, first};
   plan.steps.insert(plan.steps.begin() + check, assign);
   ++check;

@@ -38,7 +38,7 @@ struct ScalingPlan {
     int g = scalar("good", rt::BufferKind::Param, rt::DType::F32, good);
     int b = scalar("bad", rt::BufferKind::Param, rt::DType::F32, bad);
     plan.inputs = {found};
-    plan.steps.push_back({"update", "update_loss_scaling", {found, s, g, b}, {}, attrs});
+    plan.steps.push_back({"update", rt::Kernel::UpdateLossScaling, {found, s, g, b}, {}, attrs});
     rt::planMemory(plan);
     ex = std::make_unique<rt::Executor>(plan);
   }
@@ -217,7 +217,7 @@ TEST(LossScaling, TheFiniteCheckSeesEveryNonFiniteValueInEveryDtype) {
   plan.buffers[found].shape = {};
   plan.inputs = {a, h, bf};
   plan.outputs = {found};
-  plan.steps.push_back({"check", "check_finite", {a, h, bf}, {found}, rt::Json::object()});
+  plan.steps.push_back({"check", rt::Kernel::CheckFinite, {a, h, bf}, {found}, rt::Json::object()});
   rt::planMemory(plan);
   rt::Executor ex(plan);
   auto fill = [&](const char *name, float v) {

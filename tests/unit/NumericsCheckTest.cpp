@@ -25,8 +25,8 @@ mlir::OwningOpRef<mlir::ModuleOp> trainingMlp(mlir::MLIRContext &ctx) {
 std::vector<std::string> stepNames(const rt::Plan &plan) {
   std::vector<std::string> names;
   for (const rt::Step &s : plan.steps)
-    if (s.kernel.rfind("record_", 0) != 0)
-      names.push_back(s.name + ":" + s.kernel);
+    if (s.kernel != rt::Kernel::RecordRange && s.kernel != rt::Kernel::RecordNonFinite)
+      names.push_back(s.name + ":" + rt::kernelName(s.kernel));
   return names;
 }
 
@@ -97,7 +97,7 @@ TEST(Doctor, RowsAndVerdictFollowTheRanges) {
   plan.buffers[1] = {1, "g", rt::BufferKind::Temp, rt::DType::F16, {4}};
   plan.buffers[2] = {2, rt::kRanges, rt::BufferKind::State, rt::DType::F64, {2, rt::kRangeFields}};
   auto probe = [](const char *of, bool backward, int slot) {
-    rt::Step s{std::string(of) + ".range", "record_range", {}, {}, rt::Json::object()};
+    rt::Step s{std::string(of) + ".range", rt::Kernel::RecordRange, {}, {}, rt::Json::object()};
     s.attrs = {{"of", of}, {"step", of}, {"kernel", "matmul"}, {"backward", backward},
                {"slot", slot}};
     return s;

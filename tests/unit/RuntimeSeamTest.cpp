@@ -28,7 +28,7 @@ namespace {
 std::vector<std::string> traitNames() {
   std::vector<std::string> names;
   for (const rt::KernelTraits &t : rt::allKernelTraits())
-    names.push_back(t.name);
+    names.push_back(t.name());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -129,7 +129,7 @@ TEST(Executor, MovesHostValuesByBufferIdAndChecksSizes) {
 }
 
 TEST(StepAttrs, DecodesOnceAndNamesAWrongType) {
-  rt::Step s{"s", "conv2d", {}, {}, {{"strides", {2, 2}}, {"layout", "NCHW"}, {"groups", 4},
+  rt::Step s{"s", rt::Kernel::Conv2d, {}, {}, {{"strides", {2, 2}}, {"layout", "NCHW"}, {"groups", 4},
                                       {"rate", 0.25}, {"flag", true}, {"phase", "apply"},
                                       {"round_inputs", {"", "f16"}}}};
   rt::StepAttrs a(s);
@@ -139,7 +139,7 @@ TEST(StepAttrs, DecodesOnceAndNamesAWrongType) {
   EXPECT_EQ(a.getInt("groups", 1), 4);
   EXPECT_EQ(a.getF64("rate", 0.5), 0.25);
   EXPECT_TRUE(a.getBool("flag", false));
-  EXPECT_EQ(a.phase(), "apply");
+  EXPECT_EQ(a.phase(), rt::Phase::Apply);
   EXPECT_EQ(a.roundedInput(0), rt::DType::F32);
   EXPECT_EQ(a.roundedInput(1), rt::DType::F16);
   EXPECT_EQ(a.roundedInput(5), rt::DType::F32);
@@ -149,7 +149,7 @@ TEST(StepAttrs, DecodesOnceAndNamesAWrongType) {
   } catch (const rt::PlanError &e) {
     EXPECT_STREQ(e.what(), "step 's': attribute 'layout' must be a number");
   }
-  rt::Step nested{"n", "relu", {}, {}, {{"bad", {{"a", 1}}}}};
+  rt::Step nested{"n", rt::Kernel::Relu, {}, {}, {{"bad", {{"a", 1}}}}};
   EXPECT_THROW(rt::StepAttrs{nested}, rt::PlanError);
 }
 
@@ -160,7 +160,7 @@ TEST(Counters, DropoutReadsTheRunCounterAndResumeRestoresIt) {
   rt::Plan plan = lowerToPlan(*b.finish());
   ASSERT_GE(plan.iteration, 0);
   EXPECT_EQ(plan.buffers[plan.iteration].kind, rt::BufferKind::State);
-  EXPECT_EQ(plan.steps.back().kernel, "increment") << "the last step advances the counter";
+  EXPECT_EQ(plan.steps.back().kernel, rt::Kernel::Increment) << "the last step advances the counter";
   EXPECT_EQ(plan.steps[0].inputs.back(), plan.iteration);
   EXPECT_EQ(plan.skippedSteps, -1) << "a forward plan has no finite check";
   auto masks = [&](rt::Executor &ex, int runs) {

@@ -82,7 +82,7 @@ inline void dumpCudaPlan(mlir::ModuleOp module) {
 inline FusionSet fusionsWithout(const plan::PlanPass &fusion) { return FusionSet::allBut(fusion); }
 
 /// The plan's steps that run `kernel`.
-inline int countKernel(const rt::Plan &plan, const std::string &kernel) {
+inline int countKernel(const rt::Plan &plan, rt::Kernel kernel) {
   return (int)std::count_if(plan.steps.begin(), plan.steps.end(),
                             [&](const rt::Step &s) { return s.kernel == kernel; });
 }

@@ -98,7 +98,7 @@ std::map<std::string, std::vector<char>> trainTwoLayers(const std::string &level
   test::dumpCudaPlan(*m);
   rt::Plan plan = lowerToPlan(*m);
   for (const rt::Step &s : plan.steps)
-    kernels->push_back(s.kernel);
+    kernels->push_back(rt::kernelName(s.kernel));
   rt::Executor ex(plan, {true, 3});
   ex.writeScalar(ex.id("lr"), 0.05f);
   std::mt19937 rng(5);
@@ -156,7 +156,7 @@ std::map<std::string, std::vector<char>> trainZoo(const std::string &model,
   rt::Target target = rt::cpuTarget();
   target.fusedCasts = fuseCasts;
   rt::Plan plan = lowerToPlan(*m, target);
-  *casts = llvm::count_if(plan.steps, [](const rt::Step &s) { return s.kernel == "cast"; });
+  *casts = llvm::count_if(plan.steps, [](const rt::Step &s) { return s.kernel == rt::Kernel::Cast; });
   rt::Executor ex(plan, {true, 3});
   for (int id : plan.inputs) {
     const rt::Buffer &b = plan.buffers[id];

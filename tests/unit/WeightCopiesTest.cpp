@@ -78,7 +78,7 @@ rt::Plan unfused(rt::Plan plan) {
     int copy = s.inputs.back();
     s.inputs.pop_back();
     s.attrs.erase(rt::kWritesCopy);
-    rt::Step assign{s.name + ".assign", "assign", {copy, s.inputs[0]}, {}, rt::Json::object()};
+    rt::Step assign{s.name + ".assign", rt::Kernel::Assign, {copy, s.inputs[0]}, {}, rt::Json::object()};
     if (s.attrs.contains("phase"))
       assign.attrs["phase"] = s.attrs["phase"];
     steps.push_back(std::move(s));
@@ -117,7 +117,7 @@ TEST(WeightCopies, ChangeNoBitOfTraining) {
       EXPECT_EQ(countCopies(fused), 0) << what;
     }
     for (const rt::Step &s : copies.steps) {
-      if (s.kernel == "cast" && s.attrs["to"] != "f32") {
+      if (s.kernel == rt::Kernel::Cast && s.attrs["to"] != "f32") {
         EXPECT_NE(copies.buffers[s.inputs[0]].kind, rt::BufferKind::Param)
             << what << ": " << s.name << " casts a param every step";
       }
@@ -146,7 +146,7 @@ TEST(WeightCopies, UpdatesWritingCopiesEqualUpdateThenAssign) {
     std::string what = std::string(c.model) + " " + c.level + " " + c.optimizer;
     rt::Plan plan = zooPlan(c.model, c.level, c.optimizer, c.accumulate, false);
     rt::Plan split = unfused(plan);
-    EXPECT_GT(countKernel(split, "assign"), countKernel(plan, "assign")) << what;
+    EXPECT_GT(countKernel(split, rt::Kernel::Assign), countKernel(plan, rt::Kernel::Assign)) << what;
     int runs = 4 * (int)c.accumulate;
     Bytes a = train(plan, runs, 1, c.accumulate), b = train(split, runs, 1, c.accumulate);
     EXPECT_EQ(a, b) << what;

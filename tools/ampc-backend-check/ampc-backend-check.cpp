@@ -43,7 +43,7 @@ void printStep(const StepCheck &c, const CheckOptions &o) {
   if (!c.referenceError.empty() || !c.candidateError.empty()) {
     auto said = [](const std::string &e) { return e.empty() ? std::string("ran") : e; };
     std::printf("  %s step %zu '%s' (%s): %s: %s; %s: %s\n", c.ok() ? "both refused" : "FAIL",
-                c.index, c.step.c_str(), c.kernel.c_str(), o.reference.c_str(),
+                c.index, c.step.c_str(), kernelName(c.kernel), o.reference.c_str(),
                 ampc::cli::oneLine(said(c.referenceError)).c_str(), o.candidate.c_str(),
                 ampc::cli::oneLine(said(c.candidateError)).c_str());
     return;
@@ -53,7 +53,7 @@ void printStep(const StepCheck &c, const CheckOptions &o) {
       continue;
     std::printf("  %s step %zu '%s' (%s, %s): buffer '%s': %lld of %lld elements differ, "
                 "%lld outside; worst at %lld: %s %.9g, %s %.9g (%.3g of its allowance)\n",
-                d.ok() ? "near" : "FAIL", c.index, c.step.c_str(), c.kernel.c_str(),
+                d.ok() ? "near" : "FAIL", c.index, c.step.c_str(), kernelName(c.kernel),
                 agreementName(c.agreement), name.c_str(), (long long)d.differing,
                 (long long)d.elements, (long long)d.outside, (long long)d.worstIndex,
                 o.reference.c_str(), d.worstRef, o.candidate.c_str(), d.worstGot, d.worstShare);
@@ -70,7 +70,7 @@ bool reportSteps(const Plan &plan, const CheckOptions &o, bool verbose, bool &st
   std::map<std::string, KernelSummary> kernels;
   int failed = 0, exact = 0;
   for (const StepCheck &c : checks) {
-    KernelSummary &k = kernels[c.kernel];
+    KernelSummary &k = kernels[kernelName(c.kernel)];
     k.agreement = c.agreement;
     ++k.steps;
     k.exact += c.exact();

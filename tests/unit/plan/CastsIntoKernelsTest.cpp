@@ -18,7 +18,7 @@ namespace {
 
 int countCasts(const rt::Plan &plan) {
   return std::count_if(plan.steps.begin(), plan.steps.end(),
-                       [](const rt::Step &s) { return s.kernel == "cast"; });
+                       [](const rt::Step &s) { return s.kernel == rt::Kernel::Cast; });
 }
 
 struct Case {
@@ -105,7 +105,7 @@ TEST(CastFolding, LayerNormReadsAndWritesF16) {
   });
   EXPECT_EQ(countCasts(c.plan), 0);
   const rt::Step &norm = *std::find_if(c.plan.steps.begin(), c.plan.steps.end(),
-                                       [](const rt::Step &s) { return s.kernel == "layer_norm"; });
+                                       [](const rt::Step &s) { return s.kernel == rt::Kernel::LayerNorm; });
   EXPECT_EQ(c.plan.buffers[norm.inputs[0]].dtype, rt::DType::F16);
   EXPECT_EQ(c.plan.buffers[norm.outputs[0]].dtype, rt::DType::F16);
 }
@@ -136,7 +136,7 @@ TEST(CastFolding, KeepsCastsItCannotFold) {
   rt::Plan folded = lowerToPlan(*m);
   EXPECT_EQ(countCasts(folded), 1);
   auto softmax = std::find_if(folded.steps.begin(), folded.steps.end(),
-                              [](const rt::Step &s) { return s.kernel == "softmax"; });
+                              [](const rt::Step &s) { return s.kernel == rt::Kernel::Softmax; });
   ASSERT_NE(softmax, folded.steps.end());
   ASSERT_EQ(softmax->outputs.size(), 2u);
   EXPECT_EQ(folded.buffers[softmax->outputs[0]].dtype, rt::DType::F32);

@@ -23,12 +23,12 @@ std::vector<std::string> betweenGemms(const rt::Plan &plan) {
   std::vector<std::string> kernels;
   bool inside = false;
   for (const rt::Step &s : plan.steps) {
-    bool gemm = s.kernel == "matmul" || s.kernel == "matmul_bias";
+    bool gemm = s.kernel == rt::Kernel::Matmul || s.kernel == rt::Kernel::MatmulBias;
     if (gemm && inside)
       return kernels;
     inside |= gemm;
     if (inside && !gemm)
-      kernels.push_back(s.kernel);
+      kernels.push_back(rt::kernelName(s.kernel));
   }
   return {};
 }
@@ -69,7 +69,7 @@ TEST(ElementwiseChains, AHandWrittenChainRunsAsOneStepWithTheSameBits) {
     // The forward between the GEMMs is one kernel; the backward's
     // generated ops (GELU's derivative, the scales) chain too.
     EXPECT_EQ(betweenGemms(chains), std::vector<std::string>{"elementwise_chain"}) << what;
-    EXPECT_GE(countKernel(chains, "elementwise_chain"), 2) << what;
+    EXPECT_GE(countKernel(chains, rt::Kernel::ElementwiseChain), 2) << what;
     EXPECT_LT(chains.steps.size(), steps.steps.size()) << what;
     EXPECT_LE(chains.arenaBytes, steps.arenaBytes) << what;
     test::expectSameResults(steps, chains, true, what);
@@ -110,7 +110,7 @@ TEST(ElementwiseChains, ModelsTrainToTheSameBits) {
     runTrainingPipeline(*m, amp, train);
     rt::Plan steps = lowerToPlan(*m, test::cudaChoicesOnCpu(false)),
              chains = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
-    EXPECT_EQ(countKernel(chains, "elementwise_chain") > 0, c.chains) << what;
+    EXPECT_EQ(countKernel(chains, rt::Kernel::ElementwiseChain) > 0, c.chains) << what;
     test::expectSameResults(steps, chains, true, what);
   }
 }
@@ -147,9 +147,9 @@ TEST(ElementwiseChains, StoreWhatLaterStepsRead) {
     b.output(e);
   });
   const rt::Plan &shared = plans.chains;
-  ASSERT_EQ(countKernel(shared, "elementwise_chain"), 1);
+  ASSERT_EQ(countKernel(shared, rt::Kernel::ElementwiseChain), 1);
   const rt::Step &chain = shared.steps[0];
-  EXPECT_EQ(chain.kernel, "elementwise_chain");
+  EXPECT_EQ(chain.kernel, rt::Kernel::ElementwiseChain);
   EXPECT_EQ(chain.attrs["ops"], rt::Json({"sigmoid", "scale", "add", "tanh", "mul", "exp", "add"}));
   std::vector<std::string> stored;
   for (int id : chain.outputs)
@@ -163,13 +163,13 @@ TEST(ElementwiseChains, StoreWhatLaterStepsRead) {
     Tensor row = b.unary("sigmoid", b.input("bias", {4}));
     b.output(b.add(b.input("x", {3, 4}), row));
   });
-  EXPECT_EQ(countKernel(broadcast.chains, "elementwise_chain"), 0);
+  EXPECT_EQ(countKernel(broadcast.chains, rt::Kernel::ElementwiseChain), 0);
 }
 
 std::vector<std::string> kernelsOf(const rt::Plan &plan) {
   std::vector<std::string> kernels;
   for (const rt::Step &s : plan.steps)
-    kernels.push_back(s.kernel);
+    kernels.push_back(rt::kernelName(s.kernel));
   return kernels;
 }
 
@@ -221,10 +221,10 @@ TEST(ElementwiseChains, StayWithinTheirBounds) {
   for (const auto &build : {std::function<void(GraphBuilder &)>(longChain),
                             std::function<void(GraphBuilder &)>(wideChain)}) {
     Plans plans = forwardPlans(build);
-    EXPECT_EQ(countKernel(plans.chains, "elementwise_chain"), 2);
+    EXPECT_EQ(countKernel(plans.chains, rt::Kernel::ElementwiseChain), 2);
     for (const rt::Step &s : plans.chains.steps) {
       EXPECT_LE(s.inputs.size(), 8u);
-      if (s.kernel == "elementwise_chain") {
+      if (s.kernel == rt::Kernel::ElementwiseChain) {
         EXPECT_LE(s.attrs["ops"].size(), 16u);
       }
     }
@@ -236,9 +236,9 @@ TEST(ElementwiseChains, MalformedProgramsAreRefusedBeforeTheyRun) {
   rt::Plan good = forwardPlans([](GraphBuilder &b) {
                     b.output(b.unary("tanh", b.add(b.input("x", {4, 4}), b.input("y", {4}))));
                   }).chains;
-  ASSERT_EQ(countKernel(good, "elementwise_chain"), 1);
+  ASSERT_EQ(countKernel(good, rt::Kernel::ElementwiseChain), 1);
   size_t at = std::find_if(good.steps.begin(), good.steps.end(),
-                           [](const rt::Step &s) { return s.kernel == "elementwise_chain"; }) -
+                           [](const rt::Step &s) { return s.kernel == rt::Kernel::ElementwiseChain; }) -
               good.steps.begin();
   EXPECT_NO_THROW(rt::Executor(good, {}));
   struct Bad {

@@ -25,7 +25,7 @@ rt::Target epilogueTarget() {
 int countActivation(const rt::Plan &plan, const std::string &activation) {
   int n = 0;
   for (const rt::Step &s : plan.steps)
-    n += s.kernel == "matmul_bias" && s.attrs.value("activation", "") == activation;
+    n += s.kernel == rt::Kernel::MatmulBias && s.attrs.value("activation", "") == activation;
   return n;
 }
 

@@ -17,7 +17,7 @@ using namespace ampc;
 
 namespace {
 
-int count(const rt::Plan &plan, const std::string &kernel, const std::string &activation = "",
+int count(const rt::Plan &plan, rt::Kernel kernel, const std::string &activation = "",
           size_t outputs = 0) {
   int n = 0;
   for (const rt::Step &s : plan.steps)
@@ -101,14 +101,14 @@ TEST(GradEpilogues, AgreeWithTheUnfusedBackward) {
     if (std::string(c.model) != "gelu")
       runTrainingPipeline(*m, amp, TrainSettings{});
     Plans p = lowerBothWays(*m);
-    EXPECT_EQ(count(p.fused, "matmul_act_grad", "relu"), c.reluGrads) << what;
-    EXPECT_EQ(count(p.fused, "matmul_act_grad", "gelu_tanh"), c.geluGrads) << what;
-    EXPECT_EQ(count(p.fused, "matmul_bias_grad"), c.biasGrads) << what;
-    EXPECT_EQ(count(p.fused, "matmul_bias", "", 2), c.reluGrads + c.geluGrads) << what;
-    EXPECT_EQ(count(p.forwardOnly, "matmul_act_grad") + count(p.forwardOnly, "matmul_bias_grad"), 0)
+    EXPECT_EQ(count(p.fused, rt::Kernel::MatmulActGrad, "relu"), c.reluGrads) << what;
+    EXPECT_EQ(count(p.fused, rt::Kernel::MatmulActGrad, "gelu_tanh"), c.geluGrads) << what;
+    EXPECT_EQ(count(p.fused, rt::Kernel::MatmulBiasGrad), c.biasGrads) << what;
+    EXPECT_EQ(count(p.fused, rt::Kernel::MatmulBias, "", 2), c.reluGrads + c.geluGrads) << what;
+    EXPECT_EQ(count(p.forwardOnly, rt::Kernel::MatmulActGrad) + count(p.forwardOnly, rt::Kernel::MatmulBiasGrad), 0)
         << what;
     EXPECT_LT(p.fused.steps.size(),
-              p.forwardOnly.steps.size() - count(p.forwardOnly, "record_non_finite"))
+              p.forwardOnly.steps.size() - count(p.forwardOnly, rt::Kernel::RecordNonFinite))
         << what;
     auto fused = test::fixedRunResults(p.fused, true),
          forward = test::fixedRunResults(p.forwardOnly, true);
@@ -146,9 +146,9 @@ TEST(GradEpilogues, ReluMasksNeedWholeWordsOf128Columns) {
     struct {
       rt::Plan plan;
     } c{lowerToPlan(*m, test::cudaChoicesOnCpu(false))};
-    EXPECT_EQ(count(c.plan, "matmul_act_grad"), hidden % 128 == 0 ? 1 : 0) << hidden;
-    EXPECT_EQ(count(c.plan, "matmul_bias", "relu", 2), hidden % 128 == 0 ? 1 : 0) << hidden;
-    EXPECT_EQ(count(c.plan, "matmul_bias_grad"), hidden % 128 == 0 ? 1 : 2) << hidden;
+    EXPECT_EQ(count(c.plan, rt::Kernel::MatmulActGrad), hidden % 128 == 0 ? 1 : 0) << hidden;
+    EXPECT_EQ(count(c.plan, rt::Kernel::MatmulBias, "relu", 2), hidden % 128 == 0 ? 1 : 0) << hidden;
+    EXPECT_EQ(count(c.plan, rt::Kernel::MatmulBiasGrad), hidden % 128 == 0 ? 1 : 2) << hidden;
   }
 }
 
@@ -163,7 +163,7 @@ TEST(GradEpilogues, MalformedStepsAreRefusedBeforeTheyRun) {
   runTrainingPipeline(*m, amp, TrainSettings{});
   rt::Plan good = lowerToPlan(*m, test::cudaChoicesOnCpu(false));
   EXPECT_NO_THROW(rt::Executor(good, {true, 1}));
-  auto stepOf = [&](rt::Plan &plan, const std::string &kernel) -> rt::Step & {
+  auto stepOf = [&](rt::Plan &plan, rt::Kernel kernel) -> rt::Step & {
     return *std::find_if(plan.steps.begin(), plan.steps.end(),
                          [&](const rt::Step &s) { return s.kernel == kernel; });
   };
@@ -171,20 +171,20 @@ TEST(GradEpilogues, MalformedStepsAreRefusedBeforeTheyRun) {
     test::expectRefused(good, edit, message);
   };
   refused(
-      [&](rt::Plan &p) { p.buffers[stepOf(p, "matmul_bias").outputs[1]].dtype = rt::DType::F32; },
+      [&](rt::Plan &p) { p.buffers[stepOf(p, rt::Kernel::MatmulBias).outputs[1]].dtype = rt::DType::F32; },
       "must be i32");
-  refused([&](rt::Plan &p) { stepOf(p, "matmul_act_grad").attrs["activation"] = "none"; },
+  refused([&](rt::Plan &p) { stepOf(p, rt::Kernel::MatmulActGrad).attrs["activation"] = "none"; },
           "activation must be relu or gelu_tanh");
-  refused([&](rt::Plan &p) { stepOf(p, "matmul_act_grad").attrs["activation"] = "gelu_tanh"; },
+  refused([&](rt::Plan &p) { stepOf(p, rt::Kernel::MatmulActGrad).attrs["activation"] = "gelu_tanh"; },
           "needs the result's dtype");
-  refused([&](rt::Plan &p) { stepOf(p, "matmul_bias").attrs["activation"] = "none"; },
+  refused([&](rt::Plan &p) { stepOf(p, rt::Kernel::MatmulBias).attrs["activation"] = "none"; },
           "only an activation keeps a second result");
-  refused([&](rt::Plan &p) { stepOf(p, "matmul_bias_grad").attrs["transpose_a"] = false; },
+  refused([&](rt::Plan &p) { stepOf(p, rt::Kernel::MatmulBiasGrad).attrs["transpose_a"] = false; },
           "contracting dimensions differ");
   refused(
       [&](rt::Plan &p) {
-        rt::Step &s = stepOf(p, "matmul_bias_grad");
-        std::swap(s.outputs[1], stepOf(p, "matmul_act_grad").outputs[1]);
+        rt::Step &s = stepOf(p, rt::Kernel::MatmulBiasGrad);
+        std::swap(s.outputs[1], stepOf(p, rt::Kernel::MatmulActGrad).outputs[1]);
       },
       "expected");
 }

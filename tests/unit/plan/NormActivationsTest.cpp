@@ -17,7 +17,7 @@ using namespace ampc;
 
 namespace {
 
-int countSteps(const rt::Plan &plan, const std::string &kernel, size_t inputs,
+int countSteps(const rt::Plan &plan, rt::Kernel kernel, size_t inputs,
                const std::string &activation) {
   return std::count_if(plan.steps.begin(), plan.steps.end(), [&](const rt::Step &s) {
     return s.kernel == kernel && s.inputs.size() == inputs &&
@@ -73,11 +73,11 @@ TEST(NormActivations, AResidualBlockTrainsToTheSameBits) {
     // Every norm ends in its relu (the block's last with the residual), and
     // the backward of the relus whose gradient only a norm reads joins it
     // (not the block's last: the shortcut reads its gradient too).
-    EXPECT_EQ(countSteps(fused, "batch_norm", 5, "relu"), 2) << what;
-    EXPECT_EQ(countSteps(fused, "batch_norm", 6, "relu"), 1) << what;
-    EXPECT_EQ(countSteps(fused, "batch_norm_backward", 4, "relu"), 2) << what;
-    EXPECT_EQ(countSteps(fused, "relu", 1, ""), 0) << what;
-    EXPECT_EQ(countSteps(steps, "relu", 1, ""), 3) << what;
+    EXPECT_EQ(countSteps(fused, rt::Kernel::BatchNorm, 5, "relu"), 2) << what;
+    EXPECT_EQ(countSteps(fused, rt::Kernel::BatchNorm, 6, "relu"), 1) << what;
+    EXPECT_EQ(countSteps(fused, rt::Kernel::BatchNormBackward, 4, "relu"), 2) << what;
+    EXPECT_EQ(countSteps(fused, rt::Kernel::Relu, 1, ""), 0) << what;
+    EXPECT_EQ(countSteps(steps, rt::Kernel::Relu, 1, ""), 3) << what;
     test::expectSameResults(steps, fused, true, what);
   }
 }
@@ -91,10 +91,10 @@ TEST(NormActivations, ResNetTrainsToTheSameBits) {
            fused = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
   // ResNet-50: 33 norms end in a relu, 16 more in the residual add and a
   // relu; the relus' backward joins the 33 norms' backward.
-  EXPECT_EQ(countSteps(fused, "batch_norm", 5, "relu"), 33);
-  EXPECT_EQ(countSteps(fused, "batch_norm", 6, "relu"), 16);
-  EXPECT_EQ(countSteps(fused, "batch_norm_backward", 4, "relu"), 33);
-  EXPECT_EQ(countSteps(fused, "relu", 1, ""), 0);
+  EXPECT_EQ(countSteps(fused, rt::Kernel::BatchNorm, 5, "relu"), 33);
+  EXPECT_EQ(countSteps(fused, rt::Kernel::BatchNorm, 6, "relu"), 16);
+  EXPECT_EQ(countSteps(fused, rt::Kernel::BatchNormBackward, 4, "relu"), 33);
+  EXPECT_EQ(countSteps(fused, rt::Kernel::Relu, 1, ""), 0);
   EXPECT_LE(fused.arenaBytes, steps.arenaBytes);
   test::expectSameResults(steps, fused, true, "resnet50");
 }
@@ -121,24 +121,24 @@ TEST(NormActivations, OnlyAResultNothingElseReadsJoins) {
     b.output(b.relu(y));
     b.output(y);
   });
-  EXPECT_EQ(countSteps(returned, "batch_norm", 5, ""), 1);
+  EXPECT_EQ(countSteps(returned, rt::Kernel::BatchNorm, 5, ""), 1);
   // The sum is read twice: the add and the relu stay (as a chain).
   rt::Plan sumReadTwice = fusedForward([](GraphBuilder &b, Tensor y) {
     Tensor sum = b.add(y, b.input("r", {2, 3, 3, 4}));
     b.output(b.relu(sum));
     b.output(sum);
   });
-  EXPECT_EQ(countSteps(sumReadTwice, "batch_norm", 5, ""), 1);
+  EXPECT_EQ(countSteps(sumReadTwice, rt::Kernel::BatchNorm, 5, ""), 1);
   // A residual of another shape (broadcast) does not join.
   rt::Plan broadcast = fusedForward(
       [](GraphBuilder &b, Tensor y) { b.output(b.relu(b.add(y, b.input("r", {4})))); });
-  EXPECT_EQ(countSteps(broadcast, "batch_norm", 5, ""), 1);
+  EXPECT_EQ(countSteps(broadcast, rt::Kernel::BatchNorm, 5, ""), 1);
   // Another activation does not join.
   rt::Plan tanh = fusedForward([](GraphBuilder &b, Tensor y) { b.output(b.unary("tanh", y)); });
-  EXPECT_EQ(countSteps(tanh, "batch_norm", 5, ""), 1);
+  EXPECT_EQ(countSteps(tanh, rt::Kernel::BatchNorm, 5, ""), 1);
   // The plain case joins, in eval as in training.
   rt::Plan plain = fusedForward([](GraphBuilder &b, Tensor y) { b.output(b.relu(y)); });
-  EXPECT_EQ(countSteps(plain, "batch_norm", 5, "relu"), 1);
+  EXPECT_EQ(countSteps(plain, rt::Kernel::BatchNorm, 5, "relu"), 1);
   EXPECT_EQ(plain.steps.size(), 1u);
 }
 
@@ -152,7 +152,7 @@ TEST(NormActivations, MalformedStepsAreRefusedBeforeTheyRun) {
   runTrainingPipeline(*m, amp, TrainSettings{});
   rt::Plan good = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
   EXPECT_NO_THROW(rt::Executor(good, {true, 1}));
-  auto stepWith = [](rt::Plan &plan, const std::string &kernel, size_t inputs) -> rt::Step & {
+  auto stepWith = [](rt::Plan &plan, rt::Kernel kernel, size_t inputs) -> rt::Step & {
     return *std::find_if(plan.steps.begin(), plan.steps.end(), [&](const rt::Step &s) {
       return s.kernel == kernel && s.inputs.size() == inputs;
     });
@@ -160,21 +160,21 @@ TEST(NormActivations, MalformedStepsAreRefusedBeforeTheyRun) {
   auto refused = [&](const std::function<void(rt::Plan &)> &edit, const std::string &message) {
     test::expectRefused(good, edit, message);
   };
-  refused([&](rt::Plan &p) { stepWith(p, "batch_norm", 6).attrs["activation"] = "gelu"; },
+  refused([&](rt::Plan &p) { stepWith(p, rt::Kernel::BatchNorm, 6).attrs["activation"] = "gelu"; },
           "activation must be none or relu");
-  refused([&](rt::Plan &p) { stepWith(p, "batch_norm", 6).attrs["activation"] = "none"; },
+  refused([&](rt::Plan &p) { stepWith(p, rt::Kernel::BatchNorm, 6).attrs["activation"] = "none"; },
           "only a relu takes a residual or mask operand");
-  refused([&](rt::Plan &p) { stepWith(p, "batch_norm_backward", 4).attrs.erase("activation"); },
+  refused([&](rt::Plan &p) { stepWith(p, rt::Kernel::BatchNormBackward, 4).attrs.erase("activation"); },
           "only a relu takes a residual or mask operand");
   refused(
       [&](rt::Plan &p) {
-        rt::Step &s = stepWith(p, "batch_norm_backward", 3);
+        rt::Step &s = stepWith(p, rt::Kernel::BatchNormBackward, 3);
         s.attrs["activation"] = "relu";
       },
       "a relu's backward takes the relu's result");
   refused(
       [&](rt::Plan &p) {
-        rt::Step &s = stepWith(p, "batch_norm", 6);
+        rt::Step &s = stepWith(p, rt::Kernel::BatchNorm, 6);
         s.inputs[5] = s.inputs[1]; // a per-channel vector as the residual
       },
       "is [4], expected [2,5,5,4]");

@@ -22,9 +22,9 @@ rt::Plan chain() {
     p.buffers.push_back(b);
   }
   p.inputs = {0};
-  p.steps = {{"relu", "relu", {0}, {1}, rt::Json::object()},
-             {"add", "add", {1, 1}, {2}, rt::Json::object()},
-             {"neg", "neg", {1}, {3}, rt::Json::object()}};
+  p.steps = {{"relu", rt::Kernel::Relu, {0}, {1}, rt::Json::object()},
+             {"add", rt::Kernel::Add, {1, 1}, {2}, rt::Json::object()},
+             {"neg", rt::Kernel::Neg, {1}, {3}, rt::Json::object()}};
   p.outputs = {3};
   return p;
 }
@@ -59,14 +59,14 @@ TEST(PlanIndex, FollowsEditsErasuresAndMoves) {
   EXPECT_EQ(index.readers(0), (std::vector<int>{1, 2}));
   index.commit();
   ASSERT_EQ(p.steps.size(), 2u);
-  EXPECT_EQ(p.steps[0].kernel, "relu");
+  EXPECT_EQ(p.steps[0].kernel, rt::Kernel::Relu);
   EXPECT_EQ(index.writer(1), 0);
   EXPECT_EQ(index.readers(0), (std::vector<int>{0, 1}));
 }
 
 TEST(PlanIndex, WritesInPlaceBetweenSteps) {
   rt::Plan p = chain();
-  p.steps.insert(p.steps.begin() + 1, {"update", "sgd_update", {0}, {}, rt::Json::object()});
+  p.steps.insert(p.steps.begin() + 1, {"update", rt::Kernel::Sgd, {0}, {}, rt::Json::object()});
   PlanIndex index(p);
   EXPECT_TRUE(index.writtenBetween({0}, 0, 2));
   EXPECT_FALSE(index.writtenBetween({1}, 0, 2));
@@ -82,7 +82,7 @@ TEST(PlanIndex, AddsBuffersAndTakesWholeRewrites) {
   EXPECT_EQ(id, 4);
   index.edit(0).outputs.push_back(id);
   EXPECT_EQ(index.writer(id), 0);
-  index.rewrite().steps.push_back({"neg2", "neg", {id}, {}, rt::Json::object()});
+  index.rewrite().steps.push_back({"neg2", rt::Kernel::Neg, {id}, {}, rt::Json::object()});
   EXPECT_EQ(index.readers(id), (std::vector<int>{3}));
   index.commit();
   EXPECT_EQ(p.steps.size(), 4u);

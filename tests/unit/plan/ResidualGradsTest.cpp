@@ -19,7 +19,7 @@ namespace {
 
 int joined(const rt::Plan &plan) {
   return std::count_if(plan.steps.begin(), plan.steps.end(), [](const rt::Step &s) {
-    return s.kernel == "layer_norm_backward" && s.inputs.size() == 4;
+    return s.kernel == rt::Kernel::LayerNormBackward && s.inputs.size() == 4;
   });
 }
 
@@ -78,7 +78,7 @@ TEST(ResidualGrads, BothCudaRowWidthsTrainToTheSameBits) {
     std::string what = std::to_string(width) + " wide";
     EXPECT_EQ(joined(fused), 1) << what;
     const rt::Step &back = *std::find_if(fused.steps.begin(), fused.steps.end(), [](auto &s) {
-      return s.kernel == "layer_norm_backward" && s.inputs.size() == 4;
+      return s.kernel == rt::Kernel::LayerNormBackward && s.inputs.size() == 4;
     });
     EXPECT_EQ(back.attrs.value(rt::kDyDtype, std::string()), "f32") << what;
     EXPECT_NE(fused.buffers[back.inputs[1]].dtype, fused.buffers[back.inputs[3]].dtype) << what;
@@ -91,7 +91,7 @@ TEST(ResidualGrads, ABadBackwardIsRefusedBeforeItRuns) {
   ASSERT_EQ(joined(fused), 1);
   auto backward = [](rt::Plan &p) -> rt::Step & {
     return *std::find_if(p.steps.begin(), p.steps.end(), [](const rt::Step &s) {
-      return s.kernel == "layer_norm_backward" && s.inputs.size() == 4;
+      return s.kernel == rt::Kernel::LayerNormBackward && s.inputs.size() == 4;
     });
   };
   test::expectRefused(

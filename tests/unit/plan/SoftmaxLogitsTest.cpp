@@ -19,7 +19,7 @@ namespace {
 
 int fromLogits(const rt::Plan &plan) {
   return std::count_if(plan.steps.begin(), plan.steps.end(), [](const rt::Step &s) {
-    return s.kernel == "softmax_backward" && s.attrs.value(rt::kFromLogits, false);
+    return s.kernel == rt::Kernel::SoftmaxBackward && s.attrs.value(rt::kFromLogits, false);
   });
 }
 
@@ -82,7 +82,7 @@ TEST(SoftmaxLogits, ABadBackwardIsRefusedBeforeItRuns) {
   ASSERT_EQ(fromLogits(fused), 1);
   auto backward = [](rt::Plan &p) -> rt::Step & {
     return *std::find_if(p.steps.begin(), p.steps.end(),
-                         [](const rt::Step &s) { return s.kernel == "softmax_backward"; });
+                         [](const rt::Step &s) { return s.kernel == rt::Kernel::SoftmaxBackward; });
   };
   test::expectRefused(
       fused, [&](rt::Plan &p) { backward(p).attrs["log"] = true; },

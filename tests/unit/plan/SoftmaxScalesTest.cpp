@@ -36,8 +36,8 @@ TEST(SoftmaxScales, AttentionTrainsToTheSameBits) {
              fused = lowerToPlan(*m, test::cudaChoicesOnCpu(true));
     // The scale before the softmax (read by it, and with f16 by its
     // recompute in the backward) and the one after its backward both go.
-    EXPECT_EQ(countKernel(steps, "scale"), 2) << what;
-    EXPECT_EQ(countKernel(fused, "scale"), 0) << what;
+    EXPECT_EQ(countKernel(steps, rt::Kernel::Scale), 2) << what;
+    EXPECT_EQ(countKernel(fused, rt::Kernel::Scale), 0) << what;
     int scaled = std::count_if(fused.steps.begin(), fused.steps.end(), [](const rt::Step &st) {
       return st.attrs.contains("input_scale") || st.attrs.contains("output_scale");
     });
@@ -67,8 +67,8 @@ TEST(SoftmaxScales, AnAffineScaleJoinsEverySoftmaxAxis) {
     b.output(b.softmax(y, 0));
     b.output(b.logSoftmax(y, -1));
   });
-  EXPECT_EQ(countKernel(fused, "scale"), 0);
-  EXPECT_EQ(countKernel(steps, "scale"), 1);
+  EXPECT_EQ(countKernel(fused, rt::Kernel::Scale), 0);
+  EXPECT_EQ(countKernel(steps, rt::Kernel::Scale), 1);
   EXPECT_EQ(test::fixedRunResults(fused, false), test::fixedRunResults(steps, false));
 }
 
@@ -78,13 +78,13 @@ TEST(SoftmaxScales, AScaleAnotherStepReadsStays) {
     b.output(b.softmax(y));
     b.output(b.unary("exp", y));
   });
-  EXPECT_EQ(countKernel(fused, "scale"), 1);
+  EXPECT_EQ(countKernel(fused, rt::Kernel::Scale), 1);
   auto [returned, unused] = forwardPlans([](GraphBuilder &b) {
     Tensor y = b.scale(b.input("x", {4, 4}), 0.5);
     b.output(b.softmax(y));
     b.output(y);
   });
-  EXPECT_EQ(countKernel(returned, "scale"), 1);
+  EXPECT_EQ(countKernel(returned, rt::Kernel::Scale), 1);
 }
 
 TEST(SoftmaxScales, ABadRoundingIsRefusedBeforeItRuns) {
@@ -93,7 +93,7 @@ TEST(SoftmaxScales, ABadRoundingIsRefusedBeforeItRuns) {
   });
   rt::Plan bad = fused;
   for (rt::Step &s : bad.steps)
-    if (s.kernel == "softmax")
+    if (s.kernel == rt::Kernel::Softmax)
       s.attrs["input_round"] = "i32";
   try {
     rt::Executor ex(bad, {false, 1});
