@@ -59,7 +59,7 @@ std::optional<ChainProgram> programOf(const rt::Plan &plan, const rt::Step &s) {
     if (at == p.inputs.end())
       p.inputs.push_back(id);
   }
-  std::optional<rt::ChainOpSpec> op = rt::chainOpOf(s.kernel, rt::StepAttrs(s), args);
+  std::optional<rt::ChainOpSpec> op = rt::chainOpOf(s, rt::StepAttrs(s), args);
   if (!op)
     return std::nullopt;
   p.ops.push_back(*op);

@@ -43,20 +43,20 @@ int biasOperand(const rt::Plan &plan, const rt::Step &add, int y) {
   return -1;
 }
 
-/// The epilogue activation a step computes from `x` alone, or "".
-std::string activationOf(const rt::Step &s) {
+/// The epilogue activation a step computes from `x` alone, or None.
+rt::Activation activationOf(const rt::Step &s) {
   if (s.kernel == rt::Kernel::Relu && s.inputs.size() == 1)
-    return "relu";
+    return rt::Activation::Relu;
   if (s.kernel == rt::Kernel::Gelu && s.inputs.size() == 1 && s.attrs.value("approximate", false))
-    return "gelu_tanh";
-  return "";
+    return rt::Activation::GeluTanh;
+  return rt::Activation::None;
 }
 
 /// The tanh GELU step that reads `x` first, when every other reader of x
 /// comes after it (the fused step, run there, then keeps x), or -1.
 int geluKeepingInput(PlanIndex &index, int x) {
   const std::vector<int> &r = index.readers(x);
-  if (r.size() < 2 || activationOf(index.step(r[0])) != "gelu_tanh")
+  if (r.size() < 2 || activationOf(index.step(r[0])) != rt::Activation::GeluTanh)
     return -1;
   const rt::Buffer &in = index.buffer(x), &out = index.buffer(index.step(r[0]).outputs[0]);
   return in.dtype == out.dtype && in.shape == out.shape ? r[0] : -1;
@@ -86,19 +86,20 @@ void run(PlanIndex &index, const PassContext &) {
     mm.kernel = rt::Kernel::MatmulBias;
     mm.inputs.push_back(add.inputs[k]);
     mm.outputs = add.outputs;
-    mm.attrs["activation"] = "none";
+    auto activation = [&](rt::Activation a) { mm.attrs[rt::attr::kActivation] = rt::activationName(a); };
+    activation(rt::Activation::None);
     int at = addAt;
     int next = index.soleReader(mm.outputs[0]);
     int gelu = geluKeepingInput(index, mm.outputs[0]);
-    if (canMove(at, next) && !activationOf(index.step(next)).empty()) {
+    if (canMove(at, next) && activationOf(index.step(next)) != rt::Activation::None) {
       index.erase(at);
       at = next;
-      mm.attrs["activation"] = activationOf(index.step(at));
+      activation(activationOf(index.step(at)));
       mm.outputs = index.step(at).outputs;
     } else if (gelu >= 0 && canMove(at, gelu)) {
       index.erase(at);
       at = gelu;
-      mm.attrs["activation"] = "gelu_tanh";
+      activation(rt::Activation::GeluTanh);
       mm.outputs = {index.step(at).outputs[0], mm.outputs[0]};
     }
     if (round != std::vector<std::string>(3, ""))

@@ -35,6 +35,14 @@ bool samePhase(const rt::Step &a, const rt::Step &b) {
   return a.attrs.value("phase", "") == b.attrs.value("phase", "");
 }
 
+/// The GEMM epilogue activation of a unary function: relu, tanh GELU, or
+/// None for the others.
+rt::Activation epilogueOf(num::UnaryFn fn) {
+  return fn == num::UnaryFn::Relu       ? rt::Activation::Relu
+         : fn == num::UnaryFn::GeluTanh ? rt::Activation::GeluTanh
+                                        : rt::Activation::None;
+}
+
 /// Whether `r` is a `reduce_to` summing its input over all leading rows
 /// into a vector of its columns, in the input's dtype.
 bool sumsColumns(const rt::Plan &plan, const rt::Step &r) {
@@ -45,17 +53,17 @@ bool sumsColumns(const rt::Plan &plan, const rt::Step &r) {
   return x.shape.size() >= 2 && y.shape == Shape{x.shape.back()} && y.dtype == x.dtype;
 }
 
-/// The buffer the backward of `fn` reads from the forward step that wrote
+/// The buffer the backward of `act` reads from the forward step that wrote
 /// `x` (a `matmul_bias` of that activation): the GELU's input it keeps, or
 /// its relu mask, which this adds to it as a second result. -1: none.
-int keptForBackward(PlanIndex &index, int x, const std::string &fn, const rt::Buffer &dz) {
+int keptForBackward(PlanIndex &index, int x, rt::Activation act, const rt::Buffer &dz) {
   int f = index.writer(x);
   if (f < 0 || index.step(f).kernel != rt::Kernel::MatmulBias ||
-      index.step(f).attrs.value("activation", "") != fn)
+      rt::gemmEpilogueOf(index.step(f), rt::StepAttrs(index.step(f))).activation != act)
     return -1;
   const rt::Step &forward = index.step(f);
   const rt::Buffer &y = index.buffer(x);
-  if (fn == "gelu_tanh") {
+  if (act == rt::Activation::GeluTanh) {
     bool kept = forward.outputs.size() == 2 && forward.outputs[1] == x;
     return kept && y.shape == dz.shape && y.dtype == dz.dtype ? x : -1;
   }
@@ -74,9 +82,11 @@ void fuseActivationGrads(PlanIndex &index) {
   const rt::Plan &plan = index.plan();
   for (int u = 0; u < index.numSteps(); ++u) {
     const rt::Step &ub = index.step(u);
-    std::string fn = ub.attrs.value("fn", "");
-    if (index.erased(u) || ub.kernel != rt::Kernel::UnaryBackward || (fn != "relu" && fn != "gelu_tanh") ||
-        ub.inputs.size() != 3 || ub.outputs.size() != 1 || !withoutFusedCasts(ub))
+    if (index.erased(u) || ub.kernel != rt::Kernel::UnaryBackward || ub.inputs.size() != 3 ||
+        ub.outputs.size() != 1 || !withoutFusedCasts(ub))
+      continue;
+    rt::Activation act = epilogueOf(rt::unaryCallOf(ub, rt::StepAttrs(ub)).fn);
+    if (act == rt::Activation::None)
       continue;
     int dy = ub.inputs[2], g = index.writer(dy), z = ub.outputs[0];
     if (g < 0 || index.soleReader(dy) != u || !oneGemm(plan, index.step(g)) ||
@@ -93,14 +103,14 @@ void fuseActivationGrads(PlanIndex &index) {
     if (r == readers.end())
       continue;
     int sumAt = *r;
-    int aux = keptForBackward(index, ub.inputs[0], fn, index.buffer(z));
+    int aux = keptForBackward(index, ub.inputs[0], act, index.buffer(z));
     if (aux < 0)
       continue;
     rt::Step fused = index.step(g);
     fused.kernel = rt::Kernel::MatmulActGrad;
     fused.inputs.push_back(aux);
     fused.outputs = {z, index.step(sumAt).outputs[0]};
-    fused.attrs["activation"] = fn;
+    fused.attrs[rt::attr::kActivation] = rt::activationName(act);
     index.edit(u) = std::move(fused);
     index.erase(g);
     index.erase(sumAt);

@@ -48,7 +48,7 @@ bool readBetween(const PlanIndex &index, const std::vector<int> &ids, int from, 
 /// `at` into it, run where the relu ran; whether it did.
 bool fuseForward(PlanIndex &index, int at) {
   const rt::Step &bn = index.step(at);
-  if (!plainStep(bn, rt::Kernel::BatchNorm, 5) || bn.attrs.contains("activation"))
+  if (!plainStep(bn, rt::Kernel::BatchNorm, 5) || bn.attrs.contains(rt::attr::kActivation))
     return false;
   int y = bn.outputs[0];
   int next = index.soleReader(y), residual = -1, add = -1;
@@ -70,7 +70,7 @@ bool fuseForward(PlanIndex &index, int at) {
       readBetween(index, {bn.inputs[3], bn.inputs[4]}, at, next))
     return false;
   rt::Step &fused = index.edit(at);
-  fused.attrs["activation"] = "relu";
+  fused.attrs[rt::attr::kActivation] = rt::activationName(rt::Activation::Relu);
   if (residual >= 0)
     fused.inputs.push_back(residual);
   fused.outputs = relu.outputs;
@@ -85,7 +85,8 @@ bool fuseForward(PlanIndex &index, int at) {
 /// that alone reads its result; whether it did.
 bool fuseBackward(PlanIndex &index, int at) {
   const rt::Step &ub = index.step(at);
-  if (!plainStep(ub, rt::Kernel::UnaryBackward, 3) || ub.attrs.value("fn", std::string()) != "relu")
+  if (!plainStep(ub, rt::Kernel::UnaryBackward, 3) ||
+      rt::unaryCallOf(ub, rt::StepAttrs(ub)).fn != num::UnaryFn::Relu)
     return false;
   int dy = ub.outputs[0], z = ub.inputs[0], dz = ub.inputs[2];
   int b = index.soleReader(dy);
@@ -93,14 +94,14 @@ bool fuseBackward(PlanIndex &index, int at) {
     return false;
   const rt::Step &bnb = index.step(b);
   if (bnb.kernel != rt::Kernel::BatchNormBackward || bnb.inputs.size() != 3 ||
-      bnb.attrs.contains("round_inputs") || bnb.attrs.contains("activation") ||
+      bnb.attrs.contains("round_inputs") || bnb.attrs.contains(rt::attr::kActivation) ||
       bnb.inputs[1] != dy || bnb.inputs[0] == dy || bnb.inputs[2] == dy ||
       index.writtenBetween({dz, z}, at, b))
     return false;
   rt::Step &fused = index.edit(b);
   fused.inputs[1] = dz;
   fused.inputs.push_back(z);
-  fused.attrs["activation"] = "relu";
+  fused.attrs[rt::attr::kActivation] = rt::activationName(rt::Activation::Relu);
   return true;
 }
 

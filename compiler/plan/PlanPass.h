@@ -11,6 +11,7 @@
 
 #include "compiler/plan/PlanIndex.h"
 #include "compiler/plan/PlanOptions.h"
+#include "runtime/core/StepVariants.h"
 #include "runtime/core/Target.h"
 
 namespace ampc::plan {

@@ -45,7 +45,7 @@ void run(PlanIndex &index, const PassContext &) {
     rt::Step &back = index.edit(b);
     back.inputs[1] = add.inputs[0];
     back.inputs.push_back(add.inputs[1]);
-    back.attrs[rt::kDyDtype] = rt::dtypeName(index.buffer(add.outputs[0]).dtype);
+    back.attrs[rt::attr::kDyDtype] = rt::dtypeName(index.buffer(add.outputs[0]).dtype);
     index.erase(i);
   }
 }

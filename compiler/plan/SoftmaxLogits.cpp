@@ -1,19 +1,18 @@
 // Softmax backward from logits (docs/performance.md, "Fusions"; the
-// attribute: docs/runtime.md, "Softmax backward from logits").
+// kernel: docs/runtime.md, "Softmax backward from logits").
 //
 // Algorithm, for targets with `elementwise_chains`: a `softmax_backward`
 // (not of a log_softmax) reads y, the f32 result of a `softmax` S along the
 // last axis, and no other step reads y nor does the plan return it (the
 // backward's recomputed attention probabilities: S writes y and its f16
 // copy, which the gradient of V reads). Then the backward reads S's operand
-// x instead, with S's folded input scale (`input_*`) and `from_logits`, and
-// recomputes each probability as S computed it; S keeps its rounded copy as
+// x instead, with S's folded input scale (`input_*`), as the kernel
+// softmax_logits_backward, which recomputes each probability as S computed it; S keeps its rounded copy as
 // its only result, or goes if it has none. No step between S and the
 // backward may write x in place. The probabilities are the same bits, so
 // the gradients are too; per BERT-base layer, the 25 MB of f32
 // probabilities are neither written nor read.
 #include "compiler/plan/PlanPass.h"
-#include "runtime/core/KernelSignatures.h"
 
 namespace ampc::plan {
 namespace {
@@ -32,7 +31,7 @@ bool fusable(PlanIndex &index, int s, int at) {
   size_t rank = index.buffer(y).shape.size();
   return softmax.kernel == rt::Kernel::Softmax && softmax.outputs[0] == y && index.soleReader(y) == at &&
          !softmax.attrs.contains("round_inputs") && !backward.attrs.contains("round_inputs") &&
-         !backward.attrs.value("log", false) && !backward.attrs.contains(rt::kFromLogits) &&
+         !backward.attrs.value("log", false) &&
          rank > 0 && lastAxisOf(softmax, rank) + 1 == (int64_t)rank &&
          lastAxisOf(backward, rank) + 1 == (int64_t)rank &&
          !index.writtenBetween({softmax.inputs[0]}, s, at);
@@ -49,7 +48,7 @@ void run(PlanIndex &index, const PassContext &) {
     const rt::Step &softmax = index.step(s);
     rt::Step &fused = index.edit(i);
     fused.inputs[0] = softmax.inputs[0];
-    fused.attrs[rt::kFromLogits] = true;
+    fused.kernel = rt::Kernel::SoftmaxLogitsBackward;
     for (const char *name : {"input_scale", "input_bias", "input_round"})
       if (softmax.attrs.contains(name))
         fused.attrs[name] = softmax.attrs[name];

@@ -36,7 +36,7 @@ int updateBefore(const PlanIndex &index, int at) {
     const rt::Step &s = index.step(u);
     const rt::KernelTraits *traits = &rt::traitsOf(s.kernel);
     if (traits && traits->has(rt::kOptimizerUpdate) && s.inputs[0] == value)
-      return phase(s) == phase(assign) && !s.attrs.contains(rt::kWritesCopy) ? u : -1;
+      return phase(s) == phase(assign) && !s.attrs.contains(rt::attr::kWritesCopy) ? u : -1;
     if (touches(s, copy) || touches(s, value))
       return -1;
   }
@@ -53,7 +53,7 @@ void run(PlanIndex &index, const PassContext &) {
       continue;
     rt::Step &update = index.edit(u);
     update.inputs.push_back(s.inputs[0]);
-    update.attrs[rt::kWritesCopy] = true;
+    update.attrs[rt::attr::kWritesCopy] = true;
     index.erase(i);
   }
 }

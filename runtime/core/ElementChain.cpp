@@ -1,6 +1,7 @@
 #include "runtime/core/ElementChain.h"
 
 #include "runtime/core/Convert.h"
+#include "runtime/core/StepVariants.h"
 
 namespace ampc::rt {
 namespace {
@@ -9,76 +10,47 @@ using num::BinaryFn;
 using num::ChainKind;
 using num::UnaryFn;
 
-struct Named {
-  const char *name;
-  uint8_t fn;
-};
-
-constexpr Named kBinary[] = {
-    {"add", (uint8_t)BinaryFn::Add},         {"sub", (uint8_t)BinaryFn::Sub},
-    {"mul", (uint8_t)BinaryFn::Mul},         {"div", (uint8_t)BinaryFn::Div},
-    {"maximum", (uint8_t)BinaryFn::Maximum}, {"minimum", (uint8_t)BinaryFn::Minimum},
-};
-
-/// The unary functions by the names unary_backward's `fn` uses (and, but for
-/// gelu_tanh, the unary kernels' names).
-constexpr Named kUnary[] = {
-    {"neg", (uint8_t)UnaryFn::Neg},       {"abs", (uint8_t)UnaryFn::Abs},
-    {"relu", (uint8_t)UnaryFn::Relu},     {"tanh", (uint8_t)UnaryFn::Tanh},
-    {"sigmoid", (uint8_t)UnaryFn::Sigmoid}, {"erf", (uint8_t)UnaryFn::Erf},
-    {"gelu", (uint8_t)UnaryFn::Gelu},     {"gelu_tanh", (uint8_t)UnaryFn::GeluTanh},
-    {"exp", (uint8_t)UnaryFn::Exp},       {"log", (uint8_t)UnaryFn::Log},
-    {"sqrt", (uint8_t)UnaryFn::Sqrt},     {"rsqrt", (uint8_t)UnaryFn::Rsqrt},
-    {"square", (uint8_t)UnaryFn::Square}, {"pow", (uint8_t)UnaryFn::Pow},
-    {"scale", (uint8_t)UnaryFn::Scale},
-};
-
 constexpr const char *kBackward = "backward:";
-
-template <size_t N> const Named *lookup(const Named (&table)[N], const std::string &name) {
-  for (const Named &n : table)
-    if (name == n.name)
-      return &n;
-  return nullptr;
-}
 
 /// The kind, function and operand count of op `name`, or false.
 bool parseOp(const std::string &name, ChainKind &kind, uint8_t &fn, int &arity) {
-  if (const Named *b = lookup(kBinary, name)) {
-    kind = ChainKind::Binary, fn = b->fn, arity = 2;
+  if (std::optional<BinaryFn> b = binaryFnNamed(name)) {
+    kind = ChainKind::Binary, fn = (uint8_t)*b, arity = 2;
     return true;
   }
   bool backward = name.rfind(kBackward, 0) == 0;
-  const Named *u = lookup(kUnary, backward ? name.substr(std::string(kBackward).size()) : name);
+  std::optional<UnaryFn> u =
+      unaryFnNamed(backward ? name.substr(std::string(kBackward).size()) : name);
   if (!u)
     return false;
   kind = backward ? ChainKind::Derivative : ChainKind::Value;
-  fn = u->fn;
+  fn = (uint8_t)*u;
   arity = backward ? 3 : 1;
   return true;
 }
 
 } // namespace
 
-std::optional<ChainOpSpec> chainOpOf(Kernel kernel, const StepAttrs &attrs,
+std::optional<ChainOpSpec> chainOpOf(const Step &step, const StepAttrs &attrs,
                                      std::vector<int> args) {
   for (size_t i = 0; i < args.size(); ++i)
     if (attrs.roundedInput(i) != DType::F32) // a fused cast the chain does not spell
       return std::nullopt;
   ChainOpSpec op;
-  op.name = kernelName(kernel);
-  if (kernel == Kernel::Gelu && attrs.getBool("approximate", false))
-    op.name = "gelu_tanh";
-  if (kernel == Kernel::UnaryBackward)
-    op.name = kBackward + attrs.getStr("fn", "");
-  if (op.name == "pow" || op.name == "backward:pow")
-    op.p0 = attrs.getF64("exponent", 1.0);
-  if (op.name == "scale")
-    op.p0 = attrs.getF64("scale", 1.0), op.p1 = attrs.getF64("bias", 0.0);
-  ChainKind kind;
-  uint8_t fn;
-  int arity;
-  if (!parseOp(op.name, kind, fn, arity) || arity != (int)args.size())
+  size_t arity;
+  if (std::optional<BinaryFn> b = binaryFnOf(step.kernel)) {
+    op.name = binaryFnName(*b);
+    arity = 2;
+  } else if (isUnaryKernel(step.kernel) || step.kernel == Kernel::UnaryBackward) {
+    UnaryCall u = unaryCallOf(step, attrs);
+    bool backward = step.kernel == Kernel::UnaryBackward;
+    op.name = std::string(backward ? kBackward : "") + unaryFnName(u.fn);
+    op.p0 = u.p0, op.p1 = u.p1;
+    arity = backward ? 3 : 1;
+  } else {
+    return std::nullopt;
+  }
+  if (arity != args.size())
     return std::nullopt;
   for (size_t i = 0; i < args.size(); ++i)
     op.args[i] = args[i];

@@ -28,10 +28,10 @@ struct ChainOpSpec {
   double p0 = 0, p1 = 0;
 };
 
-/// The chain op of an elementwise plan kernel (add, tanh, gelu, scale,
-/// unary_backward, ...) and its attributes, reading its operands from
-/// `args`; nullopt for a kernel no chain can hold.
-std::optional<ChainOpSpec> chainOpOf(Kernel kernel, const StepAttrs &attrs,
+/// The chain op of a step of an elementwise kernel (add, tanh, gelu,
+/// scale, unary_backward, ...; its attributes decoded), reading its
+/// operands from `args`; nullopt for a kernel no chain can hold.
+std::optional<ChainOpSpec> chainOpOf(const Step &step, const StepAttrs &attrs,
                                      std::vector<int> args);
 
 /// The step attributes that spell `ops`, output k storing slot results[k]

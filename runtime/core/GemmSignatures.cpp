@@ -33,20 +33,11 @@ void oneGemm(const StepView &s, const char *kernel) {
             std::string(kernel) + " takes a matrix b and an untransposed a");
 }
 
-/// The activation attribute: relu, gelu_tanh, or (where allowed) none.
-std::string activationOf(const StepView &s, bool allowNone) {
-  std::string act = s.attrs.getStr("activation", allowNone ? "none" : "");
-  s.require((allowNone && act == "none") || act == "relu" || act == "gelu_tanh",
-            allowNone ? "activation must be none, relu or gelu_tanh"
-                      : "activation must be relu or gelu_tanh");
-  return act;
-}
-
 /// What the backward of `act` reads about the forward's result `y`: the
 /// relu mask, or the tanh GELU's input (the result's dtype and shape).
-void auxOf(const StepView &s, const std::string &act, const Buffer &aux, const Buffer &y) {
+void auxOf(const StepView &s, Activation act, const Buffer &aux, const Buffer &y) {
   int64_t cols = y.shape.back(), rows = cols > 0 ? numElements(y.shape) / cols : 0;
-  if (act == "relu") {
+  if (act == Activation::Relu) {
     s.require(maskableColumns(cols), "a relu mask needs a multiple of 128 columns");
     s.require(aux.dtype == DType::I32, "the relu mask '" + aux.name + "' must be i32");
     requireShape(s, aux, reluMaskShape(rows, cols));
@@ -81,11 +72,9 @@ void matmulBias(const StepView &s) {
   s.require(bias.shape == Shape{y.shape.back()} &&
                 (bias.dtype == y.dtype || s.attrs.roundedInput(2) == y.dtype),
             "the bias is a vector of the result's columns, in its dtype (or read rounded to it)");
-  std::string act = activationOf(s, true);
-  if (s.step.outputs.size() == 2) {
-    s.require(act != "none", "only an activation keeps a second result");
-    auxOf(s, act, s.out(1), y);
-  }
+  GemmEpilogue e = gemmEpilogueOf(s.step, s.attrs);
+  if (e.keepsAux)
+    auxOf(s, e.activation, s.out(1), y);
 }
 
 /// dz = act'(aux) · (a · b), and its column sums (the bias gradient).
@@ -95,7 +84,7 @@ void matmulActGrad(const StepView &s) {
     requireFloat(s, *b);
   matmulShapes(s, s.in(0), s.in(1), dz);
   oneGemm(s, "matmul_act_grad");
-  auxOf(s, activationOf(s, false), s.in(2), dz);
+  auxOf(s, gemmEpilogueOf(s.step, s.attrs).activation, s.in(2), dz);
   biasGradOf(s, s.out(1), dz);
 }
 

@@ -28,22 +28,6 @@ struct StepView {
 
 using SignatureCheck = void (*)(const StepView &);
 
-/// The attribute of an optimizer update (sgd, momentum, adam) whose last
-/// input is the param's low-precision copy, rewritten in the same pass
-/// (docs/runtime.md, "Weight copies").
-constexpr const char *kWritesCopy = "writes_copy";
-
-/// The attribute of a softmax_backward whose first input is the softmax's
-/// operand (its logits, with the softmax's `input_*` scale), not its result:
-/// the kernel recomputes each probability as the softmax computed it
-/// (docs/runtime.md, "Softmax backward from logits").
-constexpr const char *kFromLogits = "from_logits";
-
-/// The attribute of a layer_norm_backward with a fourth input: its dy is
-/// input 1 plus input 3, rounded to this dtype as the add stored the sum
-/// (docs/runtime.md, "Residual gradients").
-constexpr const char *kDyDtype = "dy_dtype";
-
 namespace signature {
 void binary(const StepView &s);
 void unary(const StepView &s);
@@ -76,6 +60,7 @@ void layerNormBackward(const StepView &s);
 void reduce(const StepView &s);
 void softmax(const StepView &s);
 void softmaxBackward(const StepView &s);
+void softmaxLogitsBackward(const StepView &s);
 void crossEntropy(const StepView &s);
 void crossEntropyBackward(const StepView &s);
 void mse(const StepView &s);

@@ -20,14 +20,14 @@ constexpr KernelTraits kRows[] = {
     {K::Matmul, kTwo, kOne, 0, kBoth, F::Matmul, kNoRange, S::matmul, A::Accumulated},
     // matmul + bias [+ relu | tanh GELU] with one rounding (GEMM epilogues);
     // a second result keeps the relu mask or the GELU input for the backward.
-    {K::MatmulBias, kThree, {1, 2}, 0, 0b111, F::Matmul, kNoRange, S::matmulBias,
+    {K::MatmulBias, kThree, {1, 2}, kMayKeepReluMask, 0b111, F::Matmul, kNoRange, S::matmulBias,
      A::Accumulated},
     // The backward epilogues: the activation's derivative and the bias
     // gradient of the GEMM before it; the weight gradient with the bias's.
     {K::MatmulActGrad, kThree, kTwo, 0, 0, F::Matmul, kNoRange, S::matmulActGrad,
-     A::Accumulated},
+     A::Accumulated, {0, true}},
     {K::MatmulBiasGrad, kTwo, kTwo, 0, 0, F::Matmul, kNoRange, S::matmulBiasGrad,
-     A::Accumulated},
+     A::Accumulated, {1, false}},
     {K::Conv2d, kTwo, kOne, 0, kBoth, F::Conv, kNoRange, S::conv2d, A::Accumulated},
     // Elementwise.
     {K::Add, kTwo, kOne, kInPlace | kMixedFloat, kBoth, F::PerOutput, kNoRange, S::binary},
@@ -115,6 +115,12 @@ constexpr KernelTraits kRows[] = {
     {K::SoftmaxBackward, kTwo, kOne, kInPlace | kMixedFloat, 0, F::PerOutput, kNoRange,
      S::softmaxBackward,
      A::Accumulated},
+    // softmax_backward from the softmax's operand (its logits, with its
+    // input scale) instead of its result: each probability is recomputed
+    // as the softmax computed it (docs/runtime.md, "Softmax backward from
+    // logits").
+    {K::SoftmaxLogitsBackward, kTwo, kOne, kInPlace | kMixedFloat, 0, F::PerOutput, kNoRange,
+     S::softmaxLogitsBackward, A::Accumulated},
     {K::SoftmaxCrossEntropyBackward,
      kThree,
      kOne,

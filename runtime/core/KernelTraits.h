@@ -59,6 +59,10 @@ enum KernelFlag : unsigned {
   /// and writes one dtype. A range probe reads its result as it is
   /// (compiler/plan/NumericsProbes.cpp).
   kMovesValues = 1u << 12,
+  /// Its second result may be a relu mask of result 0 (matmul_bias with
+  /// GemmEpilogue::reluMask, runtime/core/StepVariants.h): bits, which the
+  /// backend check compares at the relu's edge, not as values.
+  kMayKeepReluMask = 1u << 13,
 };
 
 /// How a precision report counts the FLOPs of a node.
@@ -93,6 +97,12 @@ struct IntRange {
   int dim = 0;           // negative from the end
 };
 
+/// One operand of a step: input or result `index`; index -1: none.
+struct OperandRef {
+  int index = -1;
+  bool output = false;
+};
+
 struct KernelTraits {
   Kernel kernel;
   Arity inputs, outputs;
@@ -105,6 +115,12 @@ struct KernelTraits {
   /// What the step's buffers and attributes must be (KernelSignatures.h).
   SignatureCheck check;
   Agreement agreement = Agreement::Exact;
+  /// Result 1 is a bias gradient: the column sums of this operand. A bias
+  /// that cannot change the loss (attention's key bias: softmax ignores a
+  /// shift) has a gradient of sums that cancel to rounding noise, which two
+  /// orders of summation leave at different noise: the backend check holds
+  /// it to the scale of the terms, not of that noise.
+  OperandRef biasGradTerms = {};
   const char *name() const { return kernelName(kernel); }
   bool has(KernelFlag f) const { return (flags & f) != 0; }
   bool widens(size_t input) const { return input < 32 && (widenedInputs >> input) & 1u; }

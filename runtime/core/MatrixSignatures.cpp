@@ -118,15 +118,12 @@ void avgPoolBackward(const StepView &s) {
   requireShape(s, s.in(0), pooled(s, s.out(0)));
 }
 
-/// A batch norm's `activation` (none, or relu: docs/runtime.md, "Batch norm
-/// activations"); an operand past `plain` inputs needs the relu.
-static std::string normActivation(const StepView &s, size_t plain) {
-  std::string act = s.attrs.getStr("activation", "none");
-  s.require(act == "none" || act == "relu", "activation must be none or relu");
-  s.require(s.step.inputs.size() == plain || act == "relu",
-            "only a relu takes a residual or mask operand");
-  s.require(act == "none" || s.out(0).dtype != DType::F64, "a relu's result is f32 or narrower");
-  return act;
+/// A batch norm's relu and its operand (NormRelu), of x's shape.
+static void normRelu(const StepView &s) {
+  NormRelu r = normReluOf(s.step, s.attrs);
+  s.require(!r.relu || s.out(0).dtype != DType::F64, "a relu's result is f32 or narrower");
+  if (r.operand >= 0)
+    requireShape(s, s.in(r.operand), s.in(0).shape);
 }
 
 void batchNorm(const StepView &s) {
@@ -135,9 +132,7 @@ void batchNorm(const StepView &s) {
   for (size_t i = 1; i < 5; ++i)
     perChannel(s, s.in(i), c);
   requireShape(s, s.out(0), s.in(0).shape);
-  normActivation(s, 5);
-  if (s.step.inputs.size() == 6)
-    requireShape(s, s.in(5), s.in(0).shape);
+  normRelu(s);
 }
 
 void layerNorm(const StepView &s) {
@@ -160,20 +155,15 @@ static void normBackwardShapes(const StepView &s, int64_t count) {
 void batchNormBackward(const StepView &s) {
   requireFloats(s);
   normBackwardShapes(s, channelsOf(s, s.in(0)));
-  if (normActivation(s, 3) == "relu") {
-    s.require(s.step.inputs.size() == 4, "a relu's backward takes the relu's result");
-    requireShape(s, s.in(3), s.in(0).shape);
-  }
+  normRelu(s);
 }
 
 void layerNormBackward(const StepView &s) {
   requireFloats(s);
   normBackwardShapes(s, normalisedOf(s, s.in(0)));
-  if (s.step.inputs.size() == 4) { // dy = in(1) + in(3), rounded to dy_dtype
-    requireShape(s, s.in(3), s.in(0).shape);
-    std::optional<DType> t = parseDType(s.attrs.getStr(kDyDtype, ""));
-    s.require(t && isComputeFloat(*t), "dy_dtype must be f32, f16 or bf16");
-  }
+  DyAddend addend = dyAddendOf(s.step, s.attrs);
+  if (addend.operand >= 0)
+    requireShape(s, s.in(addend.operand), s.in(0).shape);
 }
 
 } // namespace ampc::rt::signature

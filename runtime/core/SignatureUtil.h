@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/core/KernelSignatures.h"
+#include "runtime/core/StepVariants.h"
 
 namespace ampc::rt::signature {
 

@@ -236,14 +236,18 @@ void softmaxBackward(const StepView &s) {
   requireFloats(s);
   requireShape(s, s.in(1), s.in(0).shape);
   requireShape(s, s.out(0), s.in(0).shape);
-  size_t rank = s.in(0).shape.size();
-  int64_t axis = axisOf(s, s.attrs.getInt("axis", -1), rank);
+  axisOf(s, s.attrs.getInt("axis", -1), s.in(0).shape.size());
   s.attrs.foldedScale("output");
-  if (s.attrs.getBool(kFromLogits, false)) {
-    s.require(!s.attrs.getBool("log", false), "from_logits is for softmax, not log_softmax");
-    s.require(axis + 1 == (int64_t)rank, "from_logits needs the last axis");
-    s.attrs.foldedScale("input");
-  }
+}
+
+/// softmax_backward's operands with the logits first, along the last axis.
+void softmaxLogitsBackward(const StepView &s) {
+  softmaxBackward(s);
+  s.require(!s.attrs.getBool("log", false), "a backward from logits is for softmax, not log_softmax");
+  size_t rank = s.in(0).shape.size();
+  s.require(axisOf(s, s.attrs.getInt("axis", -1), rank) + 1 == (int64_t)rank,
+            "a backward from logits needs the last axis");
+  s.attrs.foldedScale("input");
 }
 
 /// Logits [..., C] and one label per row.
@@ -295,6 +299,7 @@ void reduceTo(const StepView &s) {
 }
 
 void unaryBackward(const StepView &s) {
+  unaryCallOf(s.step, s.attrs); // its function is one with a derivative
   requireFloats(s);
   for (size_t i = 1; i < 3; ++i)
     requireSameSize(s, s.in(0), s.in(i));
@@ -345,36 +350,34 @@ void updateLossScaling(const StepView &s) {
     s.require(isFloatScalar(s.in(i)), "the scale and its counters must be float scalars");
 }
 
-/// param, grad, lr, found_inf, `state` f32 moments, [a step count], [grad_scale],
-/// [the param's low-precision copy, with `writes_copy`].
-void update(const StepView &s, size_t state, bool stepCount) {
-  const Buffer &p = s.in(0), &g = s.in(1);
-  size_t inputs = s.step.inputs.size(), operands = 4 + state + (stepCount ? 1 : 0);
-  bool copy = s.attrs.getBool(kWritesCopy, false);
-  s.require(inputs >= operands + copy && inputs <= operands + 1 + copy,
-            "the update has too many or too few operands");
-  if (copy) {
-    const Buffer &c = s.in(--inputs);
+/// The operands of UpdateOperands: the moments f32 and of the param's
+/// size, the scalars float, the copy a float tensor of the param's shape.
+void update(const StepView &s) {
+  using U = UpdateOperands;
+  U u = updateOperandsOf(s.step, s.attrs);
+  const Buffer &p = s.in(U::param), &g = s.in(U::grad);
+  if (u.copy >= 0) {
+    const Buffer &c = s.in(u.copy);
     s.require(isFloat(c.dtype) && c.shape == p.shape,
               "the copy must be a float tensor of the param's shape");
   }
   s.require(isFloat(p.dtype) && isFloat(g.dtype), "the param and its gradient must be floats");
   requireSameSize(s, p, g);
-  s.require(isFloatScalar(s.in(2)), "lr must be a float scalar");
-  s.require(isFlag(s.in(3)), "found_inf must be an i1 scalar");
-  for (size_t i = 4; i < 4 + state; ++i) {
+  s.require(isFloatScalar(s.in(U::lr)), "lr must be a float scalar");
+  s.require(isFlag(s.in(U::foundInf)), "found_inf must be an i1 scalar");
+  for (int i = U::firstMoment; i < U::firstMoment + u.moments; ++i) {
     s.require(s.in(i).dtype == DType::F32, "optimizer state must be f32");
     requireSameSize(s, p, s.in(i));
   }
-  if (stepCount)
-    s.require(isFloatScalar(s.in(4 + state)), "the step count must be a float scalar");
-  if (inputs > operands)
-    s.require(isFloatScalar(s.in(operands)), "grad_scale must be a float scalar");
+  if (u.stepCount >= 0)
+    s.require(isFloatScalar(s.in(u.stepCount)), "the step count must be a float scalar");
+  if (u.gradScale >= 0)
+    s.require(isFloatScalar(s.in(u.gradScale)), "grad_scale must be a float scalar");
 }
 
-void sgd(const StepView &s) { update(s, 0, false); }
-void momentum(const StepView &s) { update(s, 1, false); }
-void adam(const StepView &s) { update(s, 2, true); }
+void sgd(const StepView &s) { update(s); }
+void momentum(const StepView &s) { update(s); }
+void adam(const StepView &s) { update(s); }
 
 void countStep(const StepView &s) {
   s.require(isFloatScalar(s.in(0)), "the step count must be a float scalar");

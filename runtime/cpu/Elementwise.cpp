@@ -2,6 +2,7 @@
 // backward (broadcast_to, reduce_to, minmax_backward), cast and fill.
 #include <cmath>
 
+#include "runtime/core/StepVariants.h"
 #include "runtime/cpu/KernelUtil.h"
 
 namespace ampc::rt {
@@ -59,6 +60,30 @@ template <typename Op> void binary(KernelContext &c, Op op) {
     fo.commit();
   }
   }
+}
+
+/// Integer division's faults, found before any element is written.
+void checkIntegerDivision(KernelContext &c) {
+  bool minusOne = false, smallest = false;
+  double least = c.out[0].dtype == DType::I64 ? -0x1p63 : -0x1p31;
+  for (int64_t i = 0; i < c.in[1].size(); ++i) {
+    double d = loadElement(c.in[1].data, c.in[1].dtype, i);
+    if (d == 0)
+      c.fail("integer division by zero");
+    minusOne |= d == -1;
+  }
+  for (int64_t i = 0; minusOne && i < c.in[0].size(); ++i)
+    smallest |= loadElement(c.in[0].data, c.in[0].dtype, i) == least;
+  if (minusOne && smallest) // the most negative integer over -1 does not fit
+    c.fail("integer division overflows");
+}
+
+/// The step's binary function (binaryFnOf), a loop per function.
+void binaryKernel(KernelContext &c) {
+  num::BinaryFn fn = *binaryFnOf(c.step.kernel);
+  if (fn == num::BinaryFn::Div && !isFloat(c.out[0].dtype))
+    checkIntegerDivision(c);
+  num::withBinary(fn, [&](auto op) { binary(c, op); });
 }
 
 void cast(KernelContext &c) {
@@ -125,7 +150,7 @@ void broadcastTo(KernelContext &c) {
 void reduceTo(KernelContext &c) { sumOnto(c.in[0], c.out[0]); }
 
 void minMaxBackward(KernelContext &c) {
-  bool max = attrStr(c, "fn", "max") == "max";
+  bool max = minmaxTakesMax(c.attrs);
   const std::vector<int64_t> &shape = c.in[2].shape;
   F32In a(c.in[0]), b(c.in[1]), dy(c.in[2]);
   std::vector<float> ab(c.in[2].size()), bb(ab.size());
@@ -154,32 +179,9 @@ void sumOnto(const TensorRef &x, const TensorRef &y) {
 }
 
 void addElementwiseKernels(KernelTable &t) {
-  t[Kernel::Add] = [](KernelContext &c) { binary(c, [](auto a, auto b) { return a + b; }); };
-  t[Kernel::Sub] = [](KernelContext &c) { binary(c, [](auto a, auto b) { return a - b; }); };
-  t[Kernel::Mul] = [](KernelContext &c) { binary(c, [](auto a, auto b) { return a * b; }); };
-  t[Kernel::Div] = [](KernelContext &c) {
-    if (!isFloat(c.out[0].dtype)) {
-      bool minusOne = false, smallest = false;
-      double least = c.out[0].dtype == DType::I64 ? -0x1p63 : -0x1p31;
-      for (int64_t i = 0; i < c.in[1].size(); ++i) {
-        double d = loadElement(c.in[1].data, c.in[1].dtype, i);
-        if (d == 0)
-          c.fail("integer division by zero");
-        minusOne |= d == -1;
-      }
-      for (int64_t i = 0; minusOne && i < c.in[0].size(); ++i)
-        smallest |= loadElement(c.in[0].data, c.in[0].dtype, i) == least;
-      if (minusOne && smallest) // the most negative integer over -1 does not fit
-        c.fail("integer division overflows");
-    }
-    binary(c, [](auto a, auto b) { return a / b; });
-  };
-  t[Kernel::Maximum] = [](KernelContext &c) {
-    binary(c, [](auto a, auto b) { return a > b || a != a ? a : b; });
-  };
-  t[Kernel::Minimum] = [](KernelContext &c) {
-    binary(c, [](auto a, auto b) { return a < b || a != a ? a : b; });
-  };
+  for (size_t k = 0; k < kKernelCount; ++k)
+    if (binaryFnOf(Kernel(k)))
+      t[Kernel(k)] = binaryKernel;
   t[Kernel::MinmaxBackward] = minMaxBackward;
   t[Kernel::BroadcastTo] = broadcastTo;
   t[Kernel::ReduceTo] = reduceTo;

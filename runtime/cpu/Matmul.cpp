@@ -10,6 +10,7 @@
 
 #include "runtime/cpu/Gemm.h"
 #include "runtime/core/ReluMask.h"
+#include "runtime/core/StepVariants.h"
 #include "runtime/cpu/KernelUtil.h"
 #include "runtime/numerics/Activations.h"
 
@@ -92,22 +93,21 @@ void matmulBias(KernelContext &c) {
   multiply(c, fo);
   F32In bias(c.in[2], roundedInput(c, 2));
   int64_t n = std::max<int64_t>(o.dim(-1), 1);
-  std::string act = attrStr(c, "activation", "none");
-  bool keep = c.out.size() == 2;
-  if (keep && act == "gelu_tanh") { // the GELU input, as the backward reads it
+  GemmEpilogue e = gemmEpilogueOf(c.step, c.attrs);
+  if (e.keepsAux && e.activation == Activation::GeluTanh) { // the GELU input, as the backward reads it
     F32Out pre(c.out[1]);
     for (int64_t i = 0; i < o.size(); ++i)
       pre[i] = fo[i] + bias[i % n];
     pre.commit();
   }
-  if (act == "relu")
+  if (e.activation == Activation::Relu)
     addBias<num::Relu>(fo, bias.data(), o.size(), n);
-  else if (act == "gelu_tanh")
+  else if (e.activation == Activation::GeluTanh)
     addBias<num::GeluTanh>(fo, bias.data(), o.size(), n);
   else
     addBias<NoActivation>(fo, bias.data(), o.size(), n);
   fo.commit();
-  if (keep && act == "relu")
+  if (e.reluMask())
     writeReluMask(o, c.out[1]);
 }
 
@@ -116,7 +116,7 @@ void matmulActGrad(KernelContext &c) {
   F32Out fo(dz);
   multiply(c, fo);
   int64_t size = dz.size();
-  if (attrStr(c, "activation", "") == "relu") {
+  if (gemmEpilogueOf(c.step, c.attrs).activation == Activation::Relu) {
     // dy · relu'(x) as unary_backward computes it: -0 and NaN kept.
     for (int64_t i = 0; i < size; ++i)
       fo[i] *= maskBit(aux, i) ? 1.0f : 0.0f;

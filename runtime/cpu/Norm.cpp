@@ -6,20 +6,20 @@
 // then the relu; its backward first masks dy by the relu's result.
 #include <cmath>
 
-#include "runtime/core/KernelSignatures.h"
+#include "runtime/core/StepVariants.h"
 #include "runtime/cpu/KernelUtil.h"
 #include "runtime/numerics/Activations.h"
 
 namespace ampc::rt {
 namespace {
 
-/// batch_norm's epilogue on its f32 result y (the result's dtype `dtype`):
+/// batch_norm's relu on its f32 result y (the result's dtype `dtype`):
 /// relu(round(round(y) + residual)), or relu(y).
-void normEpilogue(KernelContext &c, float *y, DType dtype) {
+void normRelu(KernelContext &c, const NormRelu &relu, float *y, DType dtype) {
   int64_t n = c.out[0].size();
-  if (c.in.size() == 6) {
+  if (relu.operand >= 0) {
     roundIn(y, dtype, n);
-    F32In r(c.in[5]);
+    F32In r(c.in[relu.operand]);
     for (int64_t i = 0; i < n; ++i)
       y[i] += r[i];
   }
@@ -101,8 +101,9 @@ void batchNorm(KernelContext &c) {
         py[at] = px[at] * a[ch] + b[ch];
       }
   }
-  if (attrStr(c, "activation", "none") == "relu")
-    normEpilogue(c, py, c.out[0].dtype);
+  NormRelu relu = normReluOf(c.step, c.attrs);
+  if (relu.relu)
+    normRelu(c, relu, py, c.out[0].dtype);
   y.commit();
 }
 
@@ -245,14 +246,15 @@ void normBackward(KernelContext &c, bool batch) {
 /// "Residual gradients"), dy is input 1 plus input 3, rounded to `dy_dtype`
 /// as the add stored it.
 void layerNormBackward(KernelContext &c) {
-  if (c.in.size() < 4)
+  DyAddend addend = dyAddendOf(c.step, c.attrs);
+  if (addend.operand < 0)
     return normBackward(c, false);
   int64_t n = c.in[1].size();
-  F32In a(c.in[1]), b(c.in[3]);
+  F32In a(c.in[1]), b(c.in[addend.operand]);
   std::vector<float> dy(n);
   for (int64_t i = 0; i < n; ++i)
     dy[i] = a[i] + b[i];
-  roundIn(dy.data(), *parseDType(attrStr(c, kDyDtype, "f32")), n);
+  roundIn(dy.data(), addend.dtype, n);
   KernelContext summed = c;
   summed.in[1] = TensorRef{dy.data(), DType::F32, c.in[1].shape};
   normBackward(summed, false);
@@ -261,10 +263,11 @@ void layerNormBackward(KernelContext &c) {
 /// With activation relu, dy is the relu's backward of the incoming gradient
 /// (input 1) at the relu's result (input 3), rounded to the gradient's dtype.
 void batchNormBackward(KernelContext &c) {
-  if (attrStr(c, "activation", "none") != "relu")
+  NormRelu relu = normReluOf(c.step, c.attrs);
+  if (!relu.relu)
     return normBackward(c, true);
   int64_t n = c.in[1].size();
-  F32In dz(c.in[1]), z(c.in[3]);
+  F32In dz(c.in[1]), z(c.in[relu.operand]);
   std::vector<float> dy(n);
   for (int64_t i = 0; i < n; ++i)
     dy[i] = dz[i] * num::Relu{}.derivative(z[i], z[i]);

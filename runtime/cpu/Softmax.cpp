@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 
-#include "runtime/core/KernelSignatures.h"
 #include "runtime/cpu/KernelUtil.h"
 #include "runtime/numerics/Activations.h"
 
@@ -108,11 +107,9 @@ template <bool Log> void softmax(KernelContext &c) {
   softmaxOf<Log>(folded);
 }
 
-/// With from_logits, in[0] is the softmax's operand: its result is
+/// softmax_logits_backward: in[0] is the softmax's operand, its result
 /// recomputed as the softmax step computed it, then the backward runs on it.
-void softmaxBackward(KernelContext &c) {
-  if (!attrBool(c, kFromLogits, false))
-    return softmaxBackwardOf(c);
+void softmaxLogitsBackward(KernelContext &c) {
   std::vector<float> probabilities(c.in[0].size());
   KernelContext forward = c;
   forward.out = {TensorRef{probabilities.data(), DType::F32, c.in[0].shape}};
@@ -127,7 +124,8 @@ void softmaxBackward(KernelContext &c) {
 void addSoftmaxKernels(KernelTable &t) {
   t[Kernel::Softmax] = withRoundedCopy<softmax<false>, 1>;
   t[Kernel::LogSoftmax] = softmax<true>;
-  t[Kernel::SoftmaxBackward] = softmaxBackward;
+  t[Kernel::SoftmaxBackward] = softmaxBackwardOf;
+  t[Kernel::SoftmaxLogitsBackward] = softmaxLogitsBackward;
 }
 
 } // namespace ampc::rt

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "runtime/core/KernelSignatures.h"
+#include "runtime/core/StepVariants.h"
 #include "runtime/cpu/KernelUtil.h"
 #include "runtime/numerics/Finite.h"
 #include "runtime/numerics/LossScale.h"
@@ -97,19 +97,19 @@ void checkFinite(KernelContext &c) {
 
 /// Runs `update(param, grad, index)` over f32 views of param and grad, a
 /// chunk at a time (an f16 param or gradient is widened chunk by chunk and a
-/// low-precision param rounded back). `operands` is the update's operand
-/// count without the optional grad_scale: when that is present the gradient
-/// is multiplied by 1 / grad_scale first, as check_finite_and_unscale does.
-/// With `writes_copy` the last input, the param's low-precision copy, is
-/// rewritten from the updated values in the same pass.
-template <typename F> void updateParam(KernelContext &c, size_t operands, F update) {
-  if (flag(c.in[3]))
+/// low-precision param rounded back). With a grad_scale (UpdateOperands)
+/// the gradient is multiplied by 1 / grad_scale first, as
+/// check_finite_and_unscale does; with a copy, the param's low-precision
+/// copy is rewritten from the updated values in the same pass.
+template <typename F> void updateParam(KernelContext &c, F update) {
+  using U = UpdateOperands;
+  if (flag(c.in[U::foundInf]))
     return;
-  const TensorRef &p = c.in[0], &grad = c.in[1];
-  bool writesCopy = attrBool(c, kWritesCopy, false);
-  const TensorRef *copy = writesCopy ? &c.in.back() : nullptr;
-  bool scaled = c.in.size() - writesCopy > operands;
-  float inverse = scaled ? 1.0f / scalarF32(c.in[operands]) : 1.0f;
+  U u = updateOperandsOf(c.step, c.attrs);
+  const TensorRef &p = c.in[U::param], &grad = c.in[U::grad];
+  const TensorRef *copy = u.copy >= 0 ? &c.in[u.copy] : nullptr;
+  bool scaled = u.gradScale >= 0;
+  float inverse = scaled ? 1.0f / scalarF32(c.in[u.gradScale]) : 1.0f;
   int64_t n = p.size(), chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for if (n > kParallelGrain)
   for (int64_t ch = 0; ch < chunks; ++ch) {
@@ -136,13 +136,13 @@ template <typename F> void updateParam(KernelContext &c, size_t operands, F upda
 
 void sgd(KernelContext &c) {
   num::SgdUpdate update{scalarF32(c.in[2])};
-  updateParam(c, 4, [&](float &p, float g, int64_t) { update(p, g); });
+  updateParam(c, [&](float &p, float g, int64_t) { update(p, g); });
 }
 
 void momentum(KernelContext &c) {
   num::MomentumUpdate update{scalarF32(c.in[2]), narrow(attrF64(c, "momentum", 0.9))};
   float *v = c.in[4].as<float>();
-  updateParam(c, 5, [&](float &p, float g, int64_t i) { update(p, g, v[i]); });
+  updateParam(c, [&](float &p, float g, int64_t i) { update(p, g, v[i]); });
 }
 
 void adam(KernelContext &c) {
@@ -150,7 +150,7 @@ void adam(KernelContext &c) {
       scalarF32(c.in[2]), attrF64(c, "beta1", 0.9), attrF64(c, "beta2", 0.999),
       attrF64(c, "epsilon", 1e-8), attrF64(c, "weight_decay", 0.0), scalarF32(c.in[6]));
   float *m = c.in[4].as<float>(), *v = c.in[5].as<float>();
-  updateParam(c, 7, [&](float &p, float g, int64_t i) { update(p, g, m[i], v[i]); });
+  updateParam(c, [&](float &p, float g, int64_t i) { update(p, g, m[i], v[i]); });
 }
 
 void countStep(KernelContext &c) {

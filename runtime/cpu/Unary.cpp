@@ -1,10 +1,12 @@
 // Elementwise kernels of one operand: math and activations through the
-// functors of numerics/Activations.h, their backward (unary_backward), and
+// functors of numerics/ElementFns.h (each kernel's function decoded by
+// unaryCallOf), their backward (unary_backward), and
 // dropout with counter-based random bits.
 #include <cstring>
 
 #include "runtime/cpu/KernelUtil.h"
-#include "runtime/numerics/Activations.h"
+#include "runtime/core/StepVariants.h"
+#include "runtime/numerics/ElementFns.h"
 #include "runtime/numerics/Random.h"
 
 namespace ampc::rt {
@@ -40,37 +42,18 @@ template <typename F> void applyDerivative(KernelContext &c, F f) {
   dx.commit();
 }
 
+/// The step's element function (UnaryCall) as its functor: f(functor).
+template <typename F> void withCall(KernelContext &c, F f) {
+  UnaryCall u = unaryCallOf(c.step, c.attrs);
+  num::withUnary(u.fn, narrow(u.p0), narrow(u.p1), f);
+}
+
+void unaryKernel(KernelContext &c) {
+  withCall(c, [&](auto f) { unary(c, f); });
+}
+
 void unaryBackward(KernelContext &c) {
-  // The function is resolved once; each gets its own loop.
-  std::string fn = attrStr(c, "fn", "");
-  float e = narrow(attrF64(c, "exponent", 1.0));
-  if (fn == "relu")
-    return applyDerivative(c, num::Relu{});
-  if (fn == "tanh")
-    return applyDerivative(c, num::Tanh{});
-  if (fn == "sigmoid")
-    return applyDerivative(c, num::Sigmoid{});
-  if (fn == "erf")
-    return applyDerivative(c, num::Erf{});
-  if (fn == "abs")
-    return applyDerivative(c, num::Abs{});
-  if (fn == "exp")
-    return applyDerivative(c, num::Exp{});
-  if (fn == "log")
-    return applyDerivative(c, num::Log{});
-  if (fn == "sqrt")
-    return applyDerivative(c, num::Sqrt{});
-  if (fn == "rsqrt")
-    return applyDerivative(c, num::Rsqrt{});
-  if (fn == "square")
-    return applyDerivative(c, num::Square{});
-  if (fn == "pow")
-    return applyDerivative(c, num::Pow{e});
-  if (fn == "gelu")
-    return applyDerivative(c, num::Gelu{});
-  if (fn == "gelu_tanh")
-    return applyDerivative(c, num::GeluTanh{});
-  c.fail("unknown function '" + fn + "'");
+  withCall(c, [&](auto f) { applyDerivative(c, f); });
 }
 
 void dropout(KernelContext &c) {
@@ -96,27 +79,9 @@ void dropout(KernelContext &c) {
 } // namespace
 
 void addUnaryKernels(KernelTable &t) {
-  t[Kernel::Neg] = [](KernelContext &c) { unary(c, num::Neg{}); };
-  t[Kernel::Abs] = [](KernelContext &c) { unary(c, num::Abs{}); };
-  t[Kernel::Relu] = [](KernelContext &c) { unary(c, num::Relu{}); };
-  t[Kernel::Tanh] = [](KernelContext &c) { unary(c, num::Tanh{}); };
-  t[Kernel::Sigmoid] = [](KernelContext &c) { unary(c, num::Sigmoid{}); };
-  t[Kernel::Erf] = [](KernelContext &c) { unary(c, num::Erf{}); };
-  t[Kernel::Gelu] = [](KernelContext &c) {
-    if (attrBool(c, "approximate", false))
-      unary(c, num::GeluTanh{});
-    else
-      unary(c, num::Gelu{});
-  };
-  t[Kernel::Exp] = [](KernelContext &c) { unary(c, num::Exp{}); };
-  t[Kernel::Log] = [](KernelContext &c) { unary(c, num::Log{}); };
-  t[Kernel::Sqrt] = [](KernelContext &c) { unary(c, num::Sqrt{}); };
-  t[Kernel::Rsqrt] = [](KernelContext &c) { unary(c, num::Rsqrt{}); };
-  t[Kernel::Square] = [](KernelContext &c) { unary(c, num::Square{}); };
-  t[Kernel::Pow] = [](KernelContext &c) { unary(c, num::Pow{narrow(attrF64(c, "exponent", 1.0))}); };
-  t[Kernel::Scale] = [](KernelContext &c) {
-    unary(c, num::Scale{narrow(attrF64(c, "scale", 1.0)), narrow(attrF64(c, "bias", 0.0))});
-  };
+  for (size_t k = 0; k < kKernelCount; ++k)
+    if (isUnaryKernel(Kernel(k)))
+      t[Kernel(k)] = unaryKernel;
   t[Kernel::Dropout] = dropout;
   t[Kernel::UnaryBackward] = unaryBackward;
 }

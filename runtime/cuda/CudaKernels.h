@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/core/StepVariants.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/device/BackendSkeleton.h"
 

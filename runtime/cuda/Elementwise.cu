@@ -37,22 +37,9 @@ Broadcast broadcastOf(const TensorRef &a, const TensorRef &b, const TensorRef &o
   return bc;
 }
 
-enum class Op { Add, Sub, Mul, Div, Max, Min };
+using Op = num::BinaryFn;
 
-template <Op op, typename T> __device__ T apply(T a, T b) {
-  if constexpr (op == Op::Add)
-    return a + b;
-  else if constexpr (op == Op::Sub)
-    return a - b;
-  else if constexpr (op == Op::Mul)
-    return a * b;
-  else if constexpr (op == Op::Div)
-    return a / b;
-  else if constexpr (op == Op::Max)
-    return a > b || a != a ? a : b;
-  else
-    return a < b || a != a ? a : b;
-}
+template <Op op, typename T> __device__ T apply(T a, T b) { return num::Binary<op>{}(a, b); }
 
 template <Op op>
 __global__ void floatBinary(View a, View b, View y, Broadcast bc, DType roundA, DType roundB) {
@@ -131,6 +118,11 @@ template <Op op> void binary(LaunchContext &c) {
     floatBinary<op><<<blocks, kThreads, 0, c.stream()>>>(
         viewOf(a), viewOf(b), viewOf(y), bc, c.attrs.roundedInput(0), c.attrs.roundedInput(1));
   launched(c);
+}
+
+/// The step's binary function (binaryFnOf), one kernel per function.
+void binaryKernel(LaunchContext &c) {
+  num::withBinary(*binaryFnOf(c.step.kernel), [&](auto op) { binary<decltype(op)::kFn>(c); });
 }
 
 /// A value as the CPU's cast and fill see it: a double, for every dtype.
@@ -348,7 +340,7 @@ template <bool Max> __global__ void minmaxBackwardKernel(View a, View b, View dy
 
 void minmaxBackward(LaunchContext &c) {
   Broadcast bc = broadcastOf(c.in[0], c.in[1], c.in[2]);
-  auto launch = c.attrs.getStr("fn", "max") == "max" ? minmaxBackwardKernel<true>
+  auto launch = minmaxTakesMax(c.attrs) ? minmaxBackwardKernel<true>
                                                      : minmaxBackwardKernel<false>;
   launch<<<blocksFor(c.in[2].size()), kThreads, 0, c.stream()>>>(
       viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.out[0]), viewOf(c.out[1]), bc);
@@ -358,12 +350,9 @@ void minmaxBackward(LaunchContext &c) {
 } // namespace
 
 void addElementwiseKernels(KernelTable &t) {
-  t[Kernel::Add] = binary<Op::Add>;
-  t[Kernel::Sub] = binary<Op::Sub>;
-  t[Kernel::Mul] = binary<Op::Mul>;
-  t[Kernel::Div] = binary<Op::Div>;
-  t[Kernel::Maximum] = binary<Op::Max>;
-  t[Kernel::Minimum] = binary<Op::Min>;
+  for (size_t k = 0; k < kKernelCount; ++k)
+    if (binaryFnOf(Kernel(k)))
+      t[Kernel(k)] = binaryKernel;
   t[Kernel::Cast] = cast;
   t[Kernel::Fill] = fill;
   t[Kernel::BroadcastTo] = broadcastTo;

@@ -7,7 +7,6 @@
 // (runtime/cuda/Rows.h). dscale and dbias sum down the rows in two
 // deterministic stages (rows::columnSums), four columns a lane where the
 // operands can be read a quad at a time.
-#include "runtime/core/KernelSignatures.h"
 #include "runtime/cuda/Columns.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/VectorRows.h"
@@ -145,7 +144,7 @@ __global__ void layerNormBackwardRows(View x, View dy, View scale, ResultAndCopy
 /// dy's second addend (a residual gradient's sum joined: docs/runtime.md):
 /// dy is round(dy + b) to `dtype`, as the add stored it; b.data is null
 /// where the step has none.
-struct DyAddend {
+struct AddendView {
   View b;
   DType dtype;
   /// dy from its two addends g and h.
@@ -153,7 +152,7 @@ struct DyAddend {
 };
 
 /// The fallback's dy: out = round(a + b) as the add stored it, held in f32.
-__global__ void sumGradients(View a, DyAddend add, float *out) {
+__global__ void sumGradients(View a, AddendView add, float *out) {
   AMPC_GRID_STRIDE(i, a.size) {
     out[i] = add(load(a.data, a.dtype, i), load(add.b.data, add.b.dtype, i));
   }
@@ -161,7 +160,7 @@ __global__ void sumGradients(View a, DyAddend add, float *out) {
 
 /// layerNormBackwardRows on rows held in chunks, dy with its addend.
 template <int Chunks>
-__global__ void layerNormBackwardHeldRows(View x, View dy, DyAddend add, View scale,
+__global__ void layerNormBackwardHeldRows(View x, View dy, AddendView add, View scale,
                                           ResultAndCopy dx, Shape s, double eps, double *means,
                                           double *invs) {
   AMPC_ROW_STRIDE(row, s.rows) {
@@ -212,7 +211,7 @@ __global__ void layerNormBackwardHeldRows(View x, View dy, DyAddend add, View sc
 /// each row.
 template <int P> struct ScaleGradTerms {
   View x, dy;
-  DyAddend add;
+  AddendView add;
   const double *means, *invs;
   int64_t inner;
   struct Column {
@@ -255,9 +254,8 @@ void layerNormBackward(LaunchContext &c) {
     return;
   double eps = c.attrs.getF64("epsilon", 1e-5);
   View x = viewOf(c.in[0]), dy = viewOf(c.in[1]), scale = viewOf(c.in[2]);
-  DyAddend add{c.in.size() > 3 ? viewOf(c.in[3]) : View{}, DType::F32};
-  if (add.b.data)
-    add.dtype = *parseDType(c.attrs.getStr(kDyDtype, "f32"));
+  DyAddend addend = dyAddendOf(c.step, c.attrs);
+  AddendView add{addend.operand >= 0 ? viewOf(c.in[addend.operand]) : View{}, addend.dtype};
   ResultAndCopy dx = resultAndCopy(c, 3);
   bool held = rows::vectorRows(s.inner, {x, dy, add.b, scale, dx.y, dx.copy});
   // Rows not held take dy's sum in a pass of its own, into the scratch.

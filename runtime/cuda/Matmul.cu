@@ -93,20 +93,21 @@ bool canFallBack(const LaunchContext &c) {
 /// step's own finishing kernels (MatmulFallback.cu).
 cublasLtEpilogue_t epilogueOf(const LaunchContext &c, bool fallback) {
   Kernel kernel = c.step.kernel;
-  std::string act = c.attrs.getStr("activation", "none");
-  bool keeps = c.out.size() == 2;
-  if (kernel == Kernel::MatmulBias) {
-    if (fallback || act == "none")
-      return CUBLASLT_EPILOGUE_BIAS;
-    if (act == "relu")
-      return keeps ? CUBLASLT_EPILOGUE_RELU_AUX_BIAS : CUBLASLT_EPILOGUE_RELU_BIAS;
-    return keeps ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_BIAS;
-  }
+  if (fallback && kernel == Kernel::MatmulBias)
+    return CUBLASLT_EPILOGUE_BIAS;
   if (fallback || kernel == Kernel::Matmul)
     return CUBLASLT_EPILOGUE_DEFAULT;
+  if (kernel == Kernel::MatmulBiasGrad)
+    return CUBLASLT_EPILOGUE_BGRADA;
+  GemmEpilogue e = gemmEpilogueOf(c.step, c.attrs);
   if (kernel == Kernel::MatmulActGrad)
-    return act == "relu" ? CUBLASLT_EPILOGUE_DRELU_BGRAD : CUBLASLT_EPILOGUE_DGELU_BGRAD;
-  return CUBLASLT_EPILOGUE_BGRADA;
+    return e.activation == Activation::Relu ? CUBLASLT_EPILOGUE_DRELU_BGRAD
+                                            : CUBLASLT_EPILOGUE_DGELU_BGRAD;
+  if (e.activation == Activation::None)
+    return CUBLASLT_EPILOGUE_BIAS;
+  if (e.activation == Activation::Relu)
+    return e.keepsAux ? CUBLASLT_EPILOGUE_RELU_AUX_BIAS : CUBLASLT_EPILOGUE_RELU_BIAS;
+  return e.keepsAux ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_BIAS;
 }
 
 /// Sets the epilogue and what it reads or writes beside the result: the

@@ -50,7 +50,7 @@ template <bool Relu> __global__ void activationGrad(View dz, View aux) {
 
 void finishEpilogue(LaunchContext &c) {
   const TensorRef &y = c.out[0];
-  bool relu = c.attrs.getStr("activation", "none") == "relu";
+  bool relu = gemmEpilogueOf(c.step, c.attrs).activation == Activation::Relu;
   if (c.step.kernel == Kernel::MatmulBias && relu) {
     int64_t words = y.size() / 32;
     reluKeepingMask<<<blocksFor(words), kThreads, 0, c.stream()>>>(viewOf(y),

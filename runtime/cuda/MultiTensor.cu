@@ -35,12 +35,6 @@ Kind kindOf(Kernel kernel) {
   return kernel == Kernel::Sgd ? Kind::Sgd : kernel == Kernel::Momentum ? Kind::Momentum : Kind::Adam;
 }
 
-UpdateKind operandsOf(Kind kind) {
-  return kind == Kind::Sgd ? UpdateKind{0, false}
-         : kind == Kind::Momentum ? UpdateKind{1, false}
-                                  : UpdateKind{2, true};
-}
-
 /// W elements' params, gradients and moments, loaded before any is updated.
 template <int W> struct Elements {
   float p[W], g[W], m[W], v[W];
@@ -105,18 +99,21 @@ bool isGroupedUpdate(Kernel kernel) {
 /// its layer norms' scales none, and they alternate).
 Json attrsButCopy(const LaunchContext &c) {
   Json attrs = c.step.attrs;
-  attrs.erase(kWritesCopy);
+  attrs.erase(attr::kWritesCopy);
   return attrs;
 }
 
 bool joinsUpdateGroup(const LaunchContext &first, const LaunchContext &next) {
-  size_t shared = first.in.size() - writesCopy(first); // the copy is the tensor's own
-  if (next.step.kernel != first.step.kernel || !isGroupedUpdate(first.step.kernel) ||
-      next.in.size() - writesCopy(next) != shared || attrsButCopy(next) != attrsButCopy(first))
+  if (next.step.kernel != first.step.kernel || !isGroupedUpdate(first.step.kernel))
     return false;
-  int state = operandsOf(kindOf(first.step.kernel)).state;
-  for (size_t i = 2; i < shared; ++i) {
-    bool perTensor = i >= 4 && i < 4 + (size_t)state;
+  UpdateOperands a = operandsOf(first), b = operandsOf(next);
+  // The copy is the tensor's own; the scalars are shared.
+  size_t shared = first.in.size() - (a.copy >= 0 ? 1 : 0);
+  if (next.in.size() - (b.copy >= 0 ? 1 : 0) != shared || attrsButCopy(next) != attrsButCopy(first))
+    return false;
+  for (size_t i = UpdateOperands::lr; i < shared; ++i) {
+    bool perTensor = (int)i >= UpdateOperands::firstMoment &&
+                     (int)i < UpdateOperands::firstMoment + a.moments;
     if (!perTensor && next.in[i].data != first.in[i].data)
       return false;
   }
@@ -126,13 +123,13 @@ bool joinsUpdateGroup(const LaunchContext &first, const LaunchContext &next) {
 void runUpdateGroup(const std::vector<LaunchContext *> &members, DeviceMemory &table) {
   LaunchContext &c = *members.front();
   Kind kind = kindOf(c.step.kernel);
-  UpdateKind operands = operandsOf(kind);
+  int moments = operandsOf(c).moments;
   std::vector<UpdateEntry> entries;
   int64_t chunks = 0;
   for (LaunchContext *m : members) {
     const TensorRef &p = m->in[0], &g = m->in[1];
-    float *first = operands.state > 0 ? m->in[4].as<float>() : nullptr;
-    float *second = operands.state > 1 ? m->in[5].as<float>() : nullptr;
+    float *first = moments > 0 ? m->in[UpdateOperands::firstMoment].as<float>() : nullptr;
+    float *second = moments > 1 ? m->in[UpdateOperands::firstMoment + 1].as<float>() : nullptr;
     View copy = copyView(*m);
     bool quads = quadAligned(p.data, p.dtype) && quadAligned(g.data, g.dtype) &&
                  (!first || quadAligned(first, DType::F32)) &&
@@ -147,7 +144,7 @@ void runUpdateGroup(const std::vector<LaunchContext *> &members, DeviceMemory &t
   const UpdateEntry *list = uploadOnce(c, table, entries);
   int count = (int)entries.size();
   unsigned blocks = (unsigned)std::min<int64_t>(chunks, 65535);
-  UpdateScalars s = scalarsOf(c, operands.operands());
+  UpdateScalars s = scalarsOf(c);
   View none{nullptr, DType::F32, 0, 0, {}};
   switch (kind) {
   case Kind::Sgd:

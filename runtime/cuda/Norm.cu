@@ -228,8 +228,8 @@ void batchNormBackward(LaunchContext &c) {
     return;
   View xv = viewOf(x), scale = viewOf(c.in[2]), dx = viewOf(c.out[0]), ds = viewOf(c.out[1]),
        db = viewOf(c.out[2]);
-  bool relu = c.attrs.getStr("activation", "none") == "relu";
-  Gradient dy{operandOf(c, 1), relu ? operandOf(c, 3) : kNone};
+  NormRelu relu = normReluOf(c.step, c.attrs);
+  Gradient dy{operandOf(c, 1), relu.relu ? operandOf(c, relu.operand) : kNone};
   if (gr.inner == 1) { // channels last
     int per = rows::columnsPerLane(
         gr.count, {operandOf(c, 0), dy.dz, dy.relu, Operand{c.out[0].data, c.out[0].dtype}});

@@ -49,8 +49,8 @@ struct NormEpilogue {
 };
 
 inline NormEpilogue epilogueOf(const LaunchContext &c) {
-  bool relu = c.attrs.getStr("activation", "none") == "relu";
-  return {relu, relu ? operandOf(c, 5) : kNone, c.out[0].dtype};
+  NormRelu relu = normReluOf(c.step, c.attrs);
+  return {relu.relu, relu.operand >= 0 ? operandOf(c, relu.operand) : kNone, c.out[0].dtype};
 }
 
 /// batch_norm_backward's dy: the incoming gradient, or with a relu its

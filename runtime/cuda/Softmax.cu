@@ -9,7 +9,6 @@
 // the scale step did. The backward may take the softmax's operand instead
 // of its result (from_logits) and recompute each probability as the softmax
 // computed it. Results agree with the CPU within a rounding of the sum.
-#include "runtime/core/KernelSignatures.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/Rows.h"
 #include "runtime/numerics/Activations.h"
@@ -175,14 +174,15 @@ __global__ void softmaxBackwardStrided(View y, View dy, View dx, Rows r, bool lo
   }
 }
 
-void softmaxBackward(LaunchContext &c) {
+/// softmax_backward, and with `Logits` softmax_logits_backward.
+template <bool Logits> void softmaxBackward(LaunchContext &c) {
   Rows r = rowsOf(c, c.in[0]);
   if (r.outer * r.inner == 0)
     return;
   View y = viewOf(c.in[0]), dy = viewOf(c.in[1]), dx = viewOf(c.out[0]);
-  bool log = c.attrs.getBool("log", false), logits = c.attrs.getBool(kFromLogits, false);
+  bool log = c.attrs.getBool("log", false), logits = Logits;
   Scaled post = scaledOf(c, "output"), pre = scaledOf(c, "input");
-  if (r.inner > 1) // from_logits is along the last axis only (its signature)
+  if (r.inner > 1) // from logits is along the last axis only (its signature)
     softmaxBackwardStrided<<<blocksFor(r.outer * r.inner), kThreads, 0, c.stream()>>>(
         y, dy, dx, r, log, post);
   else
@@ -253,7 +253,8 @@ template <bool Mean> void reduce(LaunchContext &c) {
 void addSoftmaxKernels(KernelTable &t) {
   t[Kernel::Softmax] = softmax<false>;
   t[Kernel::LogSoftmax] = softmax<true>;
-  t[Kernel::SoftmaxBackward] = softmaxBackward;
+  t[Kernel::SoftmaxBackward] = softmaxBackward<false>;
+  t[Kernel::SoftmaxLogitsBackward] = softmaxBackward<true>;
   t[Kernel::ReduceSum] = reduce<false>;
   t[Kernel::ReduceMean] = reduce<true>;
 }

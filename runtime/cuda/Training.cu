@@ -159,13 +159,13 @@ __global__ void adamKernel(View p, View g, View copy, UpdateScalars s, float *m,
 
 void sgd(LaunchContext &c) {
   sgdKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
-      viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c, 4));
+      viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c));
   launched(c);
 }
 
 void momentum(LaunchContext &c) {
   momentumKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
-      viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c, 5), c.in[4].as<float>(),
+      viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c), c.in[4].as<float>(),
       narrow(c.attrs.getF64("momentum", 0.9)));
   launched(c);
 }
@@ -173,7 +173,7 @@ void momentum(LaunchContext &c) {
 void adam(LaunchContext &c) {
   AdamConfig cfg = adamConfigOf(c);
   adamKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
-      viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c, 7), c.in[4].as<float>(),
+      viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c), c.in[4].as<float>(),
       c.in[5].as<float>(), viewOf(c.in[6]), cfg);
   launched(c);
 }

@@ -1,11 +1,12 @@
 // Elementwise kernels of one operand through the functors of
-// runtime/numerics/Activations.h (the CPU's own code), their backward, and
+// runtime/numerics/ElementFns.h (the CPU's own code, each kernel's function
+// decoded by unaryCallOf), their backward, and
 // dropout with the CPU's counter-based bits (the run counter read on the
 // device, so a captured step draws anew each run).
 #include "runtime/core/Convert.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/Quads.h"
-#include "runtime/numerics/Activations.h"
+#include "runtime/numerics/ElementFns.h"
 #include "runtime/numerics/Random.h"
 
 namespace ampc::rt::cuda {
@@ -56,36 +57,18 @@ template <typename F> void derivative(LaunchContext &c, F f) {
   launched(c);
 }
 
+/// The step's element function (UnaryCall) as its functor: f(functor).
+template <typename F> void withCall(LaunchContext &c, F f) {
+  UnaryCall u = unaryCallOf(c.step, c.attrs);
+  num::withUnary(u.fn, narrow(u.p0), narrow(u.p1), f);
+}
+
+void unaryKernel(LaunchContext &c) {
+  withCall(c, [&](auto f) { unary(c, f); });
+}
+
 void unaryBackward(LaunchContext &c) {
-  std::string fn = c.attrs.getStr("fn", "");
-  float e = narrow(c.attrs.getF64("exponent", 1.0));
-  if (fn == "relu")
-    return derivative(c, num::Relu{});
-  if (fn == "tanh")
-    return derivative(c, num::Tanh{});
-  if (fn == "sigmoid")
-    return derivative(c, num::Sigmoid{});
-  if (fn == "erf")
-    return derivative(c, num::Erf{});
-  if (fn == "abs")
-    return derivative(c, num::Abs{});
-  if (fn == "exp")
-    return derivative(c, num::Exp{});
-  if (fn == "log")
-    return derivative(c, num::Log{});
-  if (fn == "sqrt")
-    return derivative(c, num::Sqrt{});
-  if (fn == "rsqrt")
-    return derivative(c, num::Rsqrt{});
-  if (fn == "square")
-    return derivative(c, num::Square{});
-  if (fn == "pow")
-    return derivative(c, num::Pow{e});
-  if (fn == "gelu")
-    return derivative(c, num::Gelu{});
-  if (fn == "gelu_tanh")
-    return derivative(c, num::GeluTanh{});
-  c.fail("unknown function '" + fn + "'");
+  withCall(c, [&](auto f) { derivative(c, f); });
 }
 
 __global__ void dropoutKernel(View x, View y, const uint64_t *iteration, uint64_t seed,
@@ -114,27 +97,9 @@ void dropout(LaunchContext &c) {
 } // namespace
 
 void addUnaryKernels(KernelTable &t) {
-  t[Kernel::Neg] = [](LaunchContext &c) { unary(c, num::Neg{}); };
-  t[Kernel::Abs] = [](LaunchContext &c) { unary(c, num::Abs{}); };
-  t[Kernel::Relu] = [](LaunchContext &c) { unary(c, num::Relu{}); };
-  t[Kernel::Tanh] = [](LaunchContext &c) { unary(c, num::Tanh{}); };
-  t[Kernel::Sigmoid] = [](LaunchContext &c) { unary(c, num::Sigmoid{}); };
-  t[Kernel::Erf] = [](LaunchContext &c) { unary(c, num::Erf{}); };
-  t[Kernel::Gelu] = [](LaunchContext &c) {
-    if (c.attrs.getBool("approximate", false))
-      unary(c, num::GeluTanh{});
-    else
-      unary(c, num::Gelu{});
-  };
-  t[Kernel::Exp] = [](LaunchContext &c) { unary(c, num::Exp{}); };
-  t[Kernel::Log] = [](LaunchContext &c) { unary(c, num::Log{}); };
-  t[Kernel::Sqrt] = [](LaunchContext &c) { unary(c, num::Sqrt{}); };
-  t[Kernel::Rsqrt] = [](LaunchContext &c) { unary(c, num::Rsqrt{}); };
-  t[Kernel::Square] = [](LaunchContext &c) { unary(c, num::Square{}); };
-  t[Kernel::Pow] = [](LaunchContext &c) { unary(c, num::Pow{narrow(c.attrs.getF64("exponent", 1.0))}); };
-  t[Kernel::Scale] = [](LaunchContext &c) {
-    unary(c, num::Scale{narrow(c.attrs.getF64("scale", 1.0)), narrow(c.attrs.getF64("bias", 0.0))});
-  };
+  for (size_t k = 0; k < kKernelCount; ++k)
+    if (isUnaryKernel(Kernel(k)))
+      t[Kernel(k)] = unaryKernel;
   t[Kernel::UnaryBackward] = unaryBackward;
   t[Kernel::Dropout] = dropout;
 }

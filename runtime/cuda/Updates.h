@@ -4,7 +4,6 @@
 #ifndef AMPC_RUNTIME_CUDA_UPDATES_H
 #define AMPC_RUNTIME_CUDA_UPDATES_H
 
-#include "runtime/core/KernelSignatures.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/numerics/Optimizers.h"
 
@@ -21,27 +20,24 @@ struct AdamConfig {
   double beta1, beta2, epsilon, weightDecay;
 };
 
-/// The operands of an update kernel: param, grad, lr, found_inf, the
-/// kernel's `state` f32 moments, [a step count], [grad_scale].
-struct UpdateKind {
-  int state;      // f32 moment tensors after found_inf (sgd 0, momentum 1, adam 2)
-  bool stepCount; // adam's applied-step count
-  size_t operands() const { return 4 + state + (stepCount ? 1 : 0); }
-};
-
-/// Whether the update rewrites the param's low-precision copy, its last
-/// input, in the same pass (docs/runtime.md, "Weight copies").
-inline bool writesCopy(const LaunchContext &c) { return c.attrs.getBool(kWritesCopy, false); }
-
-/// The copy to write (data null: none).
-inline View copyView(const LaunchContext &c) {
-  return writesCopy(c) ? viewOf(c.in.back()) : View{nullptr, DType::F16, 0, 0, {}};
+/// The update's operands (runtime/core/StepVariants.h).
+inline UpdateOperands operandsOf(const LaunchContext &c) {
+  return updateOperandsOf(c.step, c.attrs);
 }
 
-inline UpdateScalars scalarsOf(const LaunchContext &c, size_t operands) {
+/// The param's low-precision copy the update rewrites in the same pass
+/// (docs/runtime.md, "Weight copies"); data null: none.
+inline View copyView(const LaunchContext &c) {
+  int copy = operandsOf(c).copy;
+  return copy >= 0 ? viewOf(c.in[copy]) : View{nullptr, DType::F16, 0, 0, {}};
+}
+
+inline UpdateScalars scalarsOf(const LaunchContext &c) {
+  using U = UpdateOperands;
   View none{nullptr, DType::F32, 0, 0, {}};
-  return {viewOf(c.in[2]), c.in[3].as<uint8_t>(),
-          c.in.size() - writesCopy(c) > operands ? viewOf(c.in[operands]) : none};
+  int scale = operandsOf(c).gradScale;
+  return {viewOf(c.in[U::lr]), c.in[U::foundInf].as<uint8_t>(),
+          scale >= 0 ? viewOf(c.in[scale]) : none};
 }
 
 inline AdamConfig adamConfigOf(const LaunchContext &c) {

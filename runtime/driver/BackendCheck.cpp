@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "runtime/core/Convert.h"
-#include "runtime/core/StepAttrs.h"
+#include "runtime/core/StepVariants.h"
 #include "runtime/driver/Data.h"
 
 namespace ampc::rt {
@@ -296,19 +296,15 @@ Plan renamedTarget(const Plan &plan, const std::string &backend) {
   return renamed;
 }
 
-/// The scale of the terms a GEMM step's bias gradient (its output 1) sums:
-/// dy (matmul_bias_grad's b) or dz (matmul_act_grad's result). A bias that
-/// cannot change the loss (attention's key bias: softmax ignores a shift)
-/// has a gradient of sums that cancel to rounding noise, which two orders
-/// of summation leave at different noise; its tolerance is the terms',
-/// not that noise's. 0 for every other buffer.
+/// The scale of the terms a bias gradient (result 1 of a step whose traits
+/// name its terms, KernelTraits::biasGradTerms) sums; 0 for every other
+/// buffer.
 double termScaleOf(const Plan &plan, const Step &step, int id, Executor &ref) {
-  if (step.outputs.size() < 2 || id != step.outputs[1])
+  OperandRef terms = traitsOf(step.kernel).biasGradTerms;
+  if (terms.index < 0 || step.outputs.size() < 2 || id != step.outputs[1])
     return 0;
-  int terms = step.kernel == Kernel::MatmulBiasGrad  ? step.inputs[1]
-              : step.kernel == Kernel::MatmulActGrad ? step.outputs[0]
-                                                 : -1;
-  return terms < 0 ? 0 : maxAbsOf(ref.readBytes(terms), plan.buffers[terms].dtype);
+  int buffer = (terms.output ? step.outputs : step.inputs).at(terms.index);
+  return maxAbsOf(ref.readBytes(buffer), plan.buffers[buffer].dtype);
 }
 
 std::vector<StepCheck> checkSteps(const Plan &plan, const CheckOptions &options) {
@@ -329,8 +325,8 @@ std::vector<StepCheck> checkSteps(const Plan &plan, const CheckOptions &options)
     check.index = i;
     check.step = step.name;
     check.kernel = step.kernel;
-    const KernelTraits *traits = &traitsOf(step.kernel);
-    check.agreement = traits ? traits->agreement : Agreement::Exact;
+    const KernelTraits &traits = traitsOf(step.kernel);
+    check.agreement = traits.agreement;
     check.referenceError = errorOf([&] { ref.runStep(i); });
     check.candidateError = errorOf([&] {
       cand.runStep(i);
@@ -340,8 +336,8 @@ std::vector<StepCheck> checkSteps(const Plan &plan, const CheckOptions &options)
       checks.push_back(std::move(check));
       break;
     }
-    bool keepsMask = step.kernel == Kernel::MatmulBias && step.outputs.size() == 2 &&
-                     step.attrs.value("activation", "") == "relu";
+    bool keepsMask = traits.has(kMayKeepReluMask) &&
+                     gemmEpilogueOf(step, StepAttrs(step)).reluMask();
     for (int id : touched(step)) {
       const Buffer &b = plan.buffers[id];
       if (keepsMask && id == step.outputs[1]) {

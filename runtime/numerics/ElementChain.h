@@ -7,7 +7,7 @@
 #ifndef AMPC_RUNTIME_NUMERICS_ELEMENTCHAIN_H
 #define AMPC_RUNTIME_NUMERICS_ELEMENTCHAIN_H
 
-#include "runtime/numerics/Activations.h"
+#include "runtime/numerics/ElementFns.h"
 #include "runtime/numerics/Half.h"
 
 namespace ampc::num {
@@ -20,14 +20,6 @@ enum class ChainKind : uint8_t {
   Binary,     // fn: BinaryFn of args 0 and 1
   Value,      // fn: UnaryFn of arg 0
   Derivative, // fn: UnaryFn; arg 2 * f'(arg 0, arg 1) (unary_backward: x, y, dy)
-};
-
-enum class BinaryFn : uint8_t { Add, Sub, Mul, Div, Maximum, Minimum };
-
-enum class UnaryFn : uint8_t {
-  Neg, Abs, Relu, Tanh, Sigmoid, Erf, Gelu, GeluTanh, Exp, Log, Sqrt, Rsqrt, Square,
-  Pow,   // p0: the exponent
-  Scale, // p0 * x + p1
 };
 
 /// What an op's value is rounded to before later ops read it: the dtype of
@@ -50,39 +42,6 @@ struct Chain {
   int8_t result[kChainOutputs];
 };
 
-AMPC_HD float binaryValue(BinaryFn fn, float a, float b) {
-  switch (fn) {
-  case BinaryFn::Add: return a + b;
-  case BinaryFn::Sub: return a - b;
-  case BinaryFn::Mul: return a * b;
-  case BinaryFn::Div: return a / b;
-  case BinaryFn::Maximum: return a > b || a != a ? a : b; // NaN wins, as the kernels'
-  default: return a < b || a != a ? a : b;
-  }
-}
-
-/// f(functor) for the functor of `fn` (Activations.h), p0 and p1 its
-/// parameters.
-template <typename F> AMPC_HD float withUnary(UnaryFn fn, float p0, float p1, F f) {
-  switch (fn) {
-  case UnaryFn::Neg: return f(Neg{});
-  case UnaryFn::Abs: return f(Abs{});
-  case UnaryFn::Relu: return f(Relu{});
-  case UnaryFn::Tanh: return f(Tanh{});
-  case UnaryFn::Sigmoid: return f(Sigmoid{});
-  case UnaryFn::Erf: return f(Erf{});
-  case UnaryFn::Gelu: return f(Gelu{});
-  case UnaryFn::GeluTanh: return f(GeluTanh{});
-  case UnaryFn::Exp: return f(Exp{});
-  case UnaryFn::Log: return f(Log{});
-  case UnaryFn::Sqrt: return f(Sqrt{});
-  case UnaryFn::Rsqrt: return f(Rsqrt{});
-  case UnaryFn::Square: return f(Square{});
-  case UnaryFn::Pow: return f(Pow{p0});
-  default: return f(Scale{p0, p1});
-  }
-}
-
 AMPC_HD float roundChainValue(float v, ChainRound r) {
   if (r == ChainRound::F16)
     return f16ToF32(f32ToF16(v));
@@ -99,7 +58,8 @@ AMPC_HD void evalChain(const Chain &c, float *slots) {
     const ChainOp &o = c.op[j];
     float a = slots[o.arg[0]], v;
     if (o.kind == ChainKind::Binary) {
-      v = binaryValue(BinaryFn(o.fn), a, slots[o.arg[1]]);
+      float b = slots[o.arg[1]];
+      v = withBinary(BinaryFn(o.fn), [a, b](auto f) { return f(a, b); });
     } else if (o.kind == ChainKind::Value) {
       v = withUnary(UnaryFn(o.fn), o.p0, o.p1, [a](auto f) { return f.value(a); });
     } else {

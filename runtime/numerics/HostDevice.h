@@ -9,8 +9,13 @@
 
 #if defined(__CUDACC__)
 #define AMPC_HD __host__ __device__ inline
+// Before a host/device template that calls what it is given: host code
+// passes it host lambdas (a kernel launch per function), device code
+// device ones, and neither call is checked against the other side.
+#define AMPC_HD_DISPATCH _Pragma("nv_exec_check_disable")
 #else
 #define AMPC_HD inline
+#define AMPC_HD_DISPATCH
 #endif
 
 namespace ampc::num {

@@ -71,13 +71,13 @@ Bytes train(const rt::Plan &plan, int runs, int infAt, int64_t accumulate = 1) {
 rt::Plan unfused(rt::Plan plan) {
   std::vector<rt::Step> steps;
   for (rt::Step s : plan.steps) {
-    if (!s.attrs.value(rt::kWritesCopy, false)) {
+    if (!s.attrs.value(rt::attr::kWritesCopy, false)) {
       steps.push_back(std::move(s));
       continue;
     }
     int copy = s.inputs.back();
     s.inputs.pop_back();
-    s.attrs.erase(rt::kWritesCopy);
+    s.attrs.erase(rt::attr::kWritesCopy);
     rt::Step assign{s.name + ".assign", rt::Kernel::Assign, {copy, s.inputs[0]}, {}, rt::Json::object()};
     if (s.attrs.contains("phase"))
       assign.attrs["phase"] = s.attrs["phase"];

@@ -80,7 +80,7 @@ TEST(ResidualGrads, BothCudaRowWidthsTrainToTheSameBits) {
     const rt::Step &back = *std::find_if(fused.steps.begin(), fused.steps.end(), [](auto &s) {
       return s.kernel == rt::Kernel::LayerNormBackward && s.inputs.size() == 4;
     });
-    EXPECT_EQ(back.attrs.value(rt::kDyDtype, std::string()), "f32") << what;
+    EXPECT_EQ(back.attrs.value(rt::attr::kDyDtype, std::string()), "f32") << what;
     EXPECT_NE(fused.buffers[back.inputs[1]].dtype, fused.buffers[back.inputs[3]].dtype) << what;
     test::expectSameResults(steps, fused, true, what);
   }
@@ -95,10 +95,10 @@ TEST(ResidualGrads, ABadBackwardIsRefusedBeforeItRuns) {
     });
   };
   test::expectRefused(
-      fused, [&](rt::Plan &p) { backward(p).attrs[rt::kDyDtype] = "i32"; },
+      fused, [&](rt::Plan &p) { backward(p).attrs[rt::attr::kDyDtype] = "i32"; },
       "dy_dtype must be f32, f16 or bf16");
   test::expectRefused(
-      fused, [&](rt::Plan &p) { backward(p).attrs.erase(rt::kDyDtype); },
+      fused, [&](rt::Plan &p) { backward(p).attrs.erase(rt::attr::kDyDtype); },
       "dy_dtype must be f32, f16 or bf16");
   test::expectRefused(
       fused, [&](rt::Plan &p) { backward(p).inputs[3] = p.find("w"); }, "'w' is");

@@ -19,7 +19,7 @@ namespace {
 
 int fromLogits(const rt::Plan &plan) {
   return std::count_if(plan.steps.begin(), plan.steps.end(), [](const rt::Step &s) {
-    return s.kernel == rt::Kernel::SoftmaxBackward && s.attrs.value(rt::kFromLogits, false);
+    return s.kernel == rt::Kernel::SoftmaxLogitsBackward;
   });
 }
 
@@ -82,14 +82,14 @@ TEST(SoftmaxLogits, ABadBackwardIsRefusedBeforeItRuns) {
   ASSERT_EQ(fromLogits(fused), 1);
   auto backward = [](rt::Plan &p) -> rt::Step & {
     return *std::find_if(p.steps.begin(), p.steps.end(),
-                         [](const rt::Step &s) { return s.kernel == rt::Kernel::SoftmaxBackward; });
+                         [](const rt::Step &s) { return s.kernel == rt::Kernel::SoftmaxLogitsBackward; });
   };
   test::expectRefused(
       fused, [&](rt::Plan &p) { backward(p).attrs["log"] = true; },
-      "from_logits is for softmax, not log_softmax");
+      "a backward from logits is for softmax, not log_softmax");
   test::expectRefused(
       fused, [&](rt::Plan &p) { backward(p).attrs["axis"] = 0; },
-      "from_logits needs the last axis");
+      "a backward from logits needs the last axis");
   test::expectRefused(
       fused, [&](rt::Plan &p) { backward(p).attrs["input_round"] = "f64"; }, "input_round");
 }

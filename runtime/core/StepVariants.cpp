@@ -1,0 +1,179 @@
+#include "runtime/core/StepVariants.h"
+
+#include <string>
+
+namespace ampc::rt {
+
+const char *activationName(Activation a) {
+  switch (a) {
+  case Activation::None: return "none";
+  case Activation::Relu: return "relu";
+  case Activation::GeluTanh: return "gelu_tanh";
+  }
+  return "none";
+}
+
+namespace {
+
+[[noreturn]] void refuse(const Step &step, const std::string &what) {
+  throw PlanError("step '" + step.name + "' (" + kernelName(step.kernel) + "): " + what);
+}
+
+/// The step's `activation` (absent: None), one of `allowed`, else refused
+/// with `choices`, the names allowed.
+Activation activationOf(const Step &step, const StepAttrs &attrs,
+                        std::initializer_list<Activation> allowed, const char *choices) {
+  std::string name = attrs.getStr(attr::kActivation, "none");
+  for (Activation a : allowed)
+    if (name == activationName(a))
+      return a;
+  refuse(step, std::string("activation must be ") + choices);
+}
+
+} // namespace
+
+GemmEpilogue gemmEpilogueOf(const Step &step, const StepAttrs &attrs) {
+  GemmEpilogue e;
+  if (step.kernel == Kernel::MatmulActGrad) {
+    e.activation = activationOf(step, attrs, {Activation::Relu, Activation::GeluTanh},
+                                "relu or gelu_tanh");
+    return e;
+  }
+  e.activation = activationOf(step, attrs,
+                              {Activation::None, Activation::Relu, Activation::GeluTanh},
+                              "none, relu or gelu_tanh");
+  e.keepsAux = step.kernel == Kernel::MatmulBias && step.outputs.size() == 2;
+  if (e.keepsAux && e.activation == Activation::None)
+    refuse(step, "only an activation keeps a second result");
+  return e;
+}
+
+NormRelu normReluOf(const Step &step, const StepAttrs &attrs) {
+  NormRelu r;
+  r.relu = activationOf(step, attrs, {Activation::None, Activation::Relu}, "none or relu") ==
+           Activation::Relu;
+  size_t plain = step.kernel == Kernel::BatchNorm ? 5 : 3;
+  if (step.inputs.size() > plain)
+    r.operand = (int)plain;
+  if (r.operand >= 0 && !r.relu)
+    refuse(step, "only a relu takes a residual or mask operand");
+  if (step.kernel == Kernel::BatchNormBackward && r.relu && r.operand < 0)
+    refuse(step, "a relu's backward takes the relu's result");
+  return r;
+}
+
+DyAddend dyAddendOf(const Step &step, const StepAttrs &attrs) {
+  DyAddend d;
+  if (step.inputs.size() < 4)
+    return d;
+  d.operand = 3;
+  std::optional<DType> t = parseDType(attrs.getStr(attr::kDyDtype, ""));
+  if (!t || !isComputeFloat(*t))
+    refuse(step, "dy_dtype must be f32, f16 or bf16");
+  d.dtype = *t;
+  return d;
+}
+
+UpdateOperands updateOperandsOf(const Step &step, const StepAttrs &attrs) {
+  UpdateOperands u;
+  u.moments = step.kernel == Kernel::Adam ? 2 : step.kernel == Kernel::Momentum ? 1 : 0;
+  if (step.kernel == Kernel::Adam)
+    u.stepCount = UpdateOperands::firstMoment + u.moments;
+  int inputs = (int)step.inputs.size(), required = u.required();
+  if (attrs.getBool(attr::kWritesCopy, false))
+    u.copy = --inputs;
+  if (inputs < required || inputs > required + 1)
+    refuse(step, "the update has too many or too few operands");
+  if (inputs == required + 1)
+    u.gradScale = required;
+  return u;
+}
+
+namespace {
+
+using num::BinaryFn;
+using num::UnaryFn;
+
+constexpr const char *kUnaryNames[] = {"neg",  "abs", "relu", "tanh",  "sigmoid",
+                                       "erf",  "gelu", "gelu_tanh", "exp", "log",
+                                       "sqrt", "rsqrt", "square", "pow", "scale"};
+constexpr const char *kBinaryNames[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
+
+template <typename Fn, size_t N>
+std::optional<Fn> named(const char *const (&names)[N], std::string_view name) {
+  for (size_t i = 0; i < N; ++i)
+    if (name == names[i])
+      return static_cast<Fn>(i);
+  return std::nullopt;
+}
+
+} // namespace
+
+const char *unaryFnName(UnaryFn fn) { return kUnaryNames[static_cast<size_t>(fn)]; }
+std::optional<UnaryFn> unaryFnNamed(std::string_view name) {
+  return named<UnaryFn>(kUnaryNames, name);
+}
+const char *binaryFnName(BinaryFn fn) { return kBinaryNames[static_cast<size_t>(fn)]; }
+std::optional<BinaryFn> binaryFnNamed(std::string_view name) {
+  return named<BinaryFn>(kBinaryNames, name);
+}
+
+std::optional<BinaryFn> binaryFnOf(Kernel kernel) {
+  switch (kernel) {
+  case Kernel::Add: return BinaryFn::Add;
+  case Kernel::Sub: return BinaryFn::Sub;
+  case Kernel::Mul: return BinaryFn::Mul;
+  case Kernel::Div: return BinaryFn::Div;
+  case Kernel::Maximum: return BinaryFn::Maximum;
+  case Kernel::Minimum: return BinaryFn::Minimum;
+  default: return std::nullopt;
+  }
+}
+
+/// The function of a unary kernel, gelu's exact form.
+static std::optional<UnaryFn> unaryFnOf(Kernel kernel) {
+  switch (kernel) {
+  case Kernel::Neg: return UnaryFn::Neg;
+  case Kernel::Abs: return UnaryFn::Abs;
+  case Kernel::Relu: return UnaryFn::Relu;
+  case Kernel::Tanh: return UnaryFn::Tanh;
+  case Kernel::Sigmoid: return UnaryFn::Sigmoid;
+  case Kernel::Erf: return UnaryFn::Erf;
+  case Kernel::Gelu: return UnaryFn::Gelu;
+  case Kernel::Exp: return UnaryFn::Exp;
+  case Kernel::Log: return UnaryFn::Log;
+  case Kernel::Sqrt: return UnaryFn::Sqrt;
+  case Kernel::Rsqrt: return UnaryFn::Rsqrt;
+  case Kernel::Square: return UnaryFn::Square;
+  case Kernel::Pow: return UnaryFn::Pow;
+  case Kernel::Scale: return UnaryFn::Scale;
+  default: return std::nullopt;
+  }
+}
+
+bool isUnaryKernel(Kernel kernel) { return unaryFnOf(kernel).has_value(); }
+
+UnaryCall unaryCallOf(const Step &step, const StepAttrs &attrs) {
+  UnaryCall call;
+  if (step.kernel == Kernel::UnaryBackward) {
+    std::string name = attrs.getStr("fn", "");
+    std::optional<UnaryFn> fn = unaryFnNamed(name);
+    if (!fn || *fn == UnaryFn::Neg || *fn == UnaryFn::Scale) // no op's gradient rule makes them
+      refuse(step, "unknown function '" + name + "'");
+    call.fn = *fn;
+  } else {
+    std::optional<UnaryFn> fn = unaryFnOf(step.kernel);
+    if (!fn)
+      refuse(step, "not a unary kernel");
+    call.fn = *fn == UnaryFn::Gelu && attrs.getBool("approximate", false) ? UnaryFn::GeluTanh : *fn;
+  }
+  if (call.fn == UnaryFn::Pow)
+    call.p0 = attrs.getF64("exponent", 1.0);
+  if (call.fn == UnaryFn::Scale)
+    call.p0 = attrs.getF64("scale", 1.0), call.p1 = attrs.getF64("bias", 0.0);
+  return call;
+}
+
+bool minmaxTakesMax(const StepAttrs &attrs) { return attrs.getStr("fn", "max") == "max"; }
+
+} // namespace ampc::rt
