@@ -43,6 +43,7 @@ void addMatmulKernels(KernelTable &t);
 void addLossKernels(KernelTable &t);
 void addTrainingKernels(KernelTable &t);
 void addSoftmaxKernels(KernelTable &t);
+void addReduceKernels(KernelTable &t);
 void addPoolingKernels(KernelTable &t);
 void addNormKernels(KernelTable &t);
 void addLayerNormKernels(KernelTable &t);
@@ -65,7 +66,7 @@ const Entry *uploadOnce(LaunchContext &c, DeviceMemory &table, const std::vector
   return reinterpret_cast<const Entry *>(table.get());
 }
 
-/// Multi-tensor updates (MultiTensor.cu): whether `kernel` may run grouped,
+/// Multi-tensor updates (TrainingMultiTensor.cu): whether `kernel` may run grouped,
 /// whether `next` may join the group `first` starts, and a group's launch
 /// (`table`: its tensor list on the device, made at the first run).
 bool isGroupedUpdate(Kernel kernel);
@@ -79,7 +80,7 @@ void runUpdateGroup(const std::vector<LaunchContext *> &members, DeviceMemory &t
 void checkFinitePart(LaunchContext &c, const std::vector<int> &inputs, uint8_t *found, bool first,
                      DeviceMemory &table, cudaStream_t stream);
 
-/// Grouped copies (MultiCopy.cu): whether `next` may join the group of
+/// Grouped copies (TrainingMultiCopy.cu): whether `next` may join the group of
 /// same-dtype assigns or restores that `first` starts, and its launch.
 bool joinsCopyGroup(const LaunchContext &first, const LaunchContext &next);
 void runCopyGroup(const std::vector<LaunchContext *> &members, DeviceMemory &table);

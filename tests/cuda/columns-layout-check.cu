@@ -1,4 +1,4 @@
-// The tiling of runtime/cuda/Columns.h, walked on the host (no GPU needed):
+// The tiling of runtime/cuda/kernels/Columns.h, walked on the host (no GPU needed):
 // for shapes from one row or column to ResNet-50's and BERT's, a column or
 // four (a quad) a lane, every element of [rows, cols] is visited by exactly
 // one lane, each block's
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "runtime/cuda/Columns.h"
+#include "runtime/cuda/kernels/Columns.h"
 
 using namespace ampc::rt::cuda;
 

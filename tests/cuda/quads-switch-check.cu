@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "runtime/cuda/Columns.h"
-#include "runtime/cuda/VectorRows.h"
+#include "runtime/cuda/kernels/Columns.h"
+#include "runtime/cuda/kernels/VectorRows.h"
 
 using namespace ampc::rt;
 using namespace ampc::rt::cuda;

@@ -15,6 +15,7 @@ config.substitutions.append(("%{ampc_tools}", config.ampc_tools_dir))
 config.substitutions.append(("%python", "python3"))
 config.substitutions.append(("%models", os.path.join(config.test_source_root, "cli", "Inputs")))
 config.substitutions.append(("%{scripts}", os.path.join(os.path.dirname(os.path.dirname(config.test_source_root)), "scripts")))
+config.substitutions.append(("%{runtime}", os.path.join(os.path.dirname(os.path.dirname(config.test_source_root)), "runtime")))
 config.substitutions.append(("%{bench}", os.path.join(os.path.dirname(os.path.dirname(config.test_source_root)), "bench")))
 def probe(name, command, env=None, timeout=60):
     """Whether `command` succeeds here; asked once per build tree, the

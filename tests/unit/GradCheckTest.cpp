@@ -171,7 +171,7 @@ std::vector<GradCase> cases() {
                  return b.batchNorm(x, p(b, "scale", {3}), p(b, "bias", {3}), mean, var);
                }});
   // More rows (N*H*W = 338) than one chunk of the CUDA column sums (256 at
-  // 3 channels, runtime/cuda/Columns.h).
+  // 3 channels, runtime/cuda/kernels/Columns.h).
   c.push_back({"batch_norm_rows", [=](GraphBuilder &b) {
                  Tensor x = p(b, "x", {2, 13, 13, 3});
                  Tensor mean = b.param("mean", {3}, Init::zeros(), "f32", false);
@@ -180,7 +180,7 @@ std::vector<GradCase> cases() {
                }});
   // 40 channels: a block of 32 and a block with 8 of its 32 lanes, 4
   // chunks of 32 rows; a mean far from 0, for the moments about the first
-  // element (runtime/cuda/Norm.cu).
+  // element (runtime/cuda/kernels/Norm.cu).
   c.push_back({"batch_norm_channels", [=](GraphBuilder &b) {
                  Tensor x = p(b, "x", {2, 7, 7, 40}, Init::uniform(2.0, 4.0));
                  Tensor mean = b.param("mean", {40}, Init::zeros(), "f32", false);

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "runtime/cpu/KernelUtil.h"
+#include "runtime/cpu/kernels/KernelUtil.h"
 #include "runtime/numerics/Activations.h"
 
 namespace ampc::rt {

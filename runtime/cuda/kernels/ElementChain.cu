@@ -7,7 +7,7 @@
 // output allows it (Quads.h).
 #include "runtime/core/ElementChain.h"
 #include "runtime/cuda/CudaKernels.h"
-#include "runtime/cuda/Quads.h"
+#include "runtime/cuda/kernels/Quads.h"
 
 namespace ampc::rt::cuda {
 namespace {

@@ -1,7 +1,7 @@
 // batch_norm (training: batch statistics, moving the running ones; eval: the
 // running ones) and its backward. Every statistic is summed in double.
 // Channels last (NHWC, the default), x is a [rows, channels] matrix
-// (runtime/cuda/Columns.h): one pass sums each channel's moments, the warp
+// (runtime/cuda/kernels/Columns.h): one pass sums each channel's moments, the warp
 // that totals a channel's sums turns them into its statistics, and one pass
 // writes each element, a lane per channel (four channels, one load per
 // operand, where every operand can be read a quad at a time: Quads.h), so it
@@ -12,9 +12,9 @@
 // With activation relu (docs/runtime.md, "Batch norm activations") the
 // element pass ends in the residual add and the relu, and the backward's dy
 // is the relu's backward of the incoming gradient, each rounded where the
-// unfused steps rounded. (layer_norm: LayerNorm.cu.)
-#include "runtime/cuda/Columns.h"
-#include "runtime/cuda/NormParts.h"
+// unfused steps rounded. (layer_norm: NormLayer.cu.)
+#include "runtime/cuda/kernels/Columns.h"
+#include "runtime/cuda/kernels/NormParts.h"
 
 namespace ampc::rt::cuda {
 namespace {

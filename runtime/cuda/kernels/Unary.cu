@@ -5,7 +5,7 @@
 // device, so a captured step draws anew each run).
 #include "runtime/core/Convert.h"
 #include "runtime/cuda/CudaKernels.h"
-#include "runtime/cuda/Quads.h"
+#include "runtime/cuda/kernels/Quads.h"
 #include "runtime/numerics/ElementFns.h"
 #include "runtime/numerics/Random.h"
 

@@ -22,8 +22,8 @@
 #ifndef AMPC_RUNTIME_CUDA_COLUMNS_H
 #define AMPC_RUNTIME_CUDA_COLUMNS_H
 
-#include "runtime/cuda/Quads.h"
-#include "runtime/cuda/Rows.h"
+#include "runtime/cuda/kernels/Quads.h"
+#include "runtime/cuda/kernels/Rows.h"
 
 namespace ampc::rt::cuda::rows {
 

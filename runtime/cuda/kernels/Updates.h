@@ -1,5 +1,5 @@
 // What the optimizer kernels share, one tensor at a time (Training.cu) or a
-// run of tensors in one launch (MultiTensor.cu): the scalars they read on
+// run of tensors in one launch (TrainingMultiTensor.cu): the scalars they read on
 // the device and the gradient as the CPU's update sees it.
 #ifndef AMPC_RUNTIME_CUDA_UPDATES_H
 #define AMPC_RUNTIME_CUDA_UPDATES_H

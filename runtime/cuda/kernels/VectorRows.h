@@ -10,8 +10,8 @@
 
 #include <initializer_list>
 
-#include "runtime/cuda/Quads.h"
-#include "runtime/cuda/Rows.h"
+#include "runtime/cuda/kernels/Quads.h"
+#include "runtime/cuda/kernels/Rows.h"
 
 namespace ampc::rt::cuda::rows {
 

@@ -2,14 +2,14 @@
 // results in any mix (cast folding), statistics summed in double with the
 // CPU's per-element formulas; the result's rounded copy (kRoundedCopy) is
 // stored in the same pass. Rows of up to 1,024 elements, a multiple of 4,
-// are held in registers 4 elements a load (runtime/cuda/VectorRows.h: one
+// are held in registers 4 elements a load (runtime/cuda/kernels/VectorRows.h: one
 // read of each operand); other rows go element by element
-// (runtime/cuda/Rows.h). dscale and dbias sum down the rows in two
+// (runtime/cuda/kernels/Rows.h). dscale and dbias sum down the rows in two
 // deterministic stages (rows::columnSums), four columns a lane where the
 // operands can be read a quad at a time.
-#include "runtime/cuda/Columns.h"
+#include "runtime/cuda/kernels/Columns.h"
 #include "runtime/cuda/CudaKernels.h"
-#include "runtime/cuda/VectorRows.h"
+#include "runtime/cuda/kernels/VectorRows.h"
 
 namespace ampc::rt::cuda {
 namespace {

@@ -2,7 +2,7 @@
 // statistics): one thread per channel sums its statistics in the CPU's order,
 // and the element pass finds each element's channel by division. ResNet's
 // NHWC batch norms run over columns (Norm.cu).
-#include "runtime/cuda/NormParts.h"
+#include "runtime/cuda/kernels/NormParts.h"
 
 namespace ampc::rt::cuda::norm {
 namespace {

@@ -1,5 +1,5 @@
 // reduce_sum and reduce_mean; sums in double.
-#include "runtime/cpu/KernelUtil.h"
+#include "runtime/cpu/kernels/KernelUtil.h"
 
 namespace ampc::rt {
 namespace {

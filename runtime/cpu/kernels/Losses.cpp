@@ -2,7 +2,7 @@
 // their backward.
 #include <cmath>
 
-#include "runtime/cpu/KernelUtil.h"
+#include "runtime/cpu/kernels/KernelUtil.h"
 
 namespace ampc::rt {
 namespace {

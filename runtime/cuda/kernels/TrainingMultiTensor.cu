@@ -9,8 +9,8 @@
 // consecutive ones a load where the tensor's operands allow it (Quads.h).
 #include "runtime/core/Convert.h"
 #include "runtime/core/KernelTraits.h"
-#include "runtime/cuda/Quads.h"
-#include "runtime/cuda/Updates.h"
+#include "runtime/cuda/kernels/Quads.h"
+#include "runtime/cuda/kernels/Updates.h"
 
 namespace ampc::rt::cuda {
 namespace {

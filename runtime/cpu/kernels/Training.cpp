@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "runtime/core/StepVariants.h"
-#include "runtime/cpu/KernelUtil.h"
+#include "runtime/cpu/kernels/KernelUtil.h"
 #include "runtime/numerics/Finite.h"
 #include "runtime/numerics/LossScale.h"
 #include "runtime/numerics/Optimizers.h"

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "runtime/core/Convert.h"
-#include "runtime/cuda/Quads.h"
-#include "runtime/cuda/Updates.h"
+#include "runtime/cuda/kernels/Quads.h"
+#include "runtime/cuda/kernels/Updates.h"
 #include "runtime/numerics/Finite.h"
 #include "runtime/numerics/LossScale.h"
 #include "runtime/numerics/Optimizers.h"

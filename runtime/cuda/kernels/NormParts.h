@@ -8,7 +8,7 @@
 #include <initializer_list>
 
 #include "runtime/cuda/CudaKernels.h"
-#include "runtime/cuda/Quads.h"
+#include "runtime/cuda/kernels/Quads.h"
 #include "runtime/numerics/Activations.h"
 
 namespace ampc::rt::cuda::norm {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "runtime/cpu/KernelUtil.h"
+#include "runtime/cpu/kernels/KernelUtil.h"
 
 namespace ampc::rt {
 namespace {

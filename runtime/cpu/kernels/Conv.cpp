@@ -3,8 +3,8 @@
 #include <omp.h>
 
 #include "runtime/cpu/Gemm.h"
-#include "runtime/cpu/Im2col.h"
-#include "runtime/cpu/KernelUtil.h"
+#include "runtime/cpu/kernels/Im2col.h"
+#include "runtime/cpu/kernels/KernelUtil.h"
 
 namespace ampc::rt {
 namespace {

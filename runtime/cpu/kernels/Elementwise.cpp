@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "runtime/core/StepVariants.h"
-#include "runtime/cpu/KernelUtil.h"
+#include "runtime/cpu/kernels/KernelUtil.h"
 
 namespace ampc::rt {
 namespace {

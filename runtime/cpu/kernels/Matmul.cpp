@@ -11,7 +11,7 @@
 #include "runtime/cpu/Gemm.h"
 #include "runtime/core/ReluMask.h"
 #include "runtime/core/StepVariants.h"
-#include "runtime/cpu/KernelUtil.h"
+#include "runtime/cpu/kernels/KernelUtil.h"
 #include "runtime/numerics/Activations.h"
 
 namespace ampc::rt {

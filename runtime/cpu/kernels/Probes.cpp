@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "runtime/core/Probes.h"
-#include "runtime/cpu/KernelUtil.h"
+#include "runtime/cpu/kernels/KernelUtil.h"
 
 namespace ampc::rt {
 namespace {

@@ -4,7 +4,7 @@
 // dropout with counter-based random bits.
 #include <cstring>
 
-#include "runtime/cpu/KernelUtil.h"
+#include "runtime/cpu/kernels/KernelUtil.h"
 #include "runtime/core/StepVariants.h"
 #include "runtime/numerics/ElementFns.h"
 #include "runtime/numerics/Random.h"

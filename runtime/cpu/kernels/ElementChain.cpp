@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "runtime/core/ElementChain.h"
-#include "runtime/cpu/KernelUtil.h"
+#include "runtime/cpu/kernels/KernelUtil.h"
 
 namespace ampc::rt {
 namespace {

@@ -5,8 +5,8 @@
 // reduce_to sums in double; where it sums leading rows (bias gradients) it
 // sums chunks of rows in parallel, so its agreement is `rounded`.
 #include "runtime/cuda/CudaKernels.h"
-#include "runtime/cuda/Columns.h"
-#include "runtime/cuda/Quads.h"
+#include "runtime/cuda/kernels/Columns.h"
+#include "runtime/cuda/kernels/Quads.h"
 
 namespace ampc::rt::cuda {
 namespace {
@@ -307,7 +307,7 @@ void reduceTo(LaunchContext &c) {
   if (x.rank() > kMaxRank)
     c.fail("tensors of rank above 8 are not supported on cuda");
   // The common case, rows of x summed onto one row: many rows in parallel in
-  // two deterministic stages (runtime/cuda/Rows.h) instead of one thread per
+  // two deterministic stages (runtime/cuda/kernels/Rows.h) instead of one thread per
   // output element walking every row.
   if (int64_t rows = leadingRows(x, y); rows > 1 && y.size() > 0) {
     sumColumns(c, x, y);

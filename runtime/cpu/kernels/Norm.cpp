@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "runtime/core/StepVariants.h"
-#include "runtime/cpu/KernelUtil.h"
+#include "runtime/cpu/kernels/KernelUtil.h"
 #include "runtime/numerics/Activations.h"
 
 namespace ampc::rt {

@@ -1,7 +1,7 @@
 // Grouped copies. A run of consecutive `assign` steps between tensors of one
 // dtype, or of `restore_if_skipped` steps reading the same found_inf, runs as
 // one launch over a table of (target, source, bytes), as the multi-tensor
-// updates do (MultiTensor.cu): ResNet-50's 106 batch-norm running
+// updates do (TrainingMultiTensor.cu): ResNet-50's 106 batch-norm running
 // statistics are saved before each step and restored after a skipped one,
 // 212 launches of a few hundred bytes to 8 KB each, now two. A copy moves
 // bytes, so the results are the steps' own.

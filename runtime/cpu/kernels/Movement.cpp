@@ -1,7 +1,7 @@
 // Data movement on raw bytes, for any dtype: reshape, flatten, identity,
 // transpose, concat, slice and its backward, and the embedding gather with
 // its backward (a scatter-add).
-#include "runtime/cpu/KernelUtil.h"
+#include "runtime/cpu/kernels/KernelUtil.h"
 
 namespace ampc::rt {
 namespace {
