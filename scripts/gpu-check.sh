@@ -376,6 +376,7 @@ bench_compare() {
 
 report() {
   echo "== step times (ms, median; one run)"
+  nvidia-smi --query-gpu=name --format=csv,noheader >"$logs/device.txt" 2>/dev/null || true
   python3 bench/gpu/report.py bench "$logs"
 }
 

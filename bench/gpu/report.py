@@ -2,8 +2,16 @@
 
   report.py e2e LOGDIR     accuracy on the CPU and the GPU per configuration;
                            exit 1 when one differs by more than 0.5 points
-  report.py bench LOGDIR   step times of ampc and PyTorch (LOGDIR/torch.txt)
+  report.py bench LOGDIR   step times of ampc and PyTorch (LOGDIR/torch.txt),
+                           also written as the dated benchmark page
+                           LOGDIR/DATE-GPU.md, for docs/benchmarks/
+
+The GPU is the one LOGDIR/device.txt names (nvidia-smi's name); its peaks
+scale the percentages.
 """
+import contextlib
+import datetime
+import io
 import json
 import os
 import re
@@ -16,9 +24,19 @@ import breakdown  # noqa: E402
 
 E2E = ["mlp-o0", "mlp-o1", "mlp-o2", "mlp-o1-bf16", "cnn-o1"]
 TOLERANCE = 0.005
-# The H100 SXM's f16 dense tensor-core peak and HBM3 bandwidth.
-PEAK_TFLOPS = 989
-HBM_TBPS = 3.35
+# f16 dense tensor-core peak (TFLOP/s) and memory bandwidth (TB/s) of the
+# GPUs the check runs on (SXM parts).
+GPUS = {"h100": (989, 3.35), "h200": (989, 4.8)}
+GPU, PEAK_TFLOPS, HBM_TBPS = "h100", *GPUS["h100"]
+
+
+def use_gpu(logs):
+    """The GPU of the run (LOGDIR/device.txt, nvidia-smi's name), or H100."""
+    global GPU, PEAK_TFLOPS, HBM_TBPS
+    path = os.path.join(logs, "device.txt")
+    name = open(path).read().lower() if os.path.exists(path) else ""
+    GPU = next((g for g in GPUS if g in name), "h100")
+    PEAK_TFLOPS, HBM_TBPS = GPUS[GPU]
 
 
 # The steps of BERT-base's attention core in ampc's plan, forward and
@@ -129,7 +147,7 @@ def bench(logs):
         print(f"\n{name} (profiled run): AMP bookkeeping {share:.2f}% of kernel time "
               f"(target <= 2%); GEMMs {prof['gemm_ms_per_step']:.3f} ms/step at "
               f"{prof['gemm_tflops']:.0f} TFLOP/s = {100 * prof['gemm_tflops'] / PEAK_TFLOPS:.0f}% of "
-              f"the H100's {PEAK_TFLOPS} TFLOP/s f16 dense peak; between kernels "
+              f"the {GPU.upper()}'s {PEAK_TFLOPS} TFLOP/s f16 dense peak; between kernels "
               f"{prof['run_ms_per_step'] - prof['kernels_ms_per_step']:.3f} ms/step")
         exposed = exposed_bookkeeping(logs, name, prof)
         if exposed:
@@ -209,6 +227,26 @@ def plot(logs):
         print(f"  {label}: {parts}")
 
 
+def dated_page(logs, text, today=None):
+    """LOGDIR/DATE-GPU.md: the report as a page of docs/benchmarks/."""
+    day = today or datetime.date.today().isoformat()
+    path = os.path.join(logs, f"{day}-{GPU}.md")
+    with open(path, "w") as f:
+        f.write(f"# Benchmarks of {day} on an {GPU.upper()}\n\n"
+                f"Measured by `scripts/gpu-check.sh` (bench/gpu/report.py; one run, medians of "
+                f"the step times; PyTorch as bench/gpu/torch_gpu.py runs it). Peaks: "
+                f"{PEAK_TFLOPS} TFLOP/s f16 dense, {HBM_TBPS} TB/s.\n\n{text}")
+    return path
+
+
 if __name__ == "__main__":
     what, logs = sys.argv[1], sys.argv[2]
-    sys.exit(0 if {"e2e": e2e, "bench": bench}[what](logs) else 1)
+    use_gpu(logs)
+    if what == "e2e":
+        sys.exit(0 if e2e(logs) else 1)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        ok = bench(logs)
+    print(out.getvalue(), end="")
+    print(f"benchmark page: {dated_page(logs, out.getvalue(), os.environ.get('AMPC_REPORT_DATE'))}")
+    sys.exit(0 if ok else 1)
