@@ -11,6 +11,7 @@
 #include <optional>
 #include <string_view>
 
+#include "runtime/core/Convert.h"
 #include "runtime/core/StepAttrs.h"
 #include "runtime/numerics/ElementFns.h"
 
@@ -84,6 +85,7 @@ UpdateOperands updateOperandsOf(const Step &step, const StepAttrs &attrs);
 /// The element function of a binary elementwise kernel (add ... minimum),
 /// or nullopt for any other kernel.
 std::optional<num::BinaryFn> binaryFnOf(Kernel kernel);
+inline bool isBinaryKernel(Kernel kernel) { return binaryFnOf(kernel).has_value(); }
 
 /// A unary element function with its parameters (the exponent of pow; the
 /// scale and bias of scale), kept as the plan spells them.
@@ -91,6 +93,11 @@ struct UnaryCall {
   num::UnaryFn fn = num::UnaryFn::Neg;
   double p0 = 0, p1 = 0;
 };
+/// f(the functor of `call`), its parameters narrowed to f32 as the kernels
+/// compute with them.
+template <typename F> auto withFunctor(const UnaryCall &call, F f) {
+  return num::withUnary(call.fn, narrow(call.p0), narrow(call.p1), f);
+}
 /// Whether `kernel` is a unary elementwise kernel (neg ... scale: one
 /// operand, one element function; gelu's `approximate` picks its form).
 bool isUnaryKernel(Kernel kernel);

@@ -54,6 +54,13 @@ inline KernelContext bindStep(const Plan &plan, const PlanMemory &memory,
 template <typename Fn> class KernelRegistry {
 public:
   Fn &operator[](Kernel k) { return fns_[static_cast<size_t>(k)]; }
+  /// Registers `fn` for every kernel `which(kernel)` holds for (the unary
+  /// kernels, the binary ones: one function decoding the step's own).
+  template <typename Which> void addEach(Which which, Fn fn) {
+    for (size_t i = 0; i < fns_.size(); ++i)
+      if (which(static_cast<Kernel>(i)))
+        fns_[i] = fn;
+  }
   /// The function of `k`, or null where the backend has none.
   Fn find(Kernel k) const { return fns_[static_cast<size_t>(k)]; }
   /// The names of the kernels it has, sorted.

@@ -179,9 +179,7 @@ void sumOnto(const TensorRef &x, const TensorRef &y) {
 }
 
 void addElementwiseKernels(KernelTable &t) {
-  for (size_t k = 0; k < kKernelCount; ++k)
-    if (binaryFnOf(Kernel(k)))
-      t[Kernel(k)] = binaryKernel;
+  t.addEach(isBinaryKernel, binaryKernel);
   t[Kernel::MinmaxBackward] = minMaxBackward;
   t[Kernel::BroadcastTo] = broadcastTo;
   t[Kernel::ReduceTo] = reduceTo;

@@ -42,18 +42,12 @@ template <typename F> void applyDerivative(KernelContext &c, F f) {
   dx.commit();
 }
 
-/// The step's element function (UnaryCall) as its functor: f(functor).
-template <typename F> void withCall(KernelContext &c, F f) {
-  UnaryCall u = unaryCallOf(c.step, c.attrs);
-  num::withUnary(u.fn, narrow(u.p0), narrow(u.p1), f);
-}
-
 void unaryKernel(KernelContext &c) {
-  withCall(c, [&](auto f) { unary(c, f); });
+  withFunctor(unaryCallOf(c.step, c.attrs), [&](auto f) { unary(c, f); });
 }
 
 void unaryBackward(KernelContext &c) {
-  withCall(c, [&](auto f) { applyDerivative(c, f); });
+  withFunctor(unaryCallOf(c.step, c.attrs), [&](auto f) { applyDerivative(c, f); });
 }
 
 void dropout(KernelContext &c) {
@@ -79,9 +73,7 @@ void dropout(KernelContext &c) {
 } // namespace
 
 void addUnaryKernels(KernelTable &t) {
-  for (size_t k = 0; k < kKernelCount; ++k)
-    if (isUnaryKernel(Kernel(k)))
-      t[Kernel(k)] = unaryKernel;
+  t.addEach(isUnaryKernel, unaryKernel);
   t[Kernel::Dropout] = dropout;
   t[Kernel::UnaryBackward] = unaryBackward;
 }

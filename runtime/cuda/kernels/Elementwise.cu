@@ -350,9 +350,7 @@ void minmaxBackward(LaunchContext &c) {
 } // namespace
 
 void addElementwiseKernels(KernelTable &t) {
-  for (size_t k = 0; k < kKernelCount; ++k)
-    if (binaryFnOf(Kernel(k)))
-      t[Kernel(k)] = binaryKernel;
+  t.addEach(isBinaryKernel, binaryKernel);
   t[Kernel::Cast] = cast;
   t[Kernel::Fill] = fill;
   t[Kernel::BroadcastTo] = broadcastTo;

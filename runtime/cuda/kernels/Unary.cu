@@ -57,18 +57,12 @@ template <typename F> void derivative(LaunchContext &c, F f) {
   launched(c);
 }
 
-/// The step's element function (UnaryCall) as its functor: f(functor).
-template <typename F> void withCall(LaunchContext &c, F f) {
-  UnaryCall u = unaryCallOf(c.step, c.attrs);
-  num::withUnary(u.fn, narrow(u.p0), narrow(u.p1), f);
-}
-
 void unaryKernel(LaunchContext &c) {
-  withCall(c, [&](auto f) { unary(c, f); });
+  withFunctor(unaryCallOf(c.step, c.attrs), [&](auto f) { unary(c, f); });
 }
 
 void unaryBackward(LaunchContext &c) {
-  withCall(c, [&](auto f) { derivative(c, f); });
+  withFunctor(unaryCallOf(c.step, c.attrs), [&](auto f) { derivative(c, f); });
 }
 
 __global__ void dropoutKernel(View x, View y, const uint64_t *iteration, uint64_t seed,
@@ -97,9 +91,7 @@ void dropout(LaunchContext &c) {
 } // namespace
 
 void addUnaryKernels(KernelTable &t) {
-  for (size_t k = 0; k < kKernelCount; ++k)
-    if (isUnaryKernel(Kernel(k)))
-      t[Kernel(k)] = unaryKernel;
+  t.addEach(isUnaryKernel, unaryKernel);
   t[Kernel::UnaryBackward] = unaryBackward;
   t[Kernel::Dropout] = dropout;
 }

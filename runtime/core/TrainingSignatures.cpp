@@ -1,0 +1,99 @@
+// Kernel signatures of the training kernels (KernelSignatures.h): the finite
+// checks, the collective, the loss-scale update, the optimizer updates and
+// the state steps around them.
+#include "runtime/core/SignatureUtil.h"
+
+namespace ampc::rt::signature {
+
+void checkFiniteAndUnscale(const StepView &s) {
+  size_t n = s.step.inputs.size() - 1;
+  s.require(isFloatScalar(s.in(n)), "the scale must be a float scalar");
+  s.require(isFlag(s.out(n)), "found_inf must be an i1 scalar");
+  for (size_t i = 0; i < n; ++i) {
+    s.require(isFloat(s.in(i).dtype), "gradients must be float tensors");
+    s.require(s.out(i).dtype == DType::F32, "unscaled gradients must be f32");
+    requireSameSize(s, s.in(i), s.out(i));
+  }
+}
+
+void checkFinite(const StepView &s) {
+  for (int id : s.step.inputs)
+    s.require(isFloat(s.plan.buffers[id].dtype), "gradients must be float tensors");
+  s.require(isFlag(s.out(0)), "found_inf must be an i1 scalar");
+}
+
+void allReduce(const StepView &s) {
+  s.require(s.attrs.getInt("world_size", 1) >= 1, "world_size must be at least 1");
+  DType dtype = s.in(0).dtype;
+  for (size_t i = 0; i < s.step.inputs.size(); ++i) {
+    s.require(isFloat(s.in(i).dtype) && s.in(i).dtype == dtype,
+              "a bucket holds float tensors of one dtype");
+    s.require(s.out(i).dtype == dtype, "the sums keep their tensors' dtype");
+    requireShape(s, s.out(i), s.in(i).shape);
+  }
+}
+
+void updateLossScaling(const StepView &s) {
+  s.require(isFlag(s.in(0)), "found_inf must be an i1 scalar");
+  for (size_t i = 1; i < 4; ++i)
+    s.require(isFloatScalar(s.in(i)), "the scale and its counters must be float scalars");
+}
+
+/// The operands of UpdateOperands: the moments f32 and of the param's
+/// size, the scalars float, the copy a float tensor of the param's shape.
+void update(const StepView &s) {
+  using U = UpdateOperands;
+  U u = updateOperandsOf(s.step, s.attrs);
+  const Buffer &p = s.in(U::param), &g = s.in(U::grad);
+  if (u.copy >= 0) {
+    const Buffer &c = s.in(u.copy);
+    s.require(isFloat(c.dtype) && c.shape == p.shape,
+              "the copy must be a float tensor of the param's shape");
+  }
+  s.require(isFloat(p.dtype) && isFloat(g.dtype), "the param and its gradient must be floats");
+  requireSameSize(s, p, g);
+  s.require(isFloatScalar(s.in(U::lr)), "lr must be a float scalar");
+  s.require(isFlag(s.in(U::foundInf)), "found_inf must be an i1 scalar");
+  for (int i = U::firstMoment; i < U::firstMoment + u.moments; ++i) {
+    s.require(s.in(i).dtype == DType::F32, "optimizer state must be f32");
+    requireSameSize(s, p, s.in(i));
+  }
+  if (u.stepCount >= 0)
+    s.require(isFloatScalar(s.in(u.stepCount)), "the step count must be a float scalar");
+  if (u.gradScale >= 0)
+    s.require(isFloatScalar(s.in(u.gradScale)), "grad_scale must be a float scalar");
+}
+
+void sgd(const StepView &s) { update(s); }
+void momentum(const StepView &s) { update(s); }
+void adam(const StepView &s) { update(s); }
+
+void countStep(const StepView &s) {
+  s.require(isFloatScalar(s.in(0)), "the step count must be a float scalar");
+  s.require(isFlag(s.in(1)), "found_inf must be an i1 scalar");
+}
+
+void assign(const StepView &s) {
+  requireSameSize(s, s.in(0), s.in(1));
+  s.require(s.in(0).dtype == s.in(1).dtype || (isFloat(s.in(0).dtype) && isFloat(s.in(1).dtype)),
+            "target and value need one dtype, or both float");
+}
+
+void restoreIfSkipped(const StepView &s) {
+  s.require(s.in(0).dtype == s.in(1).dtype, "target and backup need one dtype");
+  requireSameSize(s, s.in(0), s.in(1));
+  s.require(isFlag(s.in(2)), "found_inf must be an i1 scalar");
+}
+
+void accumulate(const StepView &s) {
+  requireFloats(s);
+  requireSameSize(s, s.in(0), s.in(1));
+}
+
+void increment(const StepView &s) {
+  s.require(s.in(0).dtype == DType::I64 && isScalar(s.in(0)), "the counter must be an i64 scalar");
+  if (s.step.inputs.size() > 1)
+    s.require(isFlag(s.in(1)), "the flag must be an i1 scalar");
+}
+
+} // namespace ampc::rt::signature
