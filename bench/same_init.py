@@ -13,10 +13,15 @@ before training, then one JSON line, printed and in DIR/MODEL.peer.json: the
 model, the mode and the loss of every step (each the loss its forward
 computed, before its update).
 SGD (lr 0.01) for simplenet and mnist_cnn, AdamW (lr 1e-4, weight decay 0.01)
-for bert. `f32` (the default) is true f32 (no TF32), as ampc's O0; `amp`
+for bert, unless --optimizer picks another (with --lr, --weight-decay,
+--momentum, --nesterov, --betas, --eps, as ampc's flags of those names) and
+--lr-schedule one of ampc's schedules (onecycle: OneCycleLR with its
+defaults but cycle_momentum; step: StepLR; cosine and linear with warmup:
+LambdaLR); the peer then also records the rate of every step ("lrs"). `f32` (the default) is true f32 (no TF32), as ampc's O0; `amp`
 (on a GPU) autocast f16 with GradScaler (init scale 65536), as ampc's O1."""
 import argparse
 import json
+import math
 import struct
 
 import torch
@@ -127,6 +132,44 @@ def build(name, shape, device):
     return model, bert_weights, {"ids": ids, "labels": y}, ids, y, loss, opt
 
 
+def optimizer(args, model, default):
+    """--optimizer's optimizer over the model's params, or `default`."""
+    if not args.optimizer:
+        return default
+    params, lr, wd = model.parameters(), args.lr, args.weight_decay
+    if args.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=lr, weight_decay=wd)
+    if args.optimizer == "momentum":
+        return torch.optim.SGD(params, lr=lr, momentum=args.momentum, nesterov=args.nesterov,
+                               weight_decay=wd)
+    kind = torch.optim.Adam if args.optimizer == "adam" else torch.optim.AdamW
+    return kind(params, lr=lr, betas=tuple(args.betas), eps=args.eps,
+                weight_decay=wd if args.weight_decay is not None or args.optimizer == "adam"
+                else 0.01)
+
+
+def schedule(args, opt):
+    """--lr-schedule's scheduler, stepped after every optimizer step, or None."""
+    total, warmup, lr, low = args.total_steps or args.steps, args.warmup_steps, args.lr, args.min_lr
+    if args.lr_schedule == "onecycle":
+        return torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=total,
+                                                   cycle_momentum=False)
+    if args.lr_schedule == "step":
+        return torch.optim.lr_scheduler.StepLR(opt, step_size=args.lr_step_every,
+                                               gamma=args.lr_gamma)
+
+    def factor(s):  # ampc's warmup, then cosine or linear decay to min_lr at `total`
+        if s < warmup:
+            return (s + 1) / warmup
+        pct = min((s - warmup) / (total - warmup), 1.0) if total > warmup else 1.0
+        if args.lr_schedule == "linear":
+            return (lr + (low - lr) * pct) / lr
+        return (low + (lr - low) / 2.0 * (math.cos(math.pi * pct) + 1.0)) / lr
+    if args.lr_schedule in ("cosine", "linear"):
+        return torch.optim.lr_scheduler.LambdaLR(opt, factor)
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("model", choices=sorted(SHAPES))
@@ -135,7 +178,23 @@ def main():
     parser.add_argument("--mode", choices=("f32", "amp"), default="f32")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--optimizer", choices=("sgd", "momentum", "adam", "adamw"))
+    parser.add_argument("--lr", type=float, default=0.01)
+    parser.add_argument("--weight-decay", type=float)
+    parser.add_argument("--momentum", type=float, default=0.9)
+    parser.add_argument("--nesterov", action="store_true")
+    parser.add_argument("--betas", type=float, nargs=2, default=(0.9, 0.999))
+    parser.add_argument("--eps", type=float, default=1e-8)
+    parser.add_argument("--lr-schedule", choices=("constant", "cosine", "linear", "onecycle",
+                                                  "step"), default="constant")
+    parser.add_argument("--warmup-steps", type=int, default=0)
+    parser.add_argument("--min-lr", type=float, default=0.0)
+    parser.add_argument("--lr-step-every", type=int, default=1)
+    parser.add_argument("--lr-gamma", type=float, default=0.1)
+    parser.add_argument("--total-steps", type=int)
     args = parser.parse_args()
+    if args.weight_decay is None and args.optimizer in ("sgd", "momentum", "adam"):
+        args.weight_decay = 0.0
     shape = dict(SHAPES[args.model])
     for kv in args.set:
         key, value = kv.split("=", 1)
@@ -146,6 +205,8 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     model, weights, batch, x, y, loss_fn, opt = build(args.model, shape, args.device)
+    opt = optimizer(args, model, opt)
+    scheduler = schedule(args, opt)
     prefix = "%s/%s" % (args.dir, args.model)
     save_safetensors(prefix + ".init.safetensors", weights(model, shape))
     save_safetensors(prefix + ".data.safetensors", batch)
@@ -154,8 +215,9 @@ def main():
     if amp and kind != "cuda":
         parser.error("--mode amp runs on a GPU (autocast f16 with GradScaler)")
     scaler = torch.amp.GradScaler("cuda", init_scale=65536.0) if amp else None
-    losses = []
+    losses, lrs = [], []
     for _ in range(args.steps):
+        lrs.append(opt.param_groups[0]["lr"])
         opt.zero_grad(set_to_none=True)
         if amp:
             with torch.autocast("cuda", dtype=torch.float16):
@@ -170,7 +232,12 @@ def main():
             loss.backward()
             opt.step()
         losses.append(loss.item())
-    result = json.dumps({"model": args.model, "mode": args.mode, "losses": losses})
+        if scheduler:
+            scheduler.step()
+    peer = {"model": args.model, "mode": args.mode, "losses": losses}
+    if scheduler:
+        peer["lrs"] = lrs
+    result = json.dumps(peer)
     with open(prefix + ".peer.json", "w") as f:
         f.write(result + "\n")
     print(result)

@@ -80,6 +80,17 @@ void runTrainingPipeline(ModuleOp module, const AmpSettings &amp, const TrainSet
   GraphOptimizerOptions optimizer;
   optimizer.optimizer = settings.optimizer;
   optimizer.weightDecay = settings.weightDecay;
+  optimizer.momentum = settings.momentum;
+  optimizer.nesterov = settings.nesterov;
+  optimizer.beta1 = settings.beta1;
+  optimizer.beta2 = settings.beta2;
+  optimizer.epsilon = settings.epsilon;
+  optimizer.noDecay1d = settings.noDecay1d;
+  optimizer.lrSchedule = settings.lrSchedule;
+  optimizer.warmupSteps = settings.warmupSteps;
+  optimizer.minLr = settings.minLr;
+  optimizer.lrStepEvery = settings.lrStepEvery;
+  optimizer.lrGamma = settings.lrGamma;
   graphPm.addPass(createGraphOptimizer(optimizer));
   if (settings.foldUnscale)
     graphPm.addPass(createGraphFoldUnscale());

@@ -33,6 +33,13 @@ struct TrainSettings {
   int64_t incrEveryNSteps = 2000, decrEveryNNanOrInf = 1, accumulate = 1;
   std::string optimizer = "sgd";
   double weightDecay = -1.0; // default per optimizer
+  /// The optimizers' settings (docs/training.md, "Optimizers").
+  double momentum = 0.9, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
+  bool nesterov = false, noDecay1d = false;
+  /// The learning-rate schedule (docs/training.md, "Learning-rate schedules").
+  std::string lrSchedule = "constant";
+  int64_t warmupSteps = 0, lrStepEvery = 1;
+  double minLr = 0.0, lrGamma = 0.1;
   /// graph-fold-unscale; off keeps the unscaled f32 gradients (for comparisons).
   bool foldUnscale = true;
   /// graph-autodiff's recompute: cheap forward values the backward needs are

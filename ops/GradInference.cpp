@@ -260,9 +260,26 @@ LogicalResult AdamOp::verify() {
 }
 
 LogicalResult CountStepOp::verify() {
-  if (failed(isFlag(*this, getFoundInf())))
+  if (getFoundInf() && failed(isFlag(*this, getFoundInf())))
     return failure();
   return scalars(*this, {getStep()});
+}
+
+LogicalResult LrScheduleOp::inferTypes(Location loc, Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  for (Value v : {adaptor.getPeak(), adaptor.getStep(), adaptor.getTotalSteps()})
+    if (!isScalar(v) || !ranked(v).getElementType().isF32())
+      return opError<LrScheduleOp>(loc) << "takes f32 scalars, got " << v.getType();
+  static const StringRef kinds[] = {"constant", "cosine", "linear", "onecycle", "step"};
+  if (!llvm::is_contained(kinds, adaptor.getKind()))
+    return opError<LrScheduleOp>(loc) << "kind must be constant, cosine, linear, onecycle or "
+                                         "step, got '" << adaptor.getKind() << "'";
+  if (adaptor.getWarmupSteps() < 0 || adaptor.getStepEvery() < 1 ||
+      adaptor.getMinLr().convertToDouble() < 0 || adaptor.getGamma().convertToDouble() <= 0)
+    return opError<LrScheduleOp>(loc)
+           << "needs warmup_steps >= 0, step_every >= 1, min_lr >= 0 and gamma > 0";
+  types.push_back(adaptor.getPeak().getType());
+  return success();
 }
 
 LogicalResult AssignOp::verify() { return sameShapes(*this, getTarget(), {getValue()}); }

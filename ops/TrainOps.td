@@ -69,12 +69,14 @@ def Graph_UpdateLossScalingOp : Graph_UpdateOp<"update_loss_scaling",
 
 def Graph_SgdOp : Graph_UpdateOp<"sgd",
     (ins Graph_FloatTensor:$param, Graph_FloatTensor:$grad, Graph_FloatTensor:$lr,
-         Graph_Tensor:$found_inf, Optional<Graph_FloatTensor>:$grad_scale)> {
+         Graph_Tensor:$found_inf, Optional<Graph_FloatTensor>:$grad_scale,
+         DefaultValuedAttr<F64Attr, "0.0">:$weight_decay)> {
   let summary = "param -= lr * grad, unless found_inf";
   let description = [{
-    `lr` is a scalar input. Writes `param` in place. With `grad_scale`, `grad` is the scaled
+    `lr` is a scalar. Writes `param` in place. With `grad_scale`, `grad` is the scaled
     gradient and the update uses `grad * (1 / grad_scale)` computed in f32, the
-    value `check_finite_and_unscale` would have written.
+    value `check_finite_and_unscale` would have written. `weight_decay` is L2,
+    as PyTorch's SGD has it: `grad + weight_decay * param` is the gradient.
   }];
 }
 
@@ -82,12 +84,16 @@ def Graph_MomentumOp : Graph_UpdateOp<"momentum",
     (ins Graph_FloatTensor:$param, Graph_FloatTensor:$grad, Graph_FloatTensor:$lr,
          Graph_Tensor:$found_inf, Graph_FloatTensor:$velocity,
          Optional<Graph_FloatTensor>:$grad_scale,
-         DefaultValuedAttr<F64Attr, "0.9">:$momentum)> {
+         DefaultValuedAttr<F64Attr, "0.9">:$momentum,
+         DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+         DefaultValuedAttr<BoolAttr, "false">:$nesterov)> {
   let summary = "v = momentum * v + grad; param -= lr * v, unless found_inf";
   let description = [{
     Writes `param` and `velocity` in place. With `grad_scale`, `grad` is the scaled
     gradient and the update uses `grad * (1 / grad_scale)` computed in f32, the
-    value `check_finite_and_unscale` would have written.
+    value `check_finite_and_unscale` would have written. As PyTorch's SGD with
+    momentum (no dampening): `weight_decay` is L2 (`grad + weight_decay *
+    param`), and with `nesterov` the step is `grad + momentum * v`.
   }];
 }
 
@@ -98,21 +104,48 @@ def Graph_AdamOp : Graph_UpdateOp<"adam",
          DefaultValuedAttr<F64Attr, "0.9">:$beta1,
          DefaultValuedAttr<F64Attr, "0.999">:$beta2,
          DefaultValuedAttr<F64Attr, "1.0e-8">:$epsilon,
-         DefaultValuedAttr<F64Attr, "0.0">:$weight_decay)> {
-  let summary = "Adam (AdamW when weight_decay > 0), unless found_inf";
+         DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+         DefaultValuedAttr<BoolAttr, "true">:$decoupled)> {
+  let summary = "Adam or AdamW, unless found_inf";
   let description = [{
     m, v: first and second moments; `step` is the count of applied updates
-    (already incremented for this one) for bias correction. Weight decay is
-    decoupled: param -= lr * weight_decay * param. Writes param, m, v in place. With `grad_scale`, `grad` is the scaled
-    gradient and the update uses `grad * (1 / grad_scale)` computed in f32, the
-    value `check_finite_and_unscale` would have written.
+    (already incremented for this one) for bias correction. With `decoupled`
+    (AdamW) weight decay is param -= lr * weight_decay * param before the
+    step; without it (Adam) it is L2, `grad + weight_decay * param`, as
+    PyTorch's Adam has it. Writes param, m, v in place. With `grad_scale`,
+    `grad` is the scaled gradient and the update uses `grad * (1 /
+    grad_scale)` computed in f32, the value `check_finite_and_unscale` would
+    have written.
   }];
 }
 
 def Graph_CountStepOp : Graph_UpdateOp<"count_step",
-    (ins Graph_FloatTensor:$step, Graph_Tensor:$found_inf)> {
+    (ins Graph_FloatTensor:$step, Optional<Graph_Tensor>:$found_inf)> {
   let summary = "step += 1, unless found_inf";
-  let description = [{ The count of applied optimizer steps. }];
+  let description = [{
+    The count of applied optimizer steps; without `found_inf`, of every
+    optimizer step (a learning-rate schedule's, which skipped steps advance).
+  }];
+}
+
+def Graph_LrScheduleOp : Graph_NodeOp<"lr_schedule", "None",
+    (ins Graph_FloatTensor:$peak, Graph_FloatTensor:$step, Graph_FloatTensor:$total_steps,
+         StrAttr:$kind,
+         DefaultValuedAttr<I64Attr, "0">:$warmup_steps,
+         DefaultValuedAttr<F64Attr, "0.0">:$min_lr,
+         DefaultValuedAttr<I64Attr, "1">:$step_every,
+         DefaultValuedAttr<F64Attr, "0.1">:$gamma),
+    (outs Graph_FloatTensor:$lr), [], /*agnostic=*/0, /*infer=*/1, /*forward=*/0> {
+  let summary = "The learning rate of optimizer step `step` under a schedule";
+  let description = [{
+    `peak` (the run's --lr), `step` (the optimizer steps taken so far, from
+    0) and `total_steps` (the run's, S) are f32 scalars; the result is the
+    f32 learning rate (docs/training.md, "Learning-rate schedules").
+    `kind`: `cosine` (linear warmup over `warmup_steps`, then cosine decay
+    to `min_lr` at S), `linear` (the same warmup, then a straight line to
+    `min_lr` at S), `onecycle` (PyTorch's OneCycleLR with its defaults) or
+    `step` (PyTorch's StepLR: times `gamma` every `step_every` steps).
+  }];
 }
 
 def Graph_AssignOp : Graph_UpdateOp<"assign",

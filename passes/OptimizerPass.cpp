@@ -6,8 +6,14 @@
 // stored in low precision), create the optimizer's state (`<param>.velocity`;
 // `<param>.adam_m`, `<param>.adam_v` and one shared `optimizer.step` counted
 // by `count_step`), and append the update, conditional on found_inf. A master
-// is followed by `assign` of it to the low-precision param. The updates run in
-// the apply phase when gradients are accumulated.
+// is followed by `assign` of it to the low-precision param. With a schedule,
+// an `lr_schedule` node computes the step's rate from the peak `lr`, a state
+// counter `lr_schedule.step` and the `lr_total_steps` input before the
+// updates, which read it, and a `count_step` without found_inf advances the
+// counter after them: a skipped step advances the schedule. Weight decay is
+// L2 (an update attribute) but for adamw's decoupled one; with no-decay-1d
+// params of rank 1 or less get none. The updates run in the apply phase when
+// gradients are accumulated.
 #include "passes/Passes.h"
 #include "passes/TrainingUtil.h"
 
@@ -59,6 +65,27 @@ void GraphOptimizerPass::runOnOperation() {
   OpBuilder b = train::atEnd(g);
   graph::GradBuilder gb(b, [&](StringRef n) { return names.fresh(n); });
   std::vector<Operation *> updates;
+  Value scheduleStep;
+  if (lrSchedule != "constant") {
+    OpBuilder vb(ctx);
+    vb.setInsertionPointToStart(&g.getBody().front());
+    Value total = vb.create<graph::InputOp>(
+        NameLoc::get(vb.getStringAttr("value 'lr_total_steps'")), f32Scalar,
+        names.fresh("lr_total_steps"));
+    scheduleStep = train::addState(g, names, "lr_schedule.step", f32Scalar, "zeros");
+    NamedAttrList attrs;
+    attrs.set("kind", b.getStringAttr(lrSchedule));
+    attrs.set("warmup_steps", b.getI64IntegerAttr(warmupSteps));
+    attrs.set("min_lr", b.getF64FloatAttr(minLr));
+    attrs.set("step_every", b.getI64IntegerAttr(lrStepEvery));
+    attrs.set("gamma", b.getF64FloatAttr(lrGamma));
+    Operation *schedule =
+        gb.create("lr_schedule", "lr_schedule", {lr, scheduleStep, total}, attrs);
+    if (!schedule || failed(verify(schedule)))
+      return signalPassFailure();
+    updates.push_back(schedule);
+    lr = schedule->getResult(0);
+  }
   Value step;
   if (adam) {
     step = train::addState(g, names, "optimizer.step", f32Scalar, "zeros");
@@ -79,10 +106,15 @@ void GraphOptimizerPass::runOnOperation() {
     NamedAttrList attrs;
     SmallVector<Value> operands = {target, grad, lr, foundInf};
     StringRef op = "sgd";
+    double paramDecay = noDecay1d && f32Type.getRank() <= 1 ? 0.0 : decay;
+    if (paramDecay != 0.0)
+      attrs.set("weight_decay", b.getF64FloatAttr(paramDecay));
     if (optimizer == "momentum") {
       op = "momentum";
       operands.push_back(train::addState(g, names, name + ".velocity", f32Type, "zeros"));
       attrs.set("momentum", b.getF64FloatAttr(momentum));
+      if (nesterov)
+        attrs.set("nesterov", b.getBoolAttr(true));
     } else if (adam) {
       op = "adam";
       operands.push_back(train::addState(g, names, name + ".adam_m", f32Type, "zeros"));
@@ -91,7 +123,9 @@ void GraphOptimizerPass::runOnOperation() {
       attrs.set("beta1", b.getF64FloatAttr(beta1));
       attrs.set("beta2", b.getF64FloatAttr(beta2));
       attrs.set("epsilon", b.getF64FloatAttr(epsilon));
-      attrs.set("weight_decay", b.getF64FloatAttr(decay));
+      attrs.set("weight_decay", b.getF64FloatAttr(paramDecay));
+      if (optimizer == "adam")
+        attrs.set("decoupled", b.getBoolAttr(false));
     }
     Operation *update = gb.create(op, name + "." + op.str(), operands, attrs);
     if (failed(verify(update)))
@@ -100,6 +134,8 @@ void GraphOptimizerPass::runOnOperation() {
     if (p.getMasterDtype())
       updates.push_back(gb.create("assign", name + ".from_master", {p.getValue(), target}));
   }
+  if (scheduleStep)
+    updates.push_back(gb.create("count_step", "lr_schedule.count_step", {scheduleStep}));
   if (applyPhase)
     for (Operation *op : updates)
       train::markApplyPhase(op);

@@ -114,17 +114,32 @@ def GraphOptimizer : Pass<"graph-optimizer", "::ampc::graph::GraphOp"> {
     Adds an `lr` input and, per trainable param, its optimizer state and an
     update conditional on `found_inf`. Params stored in low precision (AMP O2)
     get an f32 master copy `<param>.master`: the optimizer updates the master
-    and `assign` rewrites the low-precision copy from it.
+    and `assign` rewrites the low-precision copy from it. With a schedule
+    the updates read `lr_schedule`'s rate for the step instead of `lr` (the
+    peak), from a state `lr_schedule.step` that every optimizer step
+    advances and an `lr_total_steps` input.
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
            "sgd, momentum, adam or adamw">,
     Option<"momentum", "momentum", "double", /*default=*/"0.9", "momentum factor">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false", "Nesterov momentum">,
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's beta2">,
     Option<"epsilon", "epsilon", "double", /*default=*/"1e-8", "Adam's epsilon">,
     Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
-           "decoupled weight decay (default: 0.01 for adamw, 0 otherwise)">,
+           "weight decay: L2 but for adamw's decoupled (default: 0.01 for adamw, 0 otherwise)">,
+    Option<"noDecay1d", "no-decay-1d", "bool", /*default=*/"false",
+           "params of rank 1 or less (biases, norm scales) are not decayed">,
+    Option<"lrSchedule", "lr-schedule", "std::string", /*default=*/"\"constant\"",
+           "constant, cosine, linear, onecycle or step">,
+    Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
+           "cosine and linear: steps of linear warmup">,
+    Option<"minLr", "min-lr", "double", /*default=*/"0.0",
+           "cosine and linear: the rate at the last step">,
+    Option<"lrStepEvery", "lr-step-every", "int64_t", /*default=*/"1",
+           "step: steps between decays">,
+    Option<"lrGamma", "lr-gamma", "double", /*default=*/"0.1", "step: the decay factor">,
   ];
 }
 

@@ -77,12 +77,14 @@ void sgd(const StepView &s);
 void momentum(const StepView &s);
 void adam(const StepView &s);
 void countStep(const StepView &s);
+void lrSchedule(const StepView &s);
 void assign(const StepView &s);
 void restoreIfSkipped(const StepView &s);
 void accumulate(const StepView &s);
 void increment(const StepView &s);
 void recordNonFinite(const StepView &s);
 void recordRange(const StepView &s);
+void recordStep(const StepView &s);
 } // namespace signature
 
 /// Whether the step's outputs overlap its inputs or each other only where

@@ -163,7 +163,10 @@ constexpr KernelTraits kRows[] = {
     {K::Sgd, {4, 6}, kNone, kOptimizerUpdate, 0, F::PerOutput, kNoRange, S::sgd},
     {K::Momentum, {5, 7}, kNone, kOptimizerUpdate, 0, F::PerOutput, kNoRange, S::momentum},
     {K::Adam, {7, 9}, kNone, kOptimizerUpdate, 0, F::PerOutput, kNoRange, S::adam, A::Rounded},
-    {K::CountStep, kTwo, kNone, 0, 0, F::PerOutput, kNoRange, S::countStep},
+    // count_step's second input: found_inf (without it, every step counts).
+    {K::CountStep, {1, 2}, kNone, 0, 0, F::PerOutput, kNoRange, S::countStep},
+    // The learning rate of a step under a schedule: peak, step, total -> lr.
+    {K::LrSchedule, kThree, kOne, 0, 0, F::None, kNoRange, S::lrSchedule, A::Rounded},
     {K::Assign, kTwo, kNone, 0, 0, F::PerOutput, kNoRange, S::assign},
     {K::RestoreIfSkipped, kThree, kNone, 0, 0, F::PerOutput, kNoRange, S::restoreIfSkipped},
     {K::Accumulate, kTwo, kNone, 0, 0, F::PerOutput, kNoRange, S::accumulate},
@@ -174,6 +177,9 @@ constexpr KernelTraits kRows[] = {
     // second operand, a state buffer.
     {K::RecordNonFinite, {2, -1}, kNone, 0, 0, F::None, kNoRange, S::recordNonFinite},
     {K::RecordRange, {2, 3}, kNone, 0, 0, F::None, kNoRange, S::recordRange},
+    // The training history (runtime/core/History.h): it writes its first
+    // two operands, state buffers.
+    {K::RecordStep, {5, 6}, kNone, 0, 0, F::None, kNoRange, S::recordStep},
 };
 
 /// Row i is kernel i's: Kernels.def and this table list them alike.

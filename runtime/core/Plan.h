@@ -75,6 +75,10 @@ struct Plan {
   int addBuffer(const std::string &name, BufferKind kind, DType dtype, std::vector<int64_t> shape);
 };
 
+/// The input a training plan's caller writes once per run besides the
+/// (peak) learning rate `lr`: a learning-rate schedule's length in steps.
+constexpr const char *kLrTotalSteps = "lr_total_steps";
+
 /// Whether buffers a and b share bytes: the same region, overlapping ranges.
 bool buffersOverlap(const Plan &plan, int a, int b);
 

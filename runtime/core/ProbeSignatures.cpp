@@ -1,4 +1,6 @@
-// Signatures of the numerics probes (runtime/core/Probes.h).
+// Signatures of the numerics probes (runtime/core/Probes.h) and of the
+// training history (runtime/core/History.h).
+#include "runtime/core/History.h"
 #include "runtime/core/Probes.h"
 #include "runtime/core/SignatureUtil.h"
 
@@ -33,6 +35,19 @@ void recordRange(const StepView &s) {
   s.require(s.attrs.getF64("underflow", 0) >= 0 && s.attrs.getF64("overflow", 0) >= 0 &&
                 s.attrs.getF64("subnormal", 0) >= 0,
             "the thresholds must not be negative");
+}
+
+/// record_step(history, count, found_inf, loss, lr[, loss_scale])
+/// (runtime/core/History.h).
+void recordStep(const StepView &s) {
+  const Buffer &history = s.in(0);
+  s.require(history.dtype == DType::F64 && history.shape.size() == 2 && history.shape[0] >= 1 &&
+                history.shape[1] == kHistoryFields,
+            "the history must be an f64 [rows, " + std::to_string(kHistoryFields) + "] buffer");
+  s.require(s.in(1).dtype == DType::I64 && isScalar(s.in(1)), "the count must be an i64 scalar");
+  s.require(isFlag(s.in(2)), "found_inf must be an i1 scalar");
+  for (size_t i = 3; i < s.step.inputs.size(); ++i)
+    s.require(isFloatScalar(s.in(i)), "the loss, the lr and the loss scale are float scalars");
 }
 
 } // namespace ampc::rt::signature

@@ -1,5 +1,7 @@
 #include "runtime/core/StepVariants.h"
 
+#include <algorithm>
+#include <iterator>
 #include <string>
 
 namespace ampc::rt {
@@ -87,6 +89,41 @@ UpdateOperands updateOperandsOf(const Step &step, const StepAttrs &attrs) {
   if (inputs == required + 1)
     u.gradScale = required;
   return u;
+}
+
+UpdateConfig updateConfigOf(const Step &step, const StepAttrs &attrs) {
+  UpdateConfig c;
+  c.weightDecay = attrs.getF64("weight_decay", 0.0);
+  c.decoupled = step.kernel == Kernel::Adam && attrs.getBool("decoupled", true);
+  c.momentum = attrs.getF64("momentum", 0.9);
+  c.nesterov = attrs.getBool("nesterov", false);
+  c.beta1 = attrs.getF64("beta1", 0.9);
+  c.beta2 = attrs.getF64("beta2", 0.999);
+  c.epsilon = attrs.getF64("epsilon", 1e-8);
+  return c;
+}
+
+num::LrSchedule lrScheduleOf(const Step &step, const StepAttrs &attrs) {
+  using K = num::ScheduleKind;
+  static const std::pair<const char *, K> kinds[] = {{"constant", K::Constant},
+                                                     {"cosine", K::Cosine},
+                                                     {"linear", K::Linear},
+                                                     {"onecycle", K::OneCycle},
+                                                     {"step", K::Step}};
+  std::string name = attrs.getStr("kind", "");
+  num::LrSchedule s;
+  auto kind = std::find_if(std::begin(kinds), std::end(kinds),
+                           [&](const auto &k) { return name == k.first; });
+  if (kind == std::end(kinds))
+    refuse(step, "kind must be constant, cosine, linear, onecycle or step, got '" + name + "'");
+  s.kind = kind->second;
+  s.warmup = (double)attrs.getInt("warmup_steps", 0);
+  s.minLr = attrs.getF64("min_lr", 0.0);
+  s.stepEvery = (double)attrs.getInt("step_every", 1);
+  s.gamma = attrs.getF64("gamma", 0.1);
+  if (s.warmup < 0 || s.stepEvery < 1 || !(s.minLr >= 0) || !(s.gamma > 0))
+    refuse(step, "needs warmup_steps >= 0, step_every >= 1, min_lr >= 0 and gamma > 0");
+  return s;
 }
 
 namespace {

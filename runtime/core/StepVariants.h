@@ -14,6 +14,7 @@
 #include "runtime/core/Convert.h"
 #include "runtime/core/StepAttrs.h"
 #include "runtime/numerics/ElementFns.h"
+#include "runtime/numerics/LrSchedule.h"
 
 namespace ampc::rt {
 
@@ -81,6 +82,21 @@ struct UpdateOperands {
   int required() const { return firstMoment + moments + (stepCount >= 0 ? 1 : 0); }
 };
 UpdateOperands updateOperandsOf(const Step &step, const StepAttrs &attrs);
+
+/// An optimizer update's settings (sgd, momentum, adam), as PyTorch's
+/// optimizers take them: weight decay is L2 (added to the gradient) but for
+/// a decoupled Adam (AdamW); momentum may be Nesterov's.
+struct UpdateConfig {
+  double weightDecay = 0;
+  bool decoupled = false;
+  double momentum = 0.9;
+  bool nesterov = false;
+  double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
+};
+UpdateConfig updateConfigOf(const Step &step, const StepAttrs &attrs);
+
+/// An lr_schedule step's schedule (attribute `kind` and its settings).
+num::LrSchedule lrScheduleOf(const Step &step, const StepAttrs &attrs);
 
 /// The element function of a binary elementwise kernel (add ... minimum),
 /// or nullopt for any other kernel.

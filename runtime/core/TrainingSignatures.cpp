@@ -70,7 +70,14 @@ void adam(const StepView &s) { update(s); }
 
 void countStep(const StepView &s) {
   s.require(isFloatScalar(s.in(0)), "the step count must be a float scalar");
-  s.require(isFlag(s.in(1)), "found_inf must be an i1 scalar");
+  s.require(s.step.inputs.size() < 2 || isFlag(s.in(1)), "found_inf must be an i1 scalar");
+}
+
+void lrSchedule(const StepView &s) {
+  lrScheduleOf(s.step, s.attrs);
+  for (size_t i = 0; i < 3; ++i)
+    s.require(isFloatScalar(s.in(i)), "the peak, the step and the total must be float scalars");
+  s.require(isFloatScalar(s.out(0)), "the rate is a float scalar");
 }
 
 void assign(const StepView &s) {

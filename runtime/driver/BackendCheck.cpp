@@ -24,18 +24,26 @@ double unitRoundoff(DType dtype) {
 
 DataFeed feedFor(const Plan &plan, const CheckOptions &options, bool training) {
   try {
-    return DataFeed(plan, options.data, training, options.seed, {"lr"});
+    return DataFeed(plan, options.data, training, options.seed, {"lr", kLrTotalSteps});
   } catch (const RuntimeError &e) {
     throw Uncheckable(options.data + " data cannot feed the plan: " + e.what());
   }
 }
 
-/// The reference's inputs: batch 0 of the data and, in training, the lr.
+/// A training plan's run scalars: the lr and, with a schedule, its length
+/// (the check's runs).
+void writeRates(Executor &ex, const CheckOptions &options) {
+  ex.writeScalar(ex.id("lr"), options.lr);
+  if (int total = ex.plan().find(kLrTotalSteps); total >= 0)
+    ex.writeScalar(total, (double)std::max<int64_t>(options.runs, 1));
+}
+
+/// The reference's inputs: batch 0 of the data and, in training, the rates.
 void feedFirstBatch(Executor &ex, const CheckOptions &options, bool training) {
   DataFeed feed = feedFor(ex.plan(), options, training);
   feed.fill(ex, 0);
   if (training)
-    ex.writeScalar(ex.id("lr"), options.lr);
+    writeRates(ex, options);
 }
 
 ExecOptions execOptions(const Plan &plan, const CheckOptions &options,
@@ -78,7 +86,8 @@ void injectInf(Executor &ex) {
   const Plan &plan = ex.plan();
   for (int id : plan.inputs) {
     const Buffer &b = plan.buffers[id];
-    if (b.name == "lr" || !isFloat(b.dtype) || numElements(b.shape) == 0)
+    if (b.name == "lr" || b.name == kLrTotalSteps || !isFloat(b.dtype) ||
+        numElements(b.shape) == 0)
       continue;
     std::vector<std::byte> bytes = ex.readBytes(id);
     storeElement(bytes.data(), b.dtype, 0, std::numeric_limits<double>::infinity());
@@ -116,7 +125,7 @@ Run runWhole(const Plan &plan, const CheckOptions &options, const std::string &d
   bool training = isTrainingPlan(plan);
   DataFeed feed = feedFor(ex.plan(), options, training);
   if (training)
-    ex.writeScalar(ex.id("lr"), options.lr);
+    writeRates(ex, options);
   Run run;
   for (int64_t i = 0; i < options.runs; ++i) {
     // Windows of two micro-batches: a plan that accumulates runs its

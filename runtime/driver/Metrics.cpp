@@ -149,6 +149,14 @@ Json trainMetrics(const Plan &plan, const TrainOptions &options, const TrainResu
   }
   if (options.profile)
     m["profile"] = profileMetrics(plan, r.profile);
+  Json history = Json::array();
+  for (const StepRecord &s : r.history) {
+    Json row = {{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}};
+    row["loss_scale"] = s.lossScale ? *s.lossScale : 1.0; // no scaling: 1
+    row["skipped"] = s.skipped;
+    history.push_back(std::move(row));
+  }
+  m["history"] = std::move(history);
   return m;
 }
 

@@ -74,7 +74,7 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
                    options_.device,    options_.graphs,       comm,
                    options_.tuneGemms, options_.overlapChecks};
   Executor ex(plan_, exec);
-  DataFeed feed(plan_, options_.data, /*train=*/true, options_.seed, {"lr"});
+  DataFeed feed(plan_, options_.data, /*train=*/true, options_.seed, {"lr", kLrTotalSteps});
   feed.shard(rank, ranks);
   std::optional<NumericsCheck> check;
   if (options_.checkNumerics)
@@ -85,7 +85,7 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
     throw RuntimeError("not a training plan: it has no lr input or finite check");
   ex.writeScalar(lr, options_.lr);
 
-  int64_t k = options_.accumulate, start = 0;
+  int64_t k = options_.accumulate, start = 0, scheduleLength = options_.lrTotalSteps;
   if (!options_.initFrom.empty()) {
     if (!options_.resume.empty())
       throw RuntimeError("--init-from starts a new run and --resume continues one: give one");
@@ -111,6 +111,8 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
                          " (resume with the same world size)");
     loadParams(file, ex);
     start = metaInt(meta, "micro_batch", path);
+    if (!scheduleLength && meta.count(kLrTotalSteps))
+      scheduleLength = metaInt(meta, kLrTotalSteps, path);
     ex.writeScalar(skipped, (double)metaInt(meta, "skipped_steps", path));
     ex.setIterations(metaInt(meta, "iteration", path));
   }
@@ -119,12 +121,18 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
   int64_t micro = options_.steps > 0 ? options_.steps * k
                                      : (perEpoch ? options_.epochs * perEpoch / k * k : 100 * k);
   int64_t end = start + micro, total = micro / k;
+  if (!scheduleLength)
+    scheduleLength = end / k;
+  int schedule = plan_.find(kLrTotalSteps);
+  if (schedule >= 0)
+    ex.writeScalar(schedule, (double)scheduleLength);
   TrainResult result;
   result.batch = feed.batchSize();
   result.worldSize = ranks;
   result.allreduceBytesPerStep = allreduceBytes(plan_);
   result.peakBytes = plan_.peakBytes();
   StepTimes times;
+  HistoryReader history(plan_, start / k);
   int64_t epochShuffled = -1, stepSyncs = 0, stepWaits = 0;
   for (int64_t i = start; i < end; ++i) {
     int64_t epoch = perEpoch ? i / perEpoch : 0;
@@ -147,6 +155,8 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
       check->afterRun(i / k + 1, i, apply, first, [&](Executor &replay) {
         feed.fill(replay, batch);
         replay.writeScalar(lr, options_.lr);
+        if (schedule >= 0)
+          replay.writeScalar(schedule, (double)scheduleLength);
       });
     stepSyncs += device.stats().hostSyncs - before.hostSyncs;
     stepWaits += device.stats().stagingWaits - before.stagingWaits;
@@ -154,13 +164,18 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
       continue;
     times.endWindow();
     int64_t step = (i + 1 - start) / k;
-    if (onReport && isReportStep(step, total, options_.reports)) {
+    bool report = options_.logEvery > 0 ? step % options_.logEvery == 0 || step == total
+                                        : isReportStep(step, total, options_.reports);
+    if (report || history.due(step))
+      history.read(ex, result.history);
+    if (onReport && report) {
       double ms = times.resolve();
       onReport({step, total, ex.readScalar(plan_.loss), scale >= 0 ? ex.readScalar(scale) : 1.0,
                 ms, (int64_t)ex.readScalar(skipped)});
     }
   }
   ex.synchronize();
+  history.read(ex, result.history);
   times.resolve();
   result.steps = (int64_t)times.times().size();
   result.stepMsMedian = median(times.times());
@@ -185,6 +200,8 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
                                                {"accumulate", std::to_string(k)}};
     if (ranks > 1)
       meta["world_size"] = std::to_string(ranks);
+    if (schedule >= 0)
+      meta[kLrTotalSteps] = std::to_string(scheduleLength);
     saveCheckpoint(options_.checkpoint, ex, meta);
   }
   result.profile = ex.profile();

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "runtime/driver/Data.h"
+#include "runtime/driver/History.h"
 #include "runtime/driver/NumericsCheck.h"
 
 namespace ampc::rt {
@@ -19,7 +20,11 @@ struct TrainOptions {
   std::string data = "synthetic";
   int64_t steps = 0;  // optimizer steps; 0: `epochs` passes over real data
   int64_t epochs = 1;
+  /// The peak learning rate (the rate itself without a schedule).
   double lr = 0.01;
+  /// A schedule's length S in optimizer steps (the plan's lr_total_steps
+  /// input); 0: the resumed run's, else the step this run ends at.
+  int64_t lrTotalSteps = 0;
   uint64_t seed = 0;
   int64_t accumulate = 1;
   std::string checkpoint, resume;
@@ -36,6 +41,8 @@ struct TrainOptions {
   bool overlapChecks = true;
   /// Progress reports per run (each reads loss, scale and skipped count).
   int64_t reports = 10;
+  /// With N > 0, a progress report every N optimizer steps instead.
+  int64_t logEvery = 0;
   /// Diagnose non-finite values (runtime/driver/NumericsCheck.h); the plan
   /// must carry the non-finite probes.
   bool checkNumerics = false;
@@ -75,6 +82,9 @@ struct TrainResult {
   Profile profile;
   /// With TrainOptions::checkNumerics: what the check found.
   std::optional<NumericsReport> numerics;
+  /// One record per optimizer step of this run (docs/training.md, "Curves"),
+  /// where the plan records a history.
+  std::vector<StepRecord> history;
   /// The numerics ranges the plan's range probes gathered (rows of
   /// kRangeFields, runtime/core/Probes.h), when it has them.
   std::vector<double> ranges;

@@ -11,35 +11,48 @@
 
 namespace ampc::num {
 
+/// L2 weight decay as PyTorch's optimizers apply it: the gradient plus
+/// decay times the param, in f32.
+AMPC_HD float withL2(float g, float p, float decay) { return decay != 0.0f ? g + decay * p : g; }
+
+/// p -= lr * (g + decay * p).
 struct SgdUpdate {
-  float lr;
-  AMPC_HD void operator()(float &p, float g) const { p -= lr * g; }
+  float lr, decay = 0;
+  AMPC_HD void operator()(float &p, float g) const { p -= lr * withL2(g, p, decay); }
 };
 
-/// v = momentum * v + g; p -= lr * v.
+/// g += decay * p; v = momentum * v + g; p -= lr * v, or with Nesterov
+/// p -= lr * (g + momentum * v) (PyTorch's SGD, no dampening).
 struct MomentumUpdate {
-  float lr, momentum;
+  float lr, momentum, decay = 0;
+  bool nesterov = false;
   AMPC_HD void operator()(float &p, float g, float &v) const {
+    g = withL2(g, p, decay);
     v = momentum * v + g;
-    p -= lr * v;
+    p -= lr * (nesterov ? g + momentum * v : v);
   }
 };
 
-/// Adam with decoupled weight decay (AdamW when weightDecay > 0).
+/// Adam: with `decoupled` (AdamW) p -= lr * decay * p first, else L2 decay
+/// added to the gradient (PyTorch's Adam).
 struct AdamUpdate {
   float lr;
   double beta1, beta2, epsilon, weightDecay;
   double correction1, correction2; // 1 - beta^t
+  bool decoupled = true;
 
   /// The update of applied step `step` (counted from 1; below 1 counts as 1).
   AMPC_HD static AdamUpdate at(float lr, double beta1, double beta2, double epsilon,
-                               double weightDecay, double step) {
+                               double weightDecay, double step, bool decoupled = true) {
     double t = 1.0 < step ? step : 1.0;
-    return {lr, beta1, beta2, epsilon, weightDecay, 1.0 - pow(beta1, t), 1.0 - pow(beta2, t)};
+    return {lr,         beta1, beta2, epsilon, weightDecay, 1.0 - pow(beta1, t),
+            1.0 - pow(beta2, t), decoupled};
   }
 
   AMPC_HD void operator()(float &p, float g, float &m, float &v) const {
-    if (weightDecay != 0.0)
+    if (!decoupled)
+      g = withL2(g, p, (float)weightDecay);
+    else if (weightDecay != 0.0)
       p -= float(lr * weightDecay * p);
     m = float(beta1 * m + (1 - beta1) * g);
     v = float(beta2 * v + (1 - beta2) * double(g) * g);

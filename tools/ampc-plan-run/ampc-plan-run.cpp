@@ -29,7 +29,9 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"data", true, false, "synthetic (default), fashion-mnist[:DIR] or FILE.safetensors"},
     {"seed", true, false, "seed of the params, shuffling, dropout and synthetic data (0)"},
     {"epochs", true, false, "training: passes over the training set (1)"},
-    {"lr", true, false, "training: learning rate (0.01)"},
+    {"lr", true, false, "training: learning rate (0.01); a schedule's peak"},
+    {"lr-total-steps", true, false,
+     "training: a schedule's length in optimizer steps (default: the run's)"},
     {"accumulate", true, false, "training: micro-batches per optimizer step, as compiled (1)"},
     {"eval", true, false, "training: the forward plan that scores the trained params"},
     {"checkpoint", true, false, "training: writes the training state at the end"},
@@ -81,6 +83,7 @@ int train(const cli::Args &args, const rt::Plan &plan, int64_t steps) {
   o.steps = steps;
   o.epochs = args.getInt("epochs", 1);
   o.lr = args.getNumber("lr", 0.01, 0, 1e6);
+  o.lrTotalSteps = args.getInt("lr-total-steps", 0, 1);
   o.accumulate = args.getInt("accumulate", 1);
   o.checkpoint = args.getFile("checkpoint");
   o.resume = args.getFile("resume");

@@ -130,7 +130,10 @@ static std::vector<OptionSpec> withRunOptions(const char *stepsHelp,
       {"epochs", true, false, "passes over the training set (default 1)"},
       {"batch", true, false, "the batch size (must be the graph's)"},
       {"data", true, false, "synthetic (default), fashion-mnist[:DIR] or FILE.safetensors"},
-      {"lr", true, false, "learning rate (0.01)"},
+      {"lr", true, false, "learning rate (0.01); a schedule's peak"},
+      {"lr-total-steps", true, false,
+       "a schedule's length in optimizer steps (default: the run's, or the resumed run's)"},
+      {"log-every", true, false, "a progress line every N optimizer steps"},
       {"seed", true, false, "seed of init, shuffling, dropout and synthetic data (0)"}};
   run.insert(run.end(), specs.begin(), specs.end());
   return run;

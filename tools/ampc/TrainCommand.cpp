@@ -2,6 +2,8 @@
 // optimizer) and runs the training loop on the CPU runtime.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <iostream>
 
@@ -23,6 +25,23 @@ using namespace mlir;
 
 namespace ampc::cli {
 
+/// "a,b,..." as numbers; a UsageError naming `flag` for anything else.
+static std::vector<double> numberList(const std::string &text, const std::string &flag) {
+  std::vector<double> numbers;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t comma = std::min(text.find(',', at), text.size());
+    std::string item = text.substr(at, comma - at);
+    char *end = nullptr;
+    double v = item.empty() ? NAN : std::strtod(item.c_str(), &end);
+    if (item.empty() || *end || !std::isfinite(v))
+      throw UsageError(flag + " takes numbers a,b,..., got '" + text + "'");
+    numbers.push_back(v);
+    at = comma + 1;
+  }
+  return numbers;
+}
+
 TrainSettings trainSettingsFrom(const Args &args) {
   TrainSettings s;
   s.lossScaling = args.get("loss-scaling").value_or("");
@@ -43,6 +62,34 @@ TrainSettings trainSettingsFrom(const Args &args) {
       s.optimizer != "adamw")
     throw UsageError("--optimizer must be sgd, momentum, adam or adamw, got '" + s.optimizer + "'");
   s.weightDecay = args.has("weight-decay") ? args.getNumber("weight-decay", 0, 0, 1e6) : -1.0;
+  s.momentum = args.getNumber("momentum", s.momentum, 0, 1);
+  s.nesterov = args.has("nesterov");
+  if (s.nesterov && s.optimizer != "momentum")
+    throw UsageError("--nesterov is for --optimizer momentum");
+  if (auto betas = args.get("adam-betas")) {
+    std::vector<double> b = numberList(*betas, "--adam-betas");
+    if (b.size() != 2 || !(b[0] >= 0 && b[0] < 1) || !(b[1] >= 0 && b[1] < 1))
+      throw UsageError("--adam-betas takes two numbers in [0, 1), B1,B2, got '" + *betas + "'");
+    s.beta1 = b[0], s.beta2 = b[1];
+  }
+  s.epsilon = args.getNumber("adam-eps", s.epsilon, 0, 1);
+  s.noDecay1d = args.has("no-decay-1d");
+  s.lrSchedule = args.get("lr-schedule").value_or("constant");
+  static const char *schedules[] = {"constant", "cosine", "linear", "onecycle", "step"};
+  if (std::find(std::begin(schedules), std::end(schedules), s.lrSchedule) == std::end(schedules))
+    throw UsageError("--lr-schedule must be constant, cosine, linear, onecycle or step, got '" +
+                     s.lrSchedule + "'");
+  bool warms = s.lrSchedule == "cosine" || s.lrSchedule == "linear";
+  for (const char *flag : {"warmup-steps", "min-lr"})
+    if (args.has(flag) && !warms)
+      throw UsageError(std::string("--") + flag + " is for --lr-schedule cosine or linear");
+  for (const char *flag : {"lr-step-every", "lr-gamma"})
+    if (args.has(flag) && s.lrSchedule != "step")
+      throw UsageError(std::string("--") + flag + " is for --lr-schedule step");
+  s.warmupSteps = args.getInt("warmup-steps", 0, 0);
+  s.minLr = args.getNumber("min-lr", 0.0, 0, 1e6);
+  s.lrStepEvery = args.getInt("lr-step-every", 1, 1);
+  s.lrGamma = args.getNumber("lr-gamma", 0.1, 1e-12, 1e6);
   s.bucketMib = args.getNumber("bucket-mib", s.bucketMib, 1.0 / 1024, 1e6);
   s.worldSize = args.getInt("world-size", 1, 1, 1 << 20); // compile: the ranks to plan for
   for (const std::string &stage : args.getAll("print-ir-after")) {
@@ -58,7 +105,18 @@ TrainSettings trainSettingsFrom(const Args &args) {
 
 std::vector<OptionSpec> trainingOptionSpecs() {
   return {{"optimizer", true, false, "sgd (default), momentum, adam or adamw"},
-          {"weight-decay", true, false, "decoupled weight decay (adamw: 0.01)"},
+          {"weight-decay", true, false, "L2 weight decay; decoupled for adamw (adamw: 0.01)"},
+          {"no-decay-1d", false, false, "biases and norm scales (rank <= 1) are not decayed"},
+          {"momentum", true, false, "momentum: its factor (0.9)"},
+          {"nesterov", false, false, "momentum: Nesterov's"},
+          {"adam-betas", true, false, "adam, adamw: B1,B2 (0.9,0.999)"},
+          {"adam-eps", true, false, "adam, adamw: epsilon (1e-8)"},
+          {"lr-schedule", true, false, "constant (default), cosine, linear, onecycle or step"},
+          {"warmup-steps", true, false, "cosine, linear: steps of linear warmup (0)"},
+          {"min-lr", true, false, "cosine, linear: the rate at the last step (0)"},
+          {"lr-step-every", true, false, "step: steps between decays (1)"},
+          {"lr-gamma", true, false, "step: the decay factor (0.1)"},
+
           {"loss-scaling", true, false, "dynamic, static or none (default: dynamic for f16)"},
           {"init-loss-scaling", true, false, "initial loss scale (65536)"},
           {"incr-every-n-steps", true, false, "finite steps before the scale grows (2000)"},
@@ -94,6 +152,7 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
   onFile(in, [&] {
     options.device = deviceFrom(args);
     options.reports = Progress::updatesPerRun();
+    options.logEvery = args.getInt("log-every", 0, 1);
     job.settings = trainSettingsFrom(args);
     if (!job.printer()) // every rank compiles the same step: rank 0 alone prints it
       job.settings.printIrAfter.clear();
@@ -102,6 +161,7 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     options.steps = args.getInt("steps", 0);
     options.epochs = args.getInt("epochs", 1);
     options.lr = args.getNumber("lr", 0.01, 0, 1e6);
+    options.lrTotalSteps = args.getInt("lr-total-steps", 0, 1);
     options.seed = args.getInt("seed", 0, 0);
     options.accumulate = job.settings.accumulate;
     options.checkpoint = args.getFile("checkpoint");

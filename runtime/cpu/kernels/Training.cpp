@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/core/History.h"
 #include "runtime/core/StepVariants.h"
 #include "runtime/cpu/kernels/KernelUtil.h"
 #include "runtime/numerics/Finite.h"
@@ -135,27 +136,50 @@ template <typename F> void updateParam(KernelContext &c, F update) {
 }
 
 void sgd(KernelContext &c) {
-  num::SgdUpdate update{scalarF32(c.in[2])};
+  UpdateConfig cfg = updateConfigOf(c.step, c.attrs);
+  num::SgdUpdate update{scalarF32(c.in[2]), narrow(cfg.weightDecay)};
   updateParam(c, [&](float &p, float g, int64_t) { update(p, g); });
 }
 
 void momentum(KernelContext &c) {
-  num::MomentumUpdate update{scalarF32(c.in[2]), narrow(attrF64(c, "momentum", 0.9))};
+  UpdateConfig cfg = updateConfigOf(c.step, c.attrs);
+  num::MomentumUpdate update{scalarF32(c.in[2]), narrow(cfg.momentum), narrow(cfg.weightDecay),
+                             cfg.nesterov};
   float *v = c.in[4].as<float>();
   updateParam(c, [&](float &p, float g, int64_t i) { update(p, g, v[i]); });
 }
 
 void adam(KernelContext &c) {
-  num::AdamUpdate update = num::AdamUpdate::at(
-      scalarF32(c.in[2]), attrF64(c, "beta1", 0.9), attrF64(c, "beta2", 0.999),
-      attrF64(c, "epsilon", 1e-8), attrF64(c, "weight_decay", 0.0), scalarF32(c.in[6]));
+  UpdateConfig cfg = updateConfigOf(c.step, c.attrs);
+  num::AdamUpdate update =
+      num::AdamUpdate::at(scalarF32(c.in[2]), cfg.beta1, cfg.beta2, cfg.epsilon,
+                          cfg.weightDecay, scalarF32(c.in[6]), cfg.decoupled);
   float *m = c.in[4].as<float>(), *v = c.in[5].as<float>();
   updateParam(c, [&](float &p, float g, int64_t i) { update(p, g, m[i], v[i]); });
 }
 
+/// step += 1 unless found_inf; without found_inf, always.
 void countStep(KernelContext &c) {
-  if (!flag(c.in[1]))
+  if (c.in.size() < 2 || !flag(c.in[1]))
     setScalar(c.in[0], scalarF32(c.in[0]) + 1.0f);
+}
+
+/// record_step (runtime/core/History.h): the step's row, then count += 1.
+void recordStep(KernelContext &c) {
+  const TensorRef &history = c.in[0];
+  int64_t &count = *c.in[1].as<int64_t>();
+  double *row = history.as<double>() + (count % history.shape[0]) * kHistoryFields;
+  row[kStepLoss] = scalarF32(c.in[3]);
+  row[kStepLr] = scalarF32(c.in[4]);
+  row[kStepLossScale] = c.in.size() > 5 ? scalarF32(c.in[5]) : NAN;
+  row[kStepSkipped] = flag(c.in[2]) ? 1.0 : 0.0;
+  ++count;
+}
+
+void lrSchedule(KernelContext &c) {
+  double lr = lrScheduleOf(c.step, c.attrs)
+                  .at(scalarF32(c.in[0]), scalarF32(c.in[1]), scalarF32(c.in[2]));
+  setScalar(c.out[0], narrow(lr));
 }
 
 void assign(KernelContext &c) {
@@ -198,6 +222,8 @@ void addTrainingKernels(KernelTable &t) {
   t[Kernel::Momentum] = momentum;
   t[Kernel::Adam] = adam;
   t[Kernel::CountStep] = countStep;
+  t[Kernel::LrSchedule] = lrSchedule;
+  t[Kernel::RecordStep] = recordStep;
   t[Kernel::Assign] = assign;
   t[Kernel::Accumulate] = accumulate;
   t[Kernel::RestoreIfSkipped] = restoreIfSkipped;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/core/Convert.h"
+#include "runtime/core/History.h"
 #include "runtime/cuda/kernels/Quads.h"
 #include "runtime/cuda/kernels/Updates.h"
 #include "runtime/numerics/Finite.h"
@@ -119,10 +120,10 @@ void updateLossScaling(LaunchContext &c) {
   launched(c);
 }
 
-__global__ void sgdKernel(View p, View g, View copy, UpdateScalars s) {
+__global__ void sgdKernel(View p, View g, View copy, UpdateScalars s, UpdateSettings cfg) {
   if (*s.found)
     return;
-  num::SgdUpdate update{load(s.lr.data, s.lr.dtype, 0)};
+  num::SgdUpdate update = sgdUpdate(load(s.lr.data, s.lr.dtype, 0), cfg);
   float inverse = inverseScale(s);
   AMPC_GRID_STRIDE(i, p.size) {
     float param = load(p.data, p.dtype, i);
@@ -132,10 +133,10 @@ __global__ void sgdKernel(View p, View g, View copy, UpdateScalars s) {
 }
 
 __global__ void momentumKernel(View p, View g, View copy, UpdateScalars s, float *velocity,
-                               float mu) {
+                               UpdateSettings cfg) {
   if (*s.found)
     return;
-  num::MomentumUpdate update{load(s.lr.data, s.lr.dtype, 0), mu};
+  num::MomentumUpdate update = momentumUpdate(load(s.lr.data, s.lr.dtype, 0), cfg);
   float inverse = inverseScale(s);
   AMPC_GRID_STRIDE(i, p.size) {
     float param = load(p.data, p.dtype, i);
@@ -145,7 +146,7 @@ __global__ void momentumKernel(View p, View g, View copy, UpdateScalars s, float
 }
 
 __global__ void adamKernel(View p, View g, View copy, UpdateScalars s, float *m, float *v, View step,
-                           AdamConfig cfg) {
+                           UpdateSettings cfg) {
   if (*s.found)
     return;
   num::AdamUpdate update = blockAdamUpdate(load(s.lr.data, s.lr.dtype, 0), cfg, step);
@@ -159,32 +160,64 @@ __global__ void adamKernel(View p, View g, View copy, UpdateScalars s, float *m,
 
 void sgd(LaunchContext &c) {
   sgdKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
-      viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c));
+      viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c), settingsOf(c));
   launched(c);
 }
 
 void momentum(LaunchContext &c) {
   momentumKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
       viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c), c.in[4].as<float>(),
-      narrow(c.attrs.getF64("momentum", 0.9)));
+      settingsOf(c));
   launched(c);
 }
 
 void adam(LaunchContext &c) {
-  AdamConfig cfg = adamConfigOf(c);
   adamKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
       viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c), c.in[4].as<float>(),
-      c.in[5].as<float>(), viewOf(c.in[6]), cfg);
+      c.in[5].as<float>(), viewOf(c.in[6]), settingsOf(c));
   launched(c);
 }
 
+/// step += 1 unless found_inf (null: always).
 __global__ void countStepKernel(View step, const uint8_t *found) {
-  if (!*found)
+  if (!found || !*found)
     store(step.data, step.dtype, 0, load(step.data, step.dtype, 0) + 1.0f);
 }
 
 void countStep(LaunchContext &c) {
-  countStepKernel<<<1, 1, 0, c.stream()>>>(viewOf(c.in[0]), c.in[1].as<uint8_t>());
+  const uint8_t *found = c.in.size() > 1 ? c.in[1].as<uint8_t>() : nullptr;
+  countStepKernel<<<1, 1, 0, c.stream()>>>(viewOf(c.in[0]), found);
+  launched(c);
+}
+
+/// record_step (runtime/core/History.h): the step's row, then count += 1.
+__global__ void recordStepKernel(double *history, int64_t rows, int64_t *count,
+                                 const uint8_t *found, View loss, View lr, View scale) {
+  double *row = history + (*count % rows) * kHistoryFields;
+  row[kStepLoss] = load(loss.data, loss.dtype, 0);
+  row[kStepLr] = load(lr.data, lr.dtype, 0);
+  row[kStepLossScale] = scale.data ? (double)load(scale.data, scale.dtype, 0) : (double)NAN;
+  row[kStepSkipped] = *found ? 1.0 : 0.0;
+  ++*count;
+}
+
+void recordStep(LaunchContext &c) {
+  View none{nullptr, DType::F32, 0, 0, {}};
+  recordStepKernel<<<1, 1, 0, c.stream()>>>(
+      c.in[0].as<double>(), c.in[0].shape[0], c.in[1].as<int64_t>(), c.in[2].as<uint8_t>(),
+      viewOf(c.in[3]), viewOf(c.in[4]), c.in.size() > 5 ? viewOf(c.in[5]) : none);
+  launched(c);
+}
+
+__global__ void lrScheduleKernel(View peak, View step, View total, View lr, num::LrSchedule s) {
+  double rate = s.at(load(peak.data, peak.dtype, 0), load(step.data, step.dtype, 0),
+                     load(total.data, total.dtype, 0));
+  store(lr.data, lr.dtype, 0, (float)rate);
+}
+
+void lrSchedule(LaunchContext &c) {
+  lrScheduleKernel<<<1, 1, 0, c.stream()>>>(viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.in[2]),
+                                            viewOf(c.out[0]), lrScheduleOf(c.step, c.attrs));
   launched(c);
 }
 
@@ -258,6 +291,8 @@ void addTrainingKernels(KernelTable &t) {
   t[Kernel::Momentum] = momentum;
   t[Kernel::Adam] = adam;
   t[Kernel::CountStep] = countStep;
+  t[Kernel::LrSchedule] = lrSchedule;
+  t[Kernel::RecordStep] = recordStep;
   t[Kernel::Assign] = assign;
   t[Kernel::RestoreIfSkipped] = restoreIfSkipped;
   t[Kernel::Accumulate] = accumulate;

@@ -42,7 +42,7 @@ template <int W> struct Elements {
 
 template <Kind K>
 __global__ void multiUpdate(const UpdateEntry *entries, int count, int64_t chunks,
-                            UpdateScalars s, float mu, AdamConfig cfg, View step) {
+                            UpdateScalars s, UpdateSettings cfg, View step) {
   if (*s.found)
     return;
   float lr = load(s.lr.data, s.lr.dtype, 0), inverse = inverseScale(s);
@@ -71,9 +71,9 @@ __global__ void multiUpdate(const UpdateEntry *entries, int count, int64_t chunk
           for (int k = 0; k < W; ++k) {
             x.g[k] = unscaled(s, inverse, x.g[k]);
             if constexpr (K == Kind::Sgd)
-              num::SgdUpdate{lr}(x.p[k], x.g[k]);
+              sgdUpdate(lr, cfg)(x.p[k], x.g[k]);
             else if constexpr (K == Kind::Momentum)
-              num::MomentumUpdate{lr, mu}(x.p[k], x.g[k], x.m[k]);
+              momentumUpdate(lr, cfg)(x.p[k], x.g[k], x.m[k]);
             else
               adam(x.p[k], x.g[k], x.m[k], x.v[k]);
           }
@@ -146,18 +146,18 @@ void runUpdateGroup(const std::vector<LaunchContext *> &members, DeviceMemory &t
   unsigned blocks = (unsigned)std::min<int64_t>(chunks, 65535);
   UpdateScalars s = scalarsOf(c);
   View none{nullptr, DType::F32, 0, 0, {}};
+  UpdateSettings cfg = settingsOf(c);
   switch (kind) {
   case Kind::Sgd:
-    multiUpdate<Kind::Sgd><<<blocks, kThreads, 0, c.stream()>>>(list, count, chunks, s, 0, {},
-                                                                 none);
+    multiUpdate<Kind::Sgd><<<blocks, kThreads, 0, c.stream()>>>(list, count, chunks, s, cfg, none);
     break;
   case Kind::Momentum:
-    multiUpdate<Kind::Momentum><<<blocks, kThreads, 0, c.stream()>>>(
-        list, count, chunks, s, narrow(c.attrs.getF64("momentum", 0.9)), {}, none);
+    multiUpdate<Kind::Momentum><<<blocks, kThreads, 0, c.stream()>>>(list, count, chunks, s, cfg,
+                                                                      none);
     break;
   case Kind::Adam:
-    multiUpdate<Kind::Adam><<<blocks, kThreads, 0, c.stream()>>>(
-        list, count, chunks, s, 0, adamConfigOf(c), viewOf(c.in[6]));
+    multiUpdate<Kind::Adam><<<blocks, kThreads, 0, c.stream()>>>(list, count, chunks, s, cfg,
+                                                                  viewOf(c.in[6]));
     break;
   }
   launched(c);

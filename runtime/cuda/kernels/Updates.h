@@ -16,7 +16,11 @@ struct UpdateScalars {
   View gradScale; // data null: the gradient is already unscaled
 };
 
-struct AdamConfig {
+/// An update's settings (UpdateConfig) as the kernels take them: what the
+/// update computes in f32 narrowed, as the CPU's update narrows it.
+struct UpdateSettings {
+  float momentum, decay;
+  bool nesterov, decoupled;
   double beta1, beta2, epsilon, weightDecay;
 };
 
@@ -40,19 +44,28 @@ inline UpdateScalars scalarsOf(const LaunchContext &c) {
           scale >= 0 ? viewOf(c.in[scale]) : none};
 }
 
-inline AdamConfig adamConfigOf(const LaunchContext &c) {
-  return {c.attrs.getF64("beta1", 0.9), c.attrs.getF64("beta2", 0.999),
-          c.attrs.getF64("epsilon", 1e-8), c.attrs.getF64("weight_decay", 0.0)};
+inline UpdateSettings settingsOf(const LaunchContext &c) {
+  UpdateConfig u = updateConfigOf(c.step, c.attrs);
+  return {narrow(u.momentum), narrow(u.weightDecay), u.nesterov, u.decoupled,
+          u.beta1,            u.beta2,               u.epsilon,  u.weightDecay};
+}
+
+__device__ inline num::SgdUpdate sgdUpdate(float lr, const UpdateSettings &s) {
+  return {lr, s.decay};
+}
+
+__device__ inline num::MomentumUpdate momentumUpdate(float lr, const UpdateSettings &s) {
+  return {lr, s.momentum, s.decay, s.nesterov};
 }
 
 /// The update's per-step constants (two double pow()s), computed by one
 /// thread of the block and shared: every thread computing them cost more
 /// than its elements' updates. Every thread of the block must call it.
-__device__ inline num::AdamUpdate blockAdamUpdate(float lr, const AdamConfig &cfg, View step) {
+__device__ inline num::AdamUpdate blockAdamUpdate(float lr, const UpdateSettings &cfg, View step) {
   __shared__ num::AdamUpdate shared;
   if (threadIdx.x == 0)
     shared = num::AdamUpdate::at(lr, cfg.beta1, cfg.beta2, cfg.epsilon, cfg.weightDecay,
-                                 load(step.data, step.dtype, 0));
+                                 load(step.data, step.dtype, 0), cfg.decoupled);
   __syncthreads();
   return shared;
 }

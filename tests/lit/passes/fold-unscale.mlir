@@ -8,8 +8,8 @@
 // DYN-NOT: check_finite_and_unscale
 // DYN: %found_inf = graph.check_finite "check_finite"(%mm.grad, %y.grad) {outs = ["found_inf"]} : (tensor<8x8xf16>, tensor<8xf16>) -> tensor<i1>
 // DYN: graph.count_step "optimizer.count_step"(%optimizer.step, %found_inf)
-// DYN: graph.adam "w.adam"(%w, %mm.grad, %lr, %found_inf, %w.adam_m, %w.adam_v, %optimizer.step, %loss_scale) : (tensor<8x8xf32>, tensor<8x8xf16>,
-// DYN: graph.adam "b.adam"(%b, %y.grad, %lr, %found_inf, %b.adam_m, %b.adam_v, %optimizer.step, %loss_scale) : (tensor<8xf32>, tensor<8xf16>,
+// DYN: graph.adam "w.adam"(%w, %mm.grad, %lr, %found_inf, %w.adam_m, %w.adam_v, %optimizer.step, %loss_scale) {decoupled = false} : (tensor<8x8xf32>, tensor<8x8xf16>,
+// DYN: graph.adam "b.adam"(%b, %y.grad, %lr, %found_inf, %b.adam_m, %b.adam_v, %optimizer.step, %loss_scale) {decoupled = false} : (tensor<8xf32>, tensor<8xf16>,
 // S changes after the updates have read it.
 // DYN-NEXT: graph.update_loss_scaling "update_loss_scaling"(%found_inf, %loss_scale,
 // DYN-NEXT: graph.return %loss, %found_inf

@@ -1,0 +1,59 @@
+// The learning rate of optimizer step s (from 0) of S under a schedule
+// (docs/training.md, "Learning-rate schedules"), computed in double as
+// PyTorch's schedulers compute it in Python, then used as an f32 scalar.
+// The CPU and CUDA `lr_schedule` kernels call it. Host and device code.
+#ifndef AMPC_RUNTIME_NUMERICS_LRSCHEDULE_H
+#define AMPC_RUNTIME_NUMERICS_LRSCHEDULE_H
+
+#include <math.h>
+
+#include "runtime/numerics/HostDevice.h"
+
+namespace ampc::num {
+
+enum class ScheduleKind : uint8_t { Constant, Cosine, Linear, OneCycle, Step };
+
+struct LrSchedule {
+  ScheduleKind kind = ScheduleKind::Constant;
+  double warmup = 0, minLr = 0, stepEvery = 1, gamma = 0.1;
+
+  /// PyTorch's OneCycleLR defaults: pct_start, div_factor, final_div_factor.
+  static constexpr double kPctStart = 0.3, kDivFactor = 25.0, kFinalDivFactor = 1e4;
+
+  /// start + (end - start) * (1 + cos(pi * pct)) / 2 as PyTorch writes it.
+  AMPC_HD static double cosineAnneal(double start, double end, double pct) {
+    return end + (start - end) / 2.0 * (cos(3.141592653589793 * pct) + 1.0);
+  }
+
+  /// The rate at step `s` of `total` for the peak `lr`. Past the end the
+  /// decaying schedules stay at their last value.
+  AMPC_HD double at(double lr, double s, double total) const {
+    switch (kind) {
+    case ScheduleKind::Constant: return lr;
+    case ScheduleKind::Step: return lr * pow(gamma, floor(s / stepEvery));
+    case ScheduleKind::OneCycle: return oneCycle(lr, s < total ? s : total, total);
+    default: break;
+    }
+    if (s < warmup)
+      return lr * (s + 1.0) / warmup;
+    double pct = total > warmup ? (s - warmup) / (total - warmup) : 1.0;
+    pct = pct < 1.0 ? pct : 1.0;
+    if (kind == ScheduleKind::Linear)
+      return lr + (minLr - lr) * pct;
+    return cosineAnneal(lr, minLr, pct);
+  }
+
+  /// OneCycleLR(max_lr = lr, total_steps = total), two phases, cosine
+  /// annealing, as torch/optim/lr_scheduler.py computes get_lr().
+  AMPC_HD static double oneCycle(double lr, double s, double total) {
+    double initial = lr / kDivFactor, last = initial / kFinalDivFactor;
+    double end1 = kPctStart * total - 1.0, end2 = total - 1.0;
+    if (s <= end1 && end1 > 0) // a run of under 4 steps has no warmup phase
+      return cosineAnneal(initial, lr, s / end1);
+    return cosineAnneal(lr, last, (s - end1) / (end2 - end1));
+  }
+};
+
+} // namespace ampc::num
+
+#endif
