@@ -157,6 +157,16 @@ Json trainMetrics(const Plan &plan, const TrainOptions &options, const TrainResu
     history.push_back(std::move(row));
   }
   m["history"] = std::move(history);
+  Json evals = Json::array();
+  for (const EvalRecord &e : r.evals) {
+    Json row = {{"step", e.step}};
+    if (e.loss)
+      row["val_loss"] = *e.loss;
+    if (e.accuracy)
+      row["val_accuracy"] = *e.accuracy;
+    evals.push_back(std::move(row));
+  }
+  m["evals"] = std::move(evals);
   return m;
 }
 

@@ -58,6 +58,24 @@ private:
 Trainer::Trainer(Plan train, std::optional<Plan> eval, TrainOptions options)
     : plan_(std::move(train)), eval_(std::move(eval)), options_(std::move(options)) {}
 
+namespace {
+
+bool isSafetensors(const std::string &spec) {
+  return spec.size() > 12 && spec.compare(spec.size() - 12, 12, ".safetensors") == 0;
+}
+
+/// The validation set of a run: --val-data, else Fashion-MNIST's test set
+/// when it trains on Fashion-MNIST; "" for none.
+std::string validationSet(const TrainOptions &options) {
+  if (!options.valData.empty())
+    return options.valData;
+  if (options.data.rfind("fashion-mnist", 0) == 0)
+    return "fashion-mnist-test" + options.data.substr(std::string("fashion-mnist").size());
+  return "";
+}
+
+} // namespace
+
 TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onReport) {
   if (plan_.loss < 0)
     throw RuntimeError("the plan has no loss to train");
@@ -133,6 +151,10 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
   result.peakBytes = plan_.peakBytes();
   StepTimes times;
   HistoryReader history(plan_, start / k);
+  std::optional<Validation> validation;
+  if (std::string val = validationSet(options_); writer && eval_ && !val.empty())
+    validation.emplace(*eval_, val, options_.seed, options_.device, options_.graphs,
+                       options_.tuneGemms);
   int64_t epochShuffled = -1, stepSyncs = 0, stepWaits = 0;
   for (int64_t i = start; i < end; ++i) {
     int64_t epoch = perEpoch ? i / perEpoch : 0;
@@ -168,6 +190,8 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
                                         : isReportStep(step, total, options_.reports);
     if (report || history.due(step))
       history.read(ex, result.history);
+    if (validation && options_.evalEvery > 0 && (start / k + step) % options_.evalEvery == 0)
+      result.evals.push_back(validation->run(ex, start / k + step));
     if (onReport && report) {
       double ms = times.resolve();
       onReport({step, total, ex.readScalar(plan_.loss), scale >= 0 ? ex.readScalar(scale) : 1.0,
@@ -212,47 +236,27 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
     result.ranges.resize(bytes.size() / sizeof(double));
     std::memcpy(result.ranges.data(), bytes.data(), bytes.size());
   }
-  if (eval_ && feed.labelled() && writer) {
+  if (validation) {
     // Weights that no step updated are not scored as if they had trained.
     bool neverTrained = total > 0 && result.skippedInRun == total && start == 0 &&
                         options_.initFrom.empty();
-    if (neverTrained)
+    if (neverTrained) {
       result.evalNote = "every step was skipped for a non-finite gradient: the weights never "
                         "trained";
-    else if (!(result.evalAccuracy = evaluate(ex, result.evalSamples)))
-      result.evalNote = "the graph has no [batch, classes] output to score";
+    } else {
+      if (result.evals.empty() || result.evals.back().step != end / k)
+        result.evals.push_back(validation->run(ex, end / k));
+      const EvalRecord &last = result.evals.back();
+      result.evalAccuracy = last.accuracy;
+      result.evalSamples = last.samples;
+      if (!last.accuracy)
+        result.evalNote = "the graph has no [batch, classes] output to score";
+    }
+  } else if (writer && eval_ && options_.valData.empty() && isSafetensors(options_.data)) {
+    result.evalNote = "it trains on " + options_.data +
+                      " and has no validation set to score (--val-data FILE.safetensors)";
   }
   return result;
-}
-
-std::optional<double> Trainer::evaluate(Executor &trained, int64_t &seen) {
-  Executor ex(*eval_,
-              {/*training=*/false, options_.seed, false, options_.device, options_.graphs, nullptr,
-               options_.tuneGemms});
-  for (const Buffer &b : eval_->buffers) {
-    if (b.kind != BufferKind::Param)
-      continue;
-    int id = plan_.find(b.name);
-    if (id < 0 || plan_.buffers[id].bytes != b.bytes || plan_.buffers[id].dtype != b.dtype)
-      throw RuntimeError("the trained plan has no param '" + b.name + "' of the same type");
-    std::vector<std::byte> bytes = trained.readBytes(id);
-    ex.write(b.id, bytes.data(), bytes.size());
-  }
-  DataFeed test(*eval_, options_.data, /*train=*/false, options_.seed);
-  int logits = logitsBuffer(*eval_, test.batchSize());
-  if (logits < 0)
-    return std::nullopt;
-  int64_t correct = 0;
-  seen = 0;
-  for (int64_t i = 0; i < test.batchesToCover(); ++i) {
-    test.fill(ex, i);
-    ex.run();
-    int64_t rows = test.samplesIn(i);
-    correct += correctPredictions(ex.readF32(logits), eval_->buffers[logits].shape[1],
-                                  test.batchLabels(), rows);
-    seen += rows;
-  }
-  return seen ? std::optional<double>(double(correct) / double(seen)) : std::nullopt;
 }
 
 } // namespace ampc::rt

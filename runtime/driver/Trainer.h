@@ -12,6 +12,7 @@
 
 #include "runtime/driver/Data.h"
 #include "runtime/driver/History.h"
+#include "runtime/driver/Validation.h"
 #include "runtime/driver/NumericsCheck.h"
 
 namespace ampc::rt {
@@ -43,6 +44,12 @@ struct TrainOptions {
   int64_t reports = 10;
   /// With N > 0, a progress report every N optimizer steps instead.
   int64_t logEvery = 0;
+  /// The validation set (Validation.h: fashion-mnist-test[:DIR] or
+  /// FILE.safetensors); empty: Fashion-MNIST's test set when training on
+  /// it, else none. Evaluated at the end and, with evalEvery N > 0, every N
+  /// optimizer steps.
+  std::string valData;
+  int64_t evalEvery = 0;
   /// Diagnose non-finite values (runtime/driver/NumericsCheck.h); the plan
   /// must carry the non-finite probes.
   bool checkNumerics = false;
@@ -85,6 +92,8 @@ struct TrainResult {
   /// One record per optimizer step of this run (docs/training.md, "Curves"),
   /// where the plan records a history.
   std::vector<StepRecord> history;
+  /// The validations of the run, in step order (the last at its end).
+  std::vector<EvalRecord> evals;
   /// The numerics ranges the plan's range probes gathered (rows of
   /// kRangeFields, runtime/core/Probes.h), when it has them.
   std::vector<double> ranges;
@@ -93,14 +102,11 @@ struct TrainResult {
 class Trainer {
 public:
   /// `eval`, when given, is the forward plan whose params (by name) take the
-  /// trained values for the accuracy on the test set.
+  /// trained values for validation (TrainOptions::valData).
   Trainer(Plan train, std::optional<Plan> eval, TrainOptions options);
   TrainResult run(const std::function<void(const TrainProgress &)> &onReport = {});
 
 private:
-  /// Accuracy over the whole test set, or nullopt when the forward plan has
-  /// no logits output ([batch, classes]) to score.
-  std::optional<double> evaluate(Executor &trained, int64_t &samples);
   Plan plan_;
   std::optional<Plan> eval_;
   TrainOptions options_;

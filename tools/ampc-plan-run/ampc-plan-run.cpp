@@ -34,6 +34,9 @@ const std::vector<cli::OptionSpec> kOptions = {
      "training: a schedule's length in optimizer steps (default: the run's)"},
     {"accumulate", true, false, "training: micro-batches per optimizer step, as compiled (1)"},
     {"eval", true, false, "training: the forward plan that scores the trained params"},
+    {"val-data", true, false,
+     "training: the validation set for --eval (fashion-mnist-test[:DIR] or FILE.safetensors)"},
+    {"eval-every", true, false, "training: validates every N optimizer steps (and at the end)"},
     {"checkpoint", true, false, "training: writes the training state at the end"},
     {"resume", true, false, "training: continues from a checkpoint"},
     {"init-from", true, false, "training: starts from the weights of a safetensors file"},
@@ -84,6 +87,8 @@ int train(const cli::Args &args, const rt::Plan &plan, int64_t steps) {
   o.epochs = args.getInt("epochs", 1);
   o.lr = args.getNumber("lr", 0.01, 0, 1e6);
   o.lrTotalSteps = args.getInt("lr-total-steps", 0, 1);
+  o.valData = args.get("val-data").value_or("");
+  o.evalEvery = args.getInt("eval-every", 0, 1);
   o.accumulate = args.getInt("accumulate", 1);
   o.checkpoint = args.getFile("checkpoint");
   o.resume = args.getFile("resume");

@@ -134,6 +134,10 @@ static std::vector<OptionSpec> withRunOptions(const char *stepsHelp,
       {"lr-total-steps", true, false,
        "a schedule's length in optimizer steps (default: the run's, or the resumed run's)"},
       {"log-every", true, false, "a progress line every N optimizer steps"},
+      {"val-data", true, false,
+       "the validation set: fashion-mnist-test[:DIR] or FILE.safetensors (default: "
+       "Fashion-MNIST's test set when training on it)"},
+      {"eval-every", true, false, "validates every N optimizer steps (and at the end)"},
       {"seed", true, false, "seed of init, shuffling, dropout and synthetic data (0)"}};
   run.insert(run.end(), specs.begin(), specs.end());
   return run;

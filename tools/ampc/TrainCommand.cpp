@@ -153,6 +153,8 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     options.device = deviceFrom(args);
     options.reports = Progress::updatesPerRun();
     options.logEvery = args.getInt("log-every", 0, 1);
+    options.valData = args.get("val-data").value_or("");
+    options.evalEvery = args.getInt("eval-every", 0, 1);
     job.settings = trainSettingsFrom(args);
     if (!job.printer()) // every rank compiles the same step: rank 0 alone prints it
       job.settings.printIrAfter.clear();
@@ -242,6 +244,8 @@ int runTrain(const Args &args) {
   std::printf("final loss: %.6g\nloss scale: %g (%s), skipped steps: %lld\n", result.finalLoss,
               result.lossScale, lossScalingMode(job.amp, job.settings).c_str(),
               (long long)result.skipped);
+  if (!result.evals.empty() && result.evals.back().loss)
+    std::printf("eval loss: %.6g\n", *result.evals.back().loss);
   if (result.evalAccuracy)
     std::printf("eval accuracy: %.4f\n", *result.evalAccuracy);
   else if (!result.evalNote.empty())

@@ -1,0 +1,45 @@
+// Validation during training (docs/training.md, "Validation"): the forward
+// plan, given the trained params, over a validation set: the mean loss of
+// its batches and, where the graph has a [batch, classes] output and the
+// set labels, the accuracy. One executor serves every evaluation of a run.
+#ifndef AMPC_RUNTIME_DRIVER_VALIDATION_H
+#define AMPC_RUNTIME_DRIVER_VALIDATION_H
+
+#include <optional>
+#include <string>
+
+#include "runtime/driver/Data.h"
+
+namespace ampc::rt {
+
+struct EvalRecord {
+  int64_t step = 0; // the optimizer step it followed
+  std::optional<double> loss, accuracy;
+  int64_t samples = 0; // scored for the accuracy
+};
+
+/// The data spec that feeds a validation set named by --val-data:
+/// `fashion-mnist-test[:DIR]` is Fashion-MNIST's test set, else the spec
+/// itself (FILE.safetensors); `train` is then false.
+std::string validationFeed(const std::string &valData);
+
+class Validation {
+public:
+  /// `eval` is the forward plan; its params take the values of the trained
+  /// plan's params of the same names. Throws RuntimeError when the set
+  /// cannot feed the plan.
+  Validation(Plan eval, const std::string &valData, uint64_t seed, const std::string &device,
+             bool graphs, bool tuneGemms);
+  /// Scores `trained`'s params after optimizer step `step`.
+  EvalRecord run(Executor &trained, int64_t step);
+
+private:
+  Plan plan_;
+  Executor ex_;
+  DataFeed feed_;
+  int logits_;
+};
+
+} // namespace ampc::rt
+
+#endif
