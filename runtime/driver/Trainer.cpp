@@ -60,6 +60,14 @@ Trainer::Trainer(Plan train, std::optional<Plan> eval, TrainOptions options)
 
 namespace {
 
+/// The checkpoint file of optimizer step `step`: `{step}` in the name
+/// replaced by it.
+std::string checkpointPath(std::string name, int64_t step) {
+  for (size_t at; (at = name.find("{step}")) != std::string::npos;)
+    name.replace(at, 6, std::to_string(step));
+  return name;
+}
+
 bool isSafetensors(const std::string &spec) {
   return spec.size() > 12 && spec.compare(spec.size() - 12, 12, ".safetensors") == 0;
 }
@@ -86,7 +94,7 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
                        " ranks; this run has " + std::to_string(ranks));
   bool writer = rank == 0; // rank 0 writes the checkpoint
   if (writer && !options_.checkpoint.empty())
-    if (std::string why = checkWritable(options_.checkpoint); !why.empty())
+    if (std::string why = checkWritable(checkpointPath(options_.checkpoint, 0)); !why.empty())
       throw RuntimeError(options_.checkpoint + ": cannot write the checkpoint: " + why);
   ExecOptions exec{/*training=*/true,  options_.seed,         options_.profile,
                    options_.device,    options_.graphs,       comm,
@@ -151,6 +159,21 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
   result.peakBytes = plan_.peakBytes();
   StepTimes times;
   HistoryReader history(plan_, start / k);
+  // The training state after micro-batch `micro` (written atomically).
+  auto save = [&](int64_t micro) {
+    std::map<std::string, std::string> meta = {
+        {"format", "ampc"},
+        {"graph", plan_.name},
+        {"micro_batch", std::to_string(micro)},
+        {"iteration", std::to_string(ex.iterations())},
+        {"skipped_steps", std::to_string((int64_t)ex.readScalar(skipped))},
+        {"accumulate", std::to_string(k)}};
+    if (ranks > 1)
+      meta["world_size"] = std::to_string(ranks);
+    if (schedule >= 0)
+      meta[kLrTotalSteps] = std::to_string(scheduleLength);
+    saveCheckpoint(checkpointPath(options_.checkpoint, micro / k), ex, meta);
+  };
   std::optional<Validation> validation;
   if (std::string val = validationSet(options_); writer && eval_ && !val.empty())
     validation.emplace(*eval_, val, options_.seed, options_.device, options_.graphs,
@@ -190,6 +213,9 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
                                         : isReportStep(step, total, options_.reports);
     if (report || history.due(step))
       history.read(ex, result.history);
+    if (writer && !options_.checkpoint.empty() && options_.saveEvery > 0 &&
+        (start / k + step) % options_.saveEvery == 0 && i + 1 < end)
+      save(i + 1);
     if (validation && options_.evalEvery > 0 && (start / k + step) % options_.evalEvery == 0)
       result.evals.push_back(validation->run(ex, start / k + step));
     if (onReport && report) {
@@ -215,19 +241,8 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
   result.devicePeakBytes = device.stats().peakBytes;
   result.hostSyncsPerStep = total ? double(stepSyncs) / double(total) : 0;
   result.stagingWaitsPerStep = total ? double(stepWaits) / double(total) : 0;
-  if (writer && !options_.checkpoint.empty()) {
-    std::map<std::string, std::string> meta = {{"format", "ampc"},
-                                               {"graph", plan_.name},
-                                               {"micro_batch", std::to_string(end)},
-                                               {"iteration", std::to_string(ex.iterations())},
-                                               {"skipped_steps", std::to_string(result.skipped)},
-                                               {"accumulate", std::to_string(k)}};
-    if (ranks > 1)
-      meta["world_size"] = std::to_string(ranks);
-    if (schedule >= 0)
-      meta[kLrTotalSteps] = std::to_string(scheduleLength);
-    saveCheckpoint(options_.checkpoint, ex, meta);
-  }
+  if (writer && !options_.checkpoint.empty())
+    save(end);
   result.profile = ex.profile();
   if (check)
     result.numerics = check->report();

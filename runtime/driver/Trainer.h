@@ -29,6 +29,9 @@ struct TrainOptions {
   uint64_t seed = 0;
   int64_t accumulate = 1;
   std::string checkpoint, resume;
+  /// With N > 0, `checkpoint` is also written every N optimizer steps;
+  /// `{step}` in its name is replaced by the optimizer step.
+  int64_t saveEvery = 0;
   /// A weights-only safetensors file to start from (runtime/driver/Weights.h).
   std::string initFrom;
   /// Times every kernel (TrainResult::profile).

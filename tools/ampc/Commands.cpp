@@ -138,6 +138,7 @@ static std::vector<OptionSpec> withRunOptions(const char *stepsHelp,
        "the validation set: fashion-mnist-test[:DIR] or FILE.safetensors (default: "
        "Fashion-MNIST's test set when training on it)"},
       {"eval-every", true, false, "validates every N optimizer steps (and at the end)"},
+      {"save-every", true, false, "with --checkpoint: also writes it every N optimizer steps"},
       {"seed", true, false, "seed of init, shuffling, dropout and synthetic data (0)"}};
   run.insert(run.end(), specs.begin(), specs.end());
   return run;

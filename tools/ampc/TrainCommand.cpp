@@ -155,6 +155,9 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     options.logEvery = args.getInt("log-every", 0, 1);
     options.valData = args.get("val-data").value_or("");
     options.evalEvery = args.getInt("eval-every", 0, 1);
+    options.saveEvery = args.getInt("save-every", 0, 1);
+    if (options.saveEvery && !args.has("checkpoint"))
+      throw UsageError("--save-every writes the --checkpoint FILE: give one");
     job.settings = trainSettingsFrom(args);
     if (!job.printer()) // every rank compiles the same step: rank 0 alone prints it
       job.settings.printIrAfter.clear();
