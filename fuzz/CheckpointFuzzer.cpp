@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   try {
     Safetensors file = parseSafetensors(ampc::fuzz::text(data, size), "fuzz");
     try {
-      loadWeights(file, ex, {"w", "b"});
+      loadWeights(file, ex, {"w", "b"}, ex.plan());
     } catch (const RuntimeError &) {
     }
     loadParams(file, ex);

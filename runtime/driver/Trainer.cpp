@@ -119,7 +119,8 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
     for (const Buffer &b : (eval_ ? *eval_ : plan_).buffers)
       if (b.kind == BufferKind::Param && (eval_ || b.trainable))
         model.push_back(b.name);
-    loadWeights(readSafetensors(options_.initFrom, "weights file"), ex, model);
+    loadWeights(readSafetensors(options_.initFrom, "weights file"), ex, model,
+                eval_ ? *eval_ : plan_, options_.initLayout);
   }
   if (!options_.resume.empty()) {
     const std::string &path = options_.resume;
@@ -130,6 +131,12 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
                          "'");
     if (meta.count("accumulate") && metaInt(meta, "accumulate", path) != k)
       throw RuntimeError(path + ": saved with --accumulate " + meta["accumulate"]);
+    for (const auto &[flag, value] : options_.settings)
+      if (auto saved = meta.find("setting." + flag); saved != meta.end() && saved->second != value)
+        throw RuntimeError(path + ": saved by a run with --" + flag + " " + saved->second +
+                           "; this run has --" + flag + " " + value +
+                           " (resume with the same settings, or start a new run from its "
+                           "weights with --init-from)");
     if (int64_t saved = meta.count("world_size") ? metaInt(meta, "world_size", path) : 1;
         saved != ranks)
       throw RuntimeError(path + ": saved by a run of " + std::to_string(saved) +
@@ -172,6 +179,8 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
       meta["world_size"] = std::to_string(ranks);
     if (schedule >= 0)
       meta[kLrTotalSteps] = std::to_string(scheduleLength);
+    for (const auto &[flag, value] : options_.settings)
+      meta["setting." + flag] = value;
     saveCheckpoint(checkpointPath(options_.checkpoint, micro / k), ex, meta);
   };
   std::optional<Validation> validation;

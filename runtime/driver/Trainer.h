@@ -12,6 +12,7 @@
 
 #include "runtime/driver/Data.h"
 #include "runtime/driver/History.h"
+#include "runtime/driver/Weights.h"
 #include "runtime/driver/Validation.h"
 #include "runtime/driver/NumericsCheck.h"
 
@@ -29,11 +30,17 @@ struct TrainOptions {
   uint64_t seed = 0;
   int64_t accumulate = 1;
   std::string checkpoint, resume;
+  /// The settings that shape the plan's state (flag -> value: level, dtype,
+  /// optimizer, ...): checkpoints record them, and resuming with another
+  /// value is an error that names the flag.
+  std::map<std::string, std::string> settings;
   /// With N > 0, `checkpoint` is also written every N optimizer steps;
   /// `{step}` in its name is replaced by the optimizer step.
   int64_t saveEvery = 0;
-  /// A weights-only safetensors file to start from (runtime/driver/Weights.h).
+  /// A weights-only safetensors file to start from (runtime/driver/Weights.h),
+  /// and how it lays out Linear weights.
   std::string initFrom;
+  WeightLayout initLayout = WeightLayout::FromFile;
   /// Times every kernel (TrainResult::profile).
   bool profile = false;
   std::string device = "cpu";

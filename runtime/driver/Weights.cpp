@@ -51,10 +51,19 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 } // namespace
 
 void loadWeights(const Safetensors &file, Executor &ex,
-                 const std::vector<std::string> &modelParams) {
+                 const std::vector<std::string> &modelParams, const Plan &layout,
+                 WeightLayout layoutOfFile) {
   const Plan &plan = ex.plan();
-  bool torch = file.metadata.count("format") && file.metadata.at("format") == "pt";
-  std::set<int> transposed = torch ? matmulWeights(plan) : std::set<int>{};
+  bool torch = layoutOfFile == WeightLayout::Torch ||
+               (layoutOfFile == WeightLayout::FromFile && file.metadata.count("format") &&
+                file.metadata.at("format") == "pt");
+  std::set<std::string> linear;
+  if (torch)
+    for (int id : matmulWeights(layout))
+      linear.insert(layout.buffers[id].name);
+  std::vector<std::string> misshapen;
+  bool allTransposed = true;
+  std::vector<std::pair<int, std::vector<float>>> writes;
   for (const std::string &name : modelParams) {
     auto it = file.tensors.find(name);
     if (it == file.tensors.end())
@@ -67,26 +76,38 @@ void loadWeights(const Safetensors &file, Executor &ex,
     std::vector<std::byte> bytes(t.bytes); // aligned for the conversion
     std::memcpy(bytes.data(), file.data.data() + t.offset, t.bytes);
     toF32(bytes.data(), t.dtype, values.data(), values.size());
+    bool transpose = linear.count(name) && t.shape.size() == 2;
     for (int id : {plan.find(name), plan.find(name + ".master")}) {
       if (id < 0)
         continue;
       const Buffer &b = plan.buffers[id];
       std::vector<int64_t> shape = t.shape;
       std::vector<float> v = values;
-      if (transposed.count(plan.find(name)) && shape.size() == 2) {
+      if (transpose) {
         std::swap(shape[0], shape[1]);
         for (int64_t r = 0; r < shape[0]; ++r)
           for (int64_t c = 0; c < shape[1]; ++c)
             v[r * shape[1] + c] = values[c * shape[0] + r];
       }
-      if (shape != b.shape)
-        throw RuntimeError(
-            file.path + ": tensor '" + name + "' is " + shapeText(t.shape) +
-            (torch && transposed.count(plan.find(name)) ? " (PyTorch's layout)" : "") +
-            ", the graph's param " + shapeText(b.shape));
-      ex.writeF32(id, v);
+      if (shape != b.shape) {
+        bool swapped = t.shape.size() == 2 && b.shape.size() == 2 &&
+                       t.shape[0] == b.shape[1] && t.shape[1] == b.shape[0];
+        allTransposed &= swapped && !torch;
+        misshapen.push_back("tensor '" + name + "' is " + shapeText(t.shape) +
+                            (transpose ? " (PyTorch's layout)" : "") + ", the graph's param " +
+                            shapeText(b.shape));
+        continue;
+      }
+      writes.emplace_back(id, std::move(v));
     }
   }
+  if (!misshapen.empty())
+    throw RuntimeError(file.path + ": " + misshapen.front() +
+                       (allTransposed ? "; every misshapen tensor is its param transposed, as "
+                                        "PyTorch's Linear stores it: pass --init-layout torch"
+                                      : ""));
+  for (auto &[id, v] : writes)
+    ex.writeF32(id, v);
 }
 
 } // namespace ampc::rt

@@ -12,14 +12,23 @@
 
 namespace ampc::rt {
 
+/// How a weights file lays out Linear weights: as the graph's params, or
+/// as PyTorch's Linear [out, in]; by default as its metadata says
+/// ("format": "pt" is PyTorch's).
+enum class WeightLayout { FromFile, Graph, Torch };
+
 /// Loads every param named in `modelParams`, and the f32 master
 /// (`<param>.master`) of each, from `file`. A tensor may be of any float
 /// dtype (values are rounded to the param's). Its shape must be the param's;
-/// in a file PyTorch wrote (metadata "format": "pt"), the right operand of a
-/// matmul is read in PyTorch's Linear layout [out, in] and transposed. A
-/// missing or misshapen tensor is an error naming it and what the file has.
+/// in PyTorch's layout, a param that the forward plan `layout` reads as the
+/// right operand of a matmul without transpose_b ([in, out]: a builder's
+/// Linear) is read as [out, in] and transposed; one read with transpose_b
+/// (an ONNX import's) is read as it is. A missing or misshapen tensor is an
+/// error naming it and what the file has; where every misshapen tensor is
+/// the transpose of its param, the error names --init-layout torch.
 void loadWeights(const Safetensors &file, Executor &ex,
-                 const std::vector<std::string> &modelParams);
+                 const std::vector<std::string> &modelParams, const Plan &layout,
+                 WeightLayout layoutOfFile = WeightLayout::FromFile);
 
 } // namespace ampc::rt
 

@@ -42,28 +42,47 @@ TEST(Weights, PyTorchLinearWeightsAreTransposedAndDtypesRounded) {
   rt::Safetensors torch = fileOf({{"w", {{2, 3}, {1, 2, 3, 4, 5, 6}}},
                                   {"b", {{2}, {0.1f, -2.5f}}}},
                                  {{"format", "pt"}});
-  rt::loadWeights(torch, *c.ex, {"w", "b"});
+  rt::loadWeights(torch, *c.ex, {"w", "b"}, c.ex->plan());
   EXPECT_EQ(test::valuesOf(*c.ex, "w"), (std::vector<float>{1, 4, 2, 5, 3, 6}));
   EXPECT_EQ(test::valuesOf(*c.ex, "b"),
             (std::vector<float>{rt::f16ToF32(rt::f32ToF16(0.1f)), -2.5f}))
       << "rounded to the f16 param";
 }
 
+/// y = x @ wᵀ with w [2, 3] ([out, in], as an ONNX import keeps it:
+/// transpose_b), trained, so that the backward reads w without transpose_b.
+TEST(Weights, ALinearWeightReadTransposedKeepsPyTorchsLayout) {
+  test::Compiled forward = test::compile([](GraphBuilder &g) {
+    Tensor x = g.input("x", {4, 3});
+    Tensor w = g.param("w", {2, 3}, Init::zeros());
+    g.output(g.matmul(x, w, false, true, "mm"));
+  });
+  rt::Safetensors torch = fileOf({{"w", {{2, 3}, {1, 2, 3, 4, 5, 6}}}}, {{"format", "pt"}});
+  rt::loadWeights(torch, *forward.ex, {"w"}, forward.ex->plan());
+  EXPECT_EQ(test::valuesOf(*forward.ex, "w"), (std::vector<float>{1, 2, 3, 4, 5, 6}))
+      << "PyTorch's [out, in] is this graph's layout: nothing to transpose";
+}
+
 TEST(Weights, AmpcLayoutShapesMustMatchAndMissingNamesAreListed) {
   test::Compiled c = linear();
   rt::Safetensors same = fileOf({{"w", {{3, 2}, {1, 2, 3, 4, 5, 6}}}, {"b", {{2}, {1, 1}}}}, {});
-  rt::loadWeights(same, *c.ex, {"w", "b"});
+  rt::loadWeights(same, *c.ex, {"w", "b"}, c.ex->plan());
   EXPECT_EQ(test::valuesOf(*c.ex, "w"), (std::vector<float>{1, 2, 3, 4, 5, 6}));
   rt::Safetensors transposed = fileOf({{"w", {{2, 3}, {1, 2, 3, 4, 5, 6}}}}, {});
   try {
-    rt::loadWeights(transposed, *c.ex, {"w"});
+    rt::loadWeights(transposed, *c.ex, {"w"}, c.ex->plan());
     ADD_FAILURE() << "a transposed shape outside a PyTorch file was accepted";
   } catch (const rt::RuntimeError &e) {
-    EXPECT_STREQ(e.what(), "weights.safetensors: tensor 'w' is [2,3], the graph's param [3,2]");
+    EXPECT_STREQ(e.what(), "weights.safetensors: tensor 'w' is [2,3], the graph's param [3,2]; "
+                           "every misshapen tensor is its param transposed, as PyTorch's Linear "
+                           "stores it: pass --init-layout torch");
   }
+  rt::loadWeights(transposed, *c.ex, {"w"}, c.ex->plan(), rt::WeightLayout::Torch);
+  EXPECT_EQ(test::valuesOf(*c.ex, "w"), (std::vector<float>{1, 4, 2, 5, 3, 6}))
+      << "--init-layout torch reads it as PyTorch's";
   rt::Safetensors renamed = fileOf({{"fc.weight", {{3, 2}, {1, 2, 3, 4, 5, 6}}}}, {});
   try {
-    rt::loadWeights(renamed, *c.ex, {"w"});
+    rt::loadWeights(renamed, *c.ex, {"w"}, c.ex->plan());
     ADD_FAILURE() << "a missing weight was accepted";
   } catch (const rt::RuntimeError &e) {
     EXPECT_STREQ(e.what(), "weights.safetensors: no tensor 'w' (the file has fc.weight)");

@@ -32,6 +32,17 @@ std::string deviceFrom(const Args &args) {
   return device;
 }
 
+rt::WeightLayout weightLayoutFrom(const Args &args) {
+  std::optional<std::string> layout = args.get("init-layout");
+  if (!layout)
+    return rt::WeightLayout::FromFile;
+  if (*layout == "torch")
+    return rt::WeightLayout::Torch;
+  if (*layout == "graph")
+    return rt::WeightLayout::Graph;
+  throw UsageError("--init-layout must be torch or graph, got '" + *layout + "'");
+}
+
 const rt::Target &targetFrom(const Args &args) {
   std::string device = args.get("device").value_or("cpu");
   const rt::Target *target = rt::findTarget(device);
@@ -204,6 +215,10 @@ const std::vector<Command> &commands() {
                         "runs once on the named inputs of a safetensors file"},
                        {"outputs", true, false,
                         "with --inputs: writes every graph output to a safetensors file"},
+                       {"weights", true, false,
+                        "the params' values: a checkpoint or a weights-only file (as --init-from)"},
+                       {"init-layout", true, false,
+                        "--weights' Linear weights: torch ([out, in]) or graph"},
                        {"device", true, false, "cpu (default) or cuda"},
                        noFuseOptionSpec(),
                        {"no-cuda-graph", false, false,
@@ -220,6 +235,9 @@ const std::vector<Command> &commands() {
            {"resume", true, false, "continues from a checkpoint"},
            {"init-from", true, false,
             "starts from the weights of a safetensors file (fresh optimizer state)"},
+           {"init-layout", true, false,
+            "--init-from's Linear weights: torch ([out, in]) or graph (default: the file's "
+            "metadata)"},
            {"metrics-json", true, false, "writes the run's figures as JSON"},
            {"device", true, false, "cpu (default) or cuda"},
            noFuseOptionSpec(),
@@ -238,6 +256,7 @@ const std::vector<Command> &commands() {
        withAmpOptions(withTrainingOptions(withRunOptions(
            "optimizer steps (default 20)", {
            {"init-from", true, false, "starts from the weights of a safetensors file"},
+           {"init-layout", true, false, "--init-from's Linear weights: torch or graph"},
            {"json", true, false, "writes the ranges and the verdict as JSON"},
            {"dot", true, false, "draws the graph coloured by headroom (Graphviz)"}}))),
        runDoctor},

@@ -96,6 +96,9 @@ template <typename F> auto onFile(const std::string &file, F body) {
 /// The backend `--device` names (cpu by default), checked now: unknown, not
 /// built, or without its hardware is an error that says so.
 std::string deviceFrom(const Args &args);
+/// How `--init-layout` (torch or graph) says a weights file lays out Linear
+/// weights; absent: as its metadata says.
+rt::WeightLayout weightLayoutFrom(const Args &args);
 /// The target `--device` names, whether or not this build can run it (a plan
 /// for the GPU can be compiled anywhere).
 const rt::Target &targetFrom(const Args &args);

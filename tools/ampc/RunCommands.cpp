@@ -110,6 +110,24 @@ int runCompile(const Args &args) {
   return 0;
 }
 
+/// `--weights FILE`'s values for every param of `ex`'s (forward) plan.
+static void loadWeightsFrom(const Args &args, rt::Executor &ex) {
+  std::string file = args.getFile("weights");
+  if (file.empty()) {
+    if (args.has("init-layout"))
+      throw UsageError("--init-layout says how --weights lays out Linear weights: give --weights");
+    return;
+  }
+  std::vector<std::string> params;
+  for (const rt::Buffer &b : ex.plan().buffers)
+    if (b.kind == rt::BufferKind::Param && b.copyOf < 0)
+      params.push_back(b.name);
+  onFile(file, [&] {
+    rt::loadWeights(rt::readSafetensors(file, "weights file"), ex, params, ex.plan(),
+                    weightLayoutFrom(args));
+  });
+}
+
 /// `ampc run --inputs IN.safetensors [--outputs OUT.safetensors]`: one
 /// forward pass on the given inputs, every graph output written by name.
 static int runOnInputs(const Args &args, const std::string &in, const AmpSettings &settings) {
@@ -126,6 +144,7 @@ static int runOnInputs(const Args &args, const std::string &in, const AmpSetting
   rt::Executor ex(plan, {/*training=*/false, (uint64_t)args.getInt("seed", 0, 0),
                          /*profile=*/false, device, !args.has("no-cuda-graph"), nullptr,
                          args.has("tune-gemms")});
+  loadWeightsFrom(args, ex);
   onFile(inputs, [&] { rt::loadInputs(rt::readSafetensors(inputs, "inputs file"), ex); });
   onFile(in, [&] { ex.run(); });
   if (!outputs.empty()) {
@@ -157,6 +176,7 @@ int runRun(const Args &args) {
     rt::Plan plan =
         planFor(in, settings, *rt::findTarget(options.device), fusionsFrom(args, nullptr));
     rt::Runner runner(plan, options);
+    loadWeightsFrom(args, runner.executor());
     if (args.has("batch") && args.getInt("batch", 0) != runner.batchSize())
       throw UsageError("the graph takes batches of " + std::to_string(runner.batchSize()) +
                        "; build it for " + *args.get("batch") +

@@ -162,6 +162,11 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     if (!job.printer()) // every rank compiles the same step: rank 0 alone prints it
       job.settings.printIrAfter.clear();
     job.fusions = fusionsFrom(args, &job.settings);
+    options.settings = {{"level", job.amp.level},
+                        {"dtype", job.amp.dtype},
+                        {"optimizer", job.settings.optimizer},
+                        {"loss-scaling", lossScalingMode(job.amp, job.settings)},
+                        {"lr-schedule", job.settings.lrSchedule}};
     options.data = args.get("data").value_or("synthetic");
     options.steps = args.getInt("steps", 0);
     options.epochs = args.getInt("epochs", 1);
@@ -172,6 +177,7 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     options.checkpoint = args.getFile("checkpoint");
     options.resume = args.getFile("resume");
     options.initFrom = args.getFile("init-from");
+    options.initLayout = weightLayoutFrom(args);
     checkOutput(args, "metrics-json");
     options.profile = args.has("profile");
     options.graphs = !args.has("no-cuda-graph");
