@@ -263,6 +263,10 @@ const std::vector<Command> &commands() {
       {"dot", "dot FILE -o OUT.dot", "draws the graph for Graphviz, nodes coloured by dtype",
        {{"output", true, false, "the .dot file to write"}},
        runDot},
+      {"plot", "plot METRICS.json -o FILE.svg",
+       "draws a training run's curves: loss (train and validation), learning rate, loss scale",
+       {{"output", true, false, "the .svg file to write"}},
+       runPlot},
       {"import", "import MODEL.onnx -o OUT.json|.mlir [--batch N] [--set NAME=N] "
                  "[--loss softmax_cross_entropy|mse [--labels NAME[:SHAPE:DTYPE]] [--loss-on OUT]]",
        "imports an ONNX model: initializers become params with their values and names",

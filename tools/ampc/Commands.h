@@ -39,6 +39,7 @@ int runModel(const Args &args);
 int runRewrite(const Args &args);
 int runReport(const Args &args);
 int runDot(const Args &args);
+int runPlot(const Args &args);
 int runCompile(const Args &args);
 int runRun(const Args &args);
 int runTrain(const Args &args);
