@@ -1,5 +1,6 @@
 """Whether ampc's run and its PyTorch peer (bench/same_init.py) took the same
-steps: each step's loss, and with a schedule each step's learning rate,
+steps: each step's loss, with a schedule each step's learning rate, and with
+clipping each step's gradient norm (to the loss tolerance),
 against the "history" of ampc's metrics (ampc train --metrics-json).
 
 Usage: python3 bench/compare_history.py PEER.json METRICS.json
@@ -38,6 +39,11 @@ def main():
         lr, at = worst([h["lr"] for h in history], peer["lrs"])
         ok = ok and lr <= args.lr_rtol
         line += f", rates within {lr:.2e} (step {at}, allowed {args.lr_rtol:.0e})"
+    if "grad_norms" in peer:
+        ours = [h.get("grad_norm", float("nan")) for h in history]
+        norm, at = worst(ours, peer["grad_norms"])
+        ok = ok and norm <= args.loss_rtol
+        line += f", norms within {norm:.2e} (step {at}, allowed {args.loss_rtol:.0e})"
     print(line + (": agree" if ok else ": DISAGREE"))
     return 0 if ok else 1
 

@@ -15,7 +15,8 @@ computed, before its update).
 SGD (lr 0.01) for simplenet and mnist_cnn, AdamW (lr 1e-4, weight decay 0.01)
 for bert, unless --optimizer picks another (with --lr, --weight-decay,
 --momentum, --nesterov, --betas, --eps, as ampc's flags of those names) and
---lr-schedule one of ampc's schedules (onecycle: OneCycleLR with its
+--clip-grad-norm X (clip_grad_norm_ after the unscale, its norms recorded as
+"grad_norms") and --lr-schedule one of ampc's schedules (onecycle: OneCycleLR with its
 defaults but cycle_momentum; step: StepLR; cosine and linear with warmup:
 LambdaLR); the peer then also records the rate of every step ("lrs"). `f32` (the default) is true f32 (no TF32), as ampc's O0; `amp`
 (on a GPU) autocast f16 with GradScaler (init scale 65536), as ampc's O1."""
@@ -192,6 +193,7 @@ def main():
     parser.add_argument("--lr-step-every", type=int, default=1)
     parser.add_argument("--lr-gamma", type=float, default=0.1)
     parser.add_argument("--total-steps", type=int)
+    parser.add_argument("--clip-grad-norm", type=float)
     args = parser.parse_args()
     if args.weight_decay is None and args.optimizer in ("sgd", "momentum", "adam"):
         args.weight_decay = 0.0
@@ -215,7 +217,7 @@ def main():
     if amp and kind != "cuda":
         parser.error("--mode amp runs on a GPU (autocast f16 with GradScaler)")
     scaler = torch.amp.GradScaler("cuda", init_scale=65536.0) if amp else None
-    losses, lrs = [], []
+    losses, lrs, norms = [], [], []
     for _ in range(args.steps):
         lrs.append(opt.param_groups[0]["lr"])
         opt.zero_grad(set_to_none=True)
@@ -226,10 +228,17 @@ def main():
             loss = loss_fn(model(x), y)
         if scaler:
             scaler.scale(loss).backward()
+            if args.clip_grad_norm:
+                scaler.unscale_(opt)
+                norms.append(torch.nn.utils.clip_grad_norm_(model.parameters(),
+                                                            args.clip_grad_norm).item())
             scaler.step(opt)
             scaler.update()
         else:
             loss.backward()
+            if args.clip_grad_norm:
+                norms.append(torch.nn.utils.clip_grad_norm_(model.parameters(),
+                                                            args.clip_grad_norm).item())
             opt.step()
         losses.append(loss.item())
         if scheduler:
@@ -237,6 +246,8 @@ def main():
     peer = {"model": args.model, "mode": args.mode, "losses": losses}
     if scheduler:
         peer["lrs"] = lrs
+    if norms:
+        peer["grad_norms"] = norms
     result = json.dumps(peer)
     with open(prefix + ".peer.json", "w") as f:
         f.write(result + "\n")

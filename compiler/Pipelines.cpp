@@ -91,6 +91,7 @@ void runTrainingPipeline(ModuleOp module, const AmpSettings &amp, const TrainSet
   optimizer.minLr = settings.minLr;
   optimizer.lrStepEvery = settings.lrStepEvery;
   optimizer.lrGamma = settings.lrGamma;
+  optimizer.clipGradNorm = settings.clipGradNorm;
   graphPm.addPass(createGraphOptimizer(optimizer));
   if (settings.foldUnscale)
     graphPm.addPass(createGraphFoldUnscale());

@@ -40,6 +40,8 @@ struct TrainSettings {
   std::string lrSchedule = "constant";
   int64_t warmupSteps = 0, lrStepEvery = 1;
   double minLr = 0.0, lrGamma = 0.1;
+  /// Gradient clipping by global norm (docs/training.md); 0: off.
+  double clipGradNorm = 0.0;
   /// graph-fold-unscale; off keeps the unscaled f32 gradients (for comparisons).
   bool foldUnscale = true;
   /// graph-autodiff's recompute: cheap forward values the backward needs are

@@ -265,6 +265,28 @@ LogicalResult CountStepOp::verify() {
   return scalars(*this, {getStep()});
 }
 
+LogicalResult GradNormOp::inferTypes(Location loc, Adaptor adaptor,
+                                     SmallVectorImpl<Type> &types) {
+  Value scale = adaptor.getScale();
+  if (!isScalar(scale) || !ranked(scale).getElementType().isF32())
+    return opError<GradNormOp>(loc) << "the scale must be an f32 scalar, got " << scale.getType();
+  if (adaptor.getGrads().empty())
+    return opError<GradNormOp>(loc) << "needs at least one gradient";
+  types.push_back(scale.getType());
+  return success();
+}
+
+LogicalResult ClipScaleOp::inferTypes(Location loc, Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  for (Value v : {adaptor.getNorm(), adaptor.getScale()})
+    if (!isScalar(v) || !ranked(v).getElementType().isF32())
+      return opError<ClipScaleOp>(loc) << "takes f32 scalars, got " << v.getType();
+  if (!(adaptor.getMaxNorm().convertToDouble() > 0))
+    return opError<ClipScaleOp>(loc) << "max_norm must be positive";
+  types.push_back(adaptor.getScale().getType());
+  return success();
+}
+
 LogicalResult LrScheduleOp::inferTypes(Location loc, Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
   for (Value v : {adaptor.getPeak(), adaptor.getStep(), adaptor.getTotalSteps()})

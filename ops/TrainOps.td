@@ -128,6 +128,31 @@ def Graph_CountStepOp : Graph_UpdateOp<"count_step",
   }];
 }
 
+def Graph_GradNormOp : Graph_NodeOp<"grad_norm", "None",
+    (ins Graph_FloatTensor:$scale, Variadic<Graph_FloatTensor>:$grads),
+    (outs Graph_FloatTensor:$norm), [], /*agnostic=*/0, /*infer=*/1, /*forward=*/0> {
+  let summary = "The global L2 norm of the gradients divided by the loss scale";
+  let description = [{
+    Each element is `grad * (1 / scale)` in f32, as the unscale computes it;
+    their squares are summed in f64 over every gradient, and the result is
+    the f32 square root: what `clip_grad_norm_` returns after
+    `scaler.unscale_`. `scale` is the f32 loss scale (the constant 1 where
+    the gradients are unscaled). The plan computes it in the finite check's
+    pass over the gradients (docs/training.md, "Gradient clipping").
+  }];
+}
+
+def Graph_ClipScaleOp : Graph_NodeOp<"clip_scale", "None",
+    (ins Graph_FloatTensor:$norm, Graph_FloatTensor:$scale, F64Attr:$max_norm),
+    (outs Graph_FloatTensor:$grad_scale), [], /*agnostic=*/0, /*infer=*/1, /*forward=*/0> {
+  let summary = "The loss scale the updates divide by, with clipping folded in";
+  let description = [{
+    `scale / min(1, max_norm / (norm + 1e-6))`, in f32: an update that
+    multiplies its gradient by `1 / grad_scale` then applies PyTorch's
+    `clip_grad_norm_(params, max_norm)` factor to the unscaled gradient.
+  }];
+}
+
 def Graph_LrScheduleOp : Graph_NodeOp<"lr_schedule", "None",
     (ins Graph_FloatTensor:$peak, Graph_FloatTensor:$step, Graph_FloatTensor:$total_steps,
          StrAttr:$kind,

@@ -10,7 +10,10 @@
 // update. The updates compute `grad * (1 / S)` in f32 exactly as the unscale
 // did, so training is bit for bit the same, while the unscaled f32 copy of
 // every gradient is neither written nor kept: the check reads the gradients
-// once and writes nothing.
+// once and writes nothing. With clipping (graph-optimizer's clip-grad-norm)
+// the updates' grad_scale is a `clip_scale` of the unscaled `grad_norm`,
+// both over the constant 1: they take S instead, the norm reading the
+// scaled gradients, so that it still measures the unscaled ones.
 #include "passes/Passes.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -31,24 +34,37 @@ struct GraphFoldUnscalePass : impl::GraphFoldUnscaleBase<GraphFoldUnscalePass> {
 
 constexpr unsigned kGradOperand = 1;
 
-/// An optimizer update that reads `use` as its gradient and has no grad_scale.
-bool foldableUse(OpOperand &use) {
-  Operation *op = use.getOwner();
-  if (use.getOperandNumber() != kGradOperand)
-    return false;
-  if (auto sgd = dyn_cast<graph::SgdOp>(op))
-    return !sgd.getGradScale();
-  if (auto momentum = dyn_cast<graph::MomentumOp>(op))
-    return !momentum.getGradScale();
-  if (auto adam = dyn_cast<graph::AdamOp>(op))
-    return !adam.getGradScale();
-  return false;
-}
-
 /// True when `scale` is the constant 1 (loss scaling mode none).
 bool isOne(Value scale) {
   auto fill = scale.getDefiningOp<graph::FillOp>();
   return fill && fill.getValue().convertToDouble() == 1.0;
+}
+
+/// The clip_scale over the constant 1 that `gradScale` is, or null.
+graph::ClipScaleOp unitClip(Value gradScale) {
+  auto clip = gradScale ? gradScale.getDefiningOp<graph::ClipScaleOp>() : nullptr;
+  return clip && isOne(clip.getScale()) ? clip : nullptr;
+}
+
+/// An optimizer update that reads `use` as its gradient, with no
+/// grad_scale or clipping's over the constant 1; or a `grad_norm` over the
+/// constant 1 that reads it as a gradient.
+bool foldableUse(OpOperand &use) {
+  Operation *op = use.getOwner();
+  if (auto norm = dyn_cast<graph::GradNormOp>(op))
+    return use.getOperandNumber() > 0 && isOne(norm.getScale());
+  if (use.getOperandNumber() != kGradOperand)
+    return false;
+  Value gradScale;
+  if (auto sgd = dyn_cast<graph::SgdOp>(op))
+    gradScale = sgd.getGradScale();
+  else if (auto momentum = dyn_cast<graph::MomentumOp>(op))
+    gradScale = momentum.getGradScale();
+  else if (auto adam = dyn_cast<graph::AdamOp>(op))
+    gradScale = adam.getGradScale();
+  else
+    return false;
+  return !gradScale || unitClip(gradScale);
 }
 
 void fold(graph::CheckFiniteAndUnscaleOp check) {
@@ -68,14 +84,28 @@ void fold(graph::CheckFiniteAndUnscaleOp check) {
   SmallVector<Value> readByUpdates(check.getGrads());
   if (scaled)
     readByUpdates.push_back(scale);
+  SmallVector<Operation *> clipping; // grad_norm and clip_scale: they take S
   for (auto [grad, unscaled] : llvm::zip(check.getGrads(), check.getUnscaled()))
     for (OpOperand &use : llvm::make_early_inc_range(unscaled.getUses())) {
-      Operation *update = use.getOwner();
+      Operation *user = use.getOwner();
       use.set(grad);
-      if (scaled)
-        update->insertOperands(update->getNumOperands(), scale);
-      updates.push_back(update);
+      if (isa<graph::GradNormOp>(user)) {
+        if (!llvm::is_contained(clipping, user))
+          clipping.push_back(user);
+        continue;
+      }
+      Value gradScale = user->getOperand(user->getNumOperands() - 1);
+      if (graph::ClipScaleOp clip = unitClip(gradScale)) {
+        if (!llvm::is_contained(clipping, clip.getOperation()))
+          clipping.push_back(clip);
+      } else if (scaled) {
+        user->insertOperands(user->getNumOperands(), scale);
+      }
+      updates.push_back(user);
     }
+  if (scaled) // grad_norm's scale is operand 0, clip_scale's operand 1
+    for (Operation *op : clipping)
+      op->setOperand(isa<graph::GradNormOp>(op) ? 0 : 1, scale);
 
   OpBuilder b(check);
   OperationState state(check.getLoc(), graph::CheckFiniteOp::getOperationName());

@@ -86,6 +86,28 @@ void GraphOptimizerPass::runOnOperation() {
     updates.push_back(schedule);
     lr = schedule->getResult(0);
   }
+  Value clipScale;
+  if (clipGradNorm > 0) {
+    SmallVector<Value> grads;
+    for (graph::ParamOp p : train::trainableParams(g))
+      if (Value grad = train::findValue(g, train::unscaledGradName(p.getName())))
+        grads.push_back(grad);
+    NamedAttrList one;
+    one.set("value", b.getF64FloatAttr(1.0));
+    Operation *unit = gb.create("fill", "clip.unscaled", {}, one, {f32Scalar});
+    SmallVector<Value> normOperands = {unit->getResult(0)};
+    normOperands.append(grads.begin(), grads.end());
+    Operation *norm = gb.create("grad_norm", "grad_norm", normOperands);
+    NamedAttrList maxNorm;
+    maxNorm.set("max_norm", b.getF64FloatAttr(clipGradNorm));
+    Operation *scale = norm ? gb.create("clip_scale", "clip_scale",
+                                        {norm->getResult(0), unit->getResult(0)}, maxNorm)
+                            : nullptr;
+    if (!norm || !scale || failed(verify(norm)) || failed(verify(scale)))
+      return signalPassFailure();
+    updates.insert(updates.end(), {unit, norm, scale});
+    clipScale = scale->getResult(0);
+  }
   Value step;
   if (adam) {
     step = train::addState(g, names, "optimizer.step", f32Scalar, "zeros");
@@ -127,6 +149,8 @@ void GraphOptimizerPass::runOnOperation() {
       if (optimizer == "adam")
         attrs.set("decoupled", b.getBoolAttr(false));
     }
+    if (clipScale) // the optional grad_scale, last
+      operands.push_back(clipScale);
     Operation *update = gb.create(op, name + "." + op.str(), operands, attrs);
     if (failed(verify(update)))
       return signalPassFailure();

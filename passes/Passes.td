@@ -117,7 +117,9 @@ def GraphOptimizer : Pass<"graph-optimizer", "::ampc::graph::GraphOp"> {
     and `assign` rewrites the low-precision copy from it. With a schedule
     the updates read `lr_schedule`'s rate for the step instead of `lr` (the
     peak), from a state `lr_schedule.step` that every optimizer step
-    advances and an `lr_total_steps` input.
+    advances and an `lr_total_steps` input. With clip-grad-norm X, a
+    `grad_norm` of the unscaled gradients and a `clip_scale` give every
+    update the grad_scale that applies min(1, X / (norm + 1e-6)).
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
@@ -140,6 +142,8 @@ def GraphOptimizer : Pass<"graph-optimizer", "::ampc::graph::GraphOp"> {
     Option<"lrStepEvery", "lr-step-every", "int64_t", /*default=*/"1",
            "step: steps between decays">,
     Option<"lrGamma", "lr-gamma", "double", /*default=*/"0.1", "step: the decay factor">,
+    Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
+           "clips the unscaled gradients to this global L2 norm (0: off)">,
   ];
 }
 

@@ -4,8 +4,9 @@
 // `lr` input), a last step `record_step` in the finite check's phase writes
 // the optimizer step's loss, the rate its updates read (the lr_schedule
 // step's result, else `lr`), the loss scale after its update (where the plan
-// scales) and whether it was skipped, into a ring of state rows. The loss
-// and the rate then live to the end of the step: two scalars.
+// scales), whether it was skipped and, where the plan clips, the gradients'
+// norm, into a ring of state rows. Those scalars then live to the end of the
+// step.
 #include "compiler/plan/PlanPass.h"
 #include "runtime/core/History.h"
 #include "runtime/core/KernelTraits.h"
@@ -14,13 +15,15 @@ namespace ampc::plan {
 namespace {
 
 void addHistory(rt::Plan &plan) {
-  int check = -1, lr = plan.find("lr");
+  int check = -1, lr = plan.find("lr"), norm = -1;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const rt::Step &s = plan.steps[i];
     if (rt::traitsOf(s.kernel).has(rt::kFlagsNonFinite) && !s.outputs.empty())
       check = (int)i;
     if (s.kernel == rt::Kernel::LrSchedule)
       lr = s.outputs[0];
+    if (s.kernel == rt::Kernel::GradNorm || s.kernel == rt::Kernel::CheckFiniteNorm)
+      norm = s.outputs[0];
   }
   if (check < 0 || lr < 0 || plan.loss < 0 || plan.find(rt::kHistory) >= 0)
     return;
@@ -32,8 +35,17 @@ void addHistory(rt::Plan &plan) {
                   {history, count, plan.steps[check].outputs.back(), plan.loss, lr},
                   {},
                   rt::Json::object()};
-  if (int scale = plan.find("loss_scale"); scale >= 0)
+  std::vector<std::string> fields;
+  if (int scale = plan.find("loss_scale"); scale >= 0) {
     record.inputs.push_back(scale);
+    fields.push_back(rt::kFieldLossScale);
+  }
+  if (norm >= 0) {
+    record.inputs.push_back(norm);
+    fields.push_back(rt::kFieldGradNorm);
+  }
+  if (!fields.empty())
+    record.attrs["fields"] = fields;
   if (plan.steps[check].attrs.contains("phase"))
     record.attrs["phase"] = plan.steps[check].attrs["phase"];
   plan.steps.push_back(std::move(record));

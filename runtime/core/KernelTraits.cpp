@@ -152,6 +152,14 @@ constexpr KernelTraits kRows[] = {
      S::allReduce},
     {K::CheckFinite, kAny, kOne, kAmpBookkeeping | kFlagsNonFinite, 0, F::PerOutput, kNoRange,
      S::checkFinite},
+    // Gradient clipping (docs/training.md): the unscaled gradients' global
+    // norm [scale, grads...] -> norm, in the finite check's pass
+    // (check_finite_norm: -> norm, found_inf) or alone; and the grad_scale
+    // the updates divide by with the clipping factor folded in.
+    {K::CheckFiniteNorm, {2, -1}, kTwo, kAmpBookkeeping | kFlagsNonFinite, 0, F::PerInput,
+     kNoRange, S::checkFiniteNorm, A::Accumulated},
+    {K::GradNorm, {2, -1}, kOne, 0, 0, F::PerInput, kNoRange, S::gradNorm, A::Accumulated},
+    {K::ClipScale, kTwo, kOne, 0, 0, F::None, kNoRange, S::clipScale},
     {K::UpdateLossScaling,
      {4, 4},
      kNone,
@@ -179,7 +187,7 @@ constexpr KernelTraits kRows[] = {
     {K::RecordRange, {2, 3}, kNone, 0, 0, F::None, kNoRange, S::recordRange},
     // The training history (runtime/core/History.h): it writes its first
     // two operands, state buffers.
-    {K::RecordStep, {5, 6}, kNone, 0, 0, F::None, kNoRange, S::recordStep},
+    {K::RecordStep, {5, 7}, kNone, 0, 0, F::None, kNoRange, S::recordStep},
 };
 
 /// Row i is kernel i's: Kernels.def and this table list them alike.

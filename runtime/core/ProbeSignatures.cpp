@@ -46,8 +46,10 @@ void recordStep(const StepView &s) {
             "the history must be an f64 [rows, " + std::to_string(kHistoryFields) + "] buffer");
   s.require(s.in(1).dtype == DType::I64 && isScalar(s.in(1)), "the count must be an i64 scalar");
   s.require(isFlag(s.in(2)), "found_inf must be an i1 scalar");
+  historyOperandsOf(s.step, s.attrs);
   for (size_t i = 3; i < s.step.inputs.size(); ++i)
-    s.require(isFloatScalar(s.in(i)), "the loss, the lr and the loss scale are float scalars");
+    s.require(isFloatScalar(s.in(i)), "the loss, the lr, the loss scale and the norm are float "
+                                      "scalars");
 }
 
 } // namespace ampc::rt::signature

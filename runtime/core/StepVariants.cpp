@@ -4,6 +4,8 @@
 #include <iterator>
 #include <string>
 
+#include "runtime/core/History.h"
+
 namespace ampc::rt {
 
 const char *activationName(Activation a) {
@@ -101,6 +103,23 @@ UpdateConfig updateConfigOf(const Step &step, const StepAttrs &attrs) {
   c.beta2 = attrs.getF64("beta2", 0.999);
   c.epsilon = attrs.getF64("epsilon", 1e-8);
   return c;
+}
+
+HistoryOperands historyOperandsOf(const Step &step, const StepAttrs &attrs) {
+  HistoryOperands h;
+  int next = 5;
+  for (const std::string &field : attrs.getStrs("fields")) {
+    if (field == kFieldLossScale && h.lossScale < 0)
+      h.lossScale = next++;
+    else if (field == kFieldGradNorm && h.gradNorm < 0)
+      h.gradNorm = next++;
+    else
+      refuse(step, "fields names loss_scale and grad_norm, each once; got '" + field + "'");
+  }
+  if ((size_t)next != step.inputs.size())
+    refuse(step, "fields names " + std::to_string(next - 5) + " inputs after the lr; it has " +
+                     std::to_string((int)step.inputs.size() - 5));
+  return h;
 }
 
 num::LrSchedule lrScheduleOf(const Step &step, const StepAttrs &attrs) {

@@ -95,6 +95,13 @@ struct UpdateConfig {
 };
 UpdateConfig updateConfigOf(const Step &step, const StepAttrs &attrs);
 
+/// record_step's optional inputs (runtime/core/History.h): their indices,
+/// -1 where absent.
+struct HistoryOperands {
+  int lossScale = -1, gradNorm = -1;
+};
+HistoryOperands historyOperandsOf(const Step &step, const StepAttrs &attrs);
+
 /// An lr_schedule step's schedule (attribute `kind` and its settings).
 num::LrSchedule lrScheduleOf(const Step &step, const StepAttrs &attrs);
 

@@ -22,6 +22,27 @@ void checkFinite(const StepView &s) {
   s.require(isFlag(s.out(0)), "found_inf must be an i1 scalar");
 }
 
+/// [scale, grads...] -> norm: the gradients floats, the scale and the norm
+/// float scalars.
+void gradNorm(const StepView &s) {
+  s.require(isFloatScalar(s.in(0)), "the scale must be a float scalar");
+  for (size_t i = 1; i < s.step.inputs.size(); ++i)
+    s.require(isFloat(s.in(i).dtype), "gradients must be float tensors");
+  s.require(isFloatScalar(s.out(0)), "the norm is a float scalar");
+}
+
+/// grad_norm's, and found_inf as the second output.
+void checkFiniteNorm(const StepView &s) {
+  gradNorm(s);
+  s.require(isFlag(s.out(1)), "found_inf must be an i1 scalar");
+}
+
+void clipScale(const StepView &s) {
+  s.require(isFloatScalar(s.in(0)) && isFloatScalar(s.in(1)) && isFloatScalar(s.out(0)),
+            "the norm, the scale and the result are float scalars");
+  s.require(s.attrs.getF64("max_norm", 0) > 0, "max_norm must be positive");
+}
+
 void allReduce(const StepView &s) {
   s.require(s.attrs.getInt("world_size", 1) >= 1, "world_size must be at least 1");
   DType dtype = s.in(0).dtype;

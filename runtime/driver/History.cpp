@@ -34,6 +34,8 @@ void HistoryReader::read(Executor &ex, std::vector<StepRecord> &out) {
     if (!std::isnan(row[kStepLossScale]))
       r.lossScale = row[kStepLossScale];
     r.skipped = row[kStepSkipped] != 0;
+    if (!std::isnan(row[kStepGradNorm]))
+      r.gradNorm = row[kStepGradNorm];
     out.push_back(r);
   }
   read_ = count;

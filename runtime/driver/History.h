@@ -15,6 +15,7 @@ struct StepRecord {
   int64_t step = 0; // the optimizer step, from 1, counting a resumed run's first
   double loss = 0, lr = 0;
   std::optional<double> lossScale; // absent without loss scaling
+  std::optional<double> gradNorm;  // present where the run clips
   bool skipped = false;
 };
 

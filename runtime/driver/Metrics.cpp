@@ -154,6 +154,8 @@ Json trainMetrics(const Plan &plan, const TrainOptions &options, const TrainResu
     Json row = {{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}};
     row["loss_scale"] = s.lossScale ? *s.lossScale : 1.0; // no scaling: 1
     row["skipped"] = s.skipped;
+    if (s.gradNorm)
+      row["grad_norm"] = *s.gradNorm;
     history.push_back(std::move(row));
   }
   m["history"] = std::move(history);

@@ -47,6 +47,61 @@ void checkFiniteAndUnscale(KernelContext &c) {
   c.out[n].as<uint8_t>()[0] = found;
 }
 
+/// The squares of grads * (1 / scale) (each product rounded to f32, as the
+/// unscale stores it) summed in double, chunk by chunk and the chunks in
+/// order (the same sum whatever the threads), for inputs [scale, grads...];
+/// `found` says whether any gradient element is inf or NaN.
+double unscaledSquares(KernelContext &c, bool &found) {
+  float inverse = 1.0f / scalarF32(c.in[0]);
+  double total = 0;
+  found = false;
+  for (size_t i = 1; i < c.in.size(); ++i) {
+    const TensorRef &grad = c.in[i];
+    int64_t size = grad.size(), chunks = (size + kChunk - 1) / kChunk;
+    std::vector<double> partial(chunks);
+    float poison = 0.0f;
+#pragma omp parallel for reduction(+ : poison) if (size > kParallelGrain)
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+      int64_t at = ch * kChunk, count = std::min(kChunk, size - at);
+      float local[kChunk];
+      const float *g = grad.dtype == DType::F32 ? grad.as<float>() + at : local;
+      if (grad.dtype != DType::F32)
+        readF32(grad, at, count, local);
+      double sum = 0;
+      for (int64_t k = 0; k < count; ++k) {
+        poison += g[k] * 0.0f;
+        float u = g[k] * inverse;
+        sum += double(u) * u;
+      }
+      partial[ch] = sum;
+    }
+    for (double p : partial)
+      total += p;
+    found |= poison != poison;
+  }
+  return total;
+}
+
+void gradNorm(KernelContext &c) {
+  bool found;
+  setScalar(c.out[0], float(std::sqrt(unscaledSquares(c, found))));
+}
+
+/// check_finite and grad_norm in one pass: -> norm, found_inf.
+void checkFiniteNorm(KernelContext &c) {
+  bool found;
+  setScalar(c.out[0], float(std::sqrt(unscaledSquares(c, found))));
+  c.out[1].as<uint8_t>()[0] = found;
+}
+
+/// scale / min(1, max_norm / (norm + 1e-6)), each operation in f32 as
+/// PyTorch's clip_grad_norm_ computes its factor.
+void clipScale(KernelContext &c) {
+  float factor = narrow(attrF64(c, "max_norm", 1.0)) / (scalarF32(c.in[0]) + 1e-6f);
+  factor = factor < 1.0f || factor != factor ? factor : 1.0f;
+  setScalar(c.out[0], scalarF32(c.in[1]) / factor);
+}
+
 void updateLossScaling(KernelContext &c) {
   const TensorRef &scale = c.in[1], &good = c.in[2], &bad = c.in[3];
   num::LossScaleRule rule{attrInt(c, "incr_every_n_steps", 2000),
@@ -171,8 +226,10 @@ void recordStep(KernelContext &c) {
   double *row = history.as<double>() + (count % history.shape[0]) * kHistoryFields;
   row[kStepLoss] = scalarF32(c.in[3]);
   row[kStepLr] = scalarF32(c.in[4]);
-  row[kStepLossScale] = c.in.size() > 5 ? scalarF32(c.in[5]) : NAN;
+  HistoryOperands h = historyOperandsOf(c.step, c.attrs);
+  row[kStepLossScale] = h.lossScale >= 0 ? scalarF32(c.in[h.lossScale]) : NAN;
   row[kStepSkipped] = flag(c.in[2]) ? 1.0 : 0.0;
+  row[kStepGradNorm] = h.gradNorm >= 0 ? scalarF32(c.in[h.gradNorm]) : NAN;
   ++count;
 }
 
@@ -223,6 +280,9 @@ void addTrainingKernels(KernelTable &t) {
   t[Kernel::Adam] = adam;
   t[Kernel::CountStep] = countStep;
   t[Kernel::LrSchedule] = lrSchedule;
+  t[Kernel::GradNorm] = gradNorm;
+  t[Kernel::CheckFiniteNorm] = checkFiniteNorm;
+  t[Kernel::ClipScale] = clipScale;
   t[Kernel::RecordStep] = recordStep;
   t[Kernel::Assign] = assign;
   t[Kernel::Accumulate] = accumulate;

@@ -100,6 +100,87 @@ void checkFinite(LaunchContext &c, bool unscale) {
   checkList(c, list, unscale ? &c.in[n] : nullptr, c.out.back().as<uint8_t>(), true, c.stream());
 }
 
+/// Each block takes one chunk of one tensor: its squares of g * inverse
+/// (rounded to f32 first, as the unscale stores it) summed in double, each
+/// thread's in its fixed elements' order and the block's by a fixed tree,
+/// into partials[chunk]; a non-finite element sets `found` (null: not
+/// checked). The same sum on every run: no atomics.
+__global__ void normKernel(DeviceList list, View scale, uint8_t *found, double *partials) {
+  __shared__ double sums[kThreads];
+  float inverse = 1.0f / load(scale.data, scale.dtype, 0);
+  for (int64_t chunk = blockIdx.x; chunk < list.chunks; chunk += gridDim.x) {
+    const ListEntry &e = entryOfChunk(list.entries, list.count, chunk);
+    int64_t begin = (chunk - e.firstChunk) * kChunk, end = min(begin + kChunk, e.size);
+    double sum = 0;
+    bool bad = false;
+    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+      float g = load(e.grad, e.dtype, i), u = g * inverse;
+      bad |= num::isNonFiniteF32(g);
+      sum += double(u) * u;
+    }
+    sums[threadIdx.x] = sum;
+    __syncthreads();
+    for (int half = kThreads / 2; half > 0; half /= 2) {
+      if ((int)threadIdx.x < half)
+        sums[threadIdx.x] += sums[threadIdx.x + half];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0)
+      partials[chunk] = sums[0];
+    if (bad && found)
+      *found = 1;
+    __syncthreads(); // sums is reused by the block's next chunk
+  }
+}
+
+/// norm = sqrt of the partials' sum, by one block in a fixed order.
+__global__ void finishNormKernel(const double *partials, int64_t count, View norm) {
+  __shared__ double sums[kThreads];
+  double sum = 0;
+  for (int64_t i = threadIdx.x; i < count; i += blockDim.x)
+    sum += partials[i];
+  sums[threadIdx.x] = sum;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if ((int)threadIdx.x < half)
+      sums[threadIdx.x] += sums[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    store(norm.data, norm.dtype, 0, (float)sqrt(sums[0]));
+}
+
+/// grad_norm ([scale, grads...] -> norm) and, with `check`, found_inf too
+/// (check_finite_norm: -> norm, found_inf) in the same pass.
+void gradNormOf(LaunchContext &c, bool check) {
+  std::vector<int> grads(c.in.size() - 1);
+  std::iota(grads.begin(), grads.end(), 1);
+  DeviceList list = listOf(c, grads, false, c.state);
+  uint8_t *found = check ? c.out[1].as<uint8_t>() : nullptr;
+  if (found)
+    AMPC_CUDA_CHECK(cudaMemsetAsync(found, 0, 1, c.stream()));
+  auto *partials = reinterpret_cast<double *>(
+      c.device.scratch(std::max<int64_t>(list.chunks, 1) * sizeof(double)));
+  if (list.chunks > 0)
+    normKernel<<<(unsigned)std::min<int64_t>(list.chunks, 65535), kThreads, 0, c.stream()>>>(
+        list, viewOf(c.in[0]), found, partials);
+  finishNormKernel<<<1, kThreads, 0, c.stream()>>>(partials, list.chunks, viewOf(c.out[0]));
+  launched(c);
+}
+
+/// scale / min(1, max_norm / (norm + 1e-6)), each operation in f32.
+__global__ void clipScaleKernel(View norm, View scale, View out, float maxNorm) {
+  float factor = maxNorm / (load(norm.data, norm.dtype, 0) + 1e-6f);
+  factor = factor < 1.0f || factor != factor ? factor : 1.0f;
+  store(out.data, out.dtype, 0, load(scale.data, scale.dtype, 0) / factor);
+}
+
+void clipScale(LaunchContext &c) {
+  clipScaleKernel<<<1, 1, 0, c.stream()>>>(viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.out[0]),
+                                           narrow(c.attrs.getF64("max_norm", 1.0)));
+  launched(c);
+}
+
 __global__ void lossScaleKernel(const uint8_t *found, View scale, View good, View bad,
                                 num::LossScaleRule rule) {
   num::LossScaleState s{load(scale.data, scale.dtype, 0), load(good.data, good.dtype, 0),
@@ -192,20 +273,23 @@ void countStep(LaunchContext &c) {
 
 /// record_step (runtime/core/History.h): the step's row, then count += 1.
 __global__ void recordStepKernel(double *history, int64_t rows, int64_t *count,
-                                 const uint8_t *found, View loss, View lr, View scale) {
+                                 const uint8_t *found, View loss, View lr, View scale, View norm) {
   double *row = history + (*count % rows) * kHistoryFields;
   row[kStepLoss] = load(loss.data, loss.dtype, 0);
   row[kStepLr] = load(lr.data, lr.dtype, 0);
   row[kStepLossScale] = scale.data ? (double)load(scale.data, scale.dtype, 0) : (double)NAN;
   row[kStepSkipped] = *found ? 1.0 : 0.0;
+  row[kStepGradNorm] = norm.data ? (double)load(norm.data, norm.dtype, 0) : (double)NAN;
   ++*count;
 }
 
 void recordStep(LaunchContext &c) {
   View none{nullptr, DType::F32, 0, 0, {}};
+  HistoryOperands h = historyOperandsOf(c.step, c.attrs);
   recordStepKernel<<<1, 1, 0, c.stream()>>>(
       c.in[0].as<double>(), c.in[0].shape[0], c.in[1].as<int64_t>(), c.in[2].as<uint8_t>(),
-      viewOf(c.in[3]), viewOf(c.in[4]), c.in.size() > 5 ? viewOf(c.in[5]) : none);
+      viewOf(c.in[3]), viewOf(c.in[4]), h.lossScale >= 0 ? viewOf(c.in[h.lossScale]) : none,
+      h.gradNorm >= 0 ? viewOf(c.in[h.gradNorm]) : none);
   launched(c);
 }
 
@@ -292,6 +376,9 @@ void addTrainingKernels(KernelTable &t) {
   t[Kernel::Adam] = adam;
   t[Kernel::CountStep] = countStep;
   t[Kernel::LrSchedule] = lrSchedule;
+  t[Kernel::GradNorm] = [](LaunchContext &c) { gradNormOf(c, false); };
+  t[Kernel::CheckFiniteNorm] = [](LaunchContext &c) { gradNormOf(c, true); };
+  t[Kernel::ClipScale] = clipScale;
   t[Kernel::RecordStep] = recordStep;
   t[Kernel::Assign] = assign;
   t[Kernel::RestoreIfSkipped] = restoreIfSkipped;
