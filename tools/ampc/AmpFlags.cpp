@@ -1,5 +1,6 @@
 #include "tools/ampc/AmpFlags.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "compiler/GraphJson.h"
@@ -22,6 +23,25 @@ const ListKey kLists[] = {
     {"custom-gray-list", "custom_gray_list", &AmpSettings::customGrayList},
     {"custom-black-varnames", "custom_black_varnames", &AmpSettings::customBlackVarnames},
 };
+
+/// The training options a config file may set, by key: each the flag of
+/// the key's name with dashes.
+const char *const kTrainingKeys[] = {
+    "optimizer",  "weight_decay", "momentum",      "nesterov", "adam_betas",
+    "adam_eps",   "no_decay_1d",  "lr_schedule",   "warmup_steps",
+    "min_lr",     "lr_step_every", "lr_gamma",     "clip_grad_norm"};
+
+bool isTrainingKey(const std::string &key) {
+  for (const char *k : kTrainingKeys)
+    if (key == k)
+      return true;
+  return false;
+}
+
+std::string flagOf(std::string key) {
+  std::replace(key.begin(), key.end(), '_', '-');
+  return key;
+}
 
 std::vector<std::string> splitCommas(const std::string &text) {
   std::vector<std::string> items;
@@ -58,6 +78,8 @@ void applyConfig(const std::string &text, const std::string &path, AmpSettings &
       (key == "level" ? options.level : options.dtype) = it.value().get<std::string>();
       continue;
     }
+    if (isTrainingKey(key))
+      continue; // withTrainingConfig's
     const ListKey *list = nullptr;
     for (const ListKey &l : kLists)
       if (key == l.key)
@@ -76,6 +98,44 @@ void applyConfig(const std::string &text, const std::string &path, AmpSettings &
   }
 }
 
+Args withTrainingConfig(const Args &args) {
+  Args out = args;
+  std::optional<std::string> path = args.get("config");
+  if (!path)
+    return out;
+  std::string error;
+  std::optional<std::string> text = rt::readFile(*path, error);
+  if (!text)
+    throw CliError(*path, "cannot read the config file: " + error);
+  std::optional<Json> config = rt::parseJson(*text, error);
+  if (!config || !config->is_object())
+    throw CliError(*path, config ? "the config must be a JSON object" : error);
+  for (const char *key : kTrainingKeys) {
+    if (!config->contains(key))
+      continue;
+    const Json &v = (*config)[key];
+    std::string flag = flagOf(key);
+    if (v.is_boolean()) {
+      if (v.get<bool>())
+        out.setDefault(flag, "");
+    } else if (v.is_string()) {
+      out.setDefault(flag, v.get<std::string>());
+    } else if (v.is_number()) {
+      out.setDefault(flag, v.dump());
+    } else if (v.is_array() && std::all_of(v.begin(), v.end(),
+                                           [](const Json &x) { return x.is_number(); })) {
+      std::string list;
+      for (const Json &x : v)
+        list += (list.empty() ? "" : ",") + x.dump();
+      out.setDefault(flag, list);
+    } else {
+      throw CliError(*path, "\"" + std::string(key) + "\" must be a string, a number, true or "
+                            "false, or a list of numbers");
+    }
+  }
+  return out;
+}
+
 std::vector<OptionSpec> ampOptionSpecs() {
   return {{"level", true, false, "O0, O1 (default), O2 or O3"},
           {"dtype", true, false, "low-precision dtype: f16 (default) or bf16"},
@@ -83,7 +143,9 @@ std::vector<OptionSpec> ampOptionSpecs() {
           {"custom-black-list", true, true, "ops moved to the black list, a,b,..."},
           {"custom-gray-list", true, true, "ops moved to the gray list, a,b,..."},
           {"custom-black-varnames", true, true, "values whose nodes stay f32, v,w,..."},
-          {"config", true, false, "a JSON object with the keys level, dtype, custom_*"}};
+          {"config", true, false,
+           "a JSON object with the keys level, dtype, custom_* and the training options "
+           "(optimizer, lr_schedule, clip_grad_norm, ...)"}};
 }
 
 AmpSettings ampOptionsFrom(const Args &args) {

@@ -41,6 +41,12 @@ public:
   std::string getFile(const std::string &name) const;
   /// The arguments as given, after the command name.
   const std::vector<std::string> &tokens() const { return tokens_; }
+  /// Option `name` takes `value` where the command line did not give it (a
+  /// config file's keys: flags override them); "" for a flag.
+  void setDefault(const std::string &name, const std::string &value) {
+    if (!has(name))
+      values_[name] = {value};
+  }
 
   /// Counts (steps, epochs, batches) stay below this, so products of two fit.
   static constexpr int64_t kMaxCount = int64_t(1) << 31;

@@ -42,7 +42,8 @@ static std::vector<double> numberList(const std::string &text, const std::string
   return numbers;
 }
 
-TrainSettings trainSettingsFrom(const Args &args) {
+TrainSettings trainSettingsFrom(const Args &given) {
+  Args args = withTrainingConfig(given); // flags override the config
   TrainSettings s;
   s.lossScaling = args.get("loss-scaling").value_or("");
   if (!s.lossScaling.empty() && s.lossScaling != "dynamic" && s.lossScaling != "static" &&
