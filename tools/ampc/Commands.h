@@ -40,6 +40,9 @@ int runRewrite(const Args &args);
 int runReport(const Args &args);
 int runDot(const Args &args);
 int runPlot(const Args &args);
+/// The SVG `ampc plot` draws of a metrics file's text; throws CliError
+/// naming `path` for one it cannot plot.
+std::string plotMetrics(const std::string &text, const std::string &path);
 int runCompile(const Args &args);
 int runRun(const Args &args);
 int runTrain(const Args &args);

@@ -65,6 +65,19 @@ std::vector<Panel> panelsOf(const rt::Json &m, const std::string &file) {
 
 } // namespace
 
+std::string plotMetrics(const std::string &text, const std::string &path) {
+  std::string error;
+  std::optional<rt::Json> metrics = rt::parseJson(text, error);
+  if (!metrics)
+    throw CliError(path, error);
+  std::string title = "training run";
+  if (metrics->is_object() && metrics->contains("graph") && (*metrics)["graph"].is_string())
+    title = (*metrics)["graph"].get<std::string>();
+  if (metrics->is_object() && metrics->contains("device") && (*metrics)["device"].is_string())
+    title += " on " + (*metrics)["device"].get<std::string>();
+  return plotSvg(title, panelsOf(*metrics, path));
+}
+
 int runPlot(const Args &args) {
   const std::string &in = inputFile(args);
   std::string out = outputFile(args);
@@ -75,13 +88,7 @@ int runPlot(const Args &args) {
     std::optional<std::string> text = rt::readFile(in, error);
     if (!text)
       throw CliError(in, "cannot read the metrics file: " + error);
-    std::optional<rt::Json> metrics = rt::parseJson(*text, error);
-    if (!metrics)
-      throw CliError(in, error);
-    std::string title = metrics->value("graph", std::string("training run"));
-    if (metrics->contains("device") && (*metrics)["device"].is_string())
-      title += " on " + (*metrics)["device"].get<std::string>();
-    return plotSvg(title, panelsOf(*metrics, in));
+    return plotMetrics(*text, in);
   });
   onFile(out, [&] { writeFileAtomically(out, svg); });
   return 0;
