@@ -39,7 +39,7 @@ struct AdamUpdate {
   float lr;
   double beta1, beta2, epsilon, weightDecay;
   double correction1, correction2; // 1 - beta^t
-  bool decoupled = true;
+  bool decoupled; // set by at(): no initializer, so that a __shared__ one may hold it
 
   /// The update of applied step `step` (counted from 1; below 1 counts as 1).
   AMPC_HD static AdamUpdate at(float lr, double beta1, double beta2, double epsilon,

@@ -100,13 +100,28 @@ void checkFinite(LaunchContext &c, bool unscale) {
   checkList(c, list, unscale ? &c.in[n] : nullptr, c.out.back().as<uint8_t>(), true, c.stream());
 }
 
+/// The sum of `v` over the block's kThreads threads, by a fixed tree: the
+/// same bits every run. Every thread of the block calls it.
+__device__ double blockSum(double v) {
+  __shared__ double sums[kThreads];
+  sums[threadIdx.x] = v;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if ((int)threadIdx.x < half)
+      sums[threadIdx.x] += sums[threadIdx.x + half];
+    __syncthreads();
+  }
+  double total = sums[0];
+  __syncthreads(); // the next call may write sums again
+  return total;
+}
+
 /// Each block takes one chunk of one tensor: its squares of g * inverse
 /// (rounded to f32 first, as the unscale stores it) summed in double, each
 /// thread's in its fixed elements' order and the block's by a fixed tree,
 /// into partials[chunk]; a non-finite element sets `found` (null: not
 /// checked). The same sum on every run: no atomics.
 __global__ void normKernel(DeviceList list, View scale, uint8_t *found, double *partials) {
-  __shared__ double sums[kThreads];
   float inverse = 1.0f / load(scale.data, scale.dtype, 0);
   for (int64_t chunk = blockIdx.x; chunk < list.chunks; chunk += gridDim.x) {
     const ListEntry &e = entryOfChunk(list.entries, list.count, chunk);
@@ -118,36 +133,22 @@ __global__ void normKernel(DeviceList list, View scale, uint8_t *found, double *
       bad |= num::isNonFiniteF32(g);
       sum += double(u) * u;
     }
-    sums[threadIdx.x] = sum;
-    __syncthreads();
-    for (int half = kThreads / 2; half > 0; half /= 2) {
-      if ((int)threadIdx.x < half)
-        sums[threadIdx.x] += sums[threadIdx.x + half];
-      __syncthreads();
-    }
+    double total = blockSum(sum);
     if (threadIdx.x == 0)
-      partials[chunk] = sums[0];
+      partials[chunk] = total;
     if (bad && found)
       *found = 1;
-    __syncthreads(); // sums is reused by the block's next chunk
   }
 }
 
 /// norm = sqrt of the partials' sum, by one block in a fixed order.
 __global__ void finishNormKernel(const double *partials, int64_t count, View norm) {
-  __shared__ double sums[kThreads];
   double sum = 0;
   for (int64_t i = threadIdx.x; i < count; i += blockDim.x)
     sum += partials[i];
-  sums[threadIdx.x] = sum;
-  __syncthreads();
-  for (int half = kThreads / 2; half > 0; half /= 2) {
-    if ((int)threadIdx.x < half)
-      sums[threadIdx.x] += sums[threadIdx.x + half];
-    __syncthreads();
-  }
+  double total = blockSum(sum);
   if (threadIdx.x == 0)
-    store(norm.data, norm.dtype, 0, (float)sqrt(sums[0]));
+    store(norm.data, norm.dtype, 0, (float)sqrt(total));
 }
 
 /// grad_norm ([scale, grads...] -> norm) and, with `check`, found_inf too
