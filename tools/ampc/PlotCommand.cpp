@@ -36,7 +36,7 @@ std::vector<Panel> panelsOf(const rt::Json &m, const std::string &file) {
     }
     if (row.contains("grad_norm") && row["grad_norm"].is_number())
       norm.x.push_back(step), norm.y.push_back(row["grad_norm"].get<double>());
-    if (row.value("skipped", false))
+    if (row.contains("skipped") && row["skipped"].is_boolean() && row["skipped"].get<bool>())
       skipped.x.push_back(step), skipped.y.push_back(loss.y.back());
     ++i;
   }
