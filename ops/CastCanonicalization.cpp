@@ -1,8 +1,10 @@
 // Canonicalization of graph.cast: a chain of float casts whose first cast
 // widens exactly folds into one cast, and a cast to its operand's own dtype
-// disappears (unless it writes a graph output, whose name must stay). A
-// chain that narrows first is kept: narrowing rounds, and a user's f32 ->
-// f16 -> f32 round trip is there to see that rounding.
+// disappears (unless it writes a graph output, whose name must stay), and a
+// float cast that is a float fill's only reader becomes the fill, its value
+// rounded at compile time (imported clamp bounds and pads). A chain that
+// narrows first is kept: narrowing rounds, and a user's f32 -> f16 -> f32
+// round trip is there to see that rounding.
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "ops/GraphNames.h"
@@ -50,10 +52,35 @@ struct EraseNoOpCast : OpRewritePattern<CastOp> {
   }
 };
 
+/// cast(fill(v)) -> fill(v as the cast would read it), when the cast is the
+/// fill's only reader and both are floats: v is rounded to the fill's dtype,
+/// then to the cast's (RNE both times, as the runtime rounds; overflow is
+/// infinite), so the values are the same bits.
+struct FoldCastOfFill : OpRewritePattern<CastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CastOp cast, PatternRewriter &rewriter) const override {
+    auto fill = cast.getX().getDefiningOp<FillOp>();
+    if (!fill || !fill->hasOneUse() || feedsGraphOutput(cast) ||
+        !isFloatTensor(fill.getType()) || !isFloatTensor(cast.getType()))
+      return failure();
+    APFloat v = fill.getValue();
+    bool lost;
+    for (Type t : {getElementTypeOrSelf(fill.getType()), getElementTypeOrSelf(cast.getType())})
+      v.convert(llvm::cast<FloatType>(t).getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+    rewriter.modifyOpInPlace(fill, [&] {
+      fill.setValue(v);
+      fill.getResult().setType(cast.getType());
+    });
+    rewriter.replaceOp(cast, fill.getResult());
+    return success();
+  }
+};
+
 } // namespace
 
 void CastOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *ctx) {
-  patterns.add<FoldFloatCastChain, EraseNoOpCast>(ctx);
+  patterns.add<FoldFloatCastChain, EraseNoOpCast, FoldCastOfFill>(ctx);
 }
 
 } // namespace ampc::graph

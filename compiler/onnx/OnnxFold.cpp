@@ -4,6 +4,7 @@
 // the shape rules that the mappings share with it.
 #include <cmath>
 
+#include "compiler/onnx/OnnxFold.h"
 #include "compiler/onnx/OnnxImporter.h"
 #include "runtime/core/Convert.h"
 #include "runtime/core/DType.h"
@@ -14,52 +15,11 @@ using onnx::NodeProto;
 
 namespace {
 
-constexpr int64_t kMaxFolded = int64_t(1) << 22; // elements: larger stays in the graph
-
-std::vector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
-    s[i] = s[i + 1] * shape[i + 1];
-  return s;
-}
-
-/// Rounds `v` to `dtype` as a cast would.
-double toDtype(double v, const std::string &dtype) {
-  if (isIntegerDtype(dtype))
-    return dtype == "i1" ? double(v != 0) : std::trunc(v);
-  std::byte bytes[8];
-  rt::DType dt = *rt::parseDType(dtype);
-  rt::storeElement(bytes, dt, 0, v);
-  return rt::loadElement(bytes, dt, 0);
-}
-
-/// numpy broadcasting of two known tensors.
 std::optional<HostTensor> broadcast(const HostTensor &a, const HostTensor &b,
                                     double (*f)(double, double, bool)) {
-  size_t rank = std::max(a.shape.size(), b.shape.size());
-  std::vector<int64_t> sa(rank, 1), sb(rank, 1), out(rank);
-  std::copy(a.shape.begin(), a.shape.end(), sa.begin() + (rank - a.shape.size()));
-  std::copy(b.shape.begin(), b.shape.end(), sb.begin() + (rank - b.shape.size()));
-  for (size_t i = 0; i < rank; ++i) {
-    if (sa[i] != sb[i] && sa[i] != 1 && sb[i] != 1)
-      return std::nullopt;
-    out[i] = sa[i] == 1 ? sb[i] : sa[i];
-  }
-  if (product(out) > kMaxFolded)
-    return std::nullopt;
-  HostTensor r{a.dtype, out, std::vector<double>(product(out))};
-  std::vector<int64_t> so = stridesOf(out), stA = stridesOf(sa), stB = stridesOf(sb);
-  for (int64_t i = 0; i < (int64_t)r.data.size(); ++i) {
-    int64_t ia = 0, ib = 0, rest = i;
-    for (size_t d = 0; d < rank; ++d) {
-      int64_t c = rest / so[d];
-      rest %= so[d];
-      ia += (sa[d] == 1 ? 0 : c) * stA[d];
-      ib += (sb[d] == 1 ? 0 : c) * stB[d];
-    }
-    r.data[i] = toDtype(f(a.data[ia], b.data[ib], isIntegerDtype(a.dtype)), a.dtype);
-  }
-  return r;
+  return broadcastEach({&a, &b}, a.dtype, [&](const double *v) {
+    return f(v[0], v[1], isIntegerDtype(a.dtype));
+  });
 }
 
 double addF(double a, double b, bool) { return a + b; }
@@ -95,20 +55,18 @@ std::optional<HostTensor> gatherValues(Importer &im, const NodeProto &n,
 
 HostTensor sliceValues(Importer &im, const NodeProto &n, const HostTensor &x) {
   SliceRanges r = sliceRanges(im, n, x.shape);
-  std::vector<int64_t> lo(x.shape.size(), 0), hi = x.shape;
+  std::vector<int64_t> lo(x.shape.size(), 0), step(x.shape.size(), 1), out = x.shape;
   for (size_t i = 0; i < r.axes.size(); ++i) {
     lo[r.axes[i]] = r.starts[i];
-    hi[r.axes[i]] = std::max(r.starts[i], r.ends[i]);
+    step[r.axes[i]] = r.steps[i];
+    out[r.axes[i]] = r.size(i);
   }
-  std::vector<int64_t> out(x.shape.size());
-  for (size_t d = 0; d < out.size(); ++d)
-    out[d] = hi[d] - lo[d];
   HostTensor t{x.dtype, out, std::vector<double>(product(out))};
   std::vector<int64_t> so = stridesOf(out), sx = stridesOf(x.shape);
   for (int64_t i = 0; i < (int64_t)t.data.size(); ++i) {
     int64_t at = 0, rest = i;
     for (size_t d = 0; d < out.size(); ++d) {
-      at += (rest / so[d] + lo[d]) * sx[d];
+      at += (rest / so[d] * step[d] + lo[d]) * sx[d];
       rest %= so[d];
     }
     t.data[i] = x.data[at];
@@ -218,7 +176,7 @@ std::vector<int64_t> squeezed(Importer &im, const NodeProto &n, llvm::ArrayRef<i
 
 SliceRanges sliceRanges(Importer &im, const NodeProto &n, llvm::ArrayRef<int64_t> in) {
   SliceRanges r;
-  std::vector<int64_t> steps;
+  std::vector<int64_t> &steps = r.steps;
   if (im.opset >= 10) {
     r.starts = im.intsInput(n, 1);
     r.ends = im.intsInput(n, 2);
@@ -237,18 +195,22 @@ SliceRanges sliceRanges(Importer &im, const NodeProto &n, llvm::ArrayRef<int64_t
   if (r.starts.size() != r.ends.size() || r.axes.size() != r.starts.size() ||
       (!steps.empty() && steps.size() != r.starts.size()))
     throw im.fail(n, "starts, ends, axes and steps need the same length");
-  for (int64_t s : steps)
-    if (s != 1)
-      throw im.fail(n, "only steps of 1 are supported");
+  if (steps.empty())
+    steps.assign(r.starts.size(), 1);
   for (size_t i = 0; i < r.axes.size(); ++i) {
     int64_t axis = r.axes[i] = normalizeAxis(im, n, r.axes[i], in.size());
     int64_t dim = in[axis];
-    auto clampIndex = [dim](int64_t v) {
-      v = v < 0 ? (v < -dim ? 0 : v + dim) : v;
-      return std::min(v, dim);
+    if (steps[i] == 0)
+      throw im.fail(n, "a step is 0");
+    // ONNX's clamping: [0, dim] going forward, [-1, dim - 1] going back.
+    bool back = steps[i] < 0;
+    auto clampIndex = [dim, back](int64_t v) {
+      v = v < 0 ? (v < -dim ? -1 : v + dim) : v;
+      return std::clamp<int64_t>(v, back ? -1 : 0, back ? dim - 1 : dim);
     };
-    r.starts[i] = clampIndex(r.starts[i]);
-    r.ends[i] = std::max(r.starts[i], clampIndex(r.ends[i]));
+    r.starts[i] = std::max<int64_t>(clampIndex(r.starts[i]), 0);
+    r.ends[i] = back ? std::min(r.starts[i], clampIndex(r.ends[i]))
+                     : std::max(r.starts[i], clampIndex(r.ends[i]));
   }
   return r;
 }
@@ -280,7 +242,7 @@ bool fold(Importer &im, const NodeProto &n) {
   static const std::set<std::string> foldable = {
       "Add",     "Sub",  "Mul",   "Div",     "Gather",   "Unsqueeze",       "Squeeze",
       "Concat",  "Cast", "Reshape", "Identity", "Slice", "ConstantOfShape", "Range"};
-  if (!foldable.count(op))
+  if (!foldable.count(op) && !isLogicFold(op))
     return false;
   // Every input known, none of them a float initializer: those are params.
   std::vector<const HostTensor *> in;
@@ -300,7 +262,9 @@ bool fold(Importer &im, const NodeProto &n) {
     return false;
   const HostTensor &x = *in[0];
   std::optional<HostTensor> r;
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+  if (isLogicFold(op)) {
+    r = foldLogic(im, n, in);
+  } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
     if (in.size() != 2 || !in[1] || in[1]->dtype != x.dtype)
       return false;
     auto f = op == "Add" ? addF : op == "Sub" ? subF : op == "Mul" ? mulF : divF;

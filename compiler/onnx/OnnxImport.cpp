@@ -81,7 +81,7 @@ std::vector<int64_t> Importer::intsInput(const NodeProto &node, int i) {
 
 Tensor Importer::emit(const NodeProto &node, llvm::StringRef op, llvm::ArrayRef<Tensor> inputs,
                       mlir::NamedAttrList attrs, const std::string &out,
-                      llvm::StringRef suffix) {
+                      llvm::StringRef suffix, mlir::TypeRange resultTypes) {
   std::string name = nodeName(node) + (suffix.empty() ? "" : "." + suffix.str());
   for (int n = 1; !usedNodeNames_.insert(name).second; ++n)
     name = nodeName(node) + "." + (suffix.empty() ? "" : suffix.str() + ".") + std::to_string(n);
@@ -93,8 +93,17 @@ Tensor Importer::emit(const NodeProto &node, llvm::StringRef op, llvm::ArrayRef<
   }
   mlir::OpBuilder &ob = b.opBuilder();
   attrs.set("outs", ob.getArrayAttr({ob.getStringAttr(out)}));
-  mlir::Operation *created = createNode(ob, op, name, operands, attrs);
+  mlir::Operation *created = createNode(ob, op, name, operands, attrs, resultTypes);
   return tensors[out] = Tensor(created->getResult(0));
+}
+
+Tensor Importer::fill(const NodeProto &node, llvm::ArrayRef<int64_t> shape, double value,
+                      Tensor like, llvm::StringRef suffix) {
+  mlir::Type element = mlir::cast<mlir::ShapedType>(like.value().getType()).getElementType();
+  mlir::NamedAttrList a;
+  a.set("value", b.opBuilder().getF64FloatAttr(value));
+  std::string out = nodeName(node) + "." + suffix.str();
+  return emit(node, "fill", {}, a, out, suffix, {mlir::RankedTensorType::get(shape, element)});
 }
 
 Tensor Importer::emit(const NodeProto &node, llvm::StringRef op, llvm::ArrayRef<Tensor> inputs,
@@ -276,6 +285,8 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &ctx, const std::
   }
   for (const onnx::ValueInfoProto &v : g.output())
     im.graphOutputs.insert(v.name());
+  for (const NodeProto &n : g.node())
+    im.read.insert(n.input().begin(), n.input().end());
   std::set<std::string> taken;
   for (int i = 0; i < g.node_size(); ++i) {
     const NodeProto &n = g.node(i);

@@ -61,10 +61,15 @@ public:
 
   /// Creates `graph.<op>` named after the node, writing ONNX value `out`.
   Tensor emit(const onnx::NodeProto &node, llvm::StringRef op, llvm::ArrayRef<Tensor> inputs,
-              mlir::NamedAttrList attrs, const std::string &out, llvm::StringRef suffix = "");
+              mlir::NamedAttrList attrs, const std::string &out, llvm::StringRef suffix = "",
+              mlir::TypeRange resultTypes = {});
   /// The same for the node's output 0, named as ONNX names it.
   Tensor emit(const onnx::NodeProto &node, llvm::StringRef op, llvm::ArrayRef<Tensor> inputs,
               mlir::NamedAttrList attrs = {});
+  /// A `fill` of `value` shaped `shape`, of `like`'s dtype, named after
+  /// `node` and `suffix` (pads, clamp bounds, broadcasts).
+  Tensor fill(const onnx::NodeProto &node, llvm::ArrayRef<int64_t> shape, double value,
+              Tensor like, llvm::StringRef suffix);
   /// Makes `name` stand for `t` (Identity, Dropout): no node unless `name`
   /// is a graph output.
   void alias(const onnx::NodeProto &node, Tensor t);
@@ -83,6 +88,8 @@ public:
   std::string nodeName(const onnx::NodeProto &node) const;
 
   std::set<std::string> graphOutputs;
+  /// The values some node reads.
+  std::set<std::string> read;
   /// Nodes folded into a pattern's last node, which maps the whole form;
   /// gelus: such last nodes, the GELU's input and whether it is the tanh form.
   std::set<const onnx::NodeProto *> skipped;
@@ -115,10 +122,15 @@ std::vector<int64_t> unsqueezed(Importer &im, const onnx::NodeProto &node,
                                 llvm::ArrayRef<int64_t> in);
 std::vector<int64_t> squeezed(Importer &im, const onnx::NodeProto &node,
                               llvm::ArrayRef<int64_t> in);
-/// Slice's ranges as (axes, starts, ends), clamped to `in`; throws unless
-/// every step is 1.
+/// Slice's ranges as (axes, starts, ends, steps), clamped to `in` as ONNX
+/// clamps them; throws on a step of 0.
 struct SliceRanges {
-  std::vector<int64_t> axes, starts, ends;
+  std::vector<int64_t> axes, starts, ends, steps;
+  /// The length of range `i`: every steps[i]-th element from starts[i].
+  int64_t size(size_t i) const {
+    int64_t s = steps[i] < 0 ? -steps[i] : steps[i];
+    return (std::abs(ends[i] - starts[i]) + s - 1) / s;
+  }
 };
 SliceRanges sliceRanges(Importer &im, const onnx::NodeProto &node, llvm::ArrayRef<int64_t> in);
 
@@ -138,6 +150,17 @@ void gemm(Importer &im, const onnx::NodeProto &n);
 void batchNorm(Importer &im, const onnx::NodeProto &n);
 void layerNorm(Importer &im, const onnx::NodeProto &n);
 void globalAvgPool(Importer &im, const onnx::NodeProto &n);
+void clip(Importer &im, const onnx::NodeProto &n);
+void hardSigmoidOp(Importer &im, const onnx::NodeProto &n);
+void hardSwish(Importer &im, const onnx::NodeProto &n);
+/// Pad (OnnxPad.cpp) and Expand (OnnxOps.cpp).
+void pad(Importer &im, const onnx::NodeProto &n);
+/// `x` with `begins[d]`/`ends[d]` elements of `value` added before/after
+/// axis d (negative: removed); the last node writes ONNX value `out`.
+/// Returns `x` when every count is 0.
+Tensor padded(Importer &im, const onnx::NodeProto &n, Tensor x, llvm::ArrayRef<int64_t> begins,
+              llvm::ArrayRef<int64_t> ends, double value, const std::string &out);
+void expand(Importer &im, const onnx::NodeProto &n);
 /// Softmax/LogSoftmax and MaxPool/AveragePool, for the graph op `op`.
 Mapping softmax(const char *op);
 Mapping pool(const char *op);

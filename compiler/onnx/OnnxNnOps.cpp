@@ -186,11 +186,30 @@ void layerNorm(Importer &im, const NodeProto &n) {
   im.emit(n, "layer_norm", {x, scale, bias}, a, n.output(0));
 }
 
+/// ceil_mode: the windows that a rounded-up output adds, as extra padding
+/// after each spatial axis (PyTorch's rule: a window that would start in the
+/// padding after the input is dropped). `pads` is [top, bottom, left, right].
+static std::vector<int64_t> ceilPads(Importer &im, const NodeProto &n, Tensor x,
+                                     llvm::ArrayRef<int64_t> kernel,
+                                     llvm::ArrayRef<int64_t> strides,
+                                     std::vector<int64_t> pads) {
+  for (int i = 0; i < 2; ++i) {
+    int64_t in = x.dim(2 + i), begin = pads[2 * i], end = pads[2 * i + 1];
+    int64_t span = in + begin + end - kernel[i];
+    if (span < 0)
+      throw im.fail(n, "the window is larger than the padded input");
+    int64_t out = (span + strides[i] - 1) / strides[i] + 1;
+    if ((out - 1) * strides[i] >= in + begin)
+      --out;
+    pads[2 * i + 1] += std::max<int64_t>(0, (out - 1) * strides[i] + kernel[i] - (in + begin + end));
+  }
+  return pads;
+}
+
 Mapping pool(const char *op) {
   return [op](Importer &im, const NodeProto &n) {
     Tensor x = im.input(n, 0);
     requireRank(im, n, x, 4);
-    refuseAttr(im, n, "ceil_mode", 0);
     refuseAttr(im, n, "storage_order", 0);
     if (n.output_size() > 1)
       throw im.fail(n, "the Indices output is not supported");
@@ -201,9 +220,20 @@ Mapping pool(const char *op) {
     if (dilations != std::vector<int64_t>{1, 1})
       throw im.fail(n, "dilated pooling is not supported");
     std::vector<int64_t> pads = pads2d(im, n, x, kernel, strides, dilations);
-    if (std::string(op) == "avg_pool2d" && im.attrInt(n, "count_include_pad", 0) &&
-        pads != std::vector<int64_t>(4, 0))
-      throw im.fail(n, "count_include_pad = 1 with padding is not supported");
+    bool average = std::string(op) == "avg_pool2d";
+    if (im.attrInt(n, "ceil_mode", 0)) {
+      std::vector<int64_t> ceil = ceilPads(im, n, x, kernel, strides, pads);
+      // An average's divisor at a rounded-up edge has no graph counterpart.
+      if (average && ceil != pads)
+        throw im.fail(n, "ceil_mode = 1 adds windows here, which average pooling does not support");
+      pads = ceil;
+    }
+    if (average && im.attrInt(n, "count_include_pad", 0) && pads != std::vector<int64_t>(4, 0)) {
+      // Padding counted in the average: pad with zeros first, pool unpadded.
+      x = padded(im, n, x, {0, 0, pads[0], pads[2]}, {0, 0, pads[1], pads[3]}, 0.0,
+                 n.output(0) + ".padded");
+      pads.assign(4, 0);
+    }
     Attrs a;
     a.set("kernel", ints(im, kernel));
     a.set("strides", ints(im, strides));
@@ -211,6 +241,64 @@ Mapping pool(const char *op) {
     a.set("layout", B(im).getStringAttr("NCHW"));
     im.emit(n, op, {x}, a);
   };
+}
+
+/// min(max(x, lo), hi) with either bound absent (NaN); a lower bound of 0 is
+/// a relu. Clip, HardSigmoid and HardSwish are built from it.
+static Tensor clamp(Importer &im, const NodeProto &n, Tensor x, double lo, double hi,
+                    const std::string &out, const std::string &part) {
+  bool hasHi = !std::isnan(hi);
+  std::string mid = hasHi ? n.output(0) + "." + part + "_low" : out;
+  if (lo == 0)
+    x = im.emit(n, "relu", {x}, {}, mid, part + "_low");
+  else if (!std::isnan(lo))
+    x = im.emit(n, "maximum", {x, im.fill(n, {}, lo, x, part + "_lo")}, {}, mid, part + "_low");
+  if (hasHi)
+    x = im.emit(n, "minimum", {x, im.fill(n, {}, hi, x, part + "_hi")}, {}, out, part + "_high");
+  return x;
+}
+
+/// Clip with constant bounds (ReLU6 is Clip(0, 6)).
+void clip(Importer &im, const NodeProto &n) {
+  Tensor x = im.input(n, 0);
+  double lo = NAN, hi = NAN;
+  if (im.opset < 11) {
+    lo = im.attrFloat(n, "min", NAN);
+    hi = im.attrFloat(n, "max", NAN);
+  }
+  for (int i : {1, 2}) {
+    if (n.input_size() <= i || n.input(i).empty())
+      continue;
+    const HostTensor *t = im.constantInput(n, i);
+    if (!t || t->data.size() != 1)
+      throw im.fail(n, "only constant scalar bounds are supported");
+    (i == 1 ? lo : hi) = t->data[0];
+  }
+  if (std::isnan(lo) && std::isnan(hi))
+    return im.alias(n, x);
+  clamp(im, n, x, lo, hi, n.output(0), "clip");
+}
+
+/// HardSigmoid: clamp(alpha x + beta, 0, 1); HardSwish: x times that with
+/// alpha 1/6, beta 1/2 (PyTorch's x * relu6(x + 3) / 6).
+static Tensor hardSigmoid(Importer &im, const NodeProto &n, Tensor x, double alpha,
+                          double beta, const std::string &out) {
+  Attrs a;
+  a.set("scale", B(im).getF64FloatAttr(alpha));
+  a.set("bias", B(im).getF64FloatAttr(beta));
+  Tensor affine = im.emit(n, "scale", {x}, a, n.output(0) + ".affine", "affine");
+  return clamp(im, n, affine, 0.0, 1.0, out, "gate");
+}
+
+void hardSigmoidOp(Importer &im, const NodeProto &n) {
+  hardSigmoid(im, n, im.input(n, 0), im.attrFloat(n, "alpha", 0.2), im.attrFloat(n, "beta", 0.5),
+              n.output(0));
+}
+
+void hardSwish(Importer &im, const NodeProto &n) {
+  Tensor x = im.input(n, 0);
+  Tensor gate = hardSigmoid(im, n, x, 1.0 / 6.0, 0.5, n.output(0) + ".gate");
+  im.emit(n, "mul", {x, gate});
 }
 
 void globalAvgPool(Importer &im, const NodeProto &n) {

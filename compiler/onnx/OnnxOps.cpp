@@ -2,6 +2,7 @@
 // elementwise, data movement, the table; the network ops are OnnxNnOps.cpp.
 // Attributes the graph dialect has no counterpart for are refused with an
 // error naming the node, never dropped.
+#include "compiler/onnx/OnnxFold.h"
 #include "compiler/onnx/OnnxImporter.h"
 
 #include "ops/GraphNames.h"
@@ -91,14 +92,65 @@ void concat(Importer &im, const NodeProto &n) {
   im.emit(n, "concat", xs, a);
 }
 
+} // namespace
+
+/// Expand of a graph value: an add of zeros of the broadcast shape (its
+/// gradient sums back); Expand of constants folds at import.
+void expand(Importer &im, const NodeProto &n) {
+  Tensor x = im.input(n, 0);
+  std::vector<int64_t> target = im.intsInput(n, 1);
+  std::optional<std::vector<int64_t>> shape =
+      broadcastShape({x.shape().vec(), target});
+  if (!shape)
+    throw im.fail(n, "cannot broadcast the input to the shape");
+  if (*shape == x.shape().vec())
+    return im.alias(n, x);
+  im.emit(n, "add", {x, im.fill(n, *shape, 0.0, x, "zeros")});
+}
+
+namespace {
+
+/// Slice; a step s > 1 on an axis takes every s-th element: the range is
+/// padded to a multiple of s, split into [n, s] and the first of each kept.
 void slice(Importer &im, const NodeProto &n) {
   Tensor x = im.input(n, 0);
   SliceRanges r = sliceRanges(im, n, x.shape());
+  std::vector<size_t> strided;
+  for (size_t i = 0; i < r.axes.size(); ++i)
+    if (r.steps[i] < 0)
+      throw im.fail(n, "negative steps are supported only on constants known at import time");
+    else if (r.steps[i] > 1 && r.ends[i] - r.starts[i] > 1)
+      strided.push_back(i);
   Attrs a;
   a.set("axes", ints(im, r.axes));
   a.set("starts", ints(im, r.starts));
   a.set("ends", ints(im, r.ends));
-  im.emit(n, "slice", {x}, a);
+  if (strided.empty())
+    return (void)im.emit(n, "slice", {x}, a);
+  const std::string &out = n.output(0);
+  x = im.emit(n, "slice", {x}, a, out + ".range", "range");
+  for (size_t i : strided) {
+    int64_t d = r.axes[i], step = r.steps[i], size = r.size(i), length = x.dim(d);
+    std::string axis = "axis" + std::to_string(d);
+    std::vector<int64_t> zeros(x.rank(), 0), after(x.rank(), 0);
+    after[d] = size * step - length;
+    if (after[d])
+      x = padded(im, n, x, zeros, after, 0.0, out + "." + axis + "_whole");
+    std::vector<int64_t> groups = x.shape().vec(), result = x.shape().vec();
+    groups[d] = size;
+    groups.insert(groups.begin() + d + 1, step);
+    result[d] = size;
+    Attrs split, first, back;
+    split.set("shape", ints(im, groups));
+    x = im.emit(n, "reshape", {x}, split, out + "." + axis + "_groups", axis + "_groups");
+    first.set("axes", ints(im, {d + 1}));
+    first.set("starts", ints(im, {0}));
+    first.set("ends", ints(im, {1}));
+    x = im.emit(n, "slice", {x}, first, out + "." + axis + "_firsts", axis + "_firsts");
+    back.set("shape", ints(im, result));
+    x = im.emit(n, "reshape", {x}, back, i == strided.back() ? out : out + "." + axis + "_every",
+                axis + "_every");
+  }
 }
 
 /// Gather: a lookup in a 2-D table along axis 0 is an embedding; constant
@@ -176,12 +228,15 @@ void identity(Importer &im, const NodeProto &n) {
 }
 
 void dropout(Importer &im, const NodeProto &n) {
-  if (n.output_size() > 1 && !n.output(1).empty())
-    throw im.fail(n, "the mask output is not supported");
-  const HostTensor *training = im.constantInput(n, 2);
-  if ((n.input_size() > 2 && !n.input(2).empty() && !training) ||
-      (training && !training->data.empty() && training->data[0] != 0))
-    throw im.fail(n, "only inference dropout (training_mode false) is supported");
+  // PyTorch names the mask even where nothing reads it.
+  if (n.output_size() > 1 && (im.read.count(n.output(1)) || im.graphOutputs.count(n.output(1))))
+    throw im.fail(n, "the mask output is read, which is not supported");
+  // A rate of 0 is the identity in training too (swin's F.dropout(p=0.0)).
+  const HostTensor *training = im.constantInput(n, 2), *ratio = im.constantInput(n, 1);
+  bool noRate = ratio && ratio->data.size() == 1 && ratio->data[0] == 0;
+  if (!noRate && ((n.input_size() > 2 && !n.input(2).empty() && !training) ||
+                  (training && !training->data.empty() && training->data[0] != 0)))
+    throw im.fail(n, "only inference dropout (training_mode false, or a rate of 0) is supported");
   im.alias(n, im.input(n, 0));
 }
 
@@ -248,6 +303,20 @@ const std::map<std::string, Mapping> &mappings() {
       {"Shape", needsConstants},
       {"ConstantOfShape", needsConstants},
       {"Range", needsConstants},
+      {"Clip", clip},
+      {"HardSigmoid", hardSigmoidOp},
+      {"HardSwish", hardSwish},
+      {"Pad", pad},
+      {"Expand", expand},
+      {"Equal", needsConstants},
+      {"Less", needsConstants},
+      {"Greater", needsConstants},
+      {"Not", needsConstants},
+      {"And", needsConstants},
+      {"Or", needsConstants},
+      {"Where", needsConstants},
+      {"Mod", needsConstants},
+      {"ScatterND", needsConstants},
   };
   return table;
 }

@@ -36,3 +36,33 @@ graph.graph @chains {
   %to_bf16 = graph.cast "to_bf16"(%wide) {to = bf16} : (tensor<4xf32>) -> tensor<4xbf16>
   graph.return %b, %r, %i2, %keep, %s, %to_bf16 : tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf16>, tensor<4xbf16>
 }
+
+// -----
+
+// A float fill read only by a cast becomes the fill of the cast's dtype, its
+// value rounded as the cast would round it (0.1 in f16 is 0.0999755859375;
+// 1e5 overflows f16 to infinity). A fill with other readers, or a cast that
+// is a graph output, stays.
+// CHECK-LABEL: graph.graph @fills
+// CHECK: %tenth = graph.fill "tenth"() {value = 0.0999755859375 : f64} : () -> tensor<f16>
+// CHECK: %big = graph.fill "big"() {value = 0x7FF0000000000000 : f64} : () -> tensor<f16>
+// CHECK: %shared = graph.fill "shared"() {value = 2.000000e+00 : f64} : () -> tensor<f32>
+// CHECK: %shared_h = graph.cast "shared_h"(%shared)
+// CHECK: %out = graph.cast "out"(%o) {to = f16}
+// CHECK-NOT: "tenth_h"
+// CHECK-NOT: "big_h"
+graph.graph @fills {
+  %x = graph.input "x" : tensor<4xf16>
+  %tenth = graph.fill "tenth"() {value = 0.1 : f64} : () -> tensor<f32>
+  %tenth_h = graph.cast "tenth_h"(%tenth) {to = f16} : (tensor<f32>) -> tensor<f16>
+  %a = graph.minimum "a"(%x, %tenth_h) : (tensor<4xf16>, tensor<f16>) -> tensor<4xf16>
+  %big = graph.fill "big"() {value = 1.0e5 : f64} : () -> tensor<f32>
+  %big_h = graph.cast "big_h"(%big) {to = f16} : (tensor<f32>) -> tensor<f16>
+  %b = graph.minimum "b"(%a, %big_h) : (tensor<4xf16>, tensor<f16>) -> tensor<4xf16>
+  %shared = graph.fill "shared"() {value = 2.0 : f64} : () -> tensor<f32>
+  %shared_h = graph.cast "shared_h"(%shared) {to = f16} : (tensor<f32>) -> tensor<f16>
+  %c = graph.maximum "c"(%b, %shared_h) : (tensor<4xf16>, tensor<f16>) -> tensor<4xf16>
+  %o = graph.fill "o"() {value = 3.0 : f64} : () -> tensor<f32>
+  %out = graph.cast "out"(%o) {to = f16} : (tensor<f32>) -> tensor<f16>
+  graph.return %c, %shared, %out : tensor<4xf16>, tensor<f32>, tensor<f16>
+}
