@@ -219,6 +219,9 @@ Mapping pool(const char *op) {
     std::vector<int64_t> strides = pair(im, n, "strides"), dilations = pair(im, n, "dilations");
     if (dilations != std::vector<int64_t>{1, 1})
       throw im.fail(n, "dilated pooling is not supported");
+    for (int i = 0; i < 2; ++i)
+      if (kernel[i] < 1 || strides[i] < 1)
+        throw im.fail(n, "kernel_shape and strides must be positive");
     std::vector<int64_t> pads = pads2d(im, n, x, kernel, strides, dilations);
     bool average = std::string(op) == "avg_pool2d";
     if (im.attrInt(n, "ceil_mode", 0)) {

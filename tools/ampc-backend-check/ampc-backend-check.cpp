@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "runtime/cpu/WaitPolicy.h"
 #include "runtime/device/Registry.h"
 #include "runtime/driver/BackendCheck.h"
 #include "tools/ampc/Args.h"
@@ -130,6 +131,7 @@ bool reportRuns(const Plan &plan, const CheckOptions &o) {
 } // namespace
 
 int main(int argc, char **argv) {
+  ampc::rt::applyWaitPolicy(argv); // OpenMP threads spin briefly, then sleep
   std::vector<std::string> plans;
   CheckOptions o;
   bool verbose = false;

@@ -3,13 +3,18 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <set>
+
+#include <omp.h>
 
 #include "compiler/Diagnostics.h"
 #include "runtime/core/Plan.h"
 #include "runtime/core/Version.h"
+#include "runtime/cpu/WaitPolicy.h"
 #include "tools/ampc/Commands.h"
 
 using namespace ampc::cli;
+
 
 static void printHelp() {
   std::cout << "ampc: automatic mixed precision training compiler\n\n"
@@ -49,12 +54,17 @@ int main(int argc, char **argv) {
   if (!std::strcmp(argv[1], "--version")) {
     std::cout << "ampc " << ampc::kVersion << " (MLIR 19; saved graphs: version "
               << ampc::kGraphFormatVersion << ", plans: version " << ampc::rt::kPlanVersion
-              << ")\n";
+              << ")\nCPU runtime: " << omp_get_max_threads()
+              << " OpenMP threads; waiting threads: " << ampc::rt::waitPolicy() << "\n";
     return 0;
   }
   for (const Command &c : commands()) {
     if (c.name != std::string(argv[1]))
       continue;
+    // Commands that run plans on the CPU: OpenMP threads spin briefly, then sleep.
+    static const std::set<std::string> runsPlans = {"run", "train", "doctor"};
+    if (runsPlans.count(c.name))
+      ampc::rt::applyWaitPolicy(argv);
     for (int i = 2; i < argc; ++i)
       if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
         std::cout << "usage: ampc " << c.usage << "\n" << c.summary << "\n\noptions:\n"

@@ -178,6 +178,21 @@ def graphs():
          path("odd.plan.json"))
     case("odd-name-dot", [ampc, "dot", odd, "-o", path("odd.dot")], path("odd.dot"))
     case("odd-name-report", [ampc, "report", odd, "--json"])
+    # Values used across the graph's boundary: an op before the graph reading
+    # a value inside it (by name, by result number, with another type), a
+    # graph reading one of another graph's. MLIR 19's parser was reported to
+    # corrupt its heap on such a file; each is one line under ASan too.
+    relu = '%r = graph.relu "r"({}) : (tensor<4xf32>) -> tensor<4xf32>\n'
+    graph = ('graph.graph @g {{\n  %x = graph.input "x" : tensor<4x{}>\n'
+             '  graph.return {} : tensor<4x{}>\n}}\n')
+    for name, text in [
+            ("before-graph", relu.format("%x") + graph.format("f32", "%x", "f32")),
+            ("before-graph-result", relu.format("%x#1") + graph.format("f32", "%x", "f32")),
+            ("before-graph-type", relu.format("%x") + graph.format("f16", "%x", "f16")),
+            ("after-graph", graph.format("f32", "%r", "f32") + relu.format("%x")),
+            ("other-graph", graph.replace("@g", "@a").format("f32", "%y", "f32") +
+             graph.format("f32", "%x", "f32").replace("%x", "%y"))]:
+        case(name, [ampc, "report", write(name + ".mlir", text)])
 
 
 def checkpoints():
