@@ -15,6 +15,9 @@
 #
 #   scripts/gpu-check.sh [checks|e2e|bench|profile|quick|rest|all] [LOGDIR]
 #   scripts/gpu-check.sh run CMD...   (CMD after the build, e.g. under ncu)
+#   AMPC_GPU_DRY_RUN=1 scripts/gpu-check.sh PHASE LOGDIR
+#     writes the checks a phase would run to LOGDIR/dry-run.txt (NAME:
+#     COMMAND a line), runs none and builds nothing (tests/lit/cli/gpu-check.test)
 #     on the GPU machine: builds the runtime alone (AMPC_RUNTIME_ONLY, into
 #     build-gpu/, kept between calls) against the unpacked packages, then
 #       checks  the shared numerics over every f16 input; ampc-backend-check
@@ -22,6 +25,9 @@
 #               plan, and with an injected inf; --check-numerics finding the
 #               same first op on both devices; compute-sanitizer memcheck
 #               and racecheck on short training runs;
+#     The training runs of e2e and bench are listed in scripts/gpu-check.runs;
+#     the checks that compare (resume, --check-numerics, the same start) are
+#     the functions below.
 #       e2e     one epoch of Fashion-MNIST on the CPU and on the GPU (mlp at
 #               O0, O1, O2, O1 bf16; mnist_cnn at O1): accuracies within 0.5
 #               points; exact resume on the GPU; a GPU checkpoint resumed on
@@ -54,6 +60,10 @@
 # Exit status: 0 every check passed; 77 there is no GPU here; else a failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# The runtime's tools execute themselves again to set this when it is unset
+# (runtime/cpu/WaitPolicy.h); set here, no tool does so under
+# compute-sanitizer, ncu or nsys.
+export GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-10000}
 
 prepare() {
   set -e
@@ -165,6 +175,11 @@ check() {
   local name=$1
   shift
   echo "== $name"
+  if [[ -n ${AMPC_GPU_DRY_RUN:-} ]]; then # prints the commands, runs nothing
+    echo "$name: $*" >>"$logs/dry-run.txt"
+    exits[$name]=0
+    return
+  fi
   local t0=$(date +%s)
   # A hang must not take the whole lease: each check has its own limit.
   LD_LIBRARY_PATH="$libs:${LD_LIBRARY_PATH:-}" timeout "${AMPC_CHECK_TIMEOUT:-240}" "$@" \
@@ -262,16 +277,8 @@ phase_checks() {
 }
 
 phase_e2e() {
-  local data=fashion-mnist:$PWD/.gpu/data/fashion-mnist cfg dev lr
-  for cfg in mlp-o0 mlp-o1 mlp-o2 mlp-o1-bf16 cnn-o1; do
-    lr=0.1
-    [[ $cfg == cnn-* ]] && lr=0.05
-    for dev in cpu cuda; do
-      check "e2e-$cfg-$dev" $bin/ampc-plan-run .gpu/plans/e2e/$cfg-$dev-train.json \
-        --eval .gpu/plans/e2e/$cfg-$dev-forward.json --data "$data" --lr $lr --device $dev \
-        --metrics-json "$logs/e2e-$cfg-$dev.json"
-    done
-  done
+  local data=fashion-mnist:$PWD/.gpu/data/fashion-mnist
+  runs e2e
   echo "== accuracy, one epoch, CPU against GPU"
   python3 bench/gpu/report.py e2e "$logs" || { status=1; failed+=(e2e-accuracy); }
   # Exact resume: 200 steps equal 100, a checkpoint, and 100 more.
@@ -295,6 +302,29 @@ phase_e2e() {
     --data "$data" --lr 0.1 --device cpu --resume "$r/half.st" --checkpoint "$r/cpu.st"
 }
 
+# runs GROUP: the training runs scripts/gpu-check.runs lists for GROUP (the
+# format is there), each a check.
+runs() {
+  local group=$1 g name plan steps options p run files given
+  given=$(awk '!/^#/ && NF && $2 !~ /[{]}/ {print $2}' scripts/gpu-check.runs)
+  while read -r g name plan steps options <&3; do
+    [[ $g == "$group" ]] || continue
+    if [[ $plan == *[*?[]* ]]; then
+      files=()
+      for p in .gpu/plans/$plan.json; do [[ -e $p ]] && files+=("$p"); done
+    else
+      files=(".gpu/plans/$plan.json")
+    fi
+    for p in "${files[@]}"; do
+      run=${name//\{\}/$(basename "$p" .json)}
+      [[ $name == *{}* ]] && grep -qx -- "$run" <<<"$given" && continue
+      # shellcheck disable=SC2086 # STEPS and the options are words
+      check "$run" $bin/ampc-plan-run "$p" ${steps/#-/} ${options//\{data\}/${data:-}} \
+        --metrics-json "$logs/$run.json"
+    done
+  done 3<scripts/gpu-check.runs
+}
+
 # bench_run NAME PLAN STEPS ARGS...: an ampc-plan-run on the GPU, its
 # metrics in $logs/NAME.json (AdamW's rate for BERT, as its PyTorch peer).
 bench_run() {
@@ -303,47 +333,6 @@ bench_run() {
   [[ $plan == */bert* ]] && lr=0.0001
   check "$name" $bin/ampc-plan-run "$plan" "$steps" --device cuda --lr $lr "$@" \
     --metrics-json "$logs/$name.json"
-}
-
-# The issue's O1 and O2 steps with their profiles: the part of the bench a
-# short lease runs first (quick).
-QUICK_BENCH="simplenet-o1 simplenet-o2 mnist_cnn-o1 bert-o1 resnet50-o1"
-
-bench_core() {
-  local p
-  for p in $QUICK_BENCH; do
-    bench_run "bench-$p" .gpu/plans/bench/$p.json 60 --tune-gemms
-  done
-  # The finite check after the backward, not beside it: what overlapping
-  # it saves (AMP bookkeeping on the step's path, report.py).
-  bench_run fusion-simplenet-o1-no-overlap-checks .gpu/plans/bench/simplenet-o1.json 60 \
-    --tune-gemms --no-overlap-checks
-  # Profiles: every kernel timed (slower steps, so apart from the timings).
-  for p in simplenet-o1:20 bert-o1:20 resnet50-o1:10; do
-    bench_run "bench-${p%%:*}-profile" .gpu/plans/bench/${p%%:*}.json ${p##*:} --profile \
-      --tune-gemms
-  done
-}
-
-# The rest of ampc's side: O0 steps, simplenet without CUDA graphs, one
-# fusion left out, cuBLASLt's first choices against the timed ones.
-bench_extra() {
-  local p
-  for p in .gpu/plans/bench/*.json; do
-    p=$(basename "$p" .json)
-    [[ " $QUICK_BENCH " == *" $p "* ]] || bench_run "bench-$p" .gpu/plans/bench/$p.json 60 --tune-gemms
-  done
-  bench_run bench-simplenet-o1-no-graph .gpu/plans/bench/simplenet-o1.json 60 --no-cuda-graph \
-    --tune-gemms
-  for p in .gpu/plans/fusions/*.json; do
-    bench_run "fusion-$(basename "$p" .json)" "$p" 60 --tune-gemms
-  done
-  bench_run fusion-bert-o1-no-overlap-checks .gpu/plans/bench/bert-o1.json 60 --tune-gemms \
-    --no-overlap-checks
-  bench_run fusion-simplenet-o1-no-gemm-tuning .gpu/plans/bench/simplenet-o1.json 60
-  bench_run fusion-bert-o1-no-gemm-tuning .gpu/plans/bench/bert-o1.json 60
-  bench_run bench-simplenet-o1-no-gemm-tuning-profile .gpu/plans/bench/simplenet-o1.json 20 \
-    --profile
 }
 
 torch_peers() {
@@ -406,7 +395,11 @@ if [[ ! -d .gpu/debs || ! -d .gpu/plans ]]; then
 fi
 have_gpu=no
 nvidia-smi -L 2>/dev/null | grep -q GPU && have_gpu=yes
-build
+if [[ -n ${AMPC_GPU_DRY_RUN:-} ]]; then
+  have_gpu=yes bin=BIN cuda=CUDA libs=""
+else
+  build
+fi
 if [[ $phase == run ]]; then
   LD_LIBRARY_PATH="$libs:${LD_LIBRARY_PATH:-}" "$@"
   exit $?
@@ -420,11 +413,11 @@ if [[ $have_gpu == yes ]]; then
   case $phase in
   checks) checks_on_gpu ;;
   e2e) phase_e2e ;;
-  bench) bench_core; bench_extra; torch_peers; bench_compare; report ;;
-  profile) bench_core; bench_extra; report ;;
-  quick) memcheck_mlp; bench_core; torch_peers; report ;;
-  rest) checks_on_gpu quick; phase_e2e; bench_extra; bench_compare; report ;;
-  all) checks_on_gpu; phase_e2e; bench_core; bench_extra; torch_peers; bench_compare; report ;;
+  bench) runs core; runs extra; torch_peers; bench_compare; report ;;
+  profile) runs core; runs extra; report ;;
+  quick) memcheck_mlp; runs core; torch_peers; report ;;
+  rest) checks_on_gpu quick; phase_e2e; runs extra; bench_compare; report ;;
+  all) checks_on_gpu; phase_e2e; runs core; runs extra; torch_peers; bench_compare; report ;;
   esac
 elif [[ $phase != checks ]]; then
   echo "gpu-check: no GPU here: the end-to-end runs and benchmarks need one"
