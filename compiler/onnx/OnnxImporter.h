@@ -153,7 +153,8 @@ void globalAvgPool(Importer &im, const onnx::NodeProto &n);
 void clip(Importer &im, const onnx::NodeProto &n);
 void hardSigmoidOp(Importer &im, const onnx::NodeProto &n);
 void hardSwish(Importer &im, const onnx::NodeProto &n);
-/// Pad (OnnxPad.cpp) and Expand (OnnxOps.cpp).
+/// Einsum (OnnxEinsum.cpp), Pad (OnnxPad.cpp) and Expand (OnnxOps.cpp).
+void einsum(Importer &im, const onnx::NodeProto &n);
 void pad(Importer &im, const onnx::NodeProto &n);
 /// `x` with `begins[d]`/`ends[d]` elements of `value` added before/after
 /// axis d (negative: removed); the last node writes ONNX value `out`.

@@ -308,6 +308,7 @@ const std::map<std::string, Mapping> &mappings() {
       {"HardSwish", hardSwish},
       {"Pad", pad},
       {"Expand", expand},
+      {"Einsum", einsum},
       {"Equal", needsConstants},
       {"Less", needsConstants},
       {"Greater", needsConstants},

@@ -5,8 +5,9 @@ import path their ONNX needs: mobilenet_v2 (Clip), mobilenet_v3_small
 and inception_v3 (Pad, AveragePool counting its padding), efficientnet_b0,
 and vit and swin in small configurations of torchvision's own classes
 (Equal/Where/Expand of the class token's batch; Mod, ScatterND, Pad, strided
-Slice of the shifted-window mask). Each comes with an input batch and
-PyTorch's outputs on it.
+Slice of the shifted-window mask), maxvit small (Einsum), and a module of
+Einsum equations. Each comes with an input batch and PyTorch's outputs on
+it.
 
 Batch norms' running statistics are calibrated on random batches first (the
 scale a trained network's activations have): with the initial statistics,
@@ -24,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 try:
     import torch
     import torchvision
+    from torchvision.models.maxvit import MaxVit
     from torchvision.models.swin_transformer import SwinTransformer
     from torchvision.models.vision_transformer import VisionTransformer
 except ImportError as e:
@@ -46,7 +48,32 @@ MODELS = {  # name: (constructor, image size, calibrate batch norms)
     "swin": (lambda: SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2],
                                      num_heads=[2, 4], window_size=[4, 4],
                                      num_classes=10), 32, False),
+    "maxvit": (lambda: MaxVit(input_size=(32, 32), stem_channels=8, partition_size=2,
+                              block_channels=[16, 32], block_layers=[1, 1], head_dim=8,
+                              stochastic_depth_prob=0.0, num_classes=10), 32, True),
+    "einsums": (lambda: Einsums(), 4, False),
 }
+
+
+class Einsums(torch.nn.Module):
+    """Einsum equations of each form the importer maps: a batched matmul with
+    either operand transposed, merged label groups, a label summed away, an
+    implicit output, one operand's transpose and sum."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(4, 3, 5))
+
+    def forward(self, x):  # x: [2, 3, 4, 4]
+        h = x[:, :, :, 0]  # [2, 3, 4]
+        parts = [torch.einsum("bij,bkj->bik", h, h),  # maxvit's q k^T
+                 torch.einsum("bij,bjk->bik", h.transpose(1, 2), h),
+                 torch.einsum("bcij,jck->bik", x, self.w),  # merged K = (j, c)
+                 torch.einsum("bcij,cjk->kbi", x, self.w.transpose(0, 1)),
+                 torch.einsum("bcij,bc", x, x[:, :, 0, 0]),  # implicit: "ij"
+                 torch.einsum("bcij->jbc", x),
+                 torch.einsum("bcij->cj", x)]
+        return torch.cat([p.reshape(-1) for p in parts])
 
 
 def build(name):
