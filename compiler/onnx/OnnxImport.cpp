@@ -254,6 +254,9 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &ctx, const std::
       opset = o.version();
   if (opset <= 0)
     throw GraphError("the model imports no version of the standard ONNX opset");
+  for (onnx::TensorProto &t : *model.mutable_graph()->mutable_initializer())
+    if (t.data_location() == onnx::TensorProto::EXTERNAL)
+      loadExternalData(t, options.modelDir, "initializer '" + t.name() + "'");
   const onnx::GraphProto &g = model.graph();
 
   // Refuse the whole model at once, naming every op that cannot be mapped.

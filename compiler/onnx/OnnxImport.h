@@ -25,6 +25,9 @@ struct OnnxImportOptions {
   /// The labels input: NAME[:SHAPE:DTYPE], SHAPE as 32x10 (default: what the
   /// loss needs, i64 class ids or f32 targets).
   std::string labels;
+  /// The model file's folder: tensors stored in external files (models over
+  /// 2 GB) are read from there. Empty: such tensors are refused.
+  std::string modelDir;
 };
 
 /// Imports a serialized ModelProto. Throws GraphError: unreadable bytes, one

@@ -1,7 +1,9 @@
 #include "compiler/onnx/OnnxTensor.h"
 
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 #include <google/protobuf/io/coded_stream.h>
 
@@ -35,6 +37,51 @@ int onnxTypeOf(const std::string &dtype) {
     if (dtype == name)
       return type;
   return TensorProto::UNDEFINED;
+}
+
+void loadExternalData(TensorProto &t, const std::string &dir, const std::string &where) {
+  auto fail = [&](const std::string &what) { return GraphError(where + ": " + what); };
+  if (dir.empty())
+    throw fail("tensors stored in external files are not supported here");
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const onnx::StringStringEntryProto &e : t.external_data()) {
+    auto number = [&](const std::string &v) {
+      char *end = nullptr;
+      long long x = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end || x < 0)
+        throw fail("external data " + e.key() + " '" + v + "' is not a size");
+      return int64_t(x);
+    };
+    if (e.key() == "location")
+      location = e.value();
+    else if (e.key() == "offset")
+      offset = number(e.value());
+    else if (e.key() == "length")
+      length = number(e.value());
+  }
+  if (location.empty() || location[0] == '/' || ("/" + location + "/").find("/../") !=
+                                                    std::string::npos)
+    throw fail("external data location '" + location +
+               "' is not a file in the model's folder");
+  std::string path = dir + "/" + location;
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in)
+    throw fail("cannot read external data file '" + path + "'");
+  int64_t size = in.tellg();
+  if (length < 0)
+    length = size - std::min(offset, size);
+  if (offset > size || length > size - offset)
+    throw fail("external data [" + std::to_string(offset) + ", +" + std::to_string(length) +
+               ") lies beyond the end of '" + path + "' (" + std::to_string(size) + " bytes)");
+  std::string bytes(length, '\0');
+  in.seekg(offset);
+  in.read(bytes.data(), length);
+  if (!in)
+    throw fail("cannot read external data file '" + path + "'");
+  t.set_raw_data(std::move(bytes));
+  t.clear_external_data();
+  t.set_data_location(TensorProto::DEFAULT);
 }
 
 HostTensor readTensor(const TensorProto &t, const std::string &where) {

@@ -50,6 +50,11 @@ int onnxTypeOf(const std::string &dtype);
 /// Reads a tensor's values (raw_data or the typed fields), checking that they
 /// fill its shape. Throws GraphError naming `where`.
 HostTensor readTensor(const onnx::TensorProto &t, const std::string &where);
+/// Reads a tensor stored in an external file (ONNX's external data: a
+/// location relative to `dir`, an offset and a length) into raw_data. A
+/// location outside `dir` (absolute, or with ..), a missing file or a range
+/// beyond its end throws GraphError naming `where`.
+void loadExternalData(onnx::TensorProto &t, const std::string &dir, const std::string &where);
 /// The tensor as a TensorProto with raw_data.
 onnx::TensorProto writeTensor(const HostTensor &t, const std::string &name);
 

@@ -41,6 +41,8 @@ int runImport(const Args &args) {
   const std::string &in = inputFile(args);
   std::string out = outputFile(args);
   OnnxImportOptions options = importOptionsFrom(args);
+  size_t slash = in.find_last_of('/');
+  options.modelDir = slash == std::string::npos ? "." : slash == 0 ? "/" : in.substr(0, slash);
   checkOutput(args, "output");
   std::string error;
   std::optional<std::string> bytes = rt::readFile(in, error);
