@@ -57,6 +57,10 @@ if torch_works():
     config.available_features.add("torch")
     config.substitutions.append(("%torchpython", "/usr/bin/python3"))
     config.substitutions.append(("%onnxtests", os.path.join(os.path.dirname(config.test_source_root), "onnx")))
+# GCC's OpenMP runtime (libgomp), whose wait policy ampc sets; the sanitizer
+# build's clang links LLVM's.
+if config.ampc_cxx_compiler == "GNU":
+    config.available_features.add("libgomp")
 if os.path.exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"):
     config.available_features.add("fashion-mnist")
 # The CUDA backend as built, and a GPU as the driver sees it: the tests that
