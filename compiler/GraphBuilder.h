@@ -12,6 +12,7 @@
 #ifndef AMPC_COMPILER_GRAPHBUILDER_H
 #define AMPC_COMPILER_GRAPHBUILDER_H
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -148,6 +149,11 @@ public:
                     llvm::StringRef name = "");
   Tensor softmax(Tensor x, int64_t axis = -1, llvm::StringRef name = "");
   Tensor logSoftmax(Tensor x, int64_t axis = -1, llvm::StringRef name = "");
+  /// Fused scaled dot-product attention: q [batch, seq_q, heads, head_dim],
+  /// k and v [batch, seq_k, heads, head_dim(_v)]; scale 1/sqrt(head_dim)
+  /// unless given; causal: query i sees keys j <= i.
+  Tensor attention(Tensor q, Tensor k, Tensor v, bool causal = false,
+                   std::optional<double> scale = std::nullopt, llvm::StringRef name = "");
   Tensor embedding(Tensor ids, Tensor weight, llvm::StringRef name = "");
   Tensor softmaxCrossEntropy(Tensor logits, Tensor labels, llvm::StringRef name = "");
   Tensor mseLoss(Tensor prediction, Tensor target, llvm::StringRef name = "");

@@ -180,6 +180,15 @@ Tensor GraphBuilder::softmax(Tensor x, int64_t axis, StringRef name) {
   return node("softmax", {x}, at.list, name);
 }
 
+Tensor GraphBuilder::attention(Tensor q, Tensor k, Tensor v, bool causal,
+                               std::optional<double> scale, StringRef name) {
+  Attrs at{builder_};
+  at.flag("causal", causal);
+  if (scale)
+    at.list.set("scale", builder_.getF64FloatAttr(*scale));
+  return node("attention", {q, k, v}, at.list, name);
+}
+
 Tensor GraphBuilder::logSoftmax(Tensor x, int64_t axis, StringRef name) {
   Attrs at{builder_};
   at.i64("axis", axis, -1);

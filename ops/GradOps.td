@@ -108,6 +108,19 @@ def Graph_LayerNormBackwardOp : Graph_GradOp<"layer_norm_backward",
   let description = [{ Recomputes each row's mean and variance. }];
 }
 
+def Graph_AttentionBackwardOp : Graph_GradOp<"attention_backward",
+    (ins Graph_FloatTensor:$q, Graph_FloatTensor:$k, Graph_FloatTensor:$v,
+         Graph_FloatTensor:$y, Graph_FloatTensor:$dy,
+         DefaultValuedAttr<BoolAttr, "false">:$causal,
+         OptionalAttr<F64Attr>:$scale),
+    (outs Graph_FloatTensor:$dq, Graph_FloatTensor:$dk, Graph_FloatTensor:$dv)> {
+  let summary = "Gradient of attention";
+  let description = [{
+    Recomputes each row's scores and log-sum-exp from `q` and `k`
+    (FlashAttention-2's backward): nothing seq_q x seq_k is stored.
+  }];
+}
+
 def Graph_SoftmaxBackwardOp : Graph_GradOp<"softmax_backward",
     (ins Graph_FloatTensor:$y, Graph_FloatTensor:$dy,
          DefaultValuedAttr<I64Attr, "-1">:$axis,

@@ -284,6 +284,16 @@ RULE(SoftmaxOp) {
   return done(g, want);
 }
 
+RULE(AttentionOp) {
+  Operation *bw = b.node("attention_backward", {getQ(), getK(), getV(), getY(), dy},
+                         keep(*this, {"causal", "scale"}));
+  if (!bw)
+    return failure();
+  for (int i = 0; i < 3; ++i)
+    if (want[i]) g[i] = bw->getResult(i);
+  return done(g, want);
+}
+
 RULE(LogSoftmaxOp) {
   NamedAttrList attrs = keep(*this, {"axis"});
   attrs.set("log", b.builder().getBoolAttr(true));

@@ -184,6 +184,61 @@ LogicalResult LayerNormOp::inferTypes(Location loc, Adaptor adaptor,
   return success();
 }
 
+/// q [b, sq, h, d], k [b, sk, h, d], v [b, sk, h, dv]: one dtype; the
+/// result [b, sq, h, dv].
+static LogicalResult attentionShapes(Location loc, StringRef op, Value qv, Value kv, Value vv,
+                                     std::optional<llvm::APFloat> scale) {
+  auto q = ranked(qv), k = ranked(kv), v = ranked(vv);
+  for (auto t : {k, v})
+    if (failed(sameDtype(loc, op, q, t)))
+      return failure();
+  if (q.getRank() != 4 || k.getRank() != 4 || v.getRank() != 4)
+    return opError(loc, op) << "q, k and v must be [batch, seq, heads, head_dim]";
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
+  if (ks[0] != qs[0] || vs[0] != qs[0] || ks[2] != qs[2] || vs[2] != qs[2])
+    return opError(loc, op) << "q, k and v need one batch and head count, got "
+                            << shapeString(qs) << ", " << shapeString(ks) << ", "
+                            << shapeString(vs);
+  if (ks[3] != qs[3] || vs[1] != ks[1])
+    return opError(loc, op) << "k must be [batch, seq_k, heads, " << qs[3]
+                            << "] and v [batch, seq_k, heads, head_dim_v], got "
+                            << shapeString(ks) << ", " << shapeString(vs);
+  if (qs[3] < 1)
+    return opError(loc, op) << "head_dim must be at least 1";
+  if (scale && !(scale->isFiniteNonZero()))
+    return opError(loc, op) << "scale must be finite and nonzero";
+  return success();
+}
+
+LogicalResult AttentionOp::inferTypes(Location loc, Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  if (failed(attentionShapes(loc, getOperationName(), adaptor.getQ(), adaptor.getK(),
+                             adaptor.getV(), adaptor.getScale())))
+    return failure();
+  auto q = ranked(adaptor.getQ());
+  SmallVector<int64_t> shape(q.getShape());
+  shape[3] = ranked(adaptor.getV()).getShape()[3];
+  types.push_back(RankedTensorType::get(shape, q.getElementType()));
+  return success();
+}
+
+LogicalResult AttentionBackwardOp::inferTypes(Location loc, Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  if (failed(attentionShapes(loc, getOperationName(), adaptor.getQ(), adaptor.getK(),
+                             adaptor.getV(), adaptor.getScale())))
+    return failure();
+  auto q = ranked(adaptor.getQ());
+  SmallVector<int64_t> shape(q.getShape());
+  shape[3] = ranked(adaptor.getV()).getShape()[3];
+  auto y = RankedTensorType::get(shape, q.getElementType());
+  if (adaptor.getY().getType() != y || adaptor.getDy().getType() != y)
+    return opError<AttentionBackwardOp>(loc) << "y and dy must be the attention's result, "
+                                             << shapeString(shape);
+  for (Value v : {adaptor.getQ(), adaptor.getK(), adaptor.getV()})
+    types.push_back(v.getType());
+  return success();
+}
+
 static LogicalResult inferReduce(Location loc, StringRef op, Value xv,
                                  ArrayRef<int64_t> axes, bool keepdims,
                                  SmallVectorImpl<Type> &types) {

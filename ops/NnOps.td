@@ -189,6 +189,24 @@ def Graph_SoftmaxCrossEntropyOp : Graph_NodeOp<"softmax_cross_entropy", "Black",
   }];
 }
 
+def Graph_AttentionOp : Graph_NodeOp<"attention", "White",
+    (ins Graph_FloatTensor:$q, Graph_FloatTensor:$k, Graph_FloatTensor:$v,
+         DefaultValuedAttr<BoolAttr, "false">:$causal,
+         OptionalAttr<F64Attr>:$scale),
+    (outs Graph_FloatTensor:$y)> {
+  let summary = "Scaled dot-product attention, fused (softmax(q k^T scale) v)";
+  let description = [{
+    `q` is `[batch, seq_q, heads, head_dim]`, `k` `[batch, seq_k, heads,
+    head_dim]` and `v` `[batch, seq_k, heads, head_dim_v]`: the projections'
+    `[batch, seq, hidden]` results reshaped, with no transpose. The result is
+    `[batch, seq_q, heads, head_dim_v]` in the operands' dtype. `scale`
+    defaults to 1/sqrt(head_dim); with `causal`, query i attends to keys
+    j <= i. No seq_q x seq_k matrix is stored: the softmax runs online over
+    tiles of keys, its running maximum and sum in f32 (docs/runtime.md,
+    "Attention"); the gradient recomputes the scores.
+  }];
+}
+
 def Graph_MseLossOp : Graph_NodeOp<"mse_loss", "Black",
     (ins Graph_FloatTensor:$prediction, Graph_FloatTensor:$target),
     (outs Graph_FloatTensor:$loss)> {

@@ -65,6 +65,8 @@ void crossEntropy(const StepView &s);
 void crossEntropyBackward(const StepView &s);
 void mse(const StepView &s);
 void mseBackward(const StepView &s);
+void attention(const StepView &s);
+void attentionBackward(const StepView &s);
 void broadcastTo(const StepView &s);
 void reduceTo(const StepView &s);
 void unaryBackward(const StepView &s);

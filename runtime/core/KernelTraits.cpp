@@ -91,6 +91,9 @@ constexpr KernelTraits kRows[] = {
      S::crossEntropy,
      A::Accumulated},
     {K::MseLoss, kTwo, kOne, kMixedFloat, 0, F::PerInput, kNoRange, S::mse, A::Accumulated},
+    // Fused attention (docs/runtime.md, "Attention"): sums in another
+    // order on another backend, and exp.
+    {K::Attention, kThree, kOne, 0, 0, F::Attention, kNoRange, S::attention, A::Accumulated},
     // Backward.
     {K::BroadcastTo, kOne, kOne, kMixedFloat, 0, F::PerOutput, kNoRange, S::broadcastTo},
     {K::ReduceTo, kOne, kOne, kMixedFloat, 0, F::PerOutput, kNoRange, S::reduceTo, A::Rounded},
@@ -121,6 +124,10 @@ constexpr KernelTraits kRows[] = {
     // logits").
     {K::SoftmaxLogitsBackward, kTwo, kOne, kInPlace | kMixedFloat, 0, F::PerOutput, kNoRange,
      S::softmaxLogitsBackward, A::Accumulated},
+    // attention's gradient: q, k, v, y, dy -> dq, dk, dv, the scores
+    // recomputed from q and k.
+    {K::AttentionBackward, {5, 5}, kThree, 0, 0, F::AttentionBackward, kNoRange,
+     S::attentionBackward, A::Accumulated},
     {K::SoftmaxCrossEntropyBackward,
      kThree,
      kOne,
@@ -233,6 +240,15 @@ double kernelFlops(const KernelTraits &traits, const std::vector<std::vector<int
   case FlopRule::Conv: {
     const std::vector<int64_t> &w = inputs[1];
     return 2.0 * numel(outputs[0]) * (numElements(w) / w[0]);
+  }
+  case FlopRule::Attention:
+  case FlopRule::AttentionBackward: {
+    // q [b, sq, h, d], k [b, sk, h, d], v [b, sk, h, dv]: 2 sq sk (d + dv)
+    // per head forward; the backward's five products 2 sq sk (3 d + 2 dv).
+    const std::vector<int64_t> &q = inputs[0], &k = inputs[1], &v = inputs[2];
+    double pairs = double(q[0]) * q[2] * q[1] * k[1];
+    return traits.flops == FlopRule::Attention ? 2.0 * pairs * (q[3] + v[3])
+                                               : 2.0 * pairs * (3.0 * q[3] + 2.0 * v[3]);
   }
   }
   return 0;

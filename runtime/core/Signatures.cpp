@@ -2,6 +2,8 @@
 // and the overlap rule (KernelSignatures.h). Matrix, convolution, pooling
 // and normalisation kernels are in MatrixSignatures.cpp, training kernels
 // in TrainingSignatures.cpp.
+#include <cmath>
+
 #include <algorithm>
 
 #include "runtime/core/ElementChain.h"
@@ -285,6 +287,42 @@ void mseBackward(const StepView &s) {
   requireSameSize(s, s.in(0), s.in(1));
   s.require(isScalar(s.in(2)), "the loss gradient must be a scalar");
   requireShape(s, s.out(0), s.in(0).shape);
+}
+
+/// q [b, sq, h, d], k [b, sk, h, d], v [b, sk, h, dv] of one dtype (the
+/// graph op's rule); y [b, sq, h, dv].
+static Shape attentionOperands(const StepView &s) {
+  requireFloats(s);
+  const Buffer &q = s.in(0), &k = s.in(1), &v = s.in(2);
+  s.require(q.dtype == k.dtype && q.dtype == v.dtype, "q, k and v need one dtype");
+  s.require(q.shape.size() == 4 && k.shape.size() == 4 && v.shape.size() == 4,
+            "q, k and v must be [batch, seq, heads, head_dim]");
+  s.require(k.shape[0] == q.shape[0] && k.shape[2] == q.shape[2] && k.shape[3] == q.shape[3] &&
+                v.shape[0] == q.shape[0] && v.shape[1] == k.shape[1] && v.shape[2] == q.shape[2],
+            "q " + shapeText(q.shape) + ", k " + shapeText(k.shape) + " and v " +
+                shapeText(v.shape) + " do not fit one attention");
+  s.require(q.shape[3] > 0, "head_dim must be at least 1");
+  double scale = s.attrs.getF64("scale", 1.0);
+  s.require(std::isfinite(scale) && scale != 0, "scale must be finite and nonzero");
+  return {q.shape[0], q.shape[1], q.shape[2], v.shape[3]};
+}
+
+void attention(const StepView &s) {
+  Shape y = attentionOperands(s);
+  requireShape(s, s.out(0), y);
+  s.require(s.out(0).dtype == s.in(0).dtype, "the result has the operands' dtype");
+}
+
+void attentionBackward(const StepView &s) {
+  Shape y = attentionOperands(s);
+  for (int i : {3, 4}) {
+    requireShape(s, s.in(i), y);
+    s.require(s.in(i).dtype == s.in(0).dtype, "y and dy have the operands' dtype");
+  }
+  for (int i : {0, 1, 2}) {
+    requireShape(s, s.out(i), s.in(i).shape);
+    s.require(s.out(i).dtype == s.in(i).dtype, "each gradient has its operand's dtype");
+  }
 }
 
 void broadcastTo(const StepView &s) {

@@ -15,6 +15,7 @@ const KernelTable &kernels() {
     addNormKernels(t);
     addReduceKernels(t);
     addSoftmaxKernels(t);
+    addAttentionKernels(t);
     addLossKernels(t);
     addTrainingKernels(t);
     addProbeKernels(t);

@@ -28,6 +28,7 @@ void addPoolingKernels(KernelTable &t);
 void addNormKernels(KernelTable &t);
 void addReduceKernels(KernelTable &t);
 void addSoftmaxKernels(KernelTable &t);
+void addAttentionKernels(KernelTable &t);
 void addLossKernels(KernelTable &t);
 void addTrainingKernels(KernelTable &t);
 void addProbeKernels(KernelTable &t);

@@ -43,6 +43,7 @@ void addMatmulKernels(KernelTable &t);
 void addLossKernels(KernelTable &t);
 void addTrainingKernels(KernelTable &t);
 void addSoftmaxKernels(KernelTable &t);
+void addAttentionKernels(KernelTable &t);
 void addReduceKernels(KernelTable &t);
 void addPoolingKernels(KernelTable &t);
 void addNormKernels(KernelTable &t);

@@ -13,6 +13,7 @@ const KernelTable &kernels() {
     addLossKernels(t);
     addTrainingKernels(t);
     addSoftmaxKernels(t);
+    addAttentionKernels(t);
     addReduceKernels(t);
     addPoolingKernels(t);
     addNormKernels(t);

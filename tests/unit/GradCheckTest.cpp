@@ -199,6 +199,10 @@ std::vector<GradCase> cases() {
   c.push_back({"reduce_mean_keepdims", [=](GraphBuilder &b) { return b.reduceMean(p(b, "x", {2, 3, 4}), {0, 2}, true); }});
   c.push_back({"softmax", [=](GraphBuilder &b) { return b.softmax(p(b, "x", {2, 3, 4}), 1); }});
   c.push_back({"log_softmax", [=](GraphBuilder &b) { return b.logSoftmax(p(b, "x", {3, 5})); }});
+  // Fused attention: 70 keys span two of the CPU's key tiles; head_dim 16,
+  // head_dim_v 8.
+  c.push_back({"attention", [=](GraphBuilder &b) { return b.attention(p(b, "q", {2, 70, 2, 16}), p(b, "k", {2, 70, 2, 16}), p(b, "v", {2, 70, 2, 8})); }});
+  c.push_back({"attention_causal_scaled", [=](GraphBuilder &b) { return b.attention(p(b, "q", {1, 5, 2, 4}), p(b, "k", {1, 7, 2, 4}), p(b, "v", {1, 7, 2, 3}), true, 0.7); }});
   c.push_back({"softmax_wide", [=](GraphBuilder &b) { return b.softmax(p(b, "x", {3, 1100})); }});
   c.push_back({"log_softmax_rows", [=](GraphBuilder &b) { return b.logSoftmax(p(b, "x", {17, 40})); }});
   c.push_back({"embedding", [=](GraphBuilder &b) {

@@ -679,3 +679,41 @@ graph.graph @all_reduce_empty {
   graph.all_reduce "r"() {world_size = 2 : i64} : () -> ()
   graph.return
 }
+
+// -----
+
+graph.graph @attention_rank {
+  %q = graph.input "q" : tensor<2x8x16xf32>
+  // expected-error @+1 {{q, k and v must be [batch, seq, heads, head_dim]}}
+  %y = graph.attention "attn"(%q, %q, %q) : (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  graph.return %y : tensor<2x8x16xf32>
+}
+
+// -----
+
+graph.graph @attention_head_dim {
+  %q = graph.input "q" : tensor<2x8x4x16xf32>
+  %k = graph.input "k" : tensor<2x8x4x32xf32>
+  // expected-error @+1 {{k must be [batch, seq_k, heads, 16] and v [batch, seq_k, heads, head_dim_v], got [2,8,4,32], [2,8,4,32]}}
+  %y = graph.attention "attn"(%q, %k, %k) : (tensor<2x8x4x16xf32>, tensor<2x8x4x32xf32>, tensor<2x8x4x32xf32>) -> tensor<2x8x4x32xf32>
+  graph.return %y : tensor<2x8x4x32xf32>
+}
+
+// -----
+
+graph.graph @attention_dtypes {
+  %q = graph.input "q" : tensor<2x8x4x16xf16>
+  %k = graph.input "k" : tensor<2x8x4x16xf32>
+  // expected-error @+1 {{operands have different dtypes}}
+  %y = graph.attention "attn"(%q, %k, %k) : (tensor<2x8x4x16xf16>, tensor<2x8x4x16xf32>, tensor<2x8x4x16xf32>) -> tensor<2x8x4x16xf16>
+  graph.return %y : tensor<2x8x4x16xf16>
+}
+
+// -----
+
+graph.graph @attention_scale {
+  %q = graph.input "q" : tensor<1x8x1x16xf32>
+  // expected-error @+1 {{scale must be finite and nonzero}}
+  %y = graph.attention "attn"(%q, %q, %q) {scale = 0.0 : f64} : (tensor<1x8x1x16xf32>, tensor<1x8x1x16xf32>, tensor<1x8x1x16xf32>) -> tensor<1x8x1x16xf32>
+  graph.return %y : tensor<1x8x1x16xf32>
+}

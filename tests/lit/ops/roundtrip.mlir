@@ -157,3 +157,16 @@ graph.graph @precision {
   %4 = graph.dropout "two"(%x) {outs = ["two.y"]} : (tensor<4xf32>) -> tensor<4xf32>
   graph.return %0, %1, %2, %3, %4 : tensor<4xf16>, tensor<4xbf16>, tensor<2xf16>, tensor<2x2xbf16>, tensor<4xf32>
 }
+
+// Fused attention and its gradient: [batch, seq, heads, head_dim].
+// CHECK-LABEL: graph.graph @attention
+// CHECK: %y = graph.attention "y"(%q, %k, %v) {causal = true, scale = 1.250000e-01 : f64} : (tensor<2x8x4x16xf16>, tensor<2x6x4x16xf16>, tensor<2x6x4x32xf16>) -> tensor<2x8x4x32xf16>
+// CHECK: graph.attention_backward "g"(%q, %k, %v, %y, %y) {outs = ["dq", "dk", "dv"]}
+graph.graph @attention {
+  %q = graph.input "q" : tensor<2x8x4x16xf16>
+  %k = graph.input "k" : tensor<2x6x4x16xf16>
+  %v = graph.input "v" : tensor<2x6x4x32xf16>
+  %y = graph.attention "y"(%q, %k, %v) {causal = true, scale = 0.125 : f64} : (tensor<2x8x4x16xf16>, tensor<2x6x4x16xf16>, tensor<2x6x4x32xf16>) -> tensor<2x8x4x32xf16>
+  %dq, %dk, %dv = graph.attention_backward "g"(%q, %k, %v, %y, %y) {outs = ["dq", "dk", "dv"]} : (tensor<2x8x4x16xf16>, tensor<2x6x4x16xf16>, tensor<2x6x4x32xf16>, tensor<2x8x4x32xf16>, tensor<2x8x4x32xf16>) -> (tensor<2x8x4x16xf16>, tensor<2x6x4x16xf16>, tensor<2x6x4x32xf16>)
+  graph.return %y, %dq, %dk, %dv : tensor<2x8x4x32xf16>, tensor<2x8x4x16xf16>, tensor<2x6x4x16xf16>, tensor<2x6x4x32xf16>
+}

@@ -1,0 +1,160 @@
+// Fused attention and its gradient, the reference (docs/runtime.md,
+// "Attention"). q [b, sq, h, d], k [b, sk, h, d], v [b, sk, h, dv]. The
+// forward takes each query row alone: keys in tiles of 64, an online
+// softmax (running maximum m and sum l in f32, the partial output rescaled
+// by exp(m_old - m_new) per tile), f32 accumulation, one rounding of the
+// result. Nothing seq_q x seq_k is stored. The backward recomputes each
+// row's log-sum-exp and scores (FlashAttention-2): with D_i = dy_i . y_i,
+// P = exp(s - lse), dV += P dy, dS = P (dy . v - D), dQ += scale dS k,
+// dK += scale dS q; each (batch, head) is one task, so the sums over rows
+// run in one fixed order.
+#include <cmath>
+#include <limits>
+
+#include "runtime/cpu/kernels/KernelUtil.h"
+
+namespace ampc::rt {
+namespace {
+
+constexpr int64_t kKeyTile = 64;
+
+struct Dims {
+  int64_t batch, sq, sk, heads, d, dv;
+  float scale;
+  bool causal;
+  /// The first element of row `pos` of head `head` in a [b, seq, h, width] tensor.
+  int64_t at(int64_t b, int64_t pos, int64_t seq, int64_t head, int64_t width) const {
+    return ((b * seq + pos) * heads + head) * width;
+  }
+  /// The keys query i attends to: all, or j <= i when causal.
+  int64_t keys(int64_t i) const { return causal ? std::min(i + 1, sk) : sk; }
+};
+
+Dims dimsOf(const KernelContext &c) {
+  const std::vector<int64_t> &q = c.in[0].shape, &k = c.in[1].shape, &v = c.in[2].shape;
+  Dims m{q[0], q[1], k[1], q[2], q[3], v[3], 0, attrBool(c, "causal", false)};
+  m.scale = float(attrF64(c, "scale", 1.0 / std::sqrt(double(m.d))));
+  return m;
+}
+
+/// a . b in f32, eight partial sums added in a fixed order.
+float dot(const float *a, const float *b, int64_t n) {
+  float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l)
+      lane[l] += a[i + l] * b[i + l];
+  for (; i < n; ++i)
+    lane[i % 8] += a[i] * b[i];
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+/// Row i's log-sum-exp of its scores, by the forward's tiles.
+float logSumExp(const Dims &m, const float *K, int64_t b, int64_t head, const float *qi,
+                int64_t i) {
+  float mx = -std::numeric_limits<float>::infinity(), l = 0;
+  for (int64_t j0 = 0, n = m.keys(i); j0 < n; j0 += kKeyTile) {
+    float s[kKeyTile], tileMax = -std::numeric_limits<float>::infinity();
+    int64_t j1 = std::min(n, j0 + kKeyTile);
+    for (int64_t j = j0; j < j1; ++j)
+      tileMax = std::max(tileMax, s[j - j0] = dot(qi, K + m.at(b, j, m.sk, head, m.d), m.d) * m.scale);
+    float next = std::max(mx, tileMax);
+    l *= next == mx ? 1.0f : std::exp(mx - next);
+    for (int64_t j = j0; j < j1; ++j)
+      l += std::exp(s[j - j0] - next);
+    mx = next;
+  }
+  return mx + std::log(l);
+}
+
+void attention(KernelContext &c) {
+  Dims m = dimsOf(c);
+  F32In q(c.in[0]), k(c.in[1]), v(c.in[2]);
+  F32Out y(c.out[0]);
+  int64_t rows = m.batch * m.sq * m.heads;
+#pragma omp parallel
+  {
+    std::vector<float> acc(m.dv);
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t head = r % m.heads, i = r / m.heads % m.sq, b = r / m.heads / m.sq;
+      const float *qi = q.data() + m.at(b, i, m.sq, head, m.d);
+      float mx = -std::numeric_limits<float>::infinity(), l = 0;
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      for (int64_t j0 = 0, n = m.keys(i); j0 < n; j0 += kKeyTile) {
+        float s[kKeyTile], tileMax = -std::numeric_limits<float>::infinity();
+        int64_t j1 = std::min(n, j0 + kKeyTile);
+        for (int64_t j = j0; j < j1; ++j)
+          tileMax = std::max(
+              tileMax, s[j - j0] = dot(qi, k.data() + m.at(b, j, m.sk, head, m.d), m.d) * m.scale);
+        float next = std::max(mx, tileMax);
+        if (next != mx) { // rescale what the earlier tiles summed
+          float correction = std::exp(mx - next);
+          l *= correction;
+          for (float &a : acc)
+            a *= correction;
+        }
+        for (int64_t j = j0; j < j1; ++j) {
+          float p = std::exp(s[j - j0] - next);
+          const float *vj = v.data() + m.at(b, j, m.sk, head, m.dv);
+          l += p;
+          for (int64_t x = 0; x < m.dv; ++x)
+            acc[x] += p * vj[x];
+        }
+        mx = next;
+      }
+      float *yi = y.data() + m.at(b, i, m.sq, head, m.dv);
+      for (int64_t x = 0; x < m.dv; ++x)
+        yi[x] = l > 0 ? acc[x] / l : 0.0f;
+    }
+  }
+  y.commit();
+}
+
+void attentionBackward(KernelContext &c) {
+  Dims m = dimsOf(c);
+  F32In q(c.in[0]), k(c.in[1]), v(c.in[2]), y(c.in[3]), dy(c.in[4]);
+  F32Out dq(c.out[0]), dk(c.out[1]), dv(c.out[2]);
+  const float *Q = q.data(), *K = k.data(), *V = v.data();
+#pragma omp parallel for schedule(static)
+  for (int64_t task = 0; task < m.batch * m.heads; ++task) {
+    int64_t b = task / m.heads, head = task % m.heads;
+    for (int64_t j = 0; j < m.sk; ++j) { // this task's rows of dK and dV, from zero
+      std::fill_n(dk.data() + m.at(b, j, m.sk, head, m.d), m.d, 0.0f);
+      std::fill_n(dv.data() + m.at(b, j, m.sk, head, m.dv), m.dv, 0.0f);
+    }
+    for (int64_t i = 0; i < m.sq; ++i) {
+      const float *qi = Q + m.at(b, i, m.sq, head, m.d);
+      const float *dyi = dy.data() + m.at(b, i, m.sq, head, m.dv);
+      float lse = logSumExp(m, K, b, head, qi, i);
+      float D = dot(dyi, y.data() + m.at(b, i, m.sq, head, m.dv), m.dv);
+      float *dqi = dq.data() + m.at(b, i, m.sq, head, m.d);
+      std::fill_n(dqi, m.d, 0.0f);
+      for (int64_t j = 0, n = m.keys(i); j < n; ++j) {
+        const float *kj = K + m.at(b, j, m.sk, head, m.d), *vj = V + m.at(b, j, m.sk, head, m.dv);
+        float p = std::exp(dot(qi, kj, m.d) * m.scale - lse);
+        float ds = p * (dot(dyi, vj, m.dv) - D) * m.scale;
+        float *dkj = dk.data() + m.at(b, j, m.sk, head, m.d);
+        float *dvj = dv.data() + m.at(b, j, m.sk, head, m.dv);
+        for (int64_t x = 0; x < m.dv; ++x)
+          dvj[x] += p * dyi[x];
+        for (int64_t x = 0; x < m.d; ++x) {
+          dqi[x] += ds * kj[x];
+          dkj[x] += ds * qi[x];
+        }
+      }
+    }
+  }
+  dq.commit();
+  dk.commit();
+  dv.commit();
+}
+
+} // namespace
+
+void addAttentionKernels(KernelTable &t) {
+  t[Kernel::Attention] = attention;
+  t[Kernel::AttentionBackward] = attentionBackward;
+}
+
+} // namespace ampc::rt

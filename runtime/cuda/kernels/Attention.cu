@@ -1,0 +1,210 @@
+// Fused attention and its gradient on the GPU, shaped as the CPU reference
+// (runtime/cpu/kernels/Attention.cpp, docs/runtime.md "Attention"): one warp
+// per query row, its lanes splitting head_dim; keys one at a time with an
+// online softmax in f32; nothing seq_q x seq_k in memory. The backward is
+// two launches without atomics: one warp per query row for dQ (which also
+// keeps each row's log-sum-exp and D = dy . y), one warp per key row for dK
+// and dV. No tensor cores yet: this is the correct baseline, head_dim up to
+// 256; the sums run in another order than the CPU's (Accumulated).
+#include <cmath>
+
+#include "runtime/cuda/CudaKernels.h"
+
+namespace ampc::rt::cuda {
+namespace {
+
+constexpr int kWarp = 32, kPerLane = 8, kMaxHeadDim = kWarp * kPerLane;
+
+struct Dims {
+  int64_t batch, sq, sk, heads, d, dv;
+  float scale;
+  bool causal;
+  __host__ __device__ int64_t at(int64_t b, int64_t pos, int64_t seq, int64_t head,
+                                 int64_t width) const {
+    return ((b * seq + pos) * heads + head) * width;
+  }
+  __device__ int64_t keys(int64_t i) const { return causal ? (i + 1 < sk ? i + 1 : sk) : sk; }
+  /// The first query that sees key j.
+  __device__ int64_t firstQuery(int64_t j) const { return causal ? j : 0; }
+};
+
+Dims dimsOf(const LaunchContext &c) {
+  const std::vector<int64_t> &q = c.in[0].shape, &k = c.in[1].shape, &v = c.in[2].shape;
+  Dims m{q[0], q[1], k[1], q[2], q[3], v[3], 0, c.attrs.getBool("causal", false)};
+  m.scale = float(c.attrs.getF64("scale", 1.0 / std::sqrt(double(m.d))));
+  if (m.d > kMaxHeadDim || m.dv > kMaxHeadDim)
+    c.fail("attention: head_dim above " + std::to_string(kMaxHeadDim) +
+           " is not supported on CUDA");
+  return m;
+}
+
+/// A row of `width` values split over the warp: lane l holds l, l + 32, ...
+struct LaneRow {
+  float v[kPerLane];
+  __device__ void load(const View &t, int64_t at, int64_t width, int lane) {
+    for (int e = 0; e < kPerLane; ++e) {
+      int64_t x = lane + e * kWarp;
+      v[e] = x < width ? cuda::load(t.data, t.dtype, at + x) : 0.0f;
+    }
+  }
+  __device__ void zero() {
+    for (float &x : v)
+      x = 0;
+  }
+  __device__ void store(const View &t, int64_t at, int64_t width, int lane) const {
+    for (int e = 0; e < kPerLane; ++e) {
+      int64_t x = lane + e * kWarp;
+      if (x < width)
+        cuda::store(t.data, t.dtype, at + x, v[e]);
+    }
+  }
+};
+
+/// The dot product of the warp's row `a` with the row of `t` at `at`, in every lane.
+__device__ float warpDot(const LaneRow &a, const View &t, int64_t at, int64_t width, int lane) {
+  float s = 0;
+  for (int e = 0; e < kPerLane; ++e) {
+    int64_t x = lane + e * kWarp;
+    if (x < width)
+      s += a.v[e] * cuda::load(t.data, t.dtype, at + x);
+  }
+  for (int offset = kWarp / 2; offset > 0; offset /= 2)
+    s += __shfl_xor_sync(0xffffffffu, s, offset);
+  return s;
+}
+
+__device__ int64_t warpIndex() { return (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp; }
+__device__ int64_t warpCount() { return int64_t(gridDim.x) * blockDim.x / kWarp; }
+
+__global__ void attentionForward(View q, View k, View v, View y, Dims m) {
+  int lane = threadIdx.x % kWarp;
+  for (int64_t r = warpIndex(); r < m.batch * m.sq * m.heads; r += warpCount()) {
+    int64_t head = r % m.heads, i = r / m.heads % m.sq, b = r / m.heads / m.sq;
+    LaneRow qi, acc;
+    qi.load(q, m.at(b, i, m.sq, head, m.d), m.d, lane);
+    acc.zero();
+    float mx = -INFINITY, l = 0;
+    for (int64_t j = 0, n = m.keys(i); j < n; ++j) {
+      float s = warpDot(qi, k, m.at(b, j, m.sk, head, m.d), m.d, lane) * m.scale;
+      float next = fmaxf(mx, s);
+      if (next != mx) {
+        float correction = expf(mx - next);
+        l *= correction;
+        for (float &a : acc.v)
+          a *= correction;
+        mx = next;
+      }
+      float p = expf(s - mx);
+      l += p;
+      LaneRow vj;
+      vj.load(v, m.at(b, j, m.sk, head, m.dv), m.dv, lane);
+      for (int e = 0; e < kPerLane; ++e)
+        acc.v[e] += p * vj.v[e];
+    }
+    for (float &a : acc.v)
+      a = l > 0 ? a / l : 0.0f;
+    acc.store(y, m.at(b, i, m.sq, head, m.dv), m.dv, lane);
+  }
+}
+
+/// dQ, one warp per query row; keeps the row's log-sum-exp and D.
+__global__ void attentionBackwardQuery(View q, View k, View v, View y, View dy, View dq,
+                                       float *lse, float *dot, Dims m) {
+  int lane = threadIdx.x % kWarp;
+  for (int64_t r = warpIndex(); r < m.batch * m.sq * m.heads; r += warpCount()) {
+    int64_t head = r % m.heads, i = r / m.heads % m.sq, b = r / m.heads / m.sq;
+    LaneRow qi, dyi, yi, g;
+    qi.load(q, m.at(b, i, m.sq, head, m.d), m.d, lane);
+    dyi.load(dy, m.at(b, i, m.sq, head, m.dv), m.dv, lane);
+    yi.load(y, m.at(b, i, m.sq, head, m.dv), m.dv, lane);
+    float mx = -INFINITY, l = 0, D = 0;
+    int64_t n = m.keys(i);
+    for (int64_t j = 0; j < n; ++j) {
+      float s = warpDot(qi, k, m.at(b, j, m.sk, head, m.d), m.d, lane) * m.scale;
+      float next = fmaxf(mx, s);
+      l = l * (next == mx ? 1.0f : expf(mx - next)) + expf(s - next);
+      mx = next;
+    }
+    for (int e = 0; e < kPerLane; ++e)
+      D += dyi.v[e] * yi.v[e];
+    for (int offset = kWarp / 2; offset > 0; offset /= 2)
+      D += __shfl_xor_sync(0xffffffffu, D, offset);
+    float rowLse = mx + logf(l);
+    g.zero();
+    for (int64_t j = 0; j < n; ++j) {
+      float p = expf(warpDot(qi, k, m.at(b, j, m.sk, head, m.d), m.d, lane) * m.scale - rowLse);
+      float ds = p * (warpDot(dyi, v, m.at(b, j, m.sk, head, m.dv), m.dv, lane) - D) * m.scale;
+      LaneRow kj;
+      kj.load(k, m.at(b, j, m.sk, head, m.d), m.d, lane);
+      for (int e = 0; e < kPerLane; ++e)
+        g.v[e] += ds * kj.v[e];
+    }
+    g.store(dq, m.at(b, i, m.sq, head, m.d), m.d, lane);
+    if (lane == 0) {
+      lse[r] = rowLse;
+      dot[r] = D;
+    }
+  }
+}
+
+/// dK and dV, one warp per key row, from the rows' log-sum-exp and D.
+__global__ void attentionBackwardKey(View q, View k, View v, View dy, View dk, View dv,
+                                     const float *lse, const float *dot, Dims m) {
+  int lane = threadIdx.x % kWarp;
+  for (int64_t r = warpIndex(); r < m.batch * m.sk * m.heads; r += warpCount()) {
+    int64_t head = r % m.heads, j = r / m.heads % m.sk, b = r / m.heads / m.sk;
+    LaneRow kj, vj, gk, gv;
+    kj.load(k, m.at(b, j, m.sk, head, m.d), m.d, lane);
+    vj.load(v, m.at(b, j, m.sk, head, m.dv), m.dv, lane);
+    gk.zero();
+    gv.zero();
+    for (int64_t i = m.firstQuery(j); i < m.sq; ++i) {
+      int64_t row = (b * m.sq + i) * m.heads + head;
+      float p = expf(warpDot(kj, q, m.at(b, i, m.sq, head, m.d), m.d, lane) * m.scale - lse[row]);
+      float ds = p * (warpDot(vj, dy, m.at(b, i, m.sq, head, m.dv), m.dv, lane) - dot[row]) *
+                 m.scale;
+      LaneRow qi, dyi;
+      qi.load(q, m.at(b, i, m.sq, head, m.d), m.d, lane);
+      dyi.load(dy, m.at(b, i, m.sq, head, m.dv), m.dv, lane);
+      for (int e = 0; e < kPerLane; ++e) {
+        gv.v[e] += p * dyi.v[e];
+        gk.v[e] += ds * qi.v[e];
+      }
+    }
+    gk.store(dk, m.at(b, j, m.sk, head, m.d), m.d, lane);
+    gv.store(dv, m.at(b, j, m.sk, head, m.dv), m.dv, lane);
+  }
+}
+
+unsigned warpBlocks(int64_t rows) { return blocksFor(rows * kWarp); }
+
+void attention(LaunchContext &c) {
+  Dims m = dimsOf(c);
+  attentionForward<<<warpBlocks(m.batch * m.sq * m.heads), kThreads, 0, c.stream()>>>(
+      viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.out[0]), m);
+  launched(c);
+}
+
+void attentionBackward(LaunchContext &c) {
+  Dims m = dimsOf(c);
+  int64_t rows = m.batch * m.sq * m.heads;
+  if (!c.state) // each query row's log-sum-exp and D, kept for the step
+    c.state = c.device.allocate(2 * std::max<int64_t>(rows, 1) * sizeof(float), 256);
+  float *lse = reinterpret_cast<float *>(c.state.get()), *dot = lse + rows;
+  View q = viewOf(c.in[0]), k = viewOf(c.in[1]), v = viewOf(c.in[2]);
+  attentionBackwardQuery<<<warpBlocks(rows), kThreads, 0, c.stream()>>>(
+      q, k, v, viewOf(c.in[3]), viewOf(c.in[4]), viewOf(c.out[0]), lse, dot, m);
+  launched(c);
+  attentionBackwardKey<<<warpBlocks(m.batch * m.sk * m.heads), kThreads, 0, c.stream()>>>(
+      q, k, v, viewOf(c.in[4]), viewOf(c.out[1]), viewOf(c.out[2]), lse, dot, m);
+  launched(c);
+}
+
+} // namespace
+
+void addAttentionKernels(KernelTable &t) {
+  t[Kernel::Attention] = attention;
+  t[Kernel::AttentionBackward] = attentionBackward;
+}
+
+} // namespace ampc::rt::cuda

@@ -1,0 +1,234 @@
+// The fused attention op on the CPU runtime (the reference): against a
+// direct f64 computation (forward and gradients), causality, the unfused
+// graph (matmul, scale, softmax, matmul) at O0, and O1 in f16 and bf16
+// against O0. The gradients against finite differences are in
+// GradCheckTest ("attention").
+#include <cmath>
+
+#include "compiler/Lowering.h"
+#include "compiler/Pipelines.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "passes/Passes.h"
+#include "passes/TrainingUtil.h"
+#include "tests/unit/RuntimeTestUtil.h"
+#include "tests/unit/TestUtil.h"
+
+using namespace ampc;
+
+namespace {
+
+struct Shape4 {
+  int64_t b, sq, sk, h, d, dv;
+};
+
+/// softmax(q k^T scale [+ causal mask]) v in f64, and its gradients for dy:
+/// [y, dq, dk, dv], each in the [b, seq, h, width] layout.
+std::vector<std::vector<double>> direct(const Shape4 &s, const std::vector<double> &q,
+                                        const std::vector<double> &k,
+                                        const std::vector<double> &v,
+                                        const std::vector<double> &dy, bool causal,
+                                        double scale) {
+  auto at = [&](int64_t b, int64_t pos, int64_t seq, int64_t h, int64_t w) {
+    return ((b * seq + pos) * s.h + h) * w;
+  };
+  std::vector<double> y(s.b * s.sq * s.h * s.dv), dq(q.size()), dk(k.size()), dv(v.size());
+  for (int64_t b = 0; b < s.b; ++b)
+    for (int64_t h = 0; h < s.h; ++h)
+      for (int64_t i = 0; i < s.sq; ++i) {
+        int64_t n = causal ? std::min(i + 1, s.sk) : s.sk;
+        std::vector<double> p(n), dp(n);
+        double mx = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          double dot = 0;
+          for (int64_t x = 0; x < s.d; ++x)
+            dot += q[at(b, i, s.sq, h, s.d) + x] * k[at(b, j, s.sk, h, s.d) + x];
+          p[j] = dot * scale;
+          mx = std::max(mx, p[j]);
+        }
+        for (double &e : p)
+          sum += e = std::exp(e - mx);
+        for (double &e : p)
+          e /= sum;
+        double D = 0;
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t x = 0; x < s.dv; ++x) {
+            y[at(b, i, s.sq, h, s.dv) + x] += p[j] * v[at(b, j, s.sk, h, s.dv) + x];
+            dp[j] += dy[at(b, i, s.sq, h, s.dv) + x] * v[at(b, j, s.sk, h, s.dv) + x];
+          }
+        for (int64_t j = 0; j < n; ++j)
+          D += p[j] * dp[j];
+        for (int64_t j = 0; j < n; ++j) {
+          double ds = p[j] * (dp[j] - D) * scale;
+          for (int64_t x = 0; x < s.dv; ++x)
+            dv[at(b, j, s.sk, h, s.dv) + x] += p[j] * dy[at(b, i, s.sq, h, s.dv) + x];
+          for (int64_t x = 0; x < s.d; ++x) {
+            dq[at(b, i, s.sq, h, s.d) + x] += ds * k[at(b, j, s.sk, h, s.d) + x];
+            dk[at(b, j, s.sk, h, s.d) + x] += ds * q[at(b, i, s.sq, h, s.d) + x];
+          }
+        }
+      }
+  return {y, dq, dk, dv};
+}
+
+/// The largest |got - want| over the largest |want| (absolute where every
+/// value is 0: one key's softmax is constant, so its dq and dk are).
+double relativeError(const std::vector<float> &got, const std::vector<double> &want) {
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    err = std::max(err, std::fabs(got[i] - want[i]));
+    scale = std::max(scale, std::fabs(want[i]));
+  }
+  return scale > 0 ? err / scale : err;
+}
+
+/// The attention step and its backward as plan steps on inputs q, k, v, dy.
+test::Compiled attentionPlan(const Shape4 &s, bool causal, double scale) {
+  return test::compile([&](GraphBuilder &b) {
+    Tensor q = b.input("q", {s.b, s.sq, s.h, s.d}), k = b.input("k", {s.b, s.sk, s.h, s.d}),
+           v = b.input("v", {s.b, s.sk, s.h, s.dv}), dy = b.input("dy", {s.b, s.sq, s.h, s.dv});
+    Tensor y = b.attention(q, k, v, causal, scale, "attn");
+    Tensor grads = b.node("attention_backward", {q, k, v, y, dy}, [&] {
+      mlir::NamedAttrList a;
+      a.set("causal", b.opBuilder().getBoolAttr(causal));
+      a.set("scale", b.opBuilder().getF64FloatAttr(scale));
+      auto &o = b.opBuilder();
+      a.set("outs", o.getArrayAttr({o.getStringAttr("dq"), o.getStringAttr("dk"),
+                                    o.getStringAttr("dv")}));
+      return a;
+    }(), "attn_grad", {});
+    b.output(y);
+    for (mlir::Value g : grads.value().getDefiningOp()->getResults())
+      b.output(Tensor(g));
+  });
+}
+
+class AttentionShapes : public ::testing::TestWithParam<std::tuple<Shape4, bool>> {};
+
+TEST_P(AttentionShapes, MatchesF64) {
+  auto [s, causal] = GetParam();
+  double scale = 1.0 / std::sqrt(double(s.d));
+  test::Compiled c = attentionPlan(s, causal, scale);
+  auto q = test::randomValues(s.b * s.sq * s.h * s.d, "f32", 1),
+       k = test::randomValues(s.b * s.sk * s.h * s.d, "f32", 2),
+       v = test::randomValues(s.b * s.sk * s.h * s.dv, "f32", 3),
+       dy = test::randomValues(s.b * s.sq * s.h * s.dv, "f32", 4);
+  for (double &x : q)
+    x *= 3; // scores of a few units: a softmax far from uniform
+  for (auto [name, values] : {std::pair{"q", &q}, {"k", &k}, {"v", &v}, {"dy", &dy}})
+    test::setValues(*c.ex, name, *values);
+  c.ex->run();
+  auto want = direct(s, q, k, v, dy, causal, scale);
+  ASSERT_EQ(c.plan.outputs.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    int id = c.plan.outputs[i];
+    EXPECT_LT(relativeError(c.ex->readF32(id), want[i]), 2e-5) << c.plan.buffers[id].name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Attention, AttentionShapes,
+    ::testing::Combine(
+        ::testing::Values(Shape4{2, 70, 70, 2, 16, 16},   // two key tiles, the second partial
+                          Shape4{1, 33, 130, 3, 64, 32},  // seq_q != seq_k, three tiles
+                          Shape4{1, 65, 65, 1, 128, 128}, // head_dim 128
+                          Shape4{1, 1, 1, 1, 1, 1}),
+        ::testing::Bool()));
+
+/// Attention written out: transposes to [b, h, s, d], q k^T, the scale,
+/// softmax, times v, and back.
+Tensor unfused(GraphBuilder &b, Tensor q, Tensor k, Tensor v, double scale) {
+  std::vector<int64_t> heads{0, 2, 1, 3};
+  Tensor scores = b.matmul(b.transpose(q, heads), b.transpose(k, heads), false, true);
+  Tensor p = b.softmax(b.scale(scores, scale));
+  return b.transpose(b.matmul(p, b.transpose(v, heads)), heads);
+}
+
+/// y and the gradients of sum(y * R) for q, k and v (params), through the
+/// autodiff pass; the graph at `level` (AMP off at O0) in `dtype`.
+std::vector<std::vector<float>> run(const Shape4 &s, bool fused, const char *level = "O0",
+                                    const char *dtype = "f16") {
+  mlir::MLIRContext ctx;
+  GraphBuilder b(ctx, "attention");
+  double scale = 1.0 / std::sqrt(double(s.d));
+  Tensor q = b.param("q", {s.b, s.sq, s.h, s.d}, Init::normal(1.0)),
+         k = b.param("k", {s.b, s.sk, s.h, s.d}, Init::normal(1.0)),
+         v = b.param("v", {s.b, s.sk, s.h, s.dv}, Init::normal(1.0));
+  Tensor y = fused ? b.attention(q, k, v, false, std::nullopt, "y") : unfused(b, q, k, v, scale);
+  Tensor r = b.constValue("R", y.shape(), test::randomValues(s.b * s.sq * s.h * s.dv, "f32", 9));
+  b.setLoss(b.reduceSum(b.mul(b.cast(y, "f32"), r), {}, false, "loss"));
+  b.output(y);
+  auto module = b.finish();
+  AmpSettings amp;
+  amp.level = level;
+  amp.dtype = dtype;
+  if (std::string(level) != "O0")
+    runAmpPipeline(*module, amp);
+  mlir::PassManager pm(&ctx);
+  pm.nest<graph::GraphOp>().addPass(createGraphAutodiff());
+  if (mlir::failed(pm.run(*module)))
+    throw GraphError("autodiff failed");
+  auto g = *module->getOps<graph::GraphOp>().begin();
+  auto ret = llvm::cast<graph::ReturnOp>(g.getBody().front().getTerminator());
+  for (graph::ParamOp p : train::trainableParams(g))
+    ret.getOutputsMutable().append(train::findValue(g, train::gradName(p.getName())));
+  rt::Plan plan = lowerToPlan(*module);
+  rt::Executor ex(plan, {true, 7});
+  ex.run();
+  std::vector<std::vector<float>> out;
+  for (int id : plan.outputs)
+    if (plan.buffers[id].name != "loss")
+      out.push_back(ex.readF32(id));
+  return out;
+}
+
+double relativeError(const std::vector<float> &got, const std::vector<float> &want) {
+  return relativeError(got, std::vector<double>(want.begin(), want.end()));
+}
+
+TEST(Attention, MatchesTheUnfusedGraphAtO0) {
+  Shape4 s{2, 70, 70, 2, 16, 16};
+  auto fused = run(s, true), written = run(s, false);
+  ASSERT_EQ(fused.size(), 4u); // y, dq, dk, dv
+  ASSERT_EQ(written.size(), 4u);
+  for (size_t i = 0; i < fused.size(); ++i)
+    EXPECT_LT(relativeError(fused[i], written[i]), 1e-5) << "output " << i;
+}
+
+TEST(Attention, O1StaysNearO0) {
+  Shape4 s{1, 40, 40, 2, 32, 32};
+  auto o0 = run(s, true);
+  for (auto [dtype, tolerance] : {std::pair{"f16", 5e-3}, {"bf16", 4e-2}}) {
+    auto o1 = run(s, true, "O1", dtype);
+    for (size_t i = 0; i < o0.size(); ++i)
+      EXPECT_LT(relativeError(o1[i], o0[i]), tolerance) << dtype << " output " << i;
+  }
+}
+
+TEST(Attention, IsCausal) {
+  // Keys and values after position t never change outputs at or before t.
+  Shape4 s{1, 50, 50, 2, 8, 8};
+  test::Compiled c = test::compile([&](GraphBuilder &b) {
+    b.output(b.attention(b.input("q", {s.b, s.sq, s.h, s.d}), b.input("k", {s.b, s.sk, s.h, s.d}),
+                         b.input("v", {s.b, s.sk, s.h, s.dv}), true, std::nullopt, "y"));
+  });
+  auto k = test::randomValues(s.sk * s.h * s.d, "f32", 2),
+       v = test::randomValues(s.sk * s.h * s.dv, "f32", 3);
+  test::setValues(*c.ex, "q", test::randomValues(s.sq * s.h * s.d, "f32", 1));
+  test::setValues(*c.ex, "k", k);
+  test::setValues(*c.ex, "v", v);
+  c.ex->run();
+  std::vector<float> before = test::valuesOf(*c.ex, "y");
+  int64_t t = 20;
+  for (size_t i = (t + 1) * s.h * s.d; i < k.size(); ++i)
+    k[i] += 1.5, v[i] -= 2.0;
+  test::setValues(*c.ex, "k", k);
+  test::setValues(*c.ex, "v", v);
+  c.ex->run();
+  std::vector<float> after = test::valuesOf(*c.ex, "y");
+  int64_t kept = (t + 1) * s.h * s.dv;
+  EXPECT_TRUE(std::equal(before.begin(), before.begin() + kept, after.begin()));
+  EXPECT_FALSE(std::equal(before.begin() + kept, before.end(), after.begin() + kept));
+}
+
+} // namespace
