@@ -54,26 +54,34 @@ Tensor embeddingLayer(GraphBuilder &b, Tensor ids, int64_t vocab, int64_t dim,
   return b.embedding(ids, w);
 }
 
-Tensor multiHeadAttention(GraphBuilder &b, Tensor x, int64_t heads, llvm::StringRef name) {
+Tensor multiHeadAttention(GraphBuilder &b, Tensor x, int64_t heads, llvm::StringRef name,
+                          AttentionForm form) {
   auto s = b.scope(name);
   int64_t batch = x.dim(0), seq = x.dim(1), hidden = x.dim(2), d = hidden / heads;
   if (d * heads != hidden)
     throw GraphError("attention '" + b.qualify("") + "': hidden size " +
                      std::to_string(hidden) + " is not a multiple of " +
                      std::to_string(heads) + " heads");
-  // [batch, seq, hidden] -> [batch, heads, seq, d]
+  // [batch, seq, hidden] -> [batch, seq, heads, d], the fused op's layout;
+  // unfused, [batch, heads, seq, d] for the batched matmuls.
+  bool fused = form == AttentionForm::Fused;
   auto split = [&](Tensor t, llvm::StringRef which) {
     Tensor r = b.reshape(t, {batch, seq, heads, d}, (which + ".split").str());
-    return b.transpose(r, {0, 2, 1, 3}, (which + ".heads").str());
+    return fused ? r : b.transpose(r, {0, 2, 1, 3}, (which + ".heads").str());
   };
   Tensor q = split(linear(b, x, hidden, "q"), "q");
   Tensor k = split(linear(b, x, hidden, "k"), "k");
   Tensor v = split(linear(b, x, hidden, "v"), "v");
-  Tensor scores = b.matmul(q, k, false, true, "scores");
-  scores = b.scale(scores, 1.0 / std::sqrt((double)d), 0.0, "scaled");
-  Tensor probs = b.softmax(scores, -1, "probs");
-  Tensor ctx = b.matmul(probs, v, false, false, "context");
-  ctx = b.transpose(ctx, {0, 2, 1, 3}, "context.merge");
+  Tensor ctx;
+  if (fused) {
+    ctx = b.attention(q, k, v, false, std::nullopt, "context");
+  } else {
+    Tensor scores = b.matmul(q, k, false, true, "scores");
+    scores = b.scale(scores, 1.0 / std::sqrt((double)d), 0.0, "scaled");
+    Tensor probs = b.softmax(scores, -1, "probs");
+    ctx = b.matmul(probs, v, false, false, "context");
+    ctx = b.transpose(ctx, {0, 2, 1, 3}, "context.merge");
+  }
   ctx = b.reshape(ctx, {batch, seq, hidden}, "context.flat");
   return linear(b, ctx, hidden, "out");
 }

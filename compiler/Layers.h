@@ -30,7 +30,11 @@ Tensor embeddingLayer(GraphBuilder &b, Tensor ids, int64_t vocab, int64_t dim,
 
 /// Multi-head self-attention of x [batch, seq, hidden]: q, k, v projections,
 /// softmax(q k^T / sqrt(d)) v per head, and an output projection.
-Tensor multiHeadAttention(GraphBuilder &b, Tensor x, int64_t heads, llvm::StringRef name);
+/// How a multi-head attention layer computes softmax(q k^T / sqrt(d)) v:
+/// one fused `attention` op, or matmul, scale, softmax and matmul.
+enum class AttentionForm { Fused, Unfused };
+Tensor multiHeadAttention(GraphBuilder &b, Tensor x, int64_t heads, llvm::StringRef name,
+                          AttentionForm form = AttentionForm::Unfused);
 
 } // namespace ampc
 

@@ -42,7 +42,8 @@ const std::vector<ModelInfo> &modelRegistry() {
         {"heads", "12", "attention heads"},
         {"seq", "128", "sequence length"},
         {"vocab", "30528", "vocabulary size (30522 padded to a multiple of 8)"},
-        {"batch", "8", "batch size"}},
+        {"batch", "8", "batch size"},
+        {"attention", "unfused", "fused (one attention op) or unfused (matmul, softmax, matmul)"}},
        buildBert},
   };
   return models;
