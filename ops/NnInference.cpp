@@ -185,9 +185,10 @@ LogicalResult LayerNormOp::inferTypes(Location loc, Adaptor adaptor,
 }
 
 /// q [b, sq, h, d], k [b, sk, h, d], v [b, sk, h, dv]: one dtype; the
-/// result [b, sq, h, dv].
-static LogicalResult attentionShapes(Location loc, StringRef op, Value qv, Value kv, Value vv,
-                                     std::optional<llvm::APFloat> scale) {
+/// result's type, [b, sq, h, dv].
+static FailureOr<RankedTensorType> attentionResult(Location loc, StringRef op, Value qv,
+                                                   Value kv, Value vv,
+                                                   std::optional<llvm::APFloat> scale) {
   auto q = ranked(qv), k = ranked(kv), v = ranked(vv);
   for (auto t : {k, v})
     if (failed(sameDtype(loc, op, q, t)))
@@ -207,33 +208,32 @@ static LogicalResult attentionShapes(Location loc, StringRef op, Value qv, Value
     return opError(loc, op) << "head_dim must be at least 1";
   if (scale && !(scale->isFiniteNonZero()))
     return opError(loc, op) << "scale must be finite and nonzero";
-  return success();
+  SmallVector<int64_t> shape(qs);
+  shape[3] = vs[3];
+  return RankedTensorType::get(shape, q.getElementType());
 }
 
 LogicalResult AttentionOp::inferTypes(Location loc, Adaptor adaptor,
                                       SmallVectorImpl<Type> &types) {
-  if (failed(attentionShapes(loc, getOperationName(), adaptor.getQ(), adaptor.getK(),
-                             adaptor.getV(), adaptor.getScale())))
+  FailureOr<RankedTensorType> y = attentionResult(loc, getOperationName(), adaptor.getQ(),
+                                                  adaptor.getK(), adaptor.getV(),
+                                                  adaptor.getScale());
+  if (failed(y))
     return failure();
-  auto q = ranked(adaptor.getQ());
-  SmallVector<int64_t> shape(q.getShape());
-  shape[3] = ranked(adaptor.getV()).getShape()[3];
-  types.push_back(RankedTensorType::get(shape, q.getElementType()));
+  types.push_back(*y);
   return success();
 }
 
 LogicalResult AttentionBackwardOp::inferTypes(Location loc, Adaptor adaptor,
                                               SmallVectorImpl<Type> &types) {
-  if (failed(attentionShapes(loc, getOperationName(), adaptor.getQ(), adaptor.getK(),
-                             adaptor.getV(), adaptor.getScale())))
+  FailureOr<RankedTensorType> y = attentionResult(loc, getOperationName(), adaptor.getQ(),
+                                                  adaptor.getK(), adaptor.getV(),
+                                                  adaptor.getScale());
+  if (failed(y))
     return failure();
-  auto q = ranked(adaptor.getQ());
-  SmallVector<int64_t> shape(q.getShape());
-  shape[3] = ranked(adaptor.getV()).getShape()[3];
-  auto y = RankedTensorType::get(shape, q.getElementType());
-  if (adaptor.getY().getType() != y || adaptor.getDy().getType() != y)
+  if (adaptor.getY().getType() != *y || adaptor.getDy().getType() != *y)
     return opError<AttentionBackwardOp>(loc) << "y and dy must be the attention's result, "
-                                             << shapeString(shape);
+                                             << shapeString(y->getShape());
   for (Value v : {adaptor.getQ(), adaptor.getK(), adaptor.getV()})
     types.push_back(v.getType());
   return success();

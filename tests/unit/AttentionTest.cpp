@@ -5,12 +5,8 @@
 // GradCheckTest ("attention").
 #include <cmath>
 
-#include "compiler/Lowering.h"
 #include "compiler/Pipelines.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
-#include "passes/Passes.h"
-#include "passes/TrainingUtil.h"
 #include "tests/unit/RuntimeTestUtil.h"
 #include "tests/unit/TestUtil.h"
 
@@ -164,14 +160,7 @@ std::vector<std::vector<float>> run(const Shape4 &s, bool fused, const char *lev
   amp.dtype = dtype;
   if (std::string(level) != "O0")
     runAmpPipeline(*module, amp);
-  mlir::PassManager pm(&ctx);
-  pm.nest<graph::GraphOp>().addPass(createGraphAutodiff());
-  if (mlir::failed(pm.run(*module)))
-    throw GraphError("autodiff failed");
-  auto g = *module->getOps<graph::GraphOp>().begin();
-  auto ret = llvm::cast<graph::ReturnOp>(g.getBody().front().getTerminator());
-  for (graph::ParamOp p : train::trainableParams(g))
-    ret.getOutputsMutable().append(train::findValue(g, train::gradName(p.getName())));
+  test::differentiateWithGradOutputs(*module);
   rt::Plan plan = lowerToPlan(*module);
   rt::Executor ex(plan, {true, 7});
   ex.run();

@@ -45,15 +45,7 @@ rt::Plan compileCase(mlir::MLIRContext &ctx, const GradCase &c) {
   }
   b.setLoss(loss);
   auto module = b.finish();
-  mlir::PassManager pm(&ctx);
-  pm.nest<graph::GraphOp>().addPass(createGraphAutodiff());
-  if (mlir::failed(pm.run(*module)))
-    throw GraphError("autodiff failed");
-  auto g = *module->getOps<graph::GraphOp>().begin();
-  auto ret = llvm::cast<graph::ReturnOp>(g.getBody().front().getTerminator());
-  for (graph::ParamOp p : train::trainableParams(g))
-    if (mlir::Value grad = train::findValue(g, train::gradName(p.getName())))
-      ret.getOutputsMutable().append(grad);
+  test::differentiateWithGradOutputs(*module);
   test::dumpCudaPlan(*module);
   return lowerToPlan(*module);
 }

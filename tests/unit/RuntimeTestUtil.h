@@ -17,6 +17,9 @@
 #include "compiler/plan/PlanPass.h"
 #include "models/Models.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "passes/Passes.h"
+#include "passes/TrainingUtil.h"
 #include "runtime/core/Convert.h"
 #include "runtime/core/Files.h"
 #include "runtime/device/Executor.h"
@@ -40,6 +43,20 @@ inline std::vector<float> valuesOf(const rt::Executor &ex, const std::string &na
 }
 inline double scalarOf(const rt::Executor &ex, const std::string &name) {
   return ex.readScalar(ex.id(name));
+}
+
+/// Runs the autodiff pass on `module` (its loss set) and makes every
+/// trainable param's gradient a graph output, after the outputs it has.
+inline void differentiateWithGradOutputs(mlir::ModuleOp module) {
+  mlir::PassManager pm(module.getContext());
+  pm.nest<graph::GraphOp>().addPass(createGraphAutodiff());
+  if (mlir::failed(pm.run(module)))
+    throw GraphError("autodiff failed");
+  auto g = *module.getOps<graph::GraphOp>().begin();
+  auto ret = llvm::cast<graph::ReturnOp>(g.getBody().front().getTerminator());
+  for (graph::ParamOp p : train::trainableParams(g))
+    if (mlir::Value grad = train::findValue(g, train::gradName(p.getName())))
+      ret.getOutputsMutable().append(grad);
 }
 
 /// A compiled graph with its executor.
