@@ -165,6 +165,9 @@ void Exporter::emit(Operation *op) {
     node("Sub", freshNode(nodeName + ".diff"), in, {d});
     node("Mul", freshNode(nodeName + ".squared"), {d, d}, {sq});
     setInt(node("ReduceMean", nodeName, {sq}, out), "keepdims", 0);
+  } else if (op_ == "attention") { // ONNX's Attention is opset 23; ours is 17
+    throw GraphError("node '" + nodeName + "': 'attention' has no ONNX form in opset 17 "
+                     "(a model imported without --fuse-attention exports)");
   } else {
     throw GraphError("node '" + nodeName + "': '" + op_ +
                      "' has no ONNX form (export takes forward graphs)");

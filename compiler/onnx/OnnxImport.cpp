@@ -314,6 +314,7 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &ctx, const std::
                            std::to_string(schema->max_output()) + " outputs, got " +
                            std::to_string(n.output_size()));
   }
+  im.fuseAttention = options.fuseAttention;
   findPatterns(im, g);
   for (const NodeProto &n : g.node()) {
     auto gelu = im.gelus.find(&n);
@@ -323,6 +324,8 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &ctx, const std::
         attrs.set("approximate", B(im).getBoolAttr(true));
       im.emit(n, "gelu", {im.tensor(gelu->second.first)}, attrs);
     }
+    else if (auto a = im.attentions.find(&n); a != im.attentions.end())
+      fusedAttention(im, n, a->second);
     else if (!im.skipped.count(&n) && !fold(im, n))
       mappings().at(n.op_type())(im, n);
   }

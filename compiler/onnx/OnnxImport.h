@@ -28,6 +28,9 @@ struct OnnxImportOptions {
   /// The model file's folder: tensors stored in external files (models over
   /// 2 GB) are read from there. Empty: such tensors are refused.
   std::string modelDir;
+  /// Imports attention as PyTorch writes it (MatMul with a transposed k,
+  /// a constant scale, Softmax, MatMul with v) as one fused `attention`.
+  bool fuseAttention = false;
 };
 
 /// Imports a serialized ModelProto. Throws GraphError: unreadable bytes, one

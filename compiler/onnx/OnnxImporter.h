@@ -94,6 +94,17 @@ public:
   /// gelus: such last nodes, the GELU's input and whether it is the tanh form.
   std::set<const onnx::NodeProto *> skipped;
   std::map<const onnx::NodeProto *, std::pair<std::string, bool>> gelus;
+  /// Attention found by findPatterns (with fuseAttention): the last MatMul
+  /// of each, its q, v, scale and rank (3 or 4), and k as the Transpose
+  /// before the product reads it, with the perm that makes it k.
+  struct AttentionMatch {
+    std::string q, k, v;
+    double scale;
+    int rank;
+    std::vector<int64_t> kPerm;
+  };
+  std::map<const onnx::NodeProto *, AttentionMatch> attentions;
+  bool fuseAttention = false;
   /// A loss the model computes (SoftmaxCrossEntropyLoss as a graph output).
   std::string lossOutput;
   std::map<const onnx::NodeProto *, std::string> names; // unique node names
@@ -155,6 +166,9 @@ void hardSigmoidOp(Importer &im, const onnx::NodeProto &n);
 void hardSwish(Importer &im, const onnx::NodeProto &n);
 /// Einsum (OnnxEinsum.cpp), Pad (OnnxPad.cpp) and Expand (OnnxOps.cpp).
 void einsum(Importer &im, const onnx::NodeProto &n);
+/// A matched attention (findPatterns) as the fused op, written as node
+/// `n`'s output (OnnxNnOps.cpp).
+void fusedAttention(Importer &im, const onnx::NodeProto &n, const Importer::AttentionMatch &m);
 void pad(Importer &im, const onnx::NodeProto &n);
 /// `x` with `begins[d]`/`ends[d]` elements of `value` added before/after
 /// axis d (negative: removed); the last node writes ONNX value `out`.

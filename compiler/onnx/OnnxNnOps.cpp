@@ -304,6 +304,45 @@ void hardSwish(Importer &im, const NodeProto &n) {
   im.emit(n, "mul", {x, gate});
 }
 
+/// q [N, s, d] (PyTorch's heads folded into the batch) viewed as [N, s, 1, d]
+/// by a reshape, or [b, h, s, d] transposed to the fused op's [b, s, h, d];
+/// the result back the same way, written as `n`'s output.
+void fusedAttention(Importer &im, const NodeProto &n, const Importer::AttentionMatch &m) {
+  Tensor q = im.tensor(m.q), k = im.tensor(m.k), v = im.tensor(m.v);
+  for (Tensor t : {q, k, v})
+    requireRank(im, n, t, m.rank);
+  std::vector<int64_t> identity(m.rank);
+  for (int d = 0; d < m.rank; ++d)
+    identity[d] = d;
+  if (m.kPerm != identity) {
+    Attrs a;
+    a.set("perm", ints(im, m.kPerm));
+    k = im.emit(n, "transpose", {k}, a, n.output(0) + ".k_order", "k_order");
+  }
+  auto toHeads = [&](Tensor t, const char *which) {
+    std::string out = n.output(0) + "." + which;
+    Attrs a;
+    if (m.rank == 3) {
+      a.set("shape", ints(im, {t.dim(0), t.dim(1), 1, t.dim(2)}));
+      return im.emit(n, "reshape", {t}, a, out, which);
+    }
+    a.set("perm", ints(im, {0, 2, 1, 3}));
+    return im.emit(n, "transpose", {t}, a, out, which);
+  };
+  Tensor q4 = toHeads(q, "q"), k4 = toHeads(k, "k"), v4 = toHeads(v, "v");
+  Attrs a;
+  a.set("scale", B(im).getF64FloatAttr(m.scale));
+  Tensor y = im.emit(n, "attention", {q4, k4, v4}, a, n.output(0) + ".attention", "attention");
+  Attrs back;
+  if (m.rank == 3) {
+    back.set("shape", ints(im, {y.dim(0), y.dim(1), y.dim(3)}));
+    im.emit(n, "reshape", {y}, back);
+  } else {
+    back.set("perm", ints(im, {0, 2, 1, 3}));
+    im.emit(n, "transpose", {y}, back);
+  }
+}
+
 void globalAvgPool(Importer &im, const NodeProto &n) {
   Tensor x = im.input(n, 0);
   requireRank(im, n, x, 4);

@@ -7,7 +7,11 @@
 // then a = Add(f, 1); y = Mul(Mul(x, a), 0.5) (or Mul(Mul(x, 0.5), a));
 // operands of Add and Mul in either order, and every inner value read once
 // and not a graph output. (Op by op, the tanh form's Pow is a black op: one
-// gelu keeps the FFN in L at O1.)
+// gelu keeps the FFN in L at O1.) With --fuse-attention, attention as
+// PyTorch writes it: Softmax(MatMul(q, Transpose(k)) [scaled]) read by
+// MatMul(., v), q possibly scaled first (PyTorch 1.13 divides q by
+// sqrt(d)); the scales constants, k rank 3 or 4 through any Transpose
+// (PyTorch folds its head split into k's), every inner value read once.
 #include <cmath>
 
 #include "compiler/onnx/OnnxImporter.h"
@@ -191,6 +195,66 @@ public:
     }
   }
 
+  /// The constant a Mul or Div of `n` scales its other operand by, and
+  /// that operand; nullopt when `n` is neither.
+  std::optional<std::pair<double, std::string>> scaled(const NodeProto *n) {
+    if (!n || n->input_size() != 2 || n->output_size() != 1)
+      return std::nullopt;
+    if (n->op_type() == "Div") {
+      std::optional<double> c = scalar(n->input(1));
+      if (c && *c != 0)
+        return std::pair{1.0 / *c, n->input(0)};
+    } else if (n->op_type() == "Mul") {
+      for (int i = 0; i < 2; ++i)
+        if (std::optional<double> c = scalar(n->input(i)))
+          return std::pair{*c, n->input(1 - i)};
+    }
+    return std::nullopt;
+  }
+
+  void attention(const NodeProto &softmax) {
+    const NodeProto *last = onlyConsumer(softmax.output(0));
+    if (softmax.input_size() != 1 || softmax.output_size() != 1 || !last ||
+        last->op_type() != "MatMul" || last->input(0) != softmax.output(0))
+      return;
+    std::vector<const NodeProto *> inner{&softmax};
+    double scale = 1;
+    std::string scores = softmax.input(0);
+    if (auto s = scaled(producerOf(scores)); s && onlyConsumer(scores) == &softmax) {
+      inner.push_back(producerOf(scores));
+      scale *= s->first;
+      scores = s->second;
+    }
+    const NodeProto *qk = producerOf(scores);
+    if (!qk || qk->op_type() != "MatMul" || !onlyConsumer(scores) ||
+        onlyConsumer(scores) != (inner.size() > 1 ? inner.back() : &softmax))
+      return;
+    inner.push_back(qk);
+    std::string q = qk->input(0);
+    if (auto s = scaled(producerOf(q)); s && onlyConsumer(q) == qk) {
+      inner.push_back(producerOf(q));
+      scale *= s->first;
+      q = s->second;
+    }
+    const NodeProto *kt = producerOf(qk->input(1));
+    std::optional<std::vector<int64_t>> perm =
+        kt && kt->op_type() == "Transpose" ? im_.attrInts(*kt, "perm") : std::nullopt;
+    int rank = perm ? (int)perm->size() : 0;
+    if (!perm || (rank != 3 && rank != 4) || onlyConsumer(qk->input(1)) != qk)
+      return;
+    // k as the product reads it transposed: the perm with its last two
+    // entries swapped takes the Transpose's input to k (often no perm).
+    std::vector<int64_t> kPerm = *perm;
+    std::swap(kPerm[rank - 2], kPerm[rank - 1]);
+    int64_t axis = im_.attrInt(softmax, "axis", im_.opset >= 13 ? -1 : 1);
+    if (axis != -1 && axis != rank - 1)
+      return;
+    inner.push_back(kt);
+    for (const NodeProto *n : inner)
+      im_.skipped.insert(n);
+    im_.attentions[last] = {q, kt->input(0), last->input(1), scale, rank, kPerm};
+  }
+
 private:
   Importer &im_;
   std::map<std::string, const NodeProto *> producer_;
@@ -206,6 +270,8 @@ void findPatterns(Importer &im, const onnx::GraphProto &g) {
       m.geluErf(n);
     else if (n.op_type() == "Tanh")
       m.geluTanh(n);
+    else if (n.op_type() == "Softmax" && im.fuseAttention)
+      m.attention(n);
 }
 
 } // namespace ampc::onnx_import

@@ -52,7 +52,23 @@ MODELS = {  # name: (constructor, image size, calibrate batch norms)
                               block_channels=[16, 32], block_layers=[1, 1], head_dim=8,
                               stochastic_depth_prob=0.0, num_classes=10), 32, True),
     "einsums": (lambda: Einsums(), 4, False),
+    "sdpa": (lambda: Sdpa(), 4, False),
 }
+
+
+class Sdpa(torch.nn.Module):
+    """Attention in PyTorch's [batch, heads, seq, head_dim] layout, scaled
+    after the product and causal-free: the 4-D form --fuse-attention takes."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 3 * 2 * 8)
+
+    def forward(self, x):  # x: [2, 3, 4, 4] -> tokens [2, 12, 4]
+        qkv = self.proj(x.reshape(2, 12, 4)).reshape(2, 12, 3, 2, 8).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        p = torch.softmax(q @ k.transpose(-2, -1) * 0.35, dim=-1)
+        return (p @ v).transpose(1, 2).reshape(2, 12 * 16)
 
 
 class Einsums(torch.nn.Module):

@@ -32,6 +32,7 @@ static OnnxImportOptions importOptionsFrom(const Args &args) {
     throw UsageError("--loss must be softmax_cross_entropy or mse, got '" + o.loss + "'");
   o.lossOutput = args.get("loss-on").value_or("");
   o.labels = args.get("labels").value_or("");
+  o.fuseAttention = args.has("fuse-attention");
   if (o.loss.empty() && (args.has("labels") || args.has("loss-on")))
     throw UsageError("--labels and --loss-on go with --loss");
   return o;
