@@ -170,14 +170,18 @@ std::optional<HostTensor> foldLogic(Importer &im, const NodeProto &n,
     if (in.size() != k)
       throw im.fail(n, "takes " + std::to_string(k) + " inputs, got " +
                            std::to_string(in.size()));
+  };
+  // An elementwise op: its inputs broadcast (numpy's rules).
+  auto elementwise = [&](size_t k) {
+    arity(k);
     std::vector<std::vector<int64_t>> shapes;
     for (const HostTensor *t : in)
       shapes.push_back(t->shape);
-    if (op != "ScatterND" && op != "Transpose" && op != "Expand" && !broadcastShape(shapes))
+    if (!broadcastShape(shapes))
       throw im.fail(n, "the inputs' shapes do not broadcast");
   };
   if (op == "Equal" || op == "Less" || op == "Greater" || op == "And" || op == "Or") {
-    arity(2);
+    elementwise(2);
     return broadcastEach(in, "i1", [&op](const double *v) {
       return op == "Equal" ? v[0] == v[1] : op == "Less" ? v[0] < v[1]
              : op == "Greater" ? v[0] > v[1] : op == "And" ? (v[0] != 0 && v[1] != 0)
@@ -185,11 +189,11 @@ std::optional<HostTensor> foldLogic(Importer &im, const NodeProto &n,
     });
   }
   if (op == "Not") {
-    arity(1);
+    elementwise(1);
     return broadcastEach(in, "i1", [](const double *v) { return v[0] == 0; });
   }
   if (op == "Where") {
-    arity(3);
+    elementwise(3);
     return broadcastEach(in, in[1]->dtype,
                          [](const double *v) { return v[0] != 0 ? v[1] : v[2]; });
   }
@@ -207,7 +211,7 @@ std::optional<HostTensor> foldLogic(Importer &im, const NodeProto &n,
     return broadcastEach({in[0], &shape}, in[0]->dtype, [](const double *v) { return v[0]; });
   }
   if (op == "Mod") {
-    arity(2);
+    elementwise(2);
     bool integer = isIntegerDtype(in[0]->dtype), fmod = im.attrInt(n, "fmod", 0);
     if (!integer && !fmod)
       throw im.fail(n, "a float Mod needs fmod = 1");
