@@ -6,14 +6,14 @@ M.data.safetensors`) and the two losses can be compared (docs/performance.md,
 
 Usage: python3 bench/same_init.py MODEL DIR [--steps N] [--mode f32|amp]
        [--device cpu|cuda] [--set key=value ...]
-MODEL: simplenet, mnist_cnn or bert, with the zoo's `--set` keys (simplenet:
-batch, hidden; mnist_cnn: batch; bert: batch, layers, hidden, heads, seq,
-vocab). Writes DIR/MODEL.init.safetensors and DIR/MODEL.data.safetensors
+MODEL: simplenet, mnist_cnn, bert or gpt2, with the zoo's `--set` keys
+(simplenet: batch, hidden; mnist_cnn: batch; bert and gpt2: batch, layers,
+hidden, heads, seq, vocab). Writes DIR/MODEL.init.safetensors and DIR/MODEL.data.safetensors
 before training, then one JSON line, printed and in DIR/MODEL.peer.json: the
 model, the mode and the loss of every step (each the loss its forward
 computed, before its update).
 SGD (lr 0.01) for simplenet and mnist_cnn, AdamW (lr 1e-4, weight decay 0.01)
-for bert, unless --optimizer picks another (with --lr, --weight-decay,
+for bert and gpt2, unless --optimizer picks another (with --lr, --weight-decay,
 --momentum, --nesterov, --betas, --eps, as ampc's flags of those names) and
 --clip-grad-norm X (clip_grad_norm_ after the unscale, its norms recorded as
 "grad_norms") and --lr-schedule one of ampc's schedules (onecycle: OneCycleLR with its
@@ -28,12 +28,13 @@ import struct
 import torch
 import torch.nn.functional as F
 
-from torch_models import Bert, MnistCnn, mlp
+from torch_models import Bert, Gpt2, MnistCnn, mlp
 
 SHAPES = {
     "simplenet": {"batch": 512, "hidden": 4096},
     "mnist_cnn": {"batch": 64},
     "bert": {"batch": 32, "layers": 12, "hidden": 768, "heads": 12, "seq": 128, "vocab": 30528},
+    "gpt2": {"batch": 16, "layers": 12, "hidden": 768, "heads": 12, "seq": 1024, "vocab": 50304},
 }
 DTYPES = {torch.float32: "F32", torch.int64: "I64"}
 
@@ -108,6 +109,23 @@ def bert_weights(model, shape):
     return out
 
 
+def gpt2_weights(model, shape):
+    h = shape["hidden"]
+    out = {"embeddings.token.w": model.wte.weight, "embeddings.position.w": model.wpe.weight}
+    for i, block in enumerate(model.h):
+        p = "layer%d." % i
+        out.update(norm(p + "attn.norm", block.ln_1))
+        for k, name in enumerate("qkv"):  # c_attn stacks q, k and v
+            out[p + "attn.%s.w" % name] = block.c_attn.weight[k * h:(k + 1) * h].t()
+            out[p + "attn.%s.b" % name] = block.c_attn.bias[k * h:(k + 1) * h]
+        out.update(linear(p + "attn.out", block.attn_proj))
+        out.update(norm(p + "mlp.norm", block.ln_2))
+        out.update(linear(p + "mlp.fc1", block.c_fc))
+        out.update(linear(p + "mlp.fc2", block.mlp_proj))
+    out.update(norm("head.norm", model.ln_f))
+    return out
+
+
 def build(name, shape, device):
     """(model, its weights in ampc's names, the batch in ampc's input names
     and PyTorch's, the loss, the optimizer)."""
@@ -124,13 +142,15 @@ def build(name, shape, device):
         y = torch.randint(0, 10, (b,), device=device)
         return (model, mnist_cnn_weights, {"x": x.view(b, 28, 28, 1), "labels": y}, x, y,
                 F.cross_entropy, torch.optim.SGD(model.parameters(), lr=0.01))
-    model = Bert(shape["layers"], shape["hidden"], shape["heads"], shape["seq"],
+    kind, weights, labels = (Gpt2, gpt2_weights, "targets") if name == "gpt2" else \
+        (Bert, bert_weights, "labels")
+    model = kind(shape["layers"], shape["hidden"], shape["heads"], shape["seq"],
                  shape["vocab"]).to(device)
     ids = torch.randint(0, shape["vocab"], (b, shape["seq"]), device=device)
     y = torch.randint(0, shape["vocab"], (b, shape["seq"]), device=device)
     loss = lambda logits, labels: F.cross_entropy(logits.flatten(0, 1), labels.flatten())
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
-    return model, bert_weights, {"ids": ids, "labels": y}, ids, y, loss, opt
+    return model, weights, {"ids": ids, labels: y}, ids, y, loss, opt
 
 
 def optimizer(args, model, default):
@@ -138,6 +158,10 @@ def optimizer(args, model, default):
     if not args.optimizer:
         return default
     params, lr, wd = model.parameters(), args.lr, args.weight_decay
+    if args.no_decay_1d:  # nanoGPT's groups: only matrices (and tables) decay
+        wd = wd if wd is not None else 0.01
+        params = [{"params": [p for p in model.parameters() if p.dim() >= 2]},
+                  {"params": [p for p in model.parameters() if p.dim() < 2], "weight_decay": 0.0}]
     if args.optimizer == "sgd":
         return torch.optim.SGD(params, lr=lr, weight_decay=wd)
     if args.optimizer == "momentum":
@@ -194,6 +218,7 @@ def main():
     parser.add_argument("--lr-gamma", type=float, default=0.1)
     parser.add_argument("--total-steps", type=int)
     parser.add_argument("--clip-grad-norm", type=float)
+    parser.add_argument("--no-decay-1d", action="store_true")
     args = parser.parse_args()
     if args.weight_decay is None and args.optimizer in ("sgd", "momentum", "adam"):
         args.weight_decay = 0.0

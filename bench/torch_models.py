@@ -1,4 +1,6 @@
-"""The zoo's mlp, simplenet, mnist_cnn, resnet50 and bert in PyTorch, for the benchmarks."""
+"""The zoo's mlp, simplenet, mnist_cnn, resnet50, bert and gpt2 in PyTorch, for the benchmarks."""
+import math
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -90,3 +92,56 @@ class Bert(nn.Module):
         h = self.norm(self.word(ids) + self.position)
         h = self.head_norm(F.gelu(self.transform(self.encoder(h))))
         return h @ self.word.weight.t() + self.decoder_b
+
+
+class Gpt2Block(nn.Module):
+    """nanoGPT's block: pre-norm causal attention (one c_attn projection of
+    q, k and v) and a tanh-GELU MLP, layer norms with epsilon 1e-5."""
+
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln_1, self.ln_2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+        self.c_attn, self.attn_proj = nn.Linear(hidden, 3 * hidden), nn.Linear(hidden, hidden)
+        self.c_fc, self.mlp_proj = nn.Linear(hidden, 4 * hidden), nn.Linear(4 * hidden, hidden)
+
+    def attention(self, x):
+        b, t, c = x.shape
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+                   for z in self.c_attn(x).split(c, dim=2))
+        if hasattr(F, "scaled_dot_product_attention"):  # PyTorch 2: flash or cuDNN
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            att = (q @ k.transpose(-2, -1)) / math.sqrt(k.shape[-1])
+            mask = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
+            y = att.masked_fill(mask, float("-inf")).softmax(-1) @ v
+        return self.attn_proj(y.transpose(1, 2).reshape(b, t, c))
+
+    def forward(self, x):
+        x = x + self.attention(self.ln_1(x))
+        return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+
+
+class Gpt2(nn.Module):
+    """The zoo's gpt2 as nanoGPT writes it: learned positions, pre-norm
+    blocks, a final layer norm, logits from the tied token table; GPT-2's
+    init (normal 0.02, residual projections 0.02 / sqrt(2 * layers))."""
+
+    def __init__(self, layers=12, hidden=768, heads=12, seq=1024, vocab=50304):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, hidden), nn.Embedding(seq, hidden)
+        self.h = nn.ModuleList(Gpt2Block(hidden, heads) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(hidden)
+        for name, p in self.named_parameters():
+            if name.endswith("proj.weight"):
+                nn.init.normal_(p, std=0.02 / math.sqrt(2 * layers))
+            elif p.dim() == 2:
+                nn.init.normal_(p, std=0.02)
+            elif name.endswith(".bias") and "ln" not in name:
+                nn.init.zeros_(p)
+
+    def forward(self, ids):
+        x = self.wte(ids) + self.wpe.weight[: ids.shape[1]]
+        for block in self.h:
+            x = block(x)
+        return self.ln_f(x) @ self.wte.weight.t()

@@ -1,7 +1,9 @@
 """PyTorch peers of `ampc train` on this CPU (2 threads), f32:
   accuracy MODEL LR   one epoch of Fashion-MNIST (SGD, batch 64, shuffled) -> test accuracy
   step                simplenet (hidden 1024, batch 256) SGD step time, median ms
-Usage: python3 bench/torch_train.py accuracy mlp 0.1 | step"""
+  gpt                 the tiny GPT of docs/gpt.md (2 layers, 128 wide, 4 heads,
+                      seq 64, bytes, batch 16) AdamW step time, median ms
+Usage: python3 bench/torch_train.py accuracy mlp 0.1 | step | gpt"""
 import gzip
 import statistics
 import sys
@@ -11,7 +13,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch_models import MnistCnn, mlp
+from torch_models import Gpt2, MnistCnn, mlp
 
 torch.set_num_threads(2)
 torch.manual_seed(0)
@@ -47,21 +49,37 @@ def accuracy(name, lr):
     print(f"{name} {correct / (len(tx) // 64 * 64):.4f}")
 
 
-def step():
-    model = mlp(1024, 1024, 1024)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    x, t = torch.randn(256, 1024), torch.randn(256, 1024)
+def median_step_ms(model, opt, loss_fn, steps=23):
     times = []
-    for _ in range(23):
+    for _ in range(steps):
         t0 = time.perf_counter()
         opt.zero_grad()
-        F.mse_loss(model(x), t).backward()
+        loss_fn(model).backward()
         opt.step()
         times.append((time.perf_counter() - t0) * 1000)
-    print(f"simplenet {statistics.median(times[3:]):.3f}")
+    return statistics.median(times[3:])
+
+
+def step():
+    model = mlp(1024, 1024, 1024)
+    x, t = torch.randn(256, 1024), torch.randn(256, 1024)
+    ms = median_step_ms(model, torch.optim.SGD(model.parameters(), lr=0.01),
+                        lambda m: F.mse_loss(m(x), t))
+    print(f"simplenet {ms:.3f}")
+
+
+def gpt():
+    model = Gpt2(layers=2, hidden=128, heads=4, seq=64, vocab=256)
+    tokens = torch.randint(0, 256, (16, 65))
+    x, y = tokens[:, :-1], tokens[:, 1:]
+    ms = median_step_ms(model, torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.1),
+                        lambda m: F.cross_entropy(m(x).flatten(0, 1), y.flatten()))
+    print(f"gpt {ms:.3f}")
 
 
 if sys.argv[1] == "accuracy":
     accuracy(sys.argv[2], float(sys.argv[3]))
+elif sys.argv[1] == "gpt":
+    gpt()
 else:
     step()

@@ -3,8 +3,9 @@
 # at O0, O1 f16 and O2 f16 next to PyTorch (same network, SGD, batch 64);
 # simplenet (hidden 1024, batch 256) SGD step time at O0 and O1 against
 # PyTorch; planned training memory of BERT-base (seq 128, batch 8) at O0 and
-# O1; the step-time share of casts, finite check and scale update at O1.
-# Usage: bench/train.sh [accuracy|step|memory|overhead]... (default: all)
+# O1; the step-time share of casts, finite check and scale update at O1; the
+# tiny GPT's AdamW step at O0 and O1 against PyTorch.
+# Usage: bench/train.sh [accuracy|step|memory|overhead|gpt]... (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ampc=build/bin/ampc
@@ -12,7 +13,7 @@ torch_python=/usr/bin/python3 # Debian's python3-torch lives with the system Pyt
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS=2
-parts=${*:-accuracy step memory overhead}
+parts=${*:-accuracy step memory overhead gpt}
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 
 for part in $parts; do case $part in
@@ -37,6 +38,16 @@ step)
     echo "ampc $level: $(field "$tmp/s.json" step_ms_median)"
   done
   echo "torch f32: $($torch_python bench/torch_train.py step | cut -d' ' -f2)" ;;
+gpt)
+  echo "== tiny GPT (docs/gpt.md: 2 layers, 128 wide, seq 64, bytes, batch 16) AdamW step, median ms"
+  $ampc model gpt2 --set layers=2 --set hidden=128 --set heads=4 --set seq=64 --set vocab=256 \
+    --set batch=16 -o "$tmp/gpt.json"
+  for level in O0 O1; do
+    $ampc train "$tmp/gpt.json" --level $level --optimizer adamw --steps 20 \
+      --metrics-json "$tmp/g.json" > /dev/null 2>&1
+    echo "ampc $level: $(field "$tmp/g.json" step_ms_median)"
+  done
+  echo "torch f32: $($torch_python bench/torch_train.py gpt | cut -d' ' -f2)" ;;
 memory)
   echo "== planned training memory, BERT-base seq 128 batch 8 (bytes)"
   $ampc model bert -o "$tmp/bert.json"

@@ -5,9 +5,9 @@
 namespace ampc {
 
 Tensor linear(GraphBuilder &b, Tensor x, int64_t outFeatures, llvm::StringRef name,
-              bool bias) {
+              bool bias, const Init &weights) {
   auto s = b.scope(name);
-  Tensor w = b.param("w", {x.dim(-1), outFeatures}, Init::xavierUniform());
+  Tensor w = b.param("w", {x.dim(-1), outFeatures}, weights);
   Tensor y = b.matmul(x, w);
   if (bias)
     y = b.add(y, b.param("b", {outFeatures}, Init::zeros()));
@@ -55,7 +55,7 @@ Tensor embeddingLayer(GraphBuilder &b, Tensor ids, int64_t vocab, int64_t dim,
 }
 
 Tensor multiHeadAttention(GraphBuilder &b, Tensor x, int64_t heads, llvm::StringRef name,
-                          AttentionForm form) {
+                          const AttentionOptions &options) {
   auto s = b.scope(name);
   int64_t batch = x.dim(0), seq = x.dim(1), hidden = x.dim(2), d = hidden / heads;
   if (d * heads != hidden)
@@ -64,17 +64,20 @@ Tensor multiHeadAttention(GraphBuilder &b, Tensor x, int64_t heads, llvm::String
                      std::to_string(heads) + " heads");
   // [batch, seq, hidden] -> [batch, seq, heads, d], the fused op's layout;
   // unfused, [batch, heads, seq, d] for the batched matmuls.
-  bool fused = form == AttentionForm::Fused;
+  bool fused = options.form == AttentionForm::Fused;
+  if (options.causal && !fused)
+    throw GraphError("attention '" + b.qualify("") +
+                     "': causal attention is built as the fused op only");
   auto split = [&](Tensor t, llvm::StringRef which) {
     Tensor r = b.reshape(t, {batch, seq, heads, d}, (which + ".split").str());
     return fused ? r : b.transpose(r, {0, 2, 1, 3}, (which + ".heads").str());
   };
-  Tensor q = split(linear(b, x, hidden, "q"), "q");
-  Tensor k = split(linear(b, x, hidden, "k"), "k");
-  Tensor v = split(linear(b, x, hidden, "v"), "v");
+  Tensor q = split(linear(b, x, hidden, "q", true, options.weights), "q");
+  Tensor k = split(linear(b, x, hidden, "k", true, options.weights), "k");
+  Tensor v = split(linear(b, x, hidden, "v", true, options.weights), "v");
   Tensor ctx;
   if (fused) {
-    ctx = b.attention(q, k, v, false, std::nullopt, "context");
+    ctx = b.attention(q, k, v, options.causal, std::nullopt, "context");
   } else {
     Tensor scores = b.matmul(q, k, false, true, "scores");
     scores = b.scale(scores, 1.0 / std::sqrt((double)d), 0.0, "scaled");
@@ -83,7 +86,7 @@ Tensor multiHeadAttention(GraphBuilder &b, Tensor x, int64_t heads, llvm::String
     ctx = b.transpose(ctx, {0, 2, 1, 3}, "context.merge");
   }
   ctx = b.reshape(ctx, {batch, seq, hidden}, "context.flat");
-  return linear(b, ctx, hidden, "out");
+  return linear(b, ctx, hidden, "out", true, options.outWeights);
 }
 
 } // namespace ampc

@@ -7,9 +7,10 @@
 
 namespace ampc {
 
-/// x @ w + b over the last dimension; w is [in, out] (xavier), b zeros.
+/// x @ w + b over the last dimension; w is [in, out] (xavier unless `weights`
+/// says otherwise), b zeros.
 Tensor linear(GraphBuilder &b, Tensor x, int64_t outFeatures, llvm::StringRef name,
-              bool bias = true);
+              bool bias = true, const Init &weights = Init::xavierUniform());
 
 /// 2-D convolution with a [Cout, KH, KW, Cin] (NHWC) filter, kaiming init.
 Tensor conv2dLayer(GraphBuilder &b, Tensor x, int64_t outChannels, int64_t kernel,
@@ -28,13 +29,22 @@ Tensor layerNormLayer(GraphBuilder &b, Tensor x, llvm::StringRef name,
 Tensor embeddingLayer(GraphBuilder &b, Tensor ids, int64_t vocab, int64_t dim,
                       llvm::StringRef name, Tensor *table = nullptr);
 
-/// Multi-head self-attention of x [batch, seq, hidden]: q, k, v projections,
-/// softmax(q k^T / sqrt(d)) v per head, and an output projection.
 /// How a multi-head attention layer computes softmax(q k^T / sqrt(d)) v:
 /// one fused `attention` op, or matmul, scale, softmax and matmul.
 enum class AttentionForm { Fused, Unfused };
+
+struct AttentionOptions {
+  AttentionForm form = AttentionForm::Unfused;
+  /// Position t attends to positions <= t only (decoders); fused form only.
+  bool causal = false;
+  /// The q, k and v projections' weights, and the output projection's.
+  Init weights = Init::xavierUniform(), outWeights = Init::xavierUniform();
+};
+
+/// Multi-head self-attention of x [batch, seq, hidden]: q, k, v projections,
+/// softmax(q k^T / sqrt(d)) v per head, and an output projection.
 Tensor multiHeadAttention(GraphBuilder &b, Tensor x, int64_t heads, llvm::StringRef name,
-                          AttentionForm form = AttentionForm::Unfused);
+                          const AttentionOptions &options = {});
 
 } // namespace ampc
 

@@ -12,7 +12,8 @@ mlir::OwningOpRef<mlir::ModuleOp> buildBert(mlir::MLIRContext &ctx, const ModelA
   const std::string &attention = a.get("attention");
   if (attention != "fused" && attention != "unfused")
     throw GraphError("bert: attention must be fused or unfused, got '" + attention + "'");
-  AttentionForm form = attention == "fused" ? AttentionForm::Fused : AttentionForm::Unfused;
+  AttentionOptions attentionOptions;
+  attentionOptions.form = attention == "fused" ? AttentionForm::Fused : AttentionForm::Unfused;
   GraphBuilder b(ctx, "bert");
   Tensor ids = b.input("ids", {batch, seq}, "i64");
   Tensor labels = b.input("labels", {batch, seq}, "i64");
@@ -27,7 +28,7 @@ mlir::OwningOpRef<mlir::ModuleOp> buildBert(mlir::MLIRContext &ctx, const ModelA
   }
   for (int64_t i = 0; i < layers; ++i) {
     auto s = b.scope("encoder.layer" + std::to_string(i));
-    Tensor attn = multiHeadAttention(b, h, heads, "attn", form);
+    Tensor attn = multiHeadAttention(b, h, heads, "attn", attentionOptions);
     h = layerNormLayer(b, b.add(h, attn, "attn.residual"), "attn.norm");
     Tensor ffn = b.gelu(linear(b, h, 4 * hidden, "ffn.fc1"), false, "ffn.gelu");
     ffn = linear(b, ffn, hidden, "ffn.fc2");

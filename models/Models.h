@@ -50,6 +50,7 @@ mlir::OwningOpRef<mlir::ModuleOp> buildMlp(mlir::MLIRContext &, const ModelArgs 
 mlir::OwningOpRef<mlir::ModuleOp> buildMnistCnn(mlir::MLIRContext &, const ModelArgs &);
 mlir::OwningOpRef<mlir::ModuleOp> buildResNet(mlir::MLIRContext &, const ModelArgs &);
 mlir::OwningOpRef<mlir::ModuleOp> buildBert(mlir::MLIRContext &, const ModelArgs &);
+mlir::OwningOpRef<mlir::ModuleOp> buildGpt2(mlir::MLIRContext &, const ModelArgs &);
 
 } // namespace ampc
 

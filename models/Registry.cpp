@@ -45,6 +45,15 @@ const std::vector<ModelInfo> &modelRegistry() {
         {"batch", "8", "batch size"},
         {"attention", "unfused", "fused (one attention op) or unfused (matmul, softmax, matmul)"}},
        buildBert},
+      {"gpt2", "GPT-2 decoder with causal attention and tied embeddings (defaults: 124M)",
+       {{"layers", "12", "decoder layers"},
+        {"hidden", "768", "hidden size"},
+        {"heads", "12", "attention heads"},
+        {"seq", "1024", "sequence length (the context window)"},
+        {"vocab", "50304", "vocabulary size (GPT-2's 50257 padded to a multiple of 64; 256 "
+                           "for bytes)"},
+        {"batch", "16", "batch size"}},
+       buildGpt2},
   };
   return models;
 }

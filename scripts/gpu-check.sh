@@ -326,19 +326,22 @@ runs() {
 }
 
 # bench_run NAME PLAN STEPS ARGS...: an ampc-plan-run on the GPU, its
-# metrics in $logs/NAME.json (AdamW's rate for BERT, as its PyTorch peer).
+# metrics in $logs/NAME.json (AdamW's rate for BERT and GPT-2, as their
+# PyTorch peers').
 bench_run() {
   local name=$1 plan=$2 steps=$3 lr=0.01
   shift 3
-  [[ $plan == */bert* ]] && lr=0.0001
+  [[ $plan == */bert* || $plan == */gpt2* ]] && lr=0.0001
   check "$name" $bin/ampc-plan-run "$plan" "$steps" --device cuda --lr $lr "$@" \
     --metrics-json "$logs/$name.json"
 }
 
+# torch_peers [MODEL...]: PyTorch's steps (all models, or those named),
+# added to $logs/torch.txt.
 torch_peers() {
   echo "== PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)"
-  AMPC_TORCH_PROFILE="$logs/torch-profile.json" PYTHONPATH=bench python3 bench/gpu/torch_gpu.py 50 |
-    tee "$logs/torch.txt"
+  AMPC_TORCH_PROFILE="$logs/torch-profile.json" PYTHONPATH=bench python3 bench/gpu/torch_gpu.py 50 "$@" |
+    tee -a "$logs/torch.txt"
 }
 
 # The attention core against PyTorch's fused kernels, and both sides trained
@@ -348,13 +351,16 @@ bench_compare() {
   check attention python3 bench/gpu/attention.py "$logs/attention.json"
   # The PyTorch AMP peer writes its seeded init and its batch in ampc's
   # names; ampc trains its plans from them (bench/compare_losses.py).
-  local same=$logs/same-start model level p
+  local same=$logs/same-start model level p peer
   mkdir -p "$same"
-  for p in simplenet:o1 simplenet:o2 mnist_cnn:o1 bert:o1; do
+  for p in simplenet:o1 simplenet:o2 mnist_cnn:o1 bert:o1 gpt2:o1; do
     IFS=: read -r model level <<<"$p"
+    peer=() # GPT-2: the optimizer its bench plans compile (llm.c's)
+    [[ $model == gpt2 ]] && peer=(--optimizer adamw --lr 0.0001 --betas 0.9 0.95
+      --weight-decay 0.1 --no-decay-1d --clip-grad-norm 1.0)
     [[ -e $same/$model.peer.json ]] ||
       check "same-start-$model-torch" env PYTHONPATH=bench python3 bench/same_init.py "$model" \
-        "$same" --steps 50 --mode amp --device cuda
+        "$same" --steps 50 --mode amp --device cuda "${peer[@]}"
     bench_run "same-start-$model-$level" .gpu/plans/bench/$model-$level.json 50 \
       --init-from "$same/$model.init.safetensors" --data "$same/$model.data.safetensors"
     mv "$logs/same-start-$model-$level.json" "$same/$model-$level.metrics.json" 2>/dev/null
@@ -415,8 +421,8 @@ if [[ $have_gpu == yes ]]; then
   e2e) phase_e2e ;;
   bench) runs core; runs extra; torch_peers; bench_compare; report ;;
   profile) runs core; runs extra; report ;;
-  quick) memcheck_mlp; runs core; torch_peers; report ;;
-  rest) checks_on_gpu quick; phase_e2e; runs extra; bench_compare; report ;;
+  quick) memcheck_mlp; runs core; torch_peers simplenet mnist_cnn resnet50 bert; report ;;
+  rest) checks_on_gpu quick; phase_e2e; runs extra; torch_peers gpt2; bench_compare; report ;;
   all) checks_on_gpu; phase_e2e; runs core; runs extra; torch_peers; bench_compare; report ;;
   esac
 elif [[ $phase != checks ]]; then

@@ -94,7 +94,32 @@ TARGETS = [
     ("BERT-base O1 step vs torch.compile", "bench-bert-o1", "compile", "bert", 1.00),
     ("mnist_cnn O1 step", "bench-mnist_cnn-o1", "amp", "mnist_cnn", 0.80),
     ("resnet50 O1 step (batch 64, NHWC)", "bench-resnet50-o1", "amp", "resnet50", 0.80),
+    ("GPT-2 124M O1 bf16 step vs torch.compile", "bench-gpt2-o1-bf16", "compile-bf16", "gpt2",
+     0.90),
+    ("GPT-2 124M O1 f16 step vs torch.compile", "bench-gpt2-o1", "compile", "gpt2", 0.90),
 ]
+
+# GPT-2 124M as llm.c counts it: parameters, layers, width, context, and the
+# FLOPs of a token (6 per parameter, and attention's 6 * L * C * T).
+GPT2 = {"params": 124475904, "layers": 12, "hidden": 768, "seq": 1024, "batch": 16}
+
+
+def gpt2_lines(logs, torch):
+    """Tokens/s, MFU against the dense peak and peak memory of the GPT-2 runs."""
+    g = GPT2
+    flops = 6 * g["params"] + 6 * g["layers"] * g["hidden"] * g["seq"]
+    tokens = g["batch"] * g["seq"]
+    for name, mode in [("gpt2-o1-bf16", "bf16"), ("gpt2-o1", "amp")]:
+        m, t = load(logs, f"bench-{name}"), torch.get(("gpt2", mode))
+        if not m:
+            continue
+        per_s = tokens / (m["step_ms_median"] / 1000)
+        line = (f"  {name}: {per_s:.0f} tokens/s, MFU {100 * per_s * flops / (PEAK_TFLOPS * 1e12):.1f}% "
+                f"(target >= 50%), peak {m['device_peak_bytes']} bytes")
+        if t:
+            line += (f", {m['device_peak_bytes'] / t[2]:.2f}x PyTorch eager's {t[2]} "
+                     "(target <= 0.8)")
+        print(line)
 
 
 def torch_results(logs):
@@ -163,6 +188,8 @@ def bench(logs):
                     f"{r['gb_per_s']:6.0f} GB/s    {r['gb_per_s'] / (10 * HBM_TBPS):3.0f}%")
             print(f"    {r['step'][:44]:44s} {r['kernel'][:24]:24s} {r['ms']:7.3f} ms "
                   f"{r['bytes'] / 2**20:8.1f} MiB {rate}")
+    print("\nGPT-2 124M (batch 16 x 1024 tokens, llm.c's FLOP count):")
+    gpt2_lines(logs, torch)
     bert, peak = load(logs, "bench-bert-o1"), torch.get(("bert", "amp"))
     if bert and peak:
         print(f"\nBERT-base O1 peak device memory: ampc {bert['device_peak_bytes']} bytes, "

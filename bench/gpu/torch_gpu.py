@@ -2,11 +2,15 @@
 
 The zoo's models at the benchmark shapes, written as a user would write
 them: SGD (lr 0.01) for simplenet, mnist_cnn and resnet50 (batch 64,
-channels_last), fused AdamW (lr 1e-4) for BERT-base (seq 128, batch 32):
-  f32      eager, true f32 (TF32 off for matmul and cuDNN), as ampc's O0
-  amp      eager, autocast f16 with GradScaler (init scale 65536, ampc's
-           default), as ampc's O1 and O2
-  compile  torch.compile of the amp step's model (BERT only)
+channels_last), fused AdamW (lr 1e-4) for BERT-base (seq 128, batch 32),
+fused AdamW with llm.c's settings for GPT-2 124M (batch 16, seq 1024,
+scaled_dot_product_attention):
+  f32           eager, true f32 (TF32 off for matmul and cuDNN), as ampc's O0
+  amp           eager, autocast f16 with GradScaler (init scale 65536, ampc's
+                default), as ampc's O1 and O2
+  compile       torch.compile of the amp step's model (BERT, GPT-2)
+  bf16          eager, autocast bf16, no scaler (GPT-2), as ampc's O1 bf16
+  compile-bf16  torch.compile of the bf16 step's model (GPT-2)
 Each step is timed with CUDA events (forward, backward, optimizer), median
 over STEPS after 10 warm-up steps, as ampc-plan-run times its steps; the
 loss after the last step and torch.cuda.max_memory_allocated are printed
@@ -25,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, __file__.rsplit("/", 2)[0])
-from torch_models import Bert, MnistCnn, ResNet50, mlp  # noqa: E402
+from torch_models import Bert, Gpt2, MnistCnn, ResNet50, mlp  # noqa: E402
 
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
@@ -50,18 +54,25 @@ def cases():
            lambda logits, y: F.cross_entropy(logits.flatten(0, 1), y.flatten()),
            lambda params: torch.optim.AdamW(params, lr=1e-4, weight_decay=0.01, fused=True),
            ("f32", "amp", "compile"))
+    tokens = torch.randint(0, 50257, (16, 1025), device=cuda)
+    yield ("gpt2", Gpt2, tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous(),
+           lambda logits, y: F.cross_entropy(logits.flatten(0, 1), y.flatten()),
+           lambda params: torch.optim.AdamW(params, lr=6e-4, betas=(0.9, 0.95),
+                                            weight_decay=0.1, fused=True),
+           ("amp", "compile", "bf16", "compile-bf16"))
 
 
 def trainer(model, x, y, loss_fn, make_opt, mode):
     """One training step as a user writes it; returns its loss tensor."""
-    amp = mode != "f32"
+    amp, bf16 = mode != "f32", mode.endswith("bf16")
     opt = make_opt(model.parameters())
-    scaler = torch.amp.GradScaler("cuda", init_scale=65536.0, enabled=amp)
-    forward = torch.compile(model) if mode == "compile" else model
+    scaler = torch.amp.GradScaler("cuda", init_scale=65536.0, enabled=amp and not bf16)
+    forward = torch.compile(model) if mode.startswith("compile") else model
+    dtype = torch.bfloat16 if bf16 else torch.float16
 
     def step():
         opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.float16, enabled=amp):
+        with torch.autocast("cuda", dtype=dtype, enabled=amp):
             loss = loss_fn(forward(x), y)
         scaler.scale(loss).backward()
         scaler.step(opt)
@@ -122,7 +133,7 @@ def main():
                 profiles[name] = kernel_profile(step)
             del model, step
             torch.cuda.empty_cache()
-    if os.environ.get("AMPC_TORCH_PROFILE"):
+    if os.environ.get("AMPC_TORCH_PROFILE") and profiles:
         with open(os.environ["AMPC_TORCH_PROFILE"], "w") as f:
             json.dump(profiles, f)
 

@@ -105,11 +105,15 @@ DataFeed::DataFeed(const Plan &plan, const std::string &spec, bool train, uint64
     loadColumns(spec);
     return;
   }
+  if (spec.rfind("tokens:", 0) == 0) {
+    openTokens(spec.substr(7));
+    return;
+  }
   std::string dir = kFashionMnistDir;
   if (spec.rfind("fashion-mnist", 0) != 0 ||
       (spec.size() > 13 && spec[13] != ':'))
-    throw RuntimeError("data must be synthetic, fashion-mnist[:DIR] or FILE.safetensors, got '" +
-                       spec + "'");
+    throw RuntimeError("data must be synthetic, fashion-mnist[:DIR], FILE.safetensors or "
+                       "tokens:SHARDS, got '" + spec + "'");
   if (spec.size() > 14)
     dir = spec.substr(14);
   synthetic_ = false;
@@ -172,6 +176,43 @@ void DataFeed::loadColumns(const std::string &path) {
   std::iota(order_.begin(), order_.end(), 0);
 }
 
+void DataFeed::openTokens(const std::string &pattern) {
+  for (int id : inputs_) {
+    const Buffer &b = plan_.buffers[id];
+    if (isFloat(b.dtype) || b.shape.size() != 2 || b.shape[0] != batch_ ||
+        (tokenIds_ >= 0 && b.shape != plan_.buffers[tokenIds_].shape))
+      throw RuntimeError("tokens: feeds a graph of two integer [batch, seq] inputs (the tokens, "
+                         "then the next-token targets); input '" + b.name + "' is not one");
+    (tokenIds_ < 0 ? tokenIds_ : tokenTargets_) = id;
+  }
+  if (tokenTargets_ < 0 || inputs_.size() != 2)
+    throw RuntimeError("tokens: feeds a graph of two integer [batch, seq] inputs (the tokens, "
+                       "then the next-token targets); this one has " +
+                       std::to_string(inputs_.size()));
+  // Both inputs index the vocabulary: the embedding table, the logits.
+  int64_t vocab = std::min(intRange_[tokenIds_], intRange_[tokenTargets_]);
+  tokens_ = std::make_unique<TokenWindows>(pattern, plan_.buffers[tokenIds_].shape[1], vocab);
+  synthetic_ = false;
+  data_.count = tokens_->count();
+  order_.resize(data_.count);
+  std::iota(order_.begin(), order_.end(), 0);
+}
+
+void DataFeed::fillTokens(Executor &ex, int64_t index) {
+  const Buffer &ids = plan_.buffers[tokenIds_], &next = plan_.buffers[tokenTargets_];
+  int64_t seq = tokens_->seq();
+  std::vector<std::byte> inputs(ids.bytes), targets(next.bytes);
+  for (int64_t i = 0; i < batch_; ++i) {
+    const uint16_t *w = tokens_->window(order_[(index * batch_ + i) % data_.count]);
+    for (int64_t t = 0; t < seq; ++t) {
+      storeElement(inputs.data(), ids.dtype, i * seq + t, (double)w[t]);
+      storeElement(targets.data(), next.dtype, i * seq + t, (double)w[t + 1]);
+    }
+  }
+  ex.write(tokenIds_, inputs.data(), inputs.size());
+  ex.write(tokenTargets_, targets.data(), targets.size());
+}
+
 void DataFeed::shard(int rank, int ranks) {
   if (!synthetic_ && data_.count < batch_ * (int64_t)ranks)
     throw RuntimeError("the data set's " + std::to_string(data_.count) +
@@ -220,6 +261,10 @@ void DataFeed::fill(Executor &ex, int64_t index) {
         storeElement(bytes.data(), b.dtype, i, (double)dist(rng));
       ex.write(id, bytes.data(), bytes.size());
     }
+    return;
+  }
+  if (tokens_) {
+    fillTokens(ex, index);
     return;
   }
   if (!columns_.empty()) {

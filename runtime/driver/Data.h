@@ -3,10 +3,12 @@
 #ifndef AMPC_RUNTIME_DRIVER_DATA_H
 #define AMPC_RUNTIME_DRIVER_DATA_H
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "runtime/device/Executor.h"
+#include "runtime/driver/TokenData.h"
 
 namespace ampc::rt {
 
@@ -35,7 +37,9 @@ constexpr const char *kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 /// `fashion-mnist[:DIR]` (a float input with 784 values per sample and an
 /// integer label input), or `FILE.safetensors` (a tensor per input, named
 /// like it, whose first dimension counts the samples; each is rounded to its
-/// input's dtype).
+/// input's dtype), or `tokens:SHARDS` (llm.c's token shards, a file or a
+/// glob, for a graph of two integer [batch, seq] inputs: the tokens and the
+/// next-token targets; a sample is a window of seq + 1 tokens).
 class DataFeed {
 public:
   /// Inputs named in `ignore` (such as the learning rate) are left alone.
@@ -56,6 +60,7 @@ public:
   /// How many of batch `index`'s rows are real samples, not wrapped around
   /// to the start: the batch size but for the last batch of a pass.
   int64_t samplesIn(int64_t index) const;
+  /// Has one class label per sample (accuracy can be scored).
   bool labelled() const { return labels_ >= 0; }
   int labelBuffer() const { return labels_; }
   /// The labels of the batch last filled (real data).
@@ -84,6 +89,11 @@ private:
   };
   std::vector<Column> columns_;
   void loadColumns(const std::string &path);
+  /// tokens:SHARDS: the windows, and the token and target inputs.
+  std::unique_ptr<TokenWindows> tokens_;
+  int tokenIds_ = -1, tokenTargets_ = -1;
+  void openTokens(const std::string &pattern);
+  void fillTokens(Executor &ex, int64_t index);
   int rank_ = 0, ranks_ = 1;
 };
 

@@ -273,7 +273,7 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
       const EvalRecord &last = result.evals.back();
       result.evalAccuracy = last.accuracy;
       result.evalSamples = last.samples;
-      if (!last.accuracy)
+      if (!last.accuracy && validation->labelled())
         result.evalNote = "the graph has no [batch, classes] output to score";
     }
   } else if (writer && eval_ && options_.valData.empty() && isSafetensors(options_.data)) {

@@ -20,7 +20,7 @@ struct EvalRecord {
 
 /// The data spec that feeds a validation set named by --val-data:
 /// `fashion-mnist-test[:DIR]` is Fashion-MNIST's test set, else the spec
-/// itself (FILE.safetensors); `train` is then false.
+/// itself (FILE.safetensors, tokens:SHARDS); `train` is then false.
 std::string validationFeed(const std::string &valData);
 
 class Validation {
@@ -32,6 +32,8 @@ public:
              bool graphs, bool tuneGemms);
   /// Scores `trained`'s params after optimizer step `step`.
   EvalRecord run(Executor &trained, int64_t step);
+  /// The set has class labels to score accuracy on (token data has not).
+  bool labelled() const { return feed_.labelled(); }
 
 private:
   Plan plan_;

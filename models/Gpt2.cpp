@@ -1,0 +1,55 @@
+// gpt2: a GPT-2 decoder (docs/gpt.md): learned positions, pre-norm layers of
+// causal attention and a tanh-GELU feed-forward block, a final layer norm,
+// and logits from the token table (input and output embeddings tied).
+// Initialised as GPT-2 is: normal(0, 0.02) weights, zero biases, and the
+// residual projections (attention output, fc2) at 0.02 / sqrt(2 * layers).
+#include <cmath>
+
+#include "compiler/Layers.h"
+#include "models/Models.h"
+
+namespace ampc {
+
+mlir::OwningOpRef<mlir::ModuleOp> buildGpt2(mlir::MLIRContext &ctx, const ModelArgs &a) {
+  int64_t layers = a.getInt("layers"), hidden = a.getInt("hidden"),
+          heads = a.getInt("heads"), seq = a.getInt("seq"), vocab = a.getInt("vocab"),
+          batch = a.getInt("batch");
+  if (hidden % heads != 0)
+    throw GraphError("gpt2: hidden " + std::to_string(hidden) + " is not a multiple of " +
+                     std::to_string(heads) + " heads");
+  const Init weights = Init::normal(0.02);
+  const Init residual = Init::normal(0.02 / std::sqrt(2.0 * (double)layers));
+  GraphBuilder b(ctx, "gpt2");
+  Tensor ids = b.input("ids", {batch, seq}, "i64");
+  Tensor targets = b.input("targets", {batch, seq}, "i64");
+  Tensor tokenTable, h;
+  {
+    auto s = b.scope("embeddings");
+    Tensor tokens = embeddingLayer(b, ids, vocab, hidden, "token", &tokenTable);
+    Tensor positions = b.param("position.w", {seq, hidden}, weights);
+    h = b.add(tokens, positions, "sum");
+  }
+  AttentionOptions attn;
+  attn.form = AttentionForm::Fused;
+  attn.causal = true;
+  attn.weights = weights;
+  attn.outWeights = residual;
+  for (int64_t i = 0; i < layers; ++i) {
+    auto s = b.scope("layer" + std::to_string(i));
+    Tensor a1 = multiHeadAttention(b, layerNormLayer(b, h, "attn.norm", 1e-5), heads, "attn", attn);
+    h = b.add(h, a1, "attn.residual");
+    Tensor f = linear(b, layerNormLayer(b, h, "mlp.norm", 1e-5), 4 * hidden, "mlp.fc1", true,
+                      weights);
+    f = linear(b, b.gelu(f, /*approximate=*/true, "mlp.gelu"), hidden, "mlp.fc2", true, residual);
+    h = b.add(h, f, "mlp.residual");
+  }
+  {
+    auto s = b.scope("head");
+    h = layerNormLayer(b, h, "norm", 1e-5);
+    Tensor logits = b.matmul(h, tokenTable, false, true, "logits");
+    b.setLoss(b.softmaxCrossEntropy(logits, targets, "loss"));
+  }
+  return b.finish();
+}
+
+} // namespace ampc

@@ -1,0 +1,119 @@
+// The gpt2 model and its token data: GPT-2 124M's parameter count (llm.c's),
+// causality through the whole model (a later token never changes earlier
+// logits), and the windows a token shard yields.
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
+#include "compiler/LanguageModel.h"
+#include "compiler/Lowering.h"
+#include "compiler/Pipelines.h"
+#include "mlir/IR/MLIRContext.h"
+#include "models/Models.h"
+#include "ops/GraphOps.h"
+#include "runtime/driver/TokenData.h"
+#include "tests/unit/RuntimeTestUtil.h"
+#include "tests/unit/TestUtil.h"
+
+using namespace ampc;
+
+namespace {
+
+int64_t paramCount(mlir::ModuleOp m) {
+  int64_t n = 0;
+  m.walk([&](graph::ParamOp p) {
+    n += mlir::cast<mlir::RankedTensorType>(p.getResult().getType()).getNumElements();
+  });
+  return n;
+}
+
+TEST(Gpt2, TheDefaultIsGpt2SmallWithLlmcsParameterCount) {
+  mlir::MLIRContext ctx;
+  auto m = buildModel(ctx, "gpt2", {});
+  // llm.c's num_parameters for GPT-2 124M with the vocabulary padded to 50304.
+  EXPECT_EQ(paramCount(*m), 124475904);
+}
+
+/// Logits of a tiny gpt2 (batch 2, seq 16) at `level` for two token rows.
+std::vector<float> logitsFor(const std::vector<double> &ids, const std::string &level) {
+  mlir::MLIRContext ctx;
+  auto m = buildModel(ctx, "gpt2",
+                      {{"layers", "2"}, {"hidden", "32"}, {"heads", "4"}, {"seq", "16"},
+                       {"vocab", "64"}, {"batch", "2"}});
+  exposeLogits(*m);
+  AmpSettings amp;
+  amp.level = level;
+  runAmpPipeline(*m, amp);
+  rt::Plan plan = lowerToPlan(*m);
+  rt::Executor ex(plan, {});
+  test::setValues(ex, "ids", ids);
+  ex.run();
+  return ex.readF32(plan.outputs[0]);
+}
+
+TEST(Gpt2, ALaterTokenNeverChangesEarlierLogits) {
+  std::vector<double> ids(32);
+  for (size_t i = 0; i < ids.size(); ++i)
+    ids[i] = (double)((i * 37 + 11) % 64);
+  for (const char *level : {"O0", "O1"}) {
+    std::vector<float> before = logitsFor(ids, level);
+    std::vector<double> changed = ids;
+    changed[9] = (double)(((int)ids[9] + 5) % 64); // row 0, position 9
+    std::vector<float> after = logitsFor(changed, level);
+    const int64_t vocab = 64, seq = 16;
+    for (int64_t t = 0; t < seq; ++t) {
+      bool same = std::equal(before.begin() + t * vocab, before.begin() + (t + 1) * vocab,
+                             after.begin() + t * vocab);
+      if (t < 9)
+        EXPECT_TRUE(same) << level << ": position " << t << " saw token 9";
+      else
+        EXPECT_FALSE(same) << level << ": position " << t << " did not see token 9";
+    }
+    EXPECT_TRUE(std::equal(before.begin() + seq * vocab, before.end(), after.begin() + seq * vocab))
+        << level << ": row 1 changed with row 0";
+  }
+}
+
+TEST(Gpt2, OnlyALanguageModelsLogitsAreExposed) {
+  mlir::MLIRContext ctx;
+  auto m = buildModel(ctx, "mlp", {});
+  EXPECT_THROW(exposeLogits(*m), GraphError);
+}
+
+/// A shard of `tokens` in a temporary file.
+std::string shardOf(const std::vector<uint16_t> &tokens, const std::string &name) {
+  std::string path = ::testing::TempDir() + name;
+  EXPECT_EQ(rt::writeTokenShard(path, tokens), "");
+  return path;
+}
+
+TEST(TokenData, WindowsOfSeqPlusOneTokensStepBySeqWithinEachShard) {
+  std::vector<uint16_t> a(11), b(7);
+  for (int i = 0; i < 11; ++i)
+    a[i] = (uint16_t)i;
+  for (int i = 0; i < 7; ++i)
+    b[i] = (uint16_t)(100 + i);
+  std::string dir = ::testing::TempDir();
+  shardOf(a, "gpt_windows_1.bin");
+  shardOf(b, "gpt_windows_2.bin");
+  rt::TokenWindows w(dir + "gpt_windows_*.bin", /*seq=*/3, /*vocab=*/200);
+  // Shard 1: (11 - 1) / 3 = 3 windows; shard 2: (7 - 1) / 3 = 2.
+  ASSERT_EQ(w.count(), 5);
+  auto windowAt = [&](int64_t i) { return std::vector<uint16_t>(w.window(i), w.window(i) + 4); };
+  EXPECT_EQ(windowAt(0), (std::vector<uint16_t>{0, 1, 2, 3}));
+  EXPECT_EQ(windowAt(2), (std::vector<uint16_t>{6, 7, 8, 9}));
+  EXPECT_EQ(windowAt(3), (std::vector<uint16_t>{100, 101, 102, 103})) << "no window crosses shards";
+  EXPECT_EQ(windowAt(4), (std::vector<uint16_t>{103, 104, 105, 106}));
+}
+
+TEST(TokenData, ATokenOutsideTheVocabularyIsNamedWithItsPosition) {
+  std::string path = shardOf({1, 2, 3, 70, 4, 5}, "gpt_vocab.bin");
+  try {
+    rt::TokenWindows w(path, 2, 64);
+    FAIL() << "a token of 70 passed a vocabulary of 64";
+  } catch (const rt::RuntimeError &e) {
+    EXPECT_NE(std::string(e.what()).find("token 70 at position 3"), std::string::npos) << e.what();
+  }
+}
+
+} // namespace
