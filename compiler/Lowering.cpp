@@ -114,6 +114,10 @@ rt::Plan lowerModule(ModuleOp module, const rt::Target &target, const PlanOption
   if (auto loss = g.getLoss())
     plan.loss = plan.find(loss->str());
   plan::optimizePlan(plan, options);
+  // A step the target cannot run (attention beyond its head_dim) is refused
+  // here, when it is compiled, rather than by the executor.
+  for (const rt::Step &step : plan.steps)
+    rt::checkStepContract(plan, step);
   return plan;
 }
 

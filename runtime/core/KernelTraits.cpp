@@ -255,3 +255,28 @@ double kernelFlops(const KernelTraits &traits, const std::vector<std::vector<int
 }
 
 } // namespace ampc::rt
+
+namespace ampc::rt {
+
+void checkStepContract(const Plan &plan, const Step &s) {
+  const KernelTraits &traits = traitsOf(s.kernel);
+  bool copy = hasRoundedCopy(s);
+  if (!traits.inputs.allows(s.inputs.size()) ||
+      !traits.outputs.allows(s.outputs.size() - (copy ? 1 : 0)) ||
+      (traits.has(kOutputPerInput) && s.inputs.size() != s.outputs.size()))
+    throw PlanError("step '" + s.name + "': kernel '" + traits.name() + "' cannot take " +
+                    std::to_string(s.inputs.size()) + " inputs and " +
+                    std::to_string(s.outputs.size()) + " outputs");
+  StepAttrs attrs(s);
+  StepView view{plan, s, attrs};
+  if (copy) {
+    const Buffer &y = view.out(0), &low = plan.buffers[s.outputs.back()];
+    view.require(y.dtype == DType::F32 && (low.dtype == DType::F16 || low.dtype == DType::BF16) &&
+                     low.shape == y.shape,
+                 "a rounded copy is an f16 or bf16 tensor of an f32 result's shape");
+  }
+  traits.check(view);
+  checkOverlaps(view, traits.flags);
+}
+
+} // namespace ampc::rt

@@ -143,6 +143,12 @@ inline bool hasRoundedCopy(const Step &step) {
          step.outputs.size() == (size_t)traits.outputs.max + 1;
 }
 
+/// Throws PlanError unless `step` keeps its kernel's contract: the arity
+/// and signature its traits ask for, a well-formed rounded copy, and inputs
+/// overlapped only where the kernel may. Run when a plan is lowered and
+/// again when an executor takes it (a plan may come from a file).
+void checkStepContract(const Plan &plan, const Step &step);
+
 /// FLOPs of one node or step under its rule, from its operand and result
 /// shapes (`transposeA`: matmul's attribute).
 double kernelFlops(const KernelTraits &traits, const std::vector<std::vector<int64_t>> &inputs,

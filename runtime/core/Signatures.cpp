@@ -302,6 +302,11 @@ static Shape attentionOperands(const StepView &s) {
             "q " + shapeText(q.shape) + ", k " + shapeText(k.shape) + " and v " +
                 shapeText(v.shape) + " do not fit one attention");
   s.require(q.shape[3] > 0, "head_dim must be at least 1");
+  int64_t limit = s.plan.target.maxAttentionHeadDim;
+  s.require(limit == 0 || (q.shape[3] <= limit && v.shape[3] <= limit),
+            "head_dim " + std::to_string(std::max(q.shape[3], v.shape[3])) + " is above the " +
+                std::to_string(limit) + " that the " + s.plan.target.name +
+                " target's attention kernel takes (more heads of a smaller head_dim fit)");
   double scale = s.attrs.getF64("scale", 1.0);
   s.require(std::isfinite(scale) && scale != 0, "scale must be finite and nonzero");
   return {q.shape[0], q.shape[1], q.shape[2], v.shape[3]};

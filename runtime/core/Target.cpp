@@ -8,7 +8,7 @@ const Target &cpuTarget() {
 }
 
 const Target &cudaTarget() {
-  static const Target t{"cuda", 256, false, false, true, true};
+  static const Target t{"cuda", 256, false, false, true, true, /*maxAttentionHeadDim=*/256};
   return t;
 }
 

@@ -30,11 +30,15 @@ struct Target {
   /// A chain of elementwise ops whose intermediate values nothing else reads
   /// runs as one `elementwise_chain` step (compiler/plan/ElementwiseChains.cpp).
   bool elementwiseChains = false;
+  /// The largest head_dim its attention kernel takes (0: any); a plan with
+  /// a larger one is refused when it is compiled, not when it runs.
+  int64_t maxAttentionHeadDim = 0;
 
   bool operator==(const Target &o) const {
     return name == o.name && alignment == o.alignment && fusedCasts == o.fusedCasts &&
            inOrderLists == o.inOrderLists && gemmEpilogues == o.gemmEpilogues &&
-           elementwiseChains == o.elementwiseChains;
+           elementwiseChains == o.elementwiseChains &&
+           maxAttentionHeadDim == o.maxAttentionHeadDim;
   }
   bool operator!=(const Target &o) const { return !(*this == o); }
 };
@@ -45,7 +49,7 @@ const Target &cpuTarget();
 /// The CUDA backend's target: 256-byte alignment (cuBLASLt and vectorised
 /// loads), no fused casts (cuBLASLt reads f16 operands as they are), and a
 /// finite check that reads the whole gradient list in one launch, GEMM
-/// epilogues and elementwise chains.
+/// epilogues and elementwise chains; attention of head_dim up to 256.
 const Target &cudaTarget();
 /// The target called `name`, or null.
 const Target *findTarget(const std::string &name);

@@ -32,27 +32,10 @@ void checkSteps(const Plan &plan, const Backend &backend) {
   std::vector<std::string> kernels = backend.kernelNames();
   for (const Step &s : plan.steps) {
     std::string where = "step '" + s.name + "': ";
-    const KernelTraits &traits = traitsOf(s.kernel);
     const char *kernel = kernelName(s.kernel);
     if (!std::binary_search(kernels.begin(), kernels.end(), kernel))
       throw PlanError(where + "the " + backend.name() + " backend has no kernel '" + kernel + "'");
-    bool copy = hasRoundedCopy(s);
-    if (!traits.inputs.allows(s.inputs.size()) ||
-        !traits.outputs.allows(s.outputs.size() - (copy ? 1 : 0)) ||
-        (traits.has(kOutputPerInput) && s.inputs.size() != s.outputs.size()))
-      throw PlanError(where + "kernel '" + kernel + "' cannot take " +
-                      std::to_string(s.inputs.size()) + " inputs and " +
-                      std::to_string(s.outputs.size()) + " outputs");
-    StepAttrs attrs(s);
-    StepView view{plan, s, attrs};
-    if (copy) {
-      const Buffer &y = view.out(0), &low = plan.buffers[s.outputs.back()];
-      view.require(y.dtype == DType::F32 && (low.dtype == DType::F16 || low.dtype == DType::BF16) &&
-                       low.shape == y.shape,
-                   "a rounded copy is an f16 or bf16 tensor of an f32 result's shape");
-    }
-    traits.check(view);
-    checkOverlaps(view, traits.flags);
+    checkStepContract(plan, s);
   }
 }
 
