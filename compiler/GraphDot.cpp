@@ -16,6 +16,7 @@ const char *fillFor(const std::string &dtype) {
   if (dtype == "f32") return "#9ecae1";
   if (dtype == "f16") return "#fdae6b";
   if (dtype == "bf16") return "#fee391";
+  if (dtype == "f8e4m3" || dtype == "f8e5m2") return "#c994c7";
   return "#ffffff";
 }
 

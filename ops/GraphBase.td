@@ -26,7 +26,9 @@ def Graph_Dialect : Dialect {
 
 def Graph_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
 def Graph_IntTensor : StaticShapeTensorOf<[I32, I64]>;
-def Graph_Tensor : StaticShapeTensorOf<[F16, BF16, F32, F64, I1, I32, I64]>;
+// Any dtype a value may hold: the compute floats, OCP's FP8 formats (stored
+// and cast, not computed in) and the integers.
+def Graph_Tensor : StaticShapeTensorOf<[F16, BF16, F32, F64, F8E4M3FN, F8E5M2, I1, I32, I64]>;
 
 def Graph_DtypeAttr : TypeAttrBase<"::mlir::Type", "a graph dtype">;
 

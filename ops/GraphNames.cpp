@@ -49,6 +49,8 @@ std::string dtypeName(Type t) {
   if (t.isF16()) return "f16";
   if (t.isBF16()) return "bf16";
   if (t.isF64()) return "f64";
+  if (t.isFloat8E4M3FN()) return "f8e4m3";
+  if (t.isFloat8E5M2()) return "f8e5m2";
   if (t.isInteger(32)) return "i32";
   if (t.isInteger(64)) return "i64";
   if (t.isInteger(1)) return "i1";
@@ -61,6 +63,8 @@ Type parseDtype(MLIRContext *ctx, StringRef name) {
   if (name == "f16") return b.getF16Type();
   if (name == "bf16") return b.getBF16Type();
   if (name == "f64") return b.getF64Type();
+  if (name == "f8e4m3") return b.getFloat8E4M3FNType();
+  if (name == "f8e5m2") return b.getFloat8E5M2Type();
   if (name == "i32") return b.getI32Type();
   if (name == "i64") return b.getI64Type();
   if (name == "i1") return b.getI1Type();

@@ -36,7 +36,9 @@ int onnxTypeOf(const std::string &dtype) {
   for (auto [name, type] : types)
     if (dtype == name)
       return type;
-  return TensorProto::UNDEFINED;
+  throw GraphError(dtype + " values cannot be exported: opset 17 (ONNX 1.12) has no such type" +
+                   (dtype.rfind("f8", 0) == 0 ? " (FP8 types arrived with ONNX 1.14's opset 19)"
+                                               : ""));
 }
 
 void loadExternalData(TensorProto &t, const std::string &dir, const std::string &where) {

@@ -68,7 +68,7 @@ std::vector<float> initialValues(const Plan &plan, const Buffer &b, uint64_t see
 
 std::vector<std::byte> constBytes(const Buffer &b) {
   std::vector<std::byte> bytes(b.bytes);
-  if (isFloat(b.dtype)) {
+  if (isStoredFloat(b.dtype)) {
     std::vector<float> values(b.data.begin(), b.data.end());
     fromF32(values.data(), bytes.data(), b.dtype, values.size());
     return bytes;

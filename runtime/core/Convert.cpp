@@ -87,6 +87,14 @@ void toF32(const void *src, DType dtype, float *dst, size_t n) {
     for (size_t i = 0; i < n; ++i)
       dst[i] = static_cast<const uint8_t *>(src)[i] ? 1.0f : 0.0f;
     return;
+  case DType::F8E4M3:
+    for (size_t i = 0; i < n; ++i)
+      dst[i] = num::e4m3ToF32(static_cast<const uint8_t *>(src)[i]);
+    return;
+  case DType::F8E5M2:
+    for (size_t i = 0; i < n; ++i)
+      dst[i] = num::e5m2ToF32(static_cast<const uint8_t *>(src)[i]);
+    return;
   }
 }
 
@@ -127,6 +135,14 @@ void fromF32(const float *src, void *dst, DType dtype, size_t n) {
   case DType::I1:
     for (size_t i = 0; i < n; ++i)
       static_cast<uint8_t *>(dst)[i] = src[i] != 0.0f;
+    return;
+  case DType::F8E4M3:
+    for (size_t i = 0; i < n; ++i)
+      static_cast<uint8_t *>(dst)[i] = num::f32ToE4M3(src[i]);
+    return;
+  case DType::F8E5M2:
+    for (size_t i = 0; i < n; ++i)
+      static_cast<uint8_t *>(dst)[i] = num::f32ToE5M2(src[i]);
     return;
   }
 }
@@ -189,6 +205,12 @@ void storeElement(void *data, DType dtype, int64_t i, double value) {
   }
   case DType::I1:
     *at = value != 0.0;
+    return;
+  case DType::F8E4M3: // from the exact value: one rounding
+    *reinterpret_cast<uint8_t *>(at) = num::toFp8(value, num::kE4M3);
+    return;
+  case DType::F8E5M2:
+    *reinterpret_cast<uint8_t *>(at) = num::toFp8(value, num::kE5M2);
     return;
   default: {
     float v = narrow(value);

@@ -8,6 +8,7 @@
 #include <cstddef>
 
 #include "runtime/core/DType.h"
+#include "runtime/numerics/Fp8.h"
 #include "runtime/numerics/Half.h"
 
 namespace ampc::rt {
@@ -20,7 +21,8 @@ using num::f32ToF16;
 
 /// `n` elements of any dtype to f32.
 void toF32(const void *src, DType dtype, float *dst, size_t n);
-/// `n` f32 values to any dtype, rounding to nearest even for f16/bf16.
+/// `n` f32 values to any dtype, rounding to nearest even for f16, bf16 and
+/// FP8 (FP8 saturating: numerics/Fp8.h).
 void fromF32(const float *src, void *dst, DType dtype, size_t n);
 /// dst = toF32(fromF32(src)): f32 values rounded to `dtype` and widened back
 /// in one pass (a cast to f16/bf16 fused into a kernel that widens anyway).

@@ -25,13 +25,22 @@ std::string shapeText(const Shape &shape) {
   return s + "]";
 }
 
+/// Why an FP8 tensor is refused where a float one belongs.
+static std::string fp8Hint(DType t) {
+  return isFp8(t) ? std::string(" (") + dtypeName(t) +
+                        " values are stored, not computed in: cast them to f32, f16 or bf16)"
+                  : "";
+}
+
 void requireFloats(const StepView &s) {
   for (int id : s.step.inputs)
     s.require(isFloat(s.plan.buffers[id].dtype),
-              "input '" + s.plan.buffers[id].name + "' must be a float tensor");
+              "input '" + s.plan.buffers[id].name + "' must be a float tensor" +
+                  fp8Hint(s.plan.buffers[id].dtype));
   for (int id : s.step.outputs)
     s.require(isFloat(s.plan.buffers[id].dtype),
-              "output '" + s.plan.buffers[id].name + "' must be a float tensor");
+              "output '" + s.plan.buffers[id].name + "' must be a float tensor" +
+                  fp8Hint(s.plan.buffers[id].dtype));
 }
 
 void requireShape(const StepView &s, const Buffer &b, const Shape &shape) {
@@ -95,7 +104,7 @@ void binary(const StepView &s) {
   s.require(shape.has_value(),
             "shapes " + shapeText(a.shape) + " and " + shapeText(b.shape) + " do not broadcast");
   requireShape(s, y, *shape);
-  if (isFloat(y.dtype))
+  if (isStoredFloat(y.dtype))
     requireFloats(s);
   else
     s.require(a.dtype == y.dtype && b.dtype == y.dtype, "operands and result need one dtype");

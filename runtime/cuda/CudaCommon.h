@@ -13,6 +13,7 @@
 
 #include "runtime/core/DType.h"
 #include "runtime/core/Errors.h"
+#include "runtime/numerics/Fp8.h"
 #include "runtime/numerics/Half.h"
 
 namespace ampc::rt::cuda {
@@ -71,6 +72,8 @@ __device__ inline float load(const void *p, DType t, int64_t i) {
   case DType::I32: return (float)static_cast<const int32_t *>(p)[i];
   case DType::I64: return (float)static_cast<const int64_t *>(p)[i];
   case DType::I1: return static_cast<const uint8_t *>(p)[i] ? 1.0f : 0.0f;
+  case DType::F8E4M3: return num::e4m3ToF32(static_cast<const uint8_t *>(p)[i]);
+  case DType::F8E5M2: return num::e5m2ToF32(static_cast<const uint8_t *>(p)[i]);
   }
   return 0.0f;
 }
@@ -84,6 +87,8 @@ __device__ inline void store(void *p, DType t, int64_t i, float v) {
   case DType::I32: static_cast<int32_t *>(p)[i] = (int32_t)v; return;
   case DType::I64: static_cast<int64_t *>(p)[i] = (int64_t)v; return;
   case DType::I1: static_cast<uint8_t *>(p)[i] = v != 0.0f; return;
+  case DType::F8E4M3: static_cast<uint8_t *>(p)[i] = num::f32ToE4M3(v); return;
+  case DType::F8E5M2: static_cast<uint8_t *>(p)[i] = num::f32ToE5M2(v); return;
   }
 }
 

@@ -158,7 +158,7 @@ void Executor::initParams(uint64_t seed) {
   for (const Buffer &b : plan_.buffers)
     if (b.kind == BufferKind::Param && b.copyOf < 0) { // copies follow their params
       std::vector<float> values = initialValues(plan_, b, seed);
-      if (isFloat(b.dtype))
+      if (isStoredFloat(b.dtype))
         writeF32(b.id, values);
     }
 }

@@ -224,7 +224,7 @@ BufferDiff compareBuffer(const std::vector<std::byte> &ref, const std::vector<st
   if (ref.size() != got.size() || ref.size() % width != 0)
     throw RuntimeError("compareBuffer: buffers of different sizes");
   diff.elements = (int64_t)(ref.size() / width);
-  bool floating = isFloat(dtype);
+  bool floating = isStoredFloat(dtype);
   diff.refMaxAbs = maxAbsOf(ref, dtype);
   Tolerance tol = toleranceFor(agreement, dtype);
   double atol = tol.atol * std::max(diff.refMaxAbs, termScale);

@@ -18,13 +18,15 @@ const char *safetensorsDtype(DType t) {
   case DType::I32: return "I32";
   case DType::I64: return "I64";
   case DType::I1: return "BOOL";
+  case DType::F8E4M3: return "F8_E4M3";
+  case DType::F8E5M2: return "F8_E5M2";
   }
   return "?";
 }
 
 std::optional<DType> fromSafetensorsDtype(const std::string &name) {
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I32, DType::I64,
-                  DType::I1})
+                  DType::I1, DType::F8E4M3, DType::F8E5M2})
     if (name == safetensorsDtype(t))
       return t;
   return std::nullopt;
@@ -149,7 +151,7 @@ void loadInputs(const Safetensors &file, Executor &ex) {
       throw RuntimeError(file.path + ": no tensor '" + b.name + "' for the graph's input " +
                          describe(b.dtype, b.shape));
     const Safetensors::Tensor &t = it->second;
-    if (t.shape != b.shape || isFloat(t.dtype) != isFloat(b.dtype))
+    if (t.shape != b.shape || isStoredFloat(t.dtype) != isStoredFloat(b.dtype))
       throw RuntimeError(file.path + ": tensor '" + b.name + "' is " +
                          describe(t.dtype, t.shape) + " in the file and " +
                          describe(b.dtype, b.shape) + " in the graph");

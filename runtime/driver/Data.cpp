@@ -123,7 +123,8 @@ DataFeed::DataFeed(const Plan &plan, const std::string &spec, bool train, uint64
         b.shape.empty() || b.shape[0] != batch_ ? 0 : numElements(b.shape) / b.shape[0];
     if (isFloat(b.dtype) && perSample == 784 && images_ < 0)
       images_ = id;
-    else if (!isFloat(b.dtype) && b.shape.size() == 1 && b.shape[0] == batch_ && labels_ < 0)
+    else if (!isStoredFloat(b.dtype) && b.shape.size() == 1 && b.shape[0] == batch_ &&
+             labels_ < 0)
       labels_ = id;
     else
       throw RuntimeError("fashion-mnist feeds a float input of 784 values per sample and "
@@ -155,7 +156,7 @@ void DataFeed::loadColumns(const std::string &path) {
     std::vector<int64_t> sample(b.shape.begin() + (b.shape.empty() ? 0 : 1), b.shape.end());
     if (b.shape.empty() || t.shape.empty() || t.shape[0] < 1 ||
         std::vector<int64_t>(t.shape.begin() + 1, t.shape.end()) != sample ||
-        isFloat(t.dtype) != isFloat(b.dtype))
+        isStoredFloat(t.dtype) != isStoredFloat(b.dtype))
       throw RuntimeError(path + ": tensor '" + b.name + "' must hold samples of the input's " +
                          "shape after the batch dimension, and its kind (float or integer)");
     if (data_.count >= 0 && t.shape[0] != data_.count)
@@ -166,7 +167,7 @@ void DataFeed::loadColumns(const std::string &path) {
     int64_t n = numElements(t.shape);
     c.bytes.resize(n * dtypeSize(b.dtype));
     convertElements(file.data.data() + t.offset, t.dtype, c.bytes.data(), b.dtype, n);
-    if (!isFloat(b.dtype) && b.shape.size() == 1 && labels_ < 0)
+    if (!isStoredFloat(b.dtype) && b.shape.size() == 1 && labels_ < 0)
       labels_ = id;
     columns_.push_back(std::move(c));
   }
@@ -179,7 +180,7 @@ void DataFeed::loadColumns(const std::string &path) {
 void DataFeed::openTokens(const std::string &pattern) {
   for (int id : inputs_) {
     const Buffer &b = plan_.buffers[id];
-    if (isFloat(b.dtype) || b.shape.size() != 2 || b.shape[0] != batch_ ||
+    if (isStoredFloat(b.dtype) || b.shape.size() != 2 || b.shape[0] != batch_ ||
         (tokenIds_ >= 0 && b.shape != plan_.buffers[tokenIds_].shape))
       throw RuntimeError("tokens: feeds a graph of two integer [batch, seq] inputs (the tokens, "
                          "then the next-token targets); input '" + b.name + "' is not one");
@@ -247,7 +248,7 @@ void DataFeed::fill(Executor &ex, int64_t index) {
     for (int id : inputs_) {
       const Buffer &b = plan_.buffers[id];
       int64_t n = numElements(b.shape);
-      if (isFloat(b.dtype)) {
+      if (isStoredFloat(b.dtype)) {
         std::normal_distribution<float> dist(0.0f, 1.0f);
         std::vector<float> v(n);
         for (float &x : v)

@@ -58,7 +58,7 @@ std::vector<std::vector<float>> replayInF32(const Plan &plan, const Step &step,
   planMemory(one);
   Executor ex(one, {training, seed});
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (isFloat(inputs[i].dtype))
+    if (isStoredFloat(inputs[i].dtype))
       ex.writeF32(one.inputs[i], asF32(inputs[i]));
     else
       ex.write(one.inputs[i], inputs[i].bytes.data(), inputs[i].bytes.size());

@@ -70,7 +70,7 @@ void loadWeights(const Safetensors &file, Executor &ex,
       throw RuntimeError(file.path + ": no tensor '" + name + "' (the file has " + listOf(file) +
                          ")");
     const Safetensors::Tensor &t = it->second;
-    if (!isFloat(t.dtype))
+    if (!isStoredFloat(t.dtype))
       throw RuntimeError(file.path + ": tensor '" + name + "' is not a float tensor");
     std::vector<float> values(numElements(t.shape));
     std::vector<std::byte> bytes(t.bytes); // aligned for the conversion

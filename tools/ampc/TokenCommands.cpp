@@ -115,7 +115,7 @@ int runSample(const Args &args) {
   });
   int ids = -1;
   for (int id : plan.inputs)
-    if (ids < 0 && !rt::isFloat(plan.buffers[id].dtype) && plan.buffers[id].shape.size() == 2)
+    if (ids < 0 && !rt::isStoredFloat(plan.buffers[id].dtype) && plan.buffers[id].shape.size() == 2)
       ids = id;
   if (ids < 0)
     throw CliError(graphFile, "the graph has no integer [batch, seq] input of tokens");

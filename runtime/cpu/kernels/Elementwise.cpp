@@ -88,7 +88,7 @@ void binaryKernel(KernelContext &c) {
 
 void cast(KernelContext &c) {
   const TensorRef &x = c.in[0], &y = c.out[0];
-  auto small = [](DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; };
+  auto small = [](DType t) { return isComputeFloat(t) || isFp8(t); };
   if (x.dtype == y.dtype) {
     copyBytes(x, y);
   } else if (small(x.dtype) && y.dtype == DType::F32) {
