@@ -321,10 +321,16 @@ static Shape attentionOperands(const StepView &s) {
   return {q.shape[0], q.shape[1], q.shape[2], v.shape[3]};
 }
 
+/// A result in the operands' dtype, or in f32 (the value before it is
+/// rounded: what the precision doctor's range probes read).
+static bool resultDtypeFits(const Buffer &result, const Buffer &operand) {
+  return result.dtype == operand.dtype || result.dtype == DType::F32;
+}
+
 void attention(const StepView &s) {
   Shape y = attentionOperands(s);
   requireShape(s, s.out(0), y);
-  s.require(s.out(0).dtype == s.in(0).dtype, "the result has the operands' dtype");
+  s.require(resultDtypeFits(s.out(0), s.in(0)), "the result has the operands' dtype, or f32");
 }
 
 void attentionBackward(const StepView &s) {
@@ -335,7 +341,7 @@ void attentionBackward(const StepView &s) {
   }
   for (int i : {0, 1, 2}) {
     requireShape(s, s.out(i), s.in(i).shape);
-    s.require(s.out(i).dtype == s.in(i).dtype, "each gradient has its operand's dtype");
+    s.require(resultDtypeFits(s.out(i), s.in(i)), "each gradient has its operand's dtype, or f32");
   }
 }
 
