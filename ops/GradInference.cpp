@@ -222,6 +222,29 @@ static LogicalResult sameShapes(Operation *op, Value param, ValueRange others) {
   return success();
 }
 
+LogicalResult Fp8ScaleUpdateOp::verify() {
+  auto history = cast<RankedTensorType>(getAmaxHistory().getType());
+  if (history.getRank() != 1 || history.getDimSize(0) < 1 ||
+      !history.getElementType().isF32())
+    return emitOpError("amax_history must be a 1-D f32 tensor of at least one amax, got ")
+           << history;
+  for (Value v : {getScale(), getScaleInv(), getAmax()}) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() != 0 || !t.getElementType().isF32())
+      return emitOpError("scale, scale_inv and amax must be f32 scalars, got ") << t;
+  }
+  double top = getFp8Max().convertToDouble();
+  if (!(top > 0 && top <= 3.0e38))
+    return emitOpError("fp8_max must be positive and finite in f32, got ") << top;
+  int64_t margin = static_cast<int64_t>(getMargin());
+  if (margin < 0 || margin > 127)
+    return emitOpError("margin must be in [0, 127], got ") << margin;
+  if (getAmaxCompute() != "max" && getAmaxCompute() != "most_recent")
+    return emitOpError("amax_compute must be max or most_recent, got '")
+           << getAmaxCompute() << "'";
+  return success();
+}
+
 LogicalResult UpdateLossScalingOp::verify() {
   if (failed(isFlag(*this, getFoundInf())) ||
       failed(scalars(*this, {getScale(), getGood(), getBad()})))

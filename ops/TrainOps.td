@@ -173,6 +173,25 @@ def Graph_LrScheduleOp : Graph_NodeOp<"lr_schedule", "None",
   }];
 }
 
+def Graph_Fp8ScaleUpdateOp : Graph_UpdateOp<"fp8_scale_update",
+    (ins Graph_FloatTensor:$amax_history, Graph_FloatTensor:$scale,
+         Graph_FloatTensor:$scale_inv, Graph_FloatTensor:$amax,
+         DefaultValuedAttr<F64Attr, "448.0">:$fp8_max,
+         DefaultValuedAttr<I64Attr, "0">:$margin,
+         DefaultValuedAttr<StrAttr, "\"max\"">:$amax_compute)> {
+  let summary = "Delayed scaling of an FP8 operand (Transformer Engine's recipe)";
+  let description = [{
+    `amax_history` ([N], f32, newest first) takes this step's `amax` at its
+    front and drops its oldest; then `scale` := (fp8_max / a) / 2^margin in
+    f32, a being the history's largest (`amax_compute` "max") or its newest
+    ("most_recent"), unless a is 0 or not finite or the result is not
+    finite, when the scale stays; `scale_inv` := 1 / scale. All four are f32,
+    the last three scalars; the first three are written in place
+    (docs/runtime.md, "FP8 scaling"). `fp8_max` is 448 for E4M3 operands and
+    57344 for E5M2 ones.
+  }];
+}
+
 def Graph_AssignOp : Graph_UpdateOp<"assign",
     (ins Graph_Tensor:$target, Graph_Tensor:$value)> {
   let summary = "Writes value (cast to target's dtype) into target's buffer";

@@ -78,6 +78,7 @@ void gradNorm(const StepView &s);
 void clipScale(const StepView &s);
 void allReduce(const StepView &s);
 void updateLossScaling(const StepView &s);
+void fp8ScaleUpdate(const StepView &s);
 void sgd(const StepView &s);
 void momentum(const StepView &s);
 void adam(const StepView &s);

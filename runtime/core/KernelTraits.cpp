@@ -175,6 +175,8 @@ constexpr KernelTraits kRows[] = {
      F::PerOutput,
      kNoRange,
      S::updateLossScaling},
+    {K::Fp8ScaleUpdate, {4, 4}, kNone, kAmpBookkeeping, 0, F::None, kNoRange,
+     S::fp8ScaleUpdate},
     {K::Sgd, {4, 6}, kNone, kOptimizerUpdate, 0, F::PerOutput, kNoRange, S::sgd},
     {K::Momentum, {5, 7}, kNone, kOptimizerUpdate, 0, F::PerOutput, kNoRange, S::momentum},
     {K::Adam, {7, 9}, kNone, kOptimizerUpdate, 0, F::PerOutput, kNoRange, S::adam, A::Rounded},

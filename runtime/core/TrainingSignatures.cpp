@@ -60,6 +60,22 @@ void updateLossScaling(const StepView &s) {
     s.require(isFloatScalar(s.in(i)), "the scale and its counters must be float scalars");
 }
 
+void fp8ScaleUpdate(const StepView &s) {
+  const Buffer &history = s.in(0);
+  s.require(history.dtype == DType::F32 && history.shape.size() == 1 && history.shape[0] >= 1,
+            "the amax history must be a 1-D f32 tensor of at least one amax");
+  for (size_t i = 1; i < 4; ++i)
+    s.require(s.in(i).dtype == DType::F32 && isScalar(s.in(i)),
+              "scale, scale_inv and amax must be f32 scalars");
+  double top = s.attrs.getF64("fp8_max", 448.0);
+  int64_t margin = s.attrs.getInt("margin", 0);
+  std::string compute = s.attrs.getStr("amax_compute", "max");
+  s.require(top > 0 && top <= 3.0e38, "fp8_max must be positive and finite in f32");
+  s.require(margin >= 0 && margin <= 127, "margin must be in [0, 127]");
+  s.require(compute == "max" || compute == "most_recent",
+            "amax_compute must be max or most_recent");
+}
+
 /// The operands of UpdateOperands: the moments f32 and of the param's
 /// size, the scalars float, the copy a float tensor of the param's shape.
 void update(const StepView &s) {

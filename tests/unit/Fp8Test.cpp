@@ -2,11 +2,14 @@
 // every code's value, every midpoint between neighbouring codes rounding to
 // the even one, saturation, underflow, signed zero and NaN. The CLI test
 // (tests/lit/cli/fp8.test) runs 2^20 f32 inputs through a graph's casts.
+#include <algorithm>
 #include <cmath>
 
 #include <gtest/gtest.h>
 
 #include "runtime/core/Convert.h"
+#include "runtime/core/MemoryPlanner.h"
+#include "tests/unit/RuntimeTestUtil.h"
 #include "runtime/numerics/Fp8.h"
 
 using namespace ampc;
@@ -104,6 +107,109 @@ TEST(Fp8, TheRuntimesConversionsRoundOnceFromTheExactValue) {
   EXPECT_EQ(back[0], 16.0f) << "a tie between 16 and 20 goes to the even 16";
   EXPECT_EQ(back[1], -512.0f);
   EXPECT_EQ(back[2], 0.3125f);
+}
+
+} // namespace
+
+namespace {
+
+/// A plan of one fp8_scale_update step over an amax input and the state of
+/// one scaled tensor (a history of `n`, scale 1, scale_inv 1).
+struct ScalingPlan {
+  rt::Plan plan;
+  std::unique_ptr<rt::Executor> ex;
+
+  ScalingPlan(int64_t n, rt::Json attrs) {
+    auto buffer = [&](const char *name, rt::BufferKind kind, std::vector<int64_t> shape,
+                      double init) {
+      rt::Buffer b;
+      b.id = plan.buffers.size();
+      b.name = name;
+      b.kind = kind;
+      b.dtype = rt::DType::F32;
+      b.shape = shape;
+      b.bytes = 4 * rt::numElements(shape);
+      b.init = {{"kind", "constant"}, {"value", init}};
+      plan.buffers.push_back(b);
+      return b.id;
+    };
+    int amax = buffer("amax", rt::BufferKind::Input, {}, 0);
+    int history = buffer("history", rt::BufferKind::Param, {n}, 0);
+    int scale = buffer("scale", rt::BufferKind::Param, {}, 1);
+    int inv = buffer("scale_inv", rt::BufferKind::Param, {}, 1);
+    plan.inputs = {amax};
+    plan.steps.push_back(
+        {"update", rt::Kernel::Fp8ScaleUpdate, {history, scale, inv, amax}, {}, attrs});
+    rt::planMemory(plan);
+    ex = std::make_unique<rt::Executor>(plan);
+  }
+  void step(float amax) {
+    ex->writeScalar(ex->id("amax"), amax);
+    ex->run();
+  }
+  float get(const char *name) { return ex->readF32(ex->id(name))[0]; }
+};
+
+/// Transformer Engine's DelayedScaling, as its PyTorch code computes it:
+/// the forward writes amax_history[0]; then amax is the history's max
+/// (torch.max: NaN if one is NaN) or [0], the history rolls by -1 and [0]
+/// is zeroed, and sf = (fp8_max / amax) / 2^margin in f32, kept where amax
+/// is not > 0 or not finite.
+struct TransformerEngine {
+  std::vector<float> history;
+  float scale = 1.0f, fp8Max;
+  int margin;
+  bool mostRecent;
+
+  void step(float amax) {
+    history[0] = amax;
+    float a = history[0];
+    if (!mostRecent)
+      for (float h : history)
+        a = std::isnan(a) || std::isnan(h) ? NAN : std::max(a, h);
+    std::rotate(history.begin(), history.begin() + 1, history.end());
+    history[0] = 0.0f;
+    float sf = (fp8Max / a) / std::ldexp(1.0f, margin);
+    sf = a > 0.0f ? sf : scale;
+    scale = std::isfinite(a) ? sf : scale;
+  }
+};
+
+TEST(Fp8Scaling, ThirtyStepsFollowTransformerEnginesDelayedScaling) {
+  struct Case {
+    int64_t history;
+    float fp8Max;
+    int margin;
+    bool mostRecent;
+  };
+  for (Case k : {Case{4, 448.0f, 0, false}, Case{4, 57344.0f, 1, false},
+                 Case{1, 448.0f, 2, false}, Case{8, 448.0f, 0, true}}) {
+    ScalingPlan p(k.history, {{"fp8_max", k.fp8Max},
+                              {"margin", k.margin},
+                              {"amax_compute", k.mostRecent ? "most_recent" : "max"}});
+    TransformerEngine te{std::vector<float>(k.history, 0.0f), 1.0f, k.fp8Max, k.margin,
+                         k.mostRecent};
+    for (int t = 0; t < 30; ++t) {
+      // A changing amax: growing, falling back, and a zero, an inf and a NaN.
+      float amax = t == 7 ? 0.0f : t == 13 ? INFINITY : t == 19 ? NAN
+                                                  : 0.37f * std::pow(1.6f, float(t % 11));
+      p.step(amax);
+      te.step(amax);
+      ASSERT_EQ(p.get("scale"), te.scale)
+          << "history " << k.history << " margin " << k.margin << ", step " << t;
+      ASSERT_EQ(p.get("scale_inv"), 1.0f / te.scale);
+    }
+  }
+}
+
+TEST(Fp8Scaling, AScaleThatWouldOverflowIsKept) {
+  ScalingPlan p(2, {{"fp8_max", 448.0}});
+  p.step(2.0f);
+  EXPECT_EQ(p.get("scale"), 224.0f);
+  p.step(1e-39f); // 448 / 1e-39 is beyond f32, but the history's max is 2
+  EXPECT_EQ(p.get("scale"), 224.0f);
+  p.step(1e-39f); // now the max is 1e-39: the scale would be inf
+  EXPECT_EQ(p.get("scale"), 224.0f);
 }
 
 } // namespace

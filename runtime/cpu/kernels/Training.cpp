@@ -8,6 +8,7 @@
 #include "runtime/core/StepVariants.h"
 #include "runtime/cpu/kernels/KernelUtil.h"
 #include "runtime/numerics/Finite.h"
+#include "runtime/numerics/Fp8Scaling.h"
 #include "runtime/numerics/LossScale.h"
 #include "runtime/numerics/Optimizers.h"
 
@@ -149,6 +150,15 @@ void updateLossScaling(KernelContext &c) {
   setScalar(scale, state.scale);
   setScalar(good, state.good);
   setScalar(bad, state.bad);
+}
+
+void fp8ScaleUpdate(KernelContext &c) {
+  const TensorRef &history = c.in[0], &scale = c.in[1], &scaleInv = c.in[2], &amax = c.in[3];
+  num::DelayedScalingRule rule = num::delayedScalingRule(
+      attrF64(c, "fp8_max", 448.0), attrInt(c, "margin", 0),
+      attrStr(c, "amax_compute", "max") == "most_recent");
+  num::updateDelayedScaling(history.as<float>(), history.size(), *amax.as<float>(),
+                            *scale.as<float>(), *scaleInv.as<float>(), rule);
 }
 
 /// True when any element of `t` is inf or nan, tested on the bits (no
@@ -311,6 +321,7 @@ void addTrainingKernels(KernelTable &t) {
   t[Kernel::CheckFiniteAndUnscale] = checkFiniteAndUnscale;
   t[Kernel::CheckFinite] = checkFinite;
   t[Kernel::UpdateLossScaling] = updateLossScaling;
+  t[Kernel::Fp8ScaleUpdate] = fp8ScaleUpdate;
   t[Kernel::Sgd] = sgd;
   t[Kernel::Momentum] = momentum;
   t[Kernel::Adam] = adam;

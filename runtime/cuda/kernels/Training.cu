@@ -11,6 +11,7 @@
 #include "runtime/cuda/kernels/Quads.h"
 #include "runtime/cuda/kernels/Updates.h"
 #include "runtime/numerics/Finite.h"
+#include "runtime/numerics/Fp8Scaling.h"
 #include "runtime/numerics/LossScale.h"
 #include "runtime/numerics/Optimizers.h"
 
@@ -202,6 +203,23 @@ void updateLossScaling(LaunchContext &c) {
   launched(c);
 }
 
+// One thread: the history is short (1024 by default) and the step is
+// bookkeeping, not on the GEMMs' path.
+__global__ void fp8ScaleKernel(float *history, int64_t n, float *scale, float *scaleInv,
+                               const float *amax, num::DelayedScalingRule rule) {
+  num::updateDelayedScaling(history, n, *amax, *scale, *scaleInv, rule);
+}
+
+void fp8ScaleUpdate(LaunchContext &c) {
+  num::DelayedScalingRule rule = num::delayedScalingRule(
+      c.attrs.getF64("fp8_max", 448.0), c.attrs.getInt("margin", 0),
+      c.attrs.getStr("amax_compute", "max") == "most_recent");
+  fp8ScaleKernel<<<1, 1, 0, c.stream()>>>(c.in[0].as<float>(), c.in[0].size(),
+                                           c.in[1].as<float>(), c.in[2].as<float>(),
+                                           c.in[3].as<float>(), rule);
+  launched(c);
+}
+
 __global__ void sgdKernel(View p, View g, View copy, UpdateScalars s, UpdateSettings cfg) {
   if (*s.found)
     return;
@@ -372,6 +390,7 @@ void addTrainingKernels(KernelTable &t) {
   t[Kernel::CheckFiniteAndUnscale] = [](LaunchContext &c) { checkFinite(c, true); };
   t[Kernel::CheckFinite] = [](LaunchContext &c) { checkFinite(c, false); };
   t[Kernel::UpdateLossScaling] = updateLossScaling;
+  t[Kernel::Fp8ScaleUpdate] = fp8ScaleUpdate;
   t[Kernel::Sgd] = sgd;
   t[Kernel::Momentum] = momentum;
   t[Kernel::Adam] = adam;

@@ -717,3 +717,33 @@ graph.graph @attention_scale {
   %y = graph.attention "attn"(%q, %q, %q) {scale = 0.0 : f64} : (tensor<1x8x1x16xf32>, tensor<1x8x1x16xf32>, tensor<1x8x1x16xf32>) -> tensor<1x8x1x16xf32>
   graph.return %y : tensor<1x8x1x16xf32>
 }
+
+// -----
+
+graph.graph @fp8_scale_history {
+  %h = graph.param "h" {init = {kind = "zeros"}, trainable = false} : tensor<2x2xf32>
+  %s = graph.param "s" {init = {kind = "ones"}, trainable = false} : tensor<f32>
+  // expected-error @+1 {{amax_history must be a 1-D f32 tensor of at least one amax}}
+  graph.fp8_scale_update "u"(%h, %s, %s, %s) : (tensor<2x2xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> ()
+  graph.return %s : tensor<f32>
+}
+
+// -----
+
+graph.graph @fp8_scale_compute {
+  %h = graph.param "h" {init = {kind = "zeros"}, trainable = false} : tensor<4xf32>
+  %s = graph.param "s" {init = {kind = "ones"}, trainable = false} : tensor<f32>
+  // expected-error @+1 {{amax_compute must be max or most_recent, got 'mean'}}
+  graph.fp8_scale_update "u"(%h, %s, %s, %s) {amax_compute = "mean"} : (tensor<4xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> ()
+  graph.return %s : tensor<f32>
+}
+
+// -----
+
+graph.graph @fp8_scale_margin {
+  %h = graph.param "h" {init = {kind = "zeros"}, trainable = false} : tensor<4xf32>
+  %s = graph.param "s" {init = {kind = "ones"}, trainable = false} : tensor<f32>
+  // expected-error @+1 {{margin must be in [0, 127], got -1}}
+  graph.fp8_scale_update "u"(%h, %s, %s, %s) {margin = -1 : i64} : (tensor<4xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> ()
+  graph.return %s : tensor<f32>
+}

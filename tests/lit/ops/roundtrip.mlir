@@ -170,3 +170,20 @@ graph.graph @attention {
   %dq, %dk, %dv = graph.attention_backward "g"(%q, %k, %v, %y, %y) {outs = ["dq", "dk", "dv"]} : (tensor<2x8x4x16xf16>, tensor<2x6x4x16xf16>, tensor<2x6x4x32xf16>, tensor<2x8x4x32xf16>, tensor<2x8x4x32xf16>) -> (tensor<2x8x4x16xf16>, tensor<2x6x4x16xf16>, tensor<2x6x4x32xf16>)
   graph.return %y, %dq, %dk, %dv : tensor<2x8x4x32xf16>, tensor<2x8x4x16xf16>, tensor<2x6x4x16xf16>, tensor<2x6x4x32xf16>
 }
+
+// FP8 values and the delayed-scaling update of an FP8 operand's state.
+// CHECK-LABEL: graph.graph @fp8
+// CHECK: %q = graph.cast "q"(%x) {to = f8E4M3FN} : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
+// CHECK: %g = graph.cast "g"(%x) {to = f8E5M2} : (tensor<4xf32>) -> tensor<4xf8E5M2>
+// CHECK: graph.fp8_scale_update "x.scaling"(%history, %scale, %scale_inv, %amax) {amax_compute = "most_recent", fp8_max = 5.734400e+04 : f64, margin = 1 : i64} : (tensor<16xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> ()
+graph.graph @fp8 {
+  %x = graph.input "x" : tensor<4xf32>
+  %amax = graph.input "amax" : tensor<f32>
+  %history = graph.param "history" {init = {kind = "zeros"}, trainable = false} : tensor<16xf32>
+  %scale = graph.param "scale" {init = {kind = "ones"}, trainable = false} : tensor<f32>
+  %scale_inv = graph.param "scale_inv" {init = {kind = "ones"}, trainable = false} : tensor<f32>
+  %q = graph.cast "q"(%x) {to = f8E4M3FN} : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
+  %g = graph.cast "g"(%x) {to = f8E5M2} : (tensor<4xf32>) -> tensor<4xf8E5M2>
+  graph.fp8_scale_update "x.scaling"(%history, %scale, %scale_inv, %amax) {amax_compute = "most_recent", fp8_max = 57344.0 : f64, margin = 1 : i64} : (tensor<16xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> ()
+  graph.return %q, %g : tensor<4xf8E4M3FN>, tensor<4xf8E5M2>
+}
