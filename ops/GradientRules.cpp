@@ -33,6 +33,16 @@ NamedAttrList keep(Operation *op, ArrayRef<StringRef> names) {
   LogicalResult Op::buildGradients(GradBuilder &b, Value dy, ArrayRef<bool> want, \
                                    SmallVectorImpl<Value> &g)
 
+// The FP8 path's backward (E5M2 gradients, the saved FP8 operands) is built
+// with it, not from these ops.
+RULE(Fp8QuantizeOp) {
+  return emitOpError("has no gradient rule yet: FP8 GEMMs in a graph run forward only");
+}
+
+RULE(Fp8MatmulOp) {
+  return emitOpError("has no gradient rule yet: FP8 GEMMs in a graph run forward only");
+}
+
 RULE(MatmulOp) {
   Value a = getA(), bm = getB();
   bool ta = getTransposeA(), tb = getTransposeB();

@@ -95,6 +95,38 @@ def Graph_MatmulOp : Graph_NodeOp<"matmul", "White",
   }];
 }
 
+// FP8 GEMMs (docs/runtime.md, "FP8 GEMMs"): an operand is quantized with
+// its delayed scale (fp8_scale_update), multiplied in FP8, and the product
+// scaled back by the two scale inverses. Their dtypes are fixed (the AMP
+// pass leaves them as they are); they have no gradient rule yet.
+def Graph_Fp8QuantizeOp : Graph_NodeOp<"fp8_quantize", "None",
+    (ins Graph_FloatTensor:$x, Graph_FloatTensor:$scale, Graph_DtypeAttr:$to),
+    (outs Graph_Tensor:$y, Graph_FloatTensor:$amax)> {
+  let summary = "x * scale rounded to FP8, and the largest |x|";
+  let description = [{
+    `y` = x * scale (in f32) rounded to `to` (f8E4M3FN or f8E5M2: nearest
+    even, saturating, docs/runtime.md "FP8"); `amax` (an f32 scalar) is the
+    largest |x|, inf included and NaN ignored (as Transformer Engine's
+    fmaxf), computed in the same pass. `scale` is an f32 scalar.
+  }];
+}
+
+def Graph_Fp8MatmulOp : Graph_NodeOp<"fp8_matmul", "None",
+    (ins Graph_Tensor:$a, Graph_Tensor:$b, Graph_FloatTensor:$a_scale_inv,
+         Graph_FloatTensor:$b_scale_inv,
+         DefaultValuedAttr<BoolAttr, "false">:$transpose_a,
+         DefaultValuedAttr<BoolAttr, "false">:$transpose_b,
+         Graph_DtypeAttr:$to),
+    (outs Graph_FloatTensor:$y)> {
+  let summary = "Matrix product of FP8 operands, scaled back, in `to`";
+  let description = [{
+    As `matmul` (batched, transposed, broadcast) of the FP8 operands' exact
+    values, times a_scale_inv * b_scale_inv (f32 scalars, their product
+    rounded to f32), rounded once to `to` (f32, f16 or bf16). `a` and `b`
+    are f8E4M3FN or f8E5M2, not both f8E5M2 (no FP8 tensor core takes two).
+  }];
+}
+
 def Graph_Conv2dOp : Graph_NodeOp<"conv2d", "White",
     (ins Graph_FloatTensor:$x, Graph_FloatTensor:$filter,
          DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,

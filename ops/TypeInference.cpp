@@ -61,6 +61,53 @@ LogicalResult MatmulOp::inferTypes(Location loc, Adaptor adaptor,
   return success();
 }
 
+static bool isFp8Type(Type t) { return t.isFloat8E4M3FN() || t.isFloat8E5M2(); }
+
+static bool isF32Scalar(RankedTensorType t) {
+  return t && t.getRank() == 0 && t.getElementType().isF32();
+}
+
+LogicalResult Fp8QuantizeOp::inferTypes(Location loc, Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  auto x = ranked(adaptor.getX()), scale = ranked(adaptor.getScale());
+  if (!x || !isF32Scalar(scale))
+    return opError<Fp8QuantizeOp>(loc) << "scale must be an f32 scalar";
+  if (!isFp8Type(adaptor.getTo()))
+    return opError<Fp8QuantizeOp>(loc) << "quantizes to f8E4M3FN or f8E5M2, not "
+                                       << adaptor.getTo();
+  types.push_back(RankedTensorType::get(x.getShape(), adaptor.getTo()));
+  types.push_back(RankedTensorType::get({}, Float32Type::get(loc.getContext())));
+  return success();
+}
+
+LogicalResult Fp8MatmulOp::inferTypes(Location loc, Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  auto a = ranked(adaptor.getA()), b = ranked(adaptor.getB());
+  if (!a || !b || !isFp8Type(a.getElementType()) || !isFp8Type(b.getElementType()))
+    return opError<Fp8MatmulOp>(loc) << "multiplies f8E4M3FN or f8E5M2 operands";
+  if (a.getElementType().isFloat8E5M2() && b.getElementType().isFloat8E5M2())
+    return opError<Fp8MatmulOp>(loc) << "takes at most one f8E5M2 operand";
+  if (!isF32Scalar(ranked(adaptor.getAScaleInv())) || !isF32Scalar(ranked(adaptor.getBScaleInv())))
+    return opError<Fp8MatmulOp>(loc) << "the scale inverses must be f32 scalars";
+  Type to = adaptor.getTo();
+  if (!to.isF32() && !to.isF16() && !to.isBF16())
+    return opError<Fp8MatmulOp>(loc) << "results in f32, f16 or bf16, not " << to;
+  if (a.getRank() < 2 || b.getRank() < 2)
+    return opError<Fp8MatmulOp>(loc) << "expects operands of rank 2 or more";
+  ArrayRef<int64_t> as = a.getShape(), bs = b.getShape();
+  bool ta = adaptor.getTransposeA(), tb = adaptor.getTransposeB();
+  int64_t m = ta ? as.back() : as[as.size() - 2], k = ta ? as[as.size() - 2] : as.back();
+  int64_t kb = tb ? bs.back() : bs[bs.size() - 2], n = tb ? bs[bs.size() - 2] : bs.back();
+  SmallVector<int64_t> shape;
+  if (k != kb || !broadcastShapes(as.drop_back(2), bs.drop_back(2), shape))
+    return opError<Fp8MatmulOp>(loc) << "operands do not multiply: " << shapeString(as)
+                                     << (ta ? "^T" : "") << " x " << shapeString(bs)
+                                     << (tb ? "^T" : "");
+  shape.append({m, n});
+  types.push_back(RankedTensorType::get(shape, to));
+  return success();
+}
+
 LogicalResult Conv2dOp::inferTypes(Location loc, Adaptor adaptor,
                                    SmallVectorImpl<Type> &types) {
   StringRef op = getOperationName();

@@ -152,7 +152,7 @@ Decisions decide(graph::GraphOp g, const AmpConfig &config) {
     if (auto cast = dyn_cast<graph::CastOp>(op))
       return graph::elementType(cast.getType()) == config.low ? Precision::Low
                                                                : Precision::Neutral;
-    if (isa<graph::ConstantOp, graph::FillOp>(op))
+    if (isa<graph::ConstantOp, graph::FillOp, graph::Fp8QuantizeOp, graph::Fp8MatmulOp>(op))
       return Precision::Neutral;
     if (loss && llvm::any_of(op->getResults(),
                              [&](Value r) { return graph::valueName(r) == *loss; }))

@@ -61,8 +61,9 @@ public:
 
   /// Gives `op`'s operands the dtype it computes in, then re-infers its results.
   LogicalResult rewrite(Operation *op, Precision precision, Type low, bool widen) {
-    if (isa<graph::CastOp, graph::ConstantOp, graph::FillOp>(op))
-      return success();
+    if (isa<graph::CastOp, graph::ConstantOp, graph::FillOp, graph::Fp8QuantizeOp,
+            graph::Fp8MatmulOp>(op))
+      return success(); // their dtypes are what they say
     Type target = precision == Precision::Low ? low : computeType(op);
     if (!target)
       return success(); // no float results: nothing computes in a float dtype

@@ -60,6 +60,26 @@ void matmul(const StepView &s) {
   matmulShapes(s, s.in(0), s.in(1), s.out(0));
 }
 
+void fp8Quantize(const StepView &s) {
+  const Buffer &x = s.in(0), &scale = s.in(1), &y = s.out(0), &amax = s.out(1);
+  s.require(isFloat(x.dtype), "the value must be a float tensor");
+  s.require(scale.dtype == DType::F32 && isScalar(scale), "the scale must be an f32 scalar");
+  s.require(isFp8(y.dtype) && y.shape == x.shape, "the result is the value's shape in FP8");
+  s.require(amax.dtype == DType::F32 && isScalar(amax), "the amax must be an f32 scalar");
+}
+
+void fp8Matmul(const StepView &s) {
+  const Buffer &a = s.in(0), &b = s.in(1), &y = s.out(0);
+  s.require(isFp8(a.dtype) && isFp8(b.dtype), "the operands must be FP8");
+  s.require(!(a.dtype == DType::F8E5M2 && b.dtype == DType::F8E5M2),
+            "at most one operand may be f8e5m2");
+  for (size_t i : {2, 3})
+    s.require(s.in(i).dtype == DType::F32 && isScalar(s.in(i)),
+              "the scale inverses must be f32 scalars");
+  s.require(isFloat(y.dtype) && y.dtype != DType::F64, "the result must be f32, f16 or bf16");
+  matmulShapes(s, a, b, y);
+}
+
 /// a [.., K] · b [K, N] + bias [N], then `activation`; a second result keeps
 /// what the activation's backward reads (relu mask or GELU input).
 void matmulBias(const StepView &s) {

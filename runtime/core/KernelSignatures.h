@@ -79,6 +79,8 @@ void clipScale(const StepView &s);
 void allReduce(const StepView &s);
 void updateLossScaling(const StepView &s);
 void fp8ScaleUpdate(const StepView &s);
+void fp8Quantize(const StepView &s);
+void fp8Matmul(const StepView &s);
 void sgd(const StepView &s);
 void momentum(const StepView &s);
 void adam(const StepView &s);

@@ -28,6 +28,10 @@ constexpr KernelTraits kRows[] = {
      A::Accumulated, {0, true}},
     {K::MatmulBiasGrad, kTwo, kTwo, 0, 0, F::Matmul, kNoRange, S::matmulBiasGrad,
      A::Accumulated, {1, false}},
+    // FP8: an operand quantized with its delayed scale (and its amax), and
+    // the GEMM of two such operands scaled back.
+    {K::Fp8Quantize, kTwo, kTwo, kAmpBookkeeping, 0, F::None, kNoRange, S::fp8Quantize},
+    {K::Fp8Matmul, {4, 4}, kOne, 0, 0, F::Matmul, kNoRange, S::fp8Matmul, A::Accumulated},
     {K::Conv2d, kTwo, kOne, 0, kBoth, F::Conv, kNoRange, S::conv2d, A::Accumulated},
     // Elementwise.
     {K::Add, kTwo, kOne, kInPlace | kMixedFloat, kBoth, F::PerOutput, kNoRange, S::binary},

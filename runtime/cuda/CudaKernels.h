@@ -44,6 +44,7 @@ void addLossKernels(KernelTable &t);
 void addTrainingKernels(KernelTable &t);
 void addSoftmaxKernels(KernelTable &t);
 void addAttentionKernels(KernelTable &t);
+void addFp8Kernels(KernelTable &t);
 void addReduceKernels(KernelTable &t);
 void addPoolingKernels(KernelTable &t);
 void addNormKernels(KernelTable &t);

@@ -14,6 +14,7 @@ const KernelTable &kernels() {
     addTrainingKernels(t);
     addSoftmaxKernels(t);
     addAttentionKernels(t);
+    addFp8Kernels(t);
     addReduceKernels(t);
     addPoolingKernels(t);
     addNormKernels(t);

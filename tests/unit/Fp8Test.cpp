@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "compiler/GraphBuilder.h"
+#include "ops/GraphNames.h"
 #include "runtime/core/Convert.h"
 #include "runtime/core/MemoryPlanner.h"
 #include "tests/unit/RuntimeTestUtil.h"
@@ -210,6 +212,74 @@ TEST(Fp8Scaling, AScaleThatWouldOverflowIsKept) {
   EXPECT_EQ(p.get("scale"), 224.0f);
   p.step(1e-39f); // now the max is 1e-39: the scale would be inf
   EXPECT_EQ(p.get("scale"), 224.0f);
+}
+
+} // namespace
+
+namespace {
+
+mlir::NamedAttrList toAttr(GraphBuilder &b, const char *dtype,
+                           std::vector<std::pair<const char *, bool>> flags = {}) {
+  mlir::NamedAttrList attrs;
+  mlir::Builder mb(&b.context());
+  attrs.set("to", mlir::TypeAttr::get(graph::parseDtype(&b.context(), dtype)));
+  for (auto [name, on] : flags)
+    attrs.set(name, mb.getBoolAttr(on));
+  return attrs;
+}
+
+TEST(Fp8Gemm, QuantizeRoundsTheScaledValueAndTakesTheAmaxInOnePass) {
+  test::Compiled c = test::compile([](GraphBuilder &b) {
+    Tensor x = b.input("x", {6});
+    Tensor s = b.input("s", {});
+    mlir::NamedAttrList attrs = toAttr(b, "f8e4m3");
+    mlir::Builder mb(&b.context());
+    attrs.set("outs", mb.getStrArrayAttr({"q", "q.amax"}));
+    Tensor q = b.node("fp8_quantize", {x, s}, attrs, "q");
+    b.output(q);
+    b.output(Tensor(q.value().getDefiningOp()->getResult(1)));
+  });
+  std::vector<double> x = {0.3, -1.7, 20.0, NAN, -INFINITY, 1e-4};
+  c.set("x", x);
+  c.set("s", {30.0});
+  c.ex->run();
+  std::vector<std::byte> codes = c.ex->readBytes(c.ex->id("q"));
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_EQ((uint8_t)codes[i], num::toFp8(double(float(x[i]) * 30.0f), num::kE4M3)) << i;
+  EXPECT_EQ((uint8_t)codes[4], 0xFE) << "-inf saturates to -448";
+  EXPECT_EQ(c.get("q.amax")[0], INFINITY)
+      << "the amax keeps inf and ignores NaN";
+}
+
+TEST(Fp8Gemm, TheProductIsTheDecodedGemmTimesTheScaleInversesRoundedOnce) {
+  // a [2, 3, 4] (E4M3) times b [5, 4]^T (E5M2), batched over a's first axis.
+  std::vector<uint8_t> codesA(24), codesB(20);
+  for (int i = 0; i < 24; ++i)
+    codesA[i] = uint8_t((i * 37 + 5) % 0x7E | (i % 3 ? 0 : 0x80));
+  for (int i = 0; i < 20; ++i)
+    codesB[i] = uint8_t((i * 53 + 9) % 0x7B | (i % 4 ? 0x80 : 0));
+  test::Compiled c = test::compile([](GraphBuilder &b) {
+    Tensor a = b.input("a", {2, 3, 4}, "f8e4m3"), bm = b.input("b", {5, 4}, "f8e5m2");
+    Tensor ia = b.input("ia", {}), ib = b.input("ib", {});
+    b.output(b.node("fp8_matmul", {a, bm, ia, ib},
+                    toAttr(b, "bf16", {{"transpose_b", true}}), "y"));
+  });
+  c.ex->write(c.ex->id("a"), codesA.data(), codesA.size());
+  c.ex->write(c.ex->id("b"), codesB.data(), codesB.size());
+  c.set("ia", {0.125});
+  c.set("ib", {1.0 / 3.0});
+  c.ex->run();
+  std::vector<double> y = c.get("y");
+  float alpha = 0.125f * float(1.0 / 3.0);
+  for (int bi = 0; bi < 2; ++bi)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 5; ++j) {
+        float acc = 0.0f; // exact: four products of FP8 values, few bits each
+        for (int p = 0; p < 4; ++p)
+          acc += num::e4m3ToF32(codesA[(bi * 3 + i) * 4 + p]) * num::e5m2ToF32(codesB[j * 4 + p]);
+        float want = rt::bf16ToF32(rt::f32ToBf16(acc * alpha));
+        EXPECT_EQ(y[(bi * 3 + i) * 5 + j], want) << bi << "," << i << "," << j;
+      }
 }
 
 } // namespace

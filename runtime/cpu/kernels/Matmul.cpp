@@ -61,6 +61,19 @@ void matmul(KernelContext &c) {
   fo.commit();
 }
 
+/// The FP8 operands decoded exactly, one f32 GEMM, the product times
+/// a_scale_inv * b_scale_inv, rounded once to the result's dtype.
+void fp8Matmul(KernelContext &c) {
+  F32Out fo(c.out[0]);
+  multiply(c, fo);
+  float alpha = scalarF32(c.in[2]) * scalarF32(c.in[3]);
+  int64_t size = c.out[0].size();
+#pragma omp parallel for if (size > kParallelGrain)
+  for (int64_t i = 0; i < size; ++i)
+    fo[i] *= alpha;
+  fo.commit();
+}
+
 template <typename Act> void addBias(F32Out &fo, const float *bias, int64_t size, int64_t n) {
   Act act{};
 #pragma omp parallel for if (size > kParallelGrain)
@@ -141,6 +154,7 @@ void matmulBiasGrad(KernelContext &c) {
 
 void addMatmulKernels(KernelTable &t) {
   t[Kernel::Matmul] = matmul;
+  t[Kernel::Fp8Matmul] = fp8Matmul;
   t[Kernel::MatmulBias] = matmulBias;
   t[Kernel::MatmulActGrad] = matmulActGrad;
   t[Kernel::MatmulBiasGrad] = matmulBiasGrad;

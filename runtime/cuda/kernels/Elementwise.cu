@@ -142,6 +142,8 @@ __device__ void storeDouble(void *p, DType t, int64_t i, double v) {
   case DType::I32: static_cast<int32_t *>(p)[i] = (int32_t)v; return;
   case DType::I64: static_cast<int64_t *>(p)[i] = (int64_t)v; return;
   case DType::I1: static_cast<uint8_t *>(p)[i] = v != 0.0; return;
+  case DType::F8E4M3: static_cast<uint8_t *>(p)[i] = num::toFp8(v, num::kE4M3); return;
+  case DType::F8E5M2: static_cast<uint8_t *>(p)[i] = num::toFp8(v, num::kE5M2); return;
   default: store(p, t, i, (float)v);
   }
 }
