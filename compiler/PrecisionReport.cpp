@@ -15,6 +15,8 @@ using namespace mlir;
 namespace ampc {
 
 std::string computeDtype(Operation *op) {
+  if (auto gemm = dyn_cast<graph::Fp8MatmulOp>(op)) // FP8 tensor-core work
+    return graph::dtypeName(graph::elementType(gemm.getA().getType()));
   for (Value r : op->getResults())
     if (graph::isFloatTensor(r.getType()))
       return graph::dtypeName(graph::elementType(r.getType()));
@@ -65,8 +67,11 @@ PrecisionReport makeReport(ModuleOp module) {
     }
     double flops = nodeFlops(&op);
     r.flopsTotal += flops;
-    if (dtype == "f16" || dtype == "bf16")
+    bool fp8 = dtype == "f8e4m3" || dtype == "f8e5m2";
+    if (dtype == "f16" || dtype == "bf16" || fp8)
       r.flopsLowPrecision += flops;
+    if (fp8)
+      r.flopsFp8 += flops;
   }
   rt::Plan plan = lowerToPlan(module);
   r.arenaBytes = plan.arenaBytes;
@@ -107,10 +112,15 @@ std::string reportText(const PrecisionReport &r) {
                   (long long)count("bf16"), (long long)other);
     out += line;
   }
-  std::snprintf(line, sizeof line,
-                "FLOPs: %.4g total, %.4g in low precision (%.2f%%)\n", r.flopsTotal,
-                r.flopsLowPrecision, 100.0 * share(r));
+  std::snprintf(line, sizeof line, "FLOPs: %.4g total, %.4g in low precision (%.2f%%)",
+                r.flopsTotal, r.flopsLowPrecision, 100.0 * share(r));
   out += line;
+  if (r.flopsFp8 > 0) {
+    std::snprintf(line, sizeof line, ", %.4g in fp8 (%.2f%%)", r.flopsFp8,
+                  100.0 * r.flopsFp8 / r.flopsTotal);
+    out += line;
+  }
+  out += "\n";
   std::snprintf(line, sizeof line,
                 "peak planned bytes: %lld (arena %lld, %lld without reuse; persistent %lld)\n",
                 (long long)r.peakBytes(), (long long)r.arenaBytes, (long long)r.unsharedBytes,
@@ -141,6 +151,7 @@ std::string reportJson(const PrecisionReport &r) {
             {"casts", r.casts},
             {"flops_total", r.flopsTotal},
             {"flops_low_precision", r.flopsLowPrecision},
+            {"flops_fp8", r.flopsFp8},
             {"low_precision_flop_share", share(r)},
             {"peak_bytes", r.peakBytes()},
             {"arena_bytes", r.arenaBytes},

@@ -15,7 +15,8 @@ namespace ampc {
 struct PrecisionReport {
   std::string graph;
   int64_t nodes = 0, casts = 0;
-  double flopsTotal = 0, flopsLowPrecision = 0;
+  /// Low precision: f16, bf16 and FP8 (of which flopsFp8).
+  double flopsTotal = 0, flopsLowPrecision = 0, flopsFp8 = 0;
   /// op -> compute dtype -> node count.
   std::map<std::string, std::map<std::string, int64_t>> ops;
   /// The execution plan's memory: arena (inputs and temporaries, with reuse)
