@@ -156,7 +156,8 @@ double mod(double a, double b, bool integer, bool fmod) {
 
 bool isLogicFold(const std::string &op) {
   static const std::set<std::string> ops = {"Equal", "Less",  "Greater", "Not",  "And",
-                                            "Or",    "Where", "Expand",  "Mod", "ScatterND", "Transpose"};
+                                            "Or",    "Where", "Expand",  "Mod", "ScatterND", "Transpose",
+                                            "Trilu"};
   return ops.count(op);
 }
 
@@ -196,6 +197,20 @@ std::optional<HostTensor> foldLogic(Importer &im, const NodeProto &n,
     elementwise(3);
     return broadcastEach(in, in[1]->dtype,
                          [](const double *v) { return v[0] != 0 ? v[1] : v[2]; });
+  }
+  if (op == "Trilu") { // the upper (or lower) triangle from diagonal k, the rest 0
+    if (in.empty() || in.size() > 2 || in[0]->shape.size() < 2)
+      throw im.fail(n, "takes a tensor of rank 2 or more and an optional diagonal");
+    int64_t k = in.size() == 2 ? (int64_t)in[1]->data.at(0) : 0;
+    bool upper = im.attrInt(n, "upper", 1) != 0;
+    HostTensor out = *in[0];
+    int64_t rows = out.shape.end()[-2], cols = out.shape.end()[-1];
+    for (size_t i = 0; i < out.data.size(); ++i) {
+      int64_t r = (int64_t)(i / cols) % rows, c = (int64_t)(i % cols);
+      if (upper ? c - r < k : c - r > k)
+        out.data[i] = 0.0;
+    }
+    return out;
   }
   if (op == "Expand") {
     arity(2);

@@ -176,6 +176,10 @@ void pad(Importer &im, const onnx::NodeProto &n);
 Tensor padded(Importer &im, const onnx::NodeProto &n, Tensor x, llvm::ArrayRef<int64_t> begins,
               llvm::ArrayRef<int64_t> ends, double value, const std::string &out);
 void expand(Importer &im, const onnx::NodeProto &n);
+/// Split as slices, and Where on a graph value as a masked_fill
+/// (OnnxSelect.cpp).
+void split(Importer &im, const onnx::NodeProto &n);
+void where(Importer &im, const onnx::NodeProto &n);
 /// Softmax/LogSoftmax and MaxPool/AveragePool, for the graph op `op`.
 Mapping softmax(const char *op);
 Mapping pool(const char *op);

@@ -315,7 +315,9 @@ const std::map<std::string, Mapping> &mappings() {
       {"Not", needsConstants},
       {"And", needsConstants},
       {"Or", needsConstants},
-      {"Where", needsConstants},
+      {"Where", where},
+      {"Split", split},
+      {"Trilu", needsConstants},
       {"Mod", needsConstants},
       {"ScatterND", needsConstants},
   };

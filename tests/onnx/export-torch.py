@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Exports the models of the ONNX import tests with PyTorch: resnet18 from
-torchvision (random weights), one nn.TransformerEncoderLayer, and two
-Linear layers with GELU in its tanh and erf forms, each with
+torchvision (random weights), one nn.TransformerEncoderLayer, two
+Linear layers with GELU in its tanh and erf forms, and a small GPT as
+nanoGPT writes it (bench/torch_models.py: c_attn split in three, a causal
+masked_fill, opset 17 for its triu), each with
 an input batch and PyTorch's outputs on it as safetensors files.
 
 Usage: export-torch.py OUTDIR. Exits 77 (a skip) where PyTorch or
@@ -9,7 +11,9 @@ torchvision is missing."""
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+sys.path.insert(0, os.path.join(here, "..", "..", "bench"))
 try:
     import torch
     import torchvision
@@ -23,10 +27,10 @@ os.makedirs(out, exist_ok=True)
 torch.manual_seed(0)
 
 
-def export(name, model, x, batch_labels):
+def export(name, model, x, batch_labels, opset=13):
     model.eval()
     torch.onnx.export(model, x, f"{out}/{name}.onnx", input_names=["x"],
-                      output_names=["y"], opset_version=13)
+                      output_names=["y"], opset_version=opset)
     with torch.no_grad():
         y = model(x)
     safetensors_io.write(f"{out}/{name}.inputs.safetensors", {"x": x.numpy()})
@@ -44,4 +48,9 @@ export("encoder", layer, torch.randn(4, 16, 64), torch.randn(4, 16, 64).numpy())
 gelus = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(approximate="tanh"),
                             torch.nn.Linear(32, 8), torch.nn.GELU())
 export("gelus", gelus, torch.randn(4, 16), torch.randint(0, 8, (4,)).numpy())
-print(f"exported resnet18, encoder and gelus to {out}")
+from torch_models import Gpt2  # noqa: E402
+
+gpt = Gpt2(layers=2, hidden=64, heads=4, seq=16, vocab=128)
+export("gpt", gpt, torch.randint(0, 128, (2, 16)), torch.randint(0, 128, (2, 16)).numpy(),
+       opset=17)
+print(f"exported resnet18, encoder, gelus and gpt to {out}")
