@@ -16,6 +16,7 @@ const KernelTable &kernels() {
     addReduceKernels(t);
     addSoftmaxKernels(t);
     addAttentionKernels(t);
+    addFp8Kernels(t);
     addLossKernels(t);
     addTrainingKernels(t);
     addProbeKernels(t);

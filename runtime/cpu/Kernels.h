@@ -17,6 +17,9 @@ const KernelTable &kernels();
 /// in x's order, rounded once (Elementwise.cpp). The GEMM epilogues' bias
 /// gradients sum with it too, for the bits of the unfused reduce_to.
 void sumOnto(const TensorRef &x, const TensorRef &y);
+/// matmul's product of c.in[0] and c.in[1] (batched, transposed as the
+/// attributes say, batches broadcast) in f32, into `product` (Matmul.cpp).
+void matmulProduct(KernelContext &c, float *product);
 // One file per op family, each forward next to its backward.
 void addElementwiseKernels(KernelTable &t);
 void addUnaryKernels(KernelTable &t);
@@ -29,6 +32,7 @@ void addNormKernels(KernelTable &t);
 void addReduceKernels(KernelTable &t);
 void addSoftmaxKernels(KernelTable &t);
 void addAttentionKernels(KernelTable &t);
+void addFp8Kernels(KernelTable &t);
 void addLossKernels(KernelTable &t);
 void addTrainingKernels(KernelTable &t);
 void addProbeKernels(KernelTable &t);

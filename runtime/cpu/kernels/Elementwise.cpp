@@ -110,25 +110,6 @@ void cast(KernelContext &c) {
   }
 }
 
-/// y = fp8(x * scale), the product in f32; amax = max |x| (NaN ignored, as
-/// fmaxf does; inf kept).
-void fp8Quantize(KernelContext &c) {
-  const TensorRef &x = c.in[0], &y = c.out[0];
-  float scale = scalarF32(c.in[1]);
-  num::Fp8Format format = y.dtype == DType::F8E4M3 ? num::kE4M3 : num::kE5M2;
-  F32In fx(x);
-  uint8_t *codes = y.as<uint8_t>();
-  float amax = 0.0f;
-  int64_t n = x.size();
-#pragma omp parallel for reduction(max : amax) if (n > kParallelGrain)
-  for (int64_t i = 0; i < n; ++i) {
-    float v = fx[i];
-    codes[i] = num::toFp8(double(v * scale), format);
-    amax = std::fmax(amax, std::fabs(v));
-  }
-  *c.out[1].as<float>() = amax;
-}
-
 void fill(KernelContext &c) {
   const TensorRef &y = c.out[0];
   double v = attrF64(c, "value", 0.0);
@@ -203,7 +184,6 @@ void addElementwiseKernels(KernelTable &t) {
   t[Kernel::BroadcastTo] = broadcastTo;
   t[Kernel::ReduceTo] = reduceTo;
   t[Kernel::Cast] = cast;
-  t[Kernel::Fp8Quantize] = fp8Quantize;
   t[Kernel::Fill] = fill;
 }
 

@@ -15,10 +15,8 @@
 #include "runtime/numerics/Activations.h"
 
 namespace ampc::rt {
-namespace {
 
-/// c.in[0] · c.in[1] into the f32 view of the result.
-void multiply(KernelContext &c, F32Out &fo) {
+void matmulProduct(KernelContext &c, float *product) {
   const TensorRef &a = c.in[0], &b = c.in[1], &o = c.out[0];
   bool ta = attrBool(c, "transpose_a", false), tb = attrBool(c, "transpose_b", false);
   int64_t m = o.dim(-2), n = o.dim(-1), k = ta ? a.dim(-2) : a.dim(-1);
@@ -26,7 +24,7 @@ void multiply(KernelContext &c, F32Out &fo) {
   int64_t lda = ta ? m : k, ldb = tb ? k : n;
   if (b.rank() == 2 && !ta) { // fold a's batch dimensions into the rows
     gemm(false, tb, o.size() / std::max<int64_t>(n, 1), n, k, fa.data(), lda, fb.data(), ldb,
-         fo.data(), n);
+         product, n);
     return;
   }
   std::vector<int64_t> batch(o.shape.begin(), o.shape.end() - 2);
@@ -51,26 +49,15 @@ void multiply(KernelContext &c, F32Out &fo) {
       offB += idx * sb[d];
     }
     gemm(ta, tb, m, n, k, fa.data() + offA, lda, fb.data() + offB, ldb,
-         fo.data() + bi * m * n, n);
+         product + bi * m * n, n);
   }
 }
 
+namespace {
+
 void matmul(KernelContext &c) {
   F32Out fo(c.out[0]);
-  multiply(c, fo);
-  fo.commit();
-}
-
-/// The FP8 operands decoded exactly, one f32 GEMM, the product times
-/// a_scale_inv * b_scale_inv, rounded once to the result's dtype.
-void fp8Matmul(KernelContext &c) {
-  F32Out fo(c.out[0]);
-  multiply(c, fo);
-  float alpha = scalarF32(c.in[2]) * scalarF32(c.in[3]);
-  int64_t size = c.out[0].size();
-#pragma omp parallel for if (size > kParallelGrain)
-  for (int64_t i = 0; i < size; ++i)
-    fo[i] *= alpha;
+  matmulProduct(c, fo.data());
   fo.commit();
 }
 
@@ -103,7 +90,7 @@ bool maskBit(const TensorRef &mask, int64_t i) {
 void matmulBias(KernelContext &c) {
   const TensorRef &o = c.out[0];
   F32Out fo(o);
-  multiply(c, fo);
+  matmulProduct(c, fo.data());
   F32In bias(c.in[2], roundedInput(c, 2));
   int64_t n = std::max<int64_t>(o.dim(-1), 1);
   GemmEpilogue e = gemmEpilogueOf(c.step, c.attrs);
@@ -127,7 +114,7 @@ void matmulBias(KernelContext &c) {
 void matmulActGrad(KernelContext &c) {
   const TensorRef &dz = c.out[0], &aux = c.in[2];
   F32Out fo(dz);
-  multiply(c, fo);
+  matmulProduct(c, fo.data());
   int64_t size = dz.size();
   if (gemmEpilogueOf(c.step, c.attrs).activation == Activation::Relu) {
     // dy · relu'(x) as unary_backward computes it: -0 and NaN kept.
@@ -145,7 +132,7 @@ void matmulActGrad(KernelContext &c) {
 
 void matmulBiasGrad(KernelContext &c) {
   F32Out fo(c.out[0]);
-  multiply(c, fo);
+  matmulProduct(c, fo.data());
   fo.commit();
   sumOnto(c.in[1], c.out[1]);
 }
@@ -154,7 +141,6 @@ void matmulBiasGrad(KernelContext &c) {
 
 void addMatmulKernels(KernelTable &t) {
   t[Kernel::Matmul] = matmul;
-  t[Kernel::Fp8Matmul] = fp8Matmul;
   t[Kernel::MatmulBias] = matmulBias;
   t[Kernel::MatmulActGrad] = matmulActGrad;
   t[Kernel::MatmulBiasGrad] = matmulBiasGrad;
