@@ -61,6 +61,10 @@ if torch_works():
 # build's clang links LLVM's.
 if config.ampc_cxx_compiler == "GNU":
     config.available_features.add("libgomp")
+# The sanitizer build (scripts/sanitize.sh): runs that only measure how well
+# a model learns, minutes under ASan, are left to the plain build.
+if getattr(config, "ampc_sanitized", False):
+    config.available_features.add("sanitized")
 if os.path.exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"):
     config.available_features.add("fashion-mnist")
 # The CUDA backend as built, and a GPU as the driver sees it: the tests that
