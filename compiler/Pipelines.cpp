@@ -11,14 +11,26 @@ namespace ampc {
 static void addAmpPasses(OpPassManager &graphPm, const AmpSettings &settings) {
   GraphAmpOptions options;
   options.level = settings.level;
-  options.dtype = settings.dtype;
+  options.dtype = settings.lowDtype();
   options.customWhiteList = settings.customWhiteList;
   options.customBlackList = settings.customBlackList;
   options.customGrayList = settings.customGrayList;
   options.customBlackVarnames = settings.customBlackVarnames;
   options.moveCastsUpstream = settings.moveCastsUpstream;
   graphPm.addPass(createGraphAmp(options));
+  if (settings.usesFp8()) {
+    GraphFp8Options fp8;
+    fp8.format = settings.fp8.format;
+    fp8.minSize = settings.fp8.minSize;
+    fp8.exclude = settings.fp8.exclude;
+    graphPm.addPass(createGraphFp8(fp8));
+  }
   graphPm.addPass(createGraphFoldCasts());
+}
+
+/// The pass whose result is "the IR after AMP": graph-fp8 at fp8.
+static StringRef lastAmpPass(const AmpSettings &settings) {
+  return settings.usesFp8() ? "graph-fp8" : "graph-amp";
 }
 
 /// How IR dumps print: large constants elided unless asked for in full (an
@@ -38,9 +50,12 @@ void runAmpPipeline(ModuleOp module, const AmpSettings &settings, IrPrinting pri
   if (printing.beforeAmp || printing.afterAmp) {
     ctx->disableMultithreading();
     auto isAmp = [](Pass *pass) { return pass->getArgument() == "graph-amp"; };
+    StringRef last = lastAmpPass(settings);
     pm.enableIRPrinting(
         [&](Pass *pass, Operation *) { return printing.beforeAmp && isAmp(pass); },
-        [&](Pass *pass, Operation *) { return printing.afterAmp && isAmp(pass); },
+        [&, last](Pass *pass, Operation *) {
+          return printing.afterAmp && pass->getArgument() == last;
+        },
         /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
         /*printAfterOnlyOnFailure=*/false, llvm::errs(), dumpFlags(printing.fullConstants));
   }
@@ -63,6 +78,13 @@ void runTrainingPipeline(ModuleOp module, const AmpSettings &amp, const TrainSet
   GraphAutodiffOptions autodiff;
   autodiff.recompute = settings.recompute;
   graphPm.addPass(createGraphAutodiff(autodiff));
+  if (amp.usesFp8()) {
+    GraphFp8ScalingOptions fp8;
+    fp8.amaxHistory = amp.fp8.amaxHistory;
+    fp8.amaxCompute = amp.fp8.amaxCompute;
+    fp8.margin = amp.fp8.margin;
+    graphPm.addPass(createGraphFp8Scaling(fp8));
+  }
   GraphLossScalingOptions scaling;
   scaling.mode = lossScalingMode(amp, settings);
   scaling.initLossScaling = settings.initLossScaling;
@@ -100,7 +122,7 @@ void runTrainingPipeline(ModuleOp module, const AmpSettings &amp, const TrainSet
     ctx->disableMultithreading();
     std::vector<std::string> passes;
     for (const std::string &stage : settings.printIrAfter)
-      passes.push_back(stage == "amp" ? "graph-amp" : "graph-" + stage);
+      passes.push_back(stage == "amp" ? lastAmpPass(amp).str() : "graph-" + stage);
     pm.enableIRPrinting([](Pass *, Operation *) { return false; },
                         [passes](Pass *pass, Operation *) {
                           return llvm::is_contained(passes, pass->getArgument().str());

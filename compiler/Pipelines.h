@@ -8,9 +8,22 @@
 
 namespace ampc {
 
+/// FP8's options (docs/amp-policy.md, "FP8"): graph-fp8's and graph-fp8-scaling's.
+struct Fp8Settings {
+  std::string format = "hybrid", amaxCompute = "max";
+  int64_t amaxHistory = 1024, margin = 0, minSize = 0;
+  /// GEMMs kept in bf16 (node names, or values they read or write).
+  std::vector<std::string> exclude;
+};
+
 /// The AMP options (docs/amp-policy.md, "Options"), owning their lists.
+/// `dtype` fp8 is bf16 with the qualifying GEMMs in FP8.
 struct AmpSettings {
   std::string level = "O1", dtype = "f16";
+  Fp8Settings fp8;
+  /// The dtype the AMP pass computes in: bf16 at fp8.
+  std::string lowDtype() const { return dtype == "fp8" ? "bf16" : dtype; }
+  bool usesFp8() const { return dtype == "fp8" && level != "O0"; }
   std::vector<std::string> customWhiteList, customBlackList, customGrayList,
       customBlackVarnames;
   /// Rule 4; off gives Paddle's rule (for comparisons).

@@ -33,14 +33,69 @@ NamedAttrList keep(Operation *op, ArrayRef<StringRef> names) {
   LogicalResult Op::buildGradients(GradBuilder &b, Value dy, ArrayRef<bool> want, \
                                    SmallVectorImpl<Value> &g)
 
-// The FP8 path's backward (E5M2 gradients, the saved FP8 operands) is built
-// with it, not from these ops.
+// FP8 (docs/amp-policy.md, "FP8"): straight through the quantization, the
+// gradient of x being that of the value its codes stand for.
 RULE(Fp8QuantizeOp) {
-  return emitOpError("has no gradient rule yet: FP8 GEMMs in a graph run forward only");
+  if (want[0])
+    g[0] = b.cast(dy, elementType(getX().getType()));
+  return done(g, want);
 }
 
+/// The param called `name` in `op`'s graph, or null.
+static Value stateNamed(Operation *op, StringRef name) {
+  Value found;
+  op->getParentOfType<GraphOp>().walk([&](ParamOp p) {
+    if (p.getName() == name)
+      found = p.getValue();
+  });
+  return found;
+}
+
+// The result's gradient is quantized once with its own delayed scale (E5M2
+// by default); both backward GEMMs read it and the forward's FP8 operands.
+// The gradient of an FP8 operand is in `to`, the dtype of the values FP8
+// stands in for.
 RULE(Fp8MatmulOp) {
-  return emitOpError("has no gradient rule yet: FP8 GEMMs in a graph run forward only");
+  std::optional<StringRef> state = getGradScaling();
+  Value scale = state ? stateNamed(*this, (*state + ".scale").str()) : Value();
+  Value scaleInv = state ? stateNamed(*this, (*state + ".scale_inv").str()) : Value();
+  if (!scale || !scaleInv)
+    return emitOpError("has no gradient scaling state (`grad_scaling` naming the params "
+                       "P.scale and P.scale_inv): only FP8 GEMMs written by --dtype fp8 "
+                       "can be trained");
+  MLIRContext *ctx = getContext();
+  NamedAttrList quantize;
+  quantize.set("to", TypeAttr::get(getGradTo() ? *getGradTo() : Float8E5M2Type::get(ctx)));
+  Value q = b.value("fp8_quantize", {dy, scale}, quantize, "grad_fp8");
+  Value a = getA(), bm = getB(), aInv = getAScaleInv(), bInv = getBScaleInv();
+  auto gemm = [&](Value x, Value y, Value xInv, Value yInv, bool tx, bool ty) {
+    NamedAttrList attrs;
+    attrs.set("transpose_a", BoolAttr::get(ctx, tx));
+    attrs.set("transpose_b", BoolAttr::get(ctx, ty));
+    attrs.set("to", getToAttr());
+    return b.value("fp8_matmul", {x, y, xInv, yInv}, attrs);
+  };
+  bool ta = getTransposeA(), tb = getTransposeB();
+  if (want[0]) {
+    Value da = !ta ? gemm(q, bm, scaleInv, bInv, false, !tb) : gemm(bm, q, bInv, scaleInv, tb, true);
+    g[0] = b.reduceTo(da, a);
+  }
+  if (want[1]) {
+    int64_t rankA = shapeOf(a).size();
+    if (shapeOf(bm).size() == 2 && rankA > 2 && !ta) {
+      int64_t k = shapeOf(a).back(), n = shapeOf(dy).back();
+      Value a2 = b.reshape(a, {-1, k}), q2 = b.reshape(q, {-1, n});
+      g[1] = !tb ? gemm(a2, q2, aInv, scaleInv, true, false)
+                 : gemm(q2, a2, scaleInv, aInv, true, false);
+    } else {
+      Value db = !tb ? (!ta ? gemm(a, q, aInv, scaleInv, true, false)
+                            : gemm(a, q, aInv, scaleInv, false, false))
+                     : (!ta ? gemm(q, a, scaleInv, aInv, true, false)
+                            : gemm(q, a, scaleInv, aInv, true, true));
+      g[1] = b.reduceTo(db, bm);
+    }
+  }
+  return done(g, want);
 }
 
 RULE(MatmulOp) {

@@ -98,7 +98,7 @@ def Graph_MatmulOp : Graph_NodeOp<"matmul", "White",
 // FP8 GEMMs (docs/runtime.md, "FP8 GEMMs"): an operand is quantized with
 // its delayed scale (fp8_scale_update), multiplied in FP8, and the product
 // scaled back by the two scale inverses. Their dtypes are fixed (the AMP
-// pass leaves them as they are); they have no gradient rule yet.
+// pass leaves them as they are; graph-fp8 writes them).
 def Graph_Fp8QuantizeOp : Graph_NodeOp<"fp8_quantize", "None",
     (ins Graph_FloatTensor:$x, Graph_FloatTensor:$scale, Graph_DtypeAttr:$to),
     (outs Graph_Tensor:$y, Graph_FloatTensor:$amax)> {
@@ -116,7 +116,8 @@ def Graph_Fp8MatmulOp : Graph_NodeOp<"fp8_matmul", "None",
          Graph_FloatTensor:$b_scale_inv,
          DefaultValuedAttr<BoolAttr, "false">:$transpose_a,
          DefaultValuedAttr<BoolAttr, "false">:$transpose_b,
-         Graph_DtypeAttr:$to),
+         Graph_DtypeAttr:$to, OptionalAttr<StrAttr>:$grad_scaling,
+         OptionalAttr<Graph_DtypeAttr>:$grad_to),
     (outs Graph_FloatTensor:$y)> {
   let summary = "Matrix product of FP8 operands, scaled back, in `to`";
   let description = [{
@@ -124,6 +125,10 @@ def Graph_Fp8MatmulOp : Graph_NodeOp<"fp8_matmul", "None",
     values, times a_scale_inv * b_scale_inv (f32 scalars, their product
     rounded to f32), rounded once to `to` (f32, f16 or bf16). `a` and `b`
     are f8E4M3FN or f8E5M2, not both f8E5M2 (no FP8 tensor core takes two).
+    `grad_scaling` names the scaling state P (the params `P.amax_history`,
+    `P.scale`, `P.scale_inv`) with which the backward quantizes the
+    result's gradient to `grad_to` (f8E5M2 when left out); without it the
+    op cannot be differentiated (docs/amp-policy.md, "FP8").
   }];
 }
 

@@ -35,10 +35,10 @@ FailureOr<AmpConfig> makeConfig(graph::GraphOp g, StringRef level, StringRef dty
   config.level = static_cast<Level>(lvl - std::begin(levels));
   if (dtype == "f16")
     config.low = Float16Type::get(ctx);
-  else if (dtype == "bf16")
+  else if (dtype == "bf16" || dtype == "fp8") // fp8: bf16, and graph-fp8 for the GEMMs
     config.low = BFloat16Type::get(ctx);
   else
-    return g.emitError("dtype must be f16 or bf16, got '") << dtype << "'";
+    return g.emitError("dtype must be f16, bf16 or fp8, got '") << dtype << "'";
 
   struct ListSpec {
     const std::vector<std::string> &names;

@@ -18,7 +18,7 @@ def GraphAmp : Pass<"graph-amp", "::ampc::graph::GraphOp"> {
     Option<"level", "level", "std::string", /*default=*/"\"O1\"",
            "O0, O1, O2 or O3">,
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f16\"",
-           "the low-precision dtype: f16 or bf16">,
+           "the low-precision dtype: f16, bf16, or fp8 (bf16 here; graph-fp8 then puts GEMMs in FP8)">,
     ListOption<"customWhiteList", "custom-white-list", "std::string",
                "ops moved to the white list">,
     ListOption<"customBlackList", "custom-black-list", "std::string",
@@ -30,6 +30,51 @@ def GraphAmp : Pass<"graph-amp", "::ampc::graph::GraphOp"> {
     Option<"moveCastsUpstream", "move-casts-upstream", "bool", /*default=*/"true",
            "rule 4 (precision-agnostic ops take their cast upstream) and exact "
            "widening in loss slots; false gives Paddle's rule, for comparison">,
+  ];
+}
+
+def GraphFp8 : Pass<"graph-fp8", "::ampc::graph::GraphOp"> {
+  let summary = "FP8 GEMMs: quantizes the operands of the bf16 matmuls with delayed scales";
+  let description = [{
+    Runs after graph-amp at bf16 (`--dtype fp8`). Every matmul that computes
+    in bf16 from bf16 operands, has a 2-D operand (a layer's weight), M, N and
+    K multiples of 16 and M·N·K of at least `min-size` becomes an
+    `fp8_matmul` of two `fp8_quantize`d operands (E4M3) with a bf16 result.
+    Each operand, and the result's gradient, has its own scaling state P
+    (`P.scale`, `P.scale_inv`: f32 scalars, starting at 1) named
+    `<node>.fp8_a`, `<node>.fp8_b` and `<node>.fp8_grad`; the gradient is
+    quantized to E5M2 (`format` hybrid) or E4M3 (`format` e4m3) by the
+    backward. `exclude` keeps GEMMs in bf16. An operand cast from f32 for the GEMM alone is quantized from
+    the f32 value. See docs/amp-policy.md, "FP8".
+  }];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"hybrid\"",
+           "hybrid (E4M3 forward, E5M2 gradients) or e4m3 (both E4M3)">,
+    Option<"minSize", "min-size", "int64_t", /*default=*/"0",
+           "GEMMs whose M·N·K is below this stay bf16">,
+    ListOption<"exclude", "exclude", "std::string",
+               "GEMMs kept in bf16: their node names, or values they read or write">,
+  ];
+}
+
+def GraphFp8Scaling : Pass<"graph-fp8-scaling", "::ampc::graph::GraphOp"> {
+  let summary = "Delayed scaling: updates every FP8 scale from its amax history each step";
+  let description = [{
+    Runs after graph-autodiff. For every `fp8_quantize` whose scale is the
+    param `P.scale` of a scaling state P, adds `P.amax_history` (f32
+    [amax-history], zeros) and an `fp8_scale_update` at the end of the step
+    that pushes the quantize's amax and sets `P.scale` and `P.scale_inv`
+    (Transformer Engine's DelayedScaling: fp8_max 448 for E4M3, 57344 for
+    E5M2). A quantize whose scale is no such state is left alone (a static
+    scale).
+  }];
+  let options = [
+    Option<"amaxHistory", "amax-history", "int64_t", /*default=*/"1024",
+           "steps of amax kept">,
+    Option<"amaxCompute", "amax-compute", "std::string", /*default=*/"\"max\"",
+           "max (the history's largest) or most_recent">,
+    Option<"margin", "margin", "int64_t", /*default=*/"0",
+           "the scale is divided by 2^margin">,
   ];
 }
 

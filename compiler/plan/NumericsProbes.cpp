@@ -54,20 +54,44 @@ rt::Step probeStep(const rt::Step &of, rt::Kernel kernel, const std::string &nam
   return probe;
 }
 
+/// The range of an FP8 operand as its codes hold it: x * scale against the
+/// format's largest value (above it, saturated: the `overflow` count),
+/// flushed where it rounds to 0 (below half the smallest subnormal),
+/// subnormal below the smallest normal.
+rt::Step fp8Probe(const rt::Plan &plan, const rt::Step &quantize, int state, int64_t slot,
+                  bool backward) {
+  const rt::Buffer &codes = plan.buffers[quantize.outputs[0]];
+  bool e4m3 = codes.dtype == rt::DType::F8E4M3;
+  rt::Step p = probeStep(quantize, rt::Kernel::RecordRange, codes.name + ".range");
+  p.inputs = {quantize.inputs[0], state, quantize.inputs[1]};
+  p.attrs["of"] = codes.name;
+  p.attrs["step"] = quantize.name;
+  p.attrs["kernel"] = rt::kernelName(quantize.kernel);
+  p.attrs["backward"] = backward;
+  p.attrs["fp8_scaled"] = true;
+  p.attrs["underflow"] = std::ldexp(1.0, e4m3 ? -10 : -17);
+  p.attrs["overflow"] = e4m3 ? 448.0 : 57344.0;
+  p.attrs["subnormal"] = std::ldexp(1.0, e4m3 ? -6 : -14);
+  p.attrs["slot"] = slot;
+  return p;
+}
+
 /// Adds the probes, before memory planning.
 void addProbes(rt::Plan &plan, const ProbeOptions &options) {
   bool ranges = options.mode == ProbeOptions::Mode::Ranges;
   rt::LowRange low = rt::lowRange(options.lowDtype);
   size_t loss = lossStep(plan);
   int scale = lossScaleOf(plan);
-  size_t slots = 0; // a flag per step, or a row per float result
-  for (const rt::Step &s : plan.steps)
+  size_t slots = 0; // a flag per step, or a row per float result (and FP8 operand)
+  for (const rt::Step &s : plan.steps) {
+    slots += ranges && s.kernel == rt::Kernel::Fp8Quantize;
     for (int out : s.outputs)
       if (rt::isFloat(plan.buffers[out].dtype)) {
         ++slots;
         if (!ranges)
           break;
       }
+  }
   int state = ranges
                   ? addState(plan, rt::kRanges, rt::DType::F64, {(int64_t)slots, rt::kRangeFields})
                   : addState(plan, rt::kNonFiniteFlags, rt::DType::I1, {(int64_t)slots});
@@ -135,6 +159,8 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
       p.attrs["slot"] = slot++;
       after.push_back(std::move(p));
     }
+    if (plan.steps[i].kernel == rt::Kernel::Fp8Quantize)
+      after.push_back(fp8Probe(plan, plan.steps[i], state, slot++, i > loss));
     for (rt::Step &a : after)
       steps.push_back(std::move(a));
   }

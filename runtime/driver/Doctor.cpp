@@ -35,7 +35,8 @@ std::vector<ValueRange> valueRanges(const Plan &plan, const std::vector<double> 
     v.flushFraction = v.elements > 0 ? row[kUnderflows] / v.elements : 0;
     v.nearMaxFraction = v.elements > 0 ? row[kNearOverflows] / v.elements : 0;
     v.subnormalFraction = v.elements > 0 ? row[kSubnormals] / v.elements : 0;
-    v.headroomLog2 = v.maxAbs > 0 ? std::log2(low.max / v.maxAbs) : INFINITY;
+    double top = v.fp8() ? (v.dtype == DType::F8E4M3 ? 448.0 : 57344.0) : low.max;
+    v.headroomLog2 = v.maxAbs > 0 ? std::log2(top / v.maxAbs) : INFINITY;
     v.maxAbsUnscaled = row[kMaxAbsUnscaled];
     values.push_back(std::move(v));
   }
@@ -46,6 +47,13 @@ DoctorVerdict diagnose(const std::vector<ValueRange> &values, const std::string 
   LowRange low = lowRange(lowDtype);
   DoctorVerdict d;
   for (const ValueRange &v : values) {
+    if (v.fp8()) {
+      if (v.headroomLog2 < 0 && v.nearMaxFraction > kFp8SaturateLimit)
+        d.fp8Margin = std::max(d.fp8Margin, (int)std::min(std::ceil(-v.headroomLog2), 64.0));
+      if (v.flushFraction > kFp8FlushLimit)
+        d.fp8Flushing.push_back(v.name);
+      continue;
+    }
     if (!v.low())
       continue;
     if (!v.backward && v.maxAbs > low.max)

@@ -26,13 +26,25 @@ struct ValueRange {
   double elements = 0;     // elements seen over the run
   double flushFraction = 0;   // share of elements with 0 < |x| < L's smallest subnormal
   double subnormalFraction = 0; // share with 0 < |x| < L's smallest normal (digits lost)
-  double nearMaxFraction = 0; // share with |x| above half L's largest value
+  double nearMaxFraction = 0; // share with |x| above half L's largest value (FP8: above
+                              // the format's largest, saturated)
   /// log2(L's largest / maxAbs): powers of two of room before overflow in
   /// L (negative: it overflows; inf: all zero).
   double headroomLog2 = 0;
   double maxAbsUnscaled = 0; // the largest finite |x| / S (backward values)
   bool low() const { return dtype == DType::F16 || dtype == DType::BF16; }
+  /// An FP8 operand (--dtype fp8): its row describes x * scale, as its
+  /// codes hold it, against the format's largest value and smallest subnormal.
+  bool fp8() const { return isFp8(dtype); }
 };
+
+/// An FP8 operand with more than this share of its elements flushed to 0
+/// after scaling: the doctor keeps its GEMM in bf16.
+constexpr double kFp8FlushLimit = 0.01;
+/// An FP8 operand with more than this share saturated: the doctor asks for
+/// a margin. Delayed scaling saturates a few values whenever an amax grows
+/// past the history's (the largest clipped), which costs little.
+constexpr double kFp8SaturateLimit = 0.01;
 
 /// The rows of `ranges` (the plan's `numerics.ranges` buffer) as values, in
 /// plan order. Throws RuntimeError if the plan has no range probes.
@@ -53,6 +65,12 @@ struct DoctorVerdict {
   /// normal range (subnormal or flushed to zero), and its shares.
   std::string worstUnderflow;
   double worstSubnormalFraction = 0, worstFlushFraction = 0;
+  /// FP8: for operands saturating more than kFp8SaturateLimit of their
+  /// elements, the powers of two by which their scaled values exceeded the
+  /// format's largest: the margin that would have kept them (0: none);
+  /// and the operands flushing more than kFp8FlushLimit of their elements to 0.
+  int fp8Margin = 0;
+  std::vector<std::string> fp8Flushing;
 };
 
 DoctorVerdict diagnose(const std::vector<ValueRange> &values, const std::string &lowDtype);

@@ -132,4 +132,41 @@ TEST(Doctor, RowsAndVerdictFollowTheRanges) {
   EXPECT_DOUBLE_EQ(d.initLossScale, 65536);
 }
 
+TEST(Doctor, Fp8OperandsAskForAMarginOrBf16) {
+  rt::Plan plan;
+  plan.buffers.resize(3);
+  plan.buffers[0] = {0, "fc.fp8_a", rt::BufferKind::Temp, rt::DType::F8E4M3, {4}};
+  plan.buffers[1] = {1, "fc.grad_fp8.0", rt::BufferKind::Temp, rt::DType::F8E5M2, {4}};
+  plan.buffers[2] = {2, rt::kRanges, rt::BufferKind::State, rt::DType::F64, {2, rt::kRangeFields}};
+  auto probe = [](const char *of, bool backward, int slot) {
+    rt::Step s{std::string(of) + ".range", rt::Kernel::RecordRange, {}, {}, rt::Json::object()};
+    s.attrs = {{"of", of}, {"step", of}, {"kernel", "fp8_quantize"}, {"backward", backward},
+               {"slot", slot}};
+    return s;
+  };
+  plan.steps = {probe("fc.fp8_a", false, 0), probe("fc.grad_fp8.0", true, 1)};
+  std::vector<double> ranges(2 * rt::kRangeFields, 0);
+  double *a = ranges.data(), *g = ranges.data() + rt::kRangeFields;
+  a[rt::kMaxAbs] = 448 * 5; // 2^2.32 over E4M3's largest: a margin of 3
+  a[rt::kElements] = 1000;
+  a[rt::kNearOverflows] = 20; // saturated: 2%
+  g[rt::kMaxAbs] = 57344;
+  g[rt::kElements] = 1000;
+  g[rt::kUnderflows] = 5; // flushed: 0.5%
+  std::vector<rt::ValueRange> values = rt::valueRanges(plan, ranges, "bf16");
+  ASSERT_EQ(values.size(), 2u);
+  EXPECT_TRUE(values[0].fp8() && values[1].fp8() && !values[0].low());
+  EXPECT_NEAR(values[0].headroomLog2, -std::log2(5.0), 1e-9) << "against E4M3's 448";
+  EXPECT_EQ(values[1].headroomLog2, 0) << "against E5M2's 57344";
+  rt::DoctorVerdict d = rt::diagnose(values, "bf16");
+  EXPECT_EQ(d.fp8Margin, 3);
+  EXPECT_TRUE(d.fp8Flushing.empty());
+  EXPECT_TRUE(d.overflowing.empty()) << "FP8 rows are not bf16 values";
+  values[0].nearMaxFraction = 0.005; // a few of the largest clipped: no margin
+  values[1].flushFraction = 0.02;
+  d = rt::diagnose(values, "bf16");
+  EXPECT_EQ(d.fp8Margin, 0);
+  EXPECT_EQ(d.fp8Flushing, std::vector<std::string>{"fc.grad_fp8.0"});
+}
+
 } // namespace

@@ -52,6 +52,32 @@ std::vector<std::string> splitCommas(const std::string &text) {
   return items;
 }
 
+/// The --fp8-* flags, checked (docs/amp-policy.md, "FP8"); only at --dtype fp8.
+void readFp8Flags(const Args &args, AmpSettings &options) {
+  Fp8Settings &fp8 = options.fp8;
+  const char *flags[] = {"fp8-format", "fp8-amax-history", "fp8-amax-compute", "fp8-margin",
+                         "fp8-min-size", "fp8-exclude"};
+  for (const char *flag : flags)
+    if (args.has(flag) && options.dtype != "fp8")
+      throw UsageError(std::string("--") + flag + " applies at --dtype fp8; add --dtype fp8");
+  if (auto format = args.get("fp8-format")) {
+    if (*format != "hybrid" && *format != "e4m3")
+      throw UsageError("--fp8-format must be hybrid or e4m3, got '" + *format + "'");
+    fp8.format = *format;
+  }
+  if (auto compute = args.get("fp8-amax-compute")) {
+    if (*compute != "max" && *compute != "most_recent")
+      throw UsageError("--fp8-amax-compute must be max or most_recent, got '" + *compute + "'");
+    fp8.amaxCompute = *compute;
+  }
+  fp8.amaxHistory = args.getInt("fp8-amax-history", fp8.amaxHistory, 1, 1 << 20);
+  fp8.margin = args.getInt("fp8-margin", fp8.margin, 0, 64);
+  fp8.minSize = args.getInt("fp8-min-size", fp8.minSize, 0, int64_t(1) << 62);
+  for (const std::string &value : args.getAll("fp8-exclude"))
+    for (std::string &name : splitCommas(value))
+      fp8.exclude.push_back(std::move(name));
+}
+
 void readConfig(const std::string &path, AmpSettings &options) {
   std::string error;
   std::optional<std::string> text = rt::readFile(path, error);
@@ -138,7 +164,15 @@ Args withTrainingConfig(const Args &args) {
 
 std::vector<OptionSpec> ampOptionSpecs() {
   return {{"level", true, false, "O0, O1 (default), O2 or O3"},
-          {"dtype", true, false, "low-precision dtype: f16 (default) or bf16"},
+          {"dtype", true, false,
+           "low-precision dtype: f16 (default), bf16, or fp8 (bf16 with the GEMMs in FP8)"},
+          {"fp8-format", true, false, "at fp8: hybrid (default: E4M3 forward, E5M2 gradients) or e4m3"},
+          {"fp8-amax-history", true, false, "at fp8: steps of amax history (1024)"},
+          {"fp8-amax-compute", true, false, "at fp8: max (default) or most_recent"},
+          {"fp8-margin", true, false, "at fp8: scales are divided by 2^margin (0)"},
+          {"fp8-min-size", true, false, "at fp8: GEMMs with M*N*K below it stay bf16 (0)"},
+          {"fp8-exclude", true, true,
+           "at fp8: GEMMs kept in bf16, by node name or a value they read or write, a,b,..."},
           {"custom-white-list", true, true, "ops moved to the white list, a,b,..."},
           {"custom-black-list", true, true, "ops moved to the black list, a,b,..."},
           {"custom-gray-list", true, true, "ops moved to the gray list, a,b,..."},
@@ -156,6 +190,7 @@ AmpSettings ampOptionsFrom(const Args &args) {
     options.level = *level;
   if (auto dtype = args.get("dtype"))
     options.dtype = *dtype;
+  readFp8Flags(args, options);
   for (const ListKey &l : kLists)
     if (args.has(l.flag)) {
       std::vector<std::string> names;

@@ -26,6 +26,13 @@ std::string percent(double fraction) {
   return text;
 }
 
+/// A limit's share as written (1%, 0.01%).
+std::string limit(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g%%", 100 * fraction);
+  return text;
+}
+
 /// Up to `count` rows, the most urgent first.
 std::vector<const rt::ValueRange *> worst(const std::vector<rt::ValueRange> &values,
                                          bool backward, bool byFlush, size_t count) {
@@ -61,6 +68,67 @@ std::vector<std::string> blackVarnames(const rt::DoctorVerdict &d, const TrainJo
   return names;
 }
 
+/// The GEMM whose FP8 operand `codes` is (docs/amp-policy.md, "FP8": graph-fp8
+/// names a GEMM N's operands N.fp8_a and N.fp8_b; its backward quantizes
+/// the gradient as N.grad_fp8).
+std::string fp8GemmOf(const std::string &codes) {
+  for (const char *suffix : {".fp8_a", ".fp8_b", ".grad_fp8.0"})
+    if (llvm::StringRef(codes).ends_with(suffix))
+      return codes.substr(0, codes.size() - strlen(suffix));
+  return codes;
+}
+
+/// The verdict's --fp8-exclude: the GEMMs of the operands that flush.
+std::vector<std::string> fp8Excluded(const rt::DoctorVerdict &d) {
+  std::vector<std::string> gemms;
+  for (const std::string &v : d.fp8Flushing)
+    if (std::string g = fp8GemmOf(v); std::find(gemms.begin(), gemms.end(), g) == gemms.end())
+      gemms.push_back(g);
+  return gemms;
+}
+
+/// The FP8 operands' rows and verdict lines ("" without FP8 GEMMs).
+std::string fp8Report(const std::vector<rt::ValueRange> &values, const rt::DoctorVerdict &d,
+                      const TrainJob &job, std::string &verdict) {
+  std::vector<const rt::ValueRange *> rows;
+  for (const rt::ValueRange &v : values)
+    if (v.fp8() && v.elements > 0)
+      rows.push_back(&v);
+  if (rows.empty())
+    return "";
+  std::stable_sort(rows.begin(), rows.end(), [](const rt::ValueRange *a, const rt::ValueRange *b) {
+    return a->headroomLog2 < b->headroomLog2;
+  });
+  auto fp8Row = [](const std::string &a, const std::string &b, const std::string &c,
+                   const std::string &d, const std::string &e) {
+    char text[256];
+    std::snprintf(text, sizeof text, "  %-34s %10s %13s %10s %10s\n", a.c_str(), b.c_str(),
+                  c.c_str(), d.c_str(), e.c_str());
+    return std::string(text);
+  };
+  std::string out = "\nFP8 operands (x * scale as their codes hold it: E4M3 up to 448, E5M2 up to "
+                    "57344; saturated: above it; flushed: rounded to 0):\n" +
+                    fp8Row("value", "max |x*s|", "headroom 2^k", "saturated", "flushed");
+  for (const rt::ValueRange *v : rows)
+    out += fp8Row(v->name + " (" + (v->dtype == rt::DType::F8E4M3 ? "e4m3" : "e5m2") + ")",
+                  num(v->maxAbs), num(v->headroomLog2), percent(v->nearMaxFraction),
+                  percent(v->flushFraction));
+  if (d.fp8Margin > 0)
+    verdict += "  FP8 operands saturate more than " + limit(rt::kFp8SaturateLimit) +
+               " of their elements (up to 2^" + std::to_string(d.fp8Margin) +
+               " above their format's largest): train with --fp8-margin " +
+               std::to_string(job.amp.fp8.margin + d.fp8Margin) + "\n";
+  if (!d.fp8Flushing.empty())
+    verdict += "  " + std::to_string(d.fp8Flushing.size()) + " FP8 operand" +
+               (d.fp8Flushing.size() == 1 ? " flushes" : "s flush") + " more than " +
+               limit(rt::kFp8FlushLimit) + " of its elements to 0: keep " +
+               (fp8Excluded(d).size() == 1 ? "its GEMM" : "their GEMMs") + " in bf16\n";
+  if (d.fp8Margin == 0 && d.fp8Flushing.empty())
+    verdict += "  no FP8 operand saturates more than " + limit(rt::kFp8SaturateLimit) +
+               " or flushes more than " + limit(rt::kFp8FlushLimit) + " of its elements\n";
+  return out;
+}
+
 /// The command line the verdict recommends: train with the doctor's
 /// options, plus the fixes.
 std::vector<std::string> verdictTokens(const Args &args, const std::vector<std::string> &black,
@@ -72,6 +140,13 @@ std::vector<std::string> verdictTokens(const Args &args, const std::vector<std::
     joined += (joined.empty() ? "" : ",") + b;
   if (!joined.empty())
     tokens = withOption(tokens, "custom-black-varnames", joined, true);
+  if (d.fp8Margin > 0)
+    tokens = withOption(tokens, "fp8-margin", std::to_string(job.amp.fp8.margin + d.fp8Margin));
+  std::string gemms;
+  for (const std::string &g : fp8Excluded(d))
+    gemms += (gemms.empty() ? "" : ",") + g;
+  if (!gemms.empty())
+    tokens = withOption(tokens, "fp8-exclude", gemms, true);
   if (job.amp.dtype == "f16" && d.initLossScale > 0) {
     if (lossScalingMode(job.amp, job.settings) == "none")
       tokens = withOption(tokens, "loss-scaling", "dynamic");
@@ -130,10 +205,11 @@ int runDoctor(const Args &args) {
   if (job.options.steps == 0 && !args.has("epochs"))
     job.options.steps = 20;
   rt::TrainResult result = runTraining(job, "doctor");
+  const std::string lowName = amp.lowDtype(); // bf16 outside fp8's GEMMs
   std::vector<rt::ValueRange> values = onFile(
-      job.in, [&] { return rt::valueRanges(job.trainPlan, result.ranges, amp.dtype); });
-  rt::DoctorVerdict d = rt::diagnose(values, amp.dtype);
-  rt::LowRange low = rt::lowRange(amp.dtype);
+      job.in, [&] { return rt::valueRanges(job.trainPlan, result.ranges, lowName); });
+  rt::DoctorVerdict d = rt::diagnose(values, lowName);
+  rt::LowRange low = rt::lowRange(lowName);
   std::string mode = lossScalingMode(amp, job.settings);
   std::vector<std::string> black = blackVarnames(d, job);
   std::vector<std::string> tokens = verdictTokens(args, black, d, job);
@@ -142,49 +218,51 @@ int runDoctor(const Args &args) {
                     "), " + std::to_string(result.steps) + " steps: loss scale " +
                     num(result.lossScale) + " (" + mode + "), " + std::to_string(result.skipped) +
                     " skipped\n";
-  out += amp.dtype + " holds magnitudes from " + num(low.min) + " (smaller ones flush to 0) to " +
+  out += lowName + " holds magnitudes from " + num(low.min) + " (smaller ones flush to 0) to " +
          exact(low.max) + "\n";
   std::vector<const rt::ValueRange *> close = worst(values, false, false, 8);
   std::vector<const rt::ValueRange *> flushed = worst(values, true, true, 8);
   if (close.empty() && flushed.empty())
-    out += "no value is stored in " + amp.dtype + " at " + amp.level + "\n";
+    out += "no value is stored in " + lowName + " at " + amp.level + "\n";
   if (!close.empty()) {
-    out += "\nclosest to overflow (forward values in " + amp.dtype + "):\n" +
+    out += "\nclosest to overflow (forward values in " + lowName + "):\n" +
            row("value", "op", "max |x|", "headroom 2^k", "near max");
     for (const rt::ValueRange *v : close)
       out += row(v->name, v->kernel, num(v->maxAbs), num(v->headroomLog2),
                  percent(v->nearMaxFraction));
   }
   if (!flushed.empty()) {
-    out += "\ngradients lost to underflow at the loss scale (backward values in " + amp.dtype +
+    out += "\ngradients lost to underflow at the loss scale (backward values in " + lowName +
            "; flushed: below " + num(low.min) + ", subnormal: below " + num(low.normal) +
            "):\n" + row("value", "op", "flushed", "subnormal", "max |x|/S");
     for (const rt::ValueRange *v : flushed)
       out += row(v->name, v->kernel, percent(v->flushFraction), percent(v->subnormalFraction),
                  num(v->maxAbsUnscaled));
   }
-  out += "\nverdict:\n";
+  std::string fp8Verdict;
+  out += fp8Report(values, d, job, fp8Verdict);
+  out += "\nverdict:\n" + fp8Verdict;
   if (!d.overflowing.empty())
     out += "  " + std::to_string(d.overflowing.size()) + " forward value" +
-           (d.overflowing.size() == 1 ? " overflows " : "s overflow ") + amp.dtype +
+           (d.overflowing.size() == 1 ? " overflows " : "s overflow ") + lowName +
            (black.empty() ? "" : d.overflowing.size() == 1 ? ": keep it in f32" : ": keep them in f32") +
            "; the run's gradients say little until then: run the doctor again with the fix\n";
   else if (!close.empty())
-    out += "  no forward value overflows " + amp.dtype + "\n";
-  if (amp.dtype == "f16" && d.initLossScale > 0)
+    out += "  no forward value overflows " + lowName + "\n";
+  if (lowName == "f16" && d.initLossScale > 0)
     out += "  the largest gradient is " + num(d.maxGradient) + ": start the loss scale at " +
            exact(d.initLossScale) + "\n  at this run's loss scale, the gradient " +
            d.worstUnderflow + " has " + percent(d.worstSubnormalFraction) +
-           " of its elements below " + amp.dtype + "'s normal range (" +
+           " of its elements below " + lowName + "'s normal range (" +
            percent(d.worstFlushFraction) + " flushed to 0)\n";
   out += "  train with:\n    " + shellLine([&] {
     std::vector<std::string> w = {"ampc", "train"};
     w.insert(w.end(), tokens.begin(), tokens.end());
     return w;
   }()) + "\n";
-  if (!d.overflowing.empty() && amp.dtype == "f16") {
+  if (!d.overflowing.empty() && lowName == "f16") {
     AdviceContext c{"train", withoutOption(withoutOption(args.tokens(), "json", true), "dot", true),
-                    job.userValues, amp.dtype, mode};
+                    job.userValues, lowName, mode};
     out += "  or in bf16, which has f32's range:\n" + suggest(c, "dtype", "bf16");
   }
   std::printf("%s", out.c_str());
@@ -212,6 +290,9 @@ int runDoctor(const Args &args) {
                     {"worst_underflow", d.worstUnderflow},
                     {"worst_underflow_subnormal_fraction", d.worstSubnormalFraction},
                     {"worst_underflow_flush_fraction", d.worstFlushFraction},
+                    {"fp8_margin", d.fp8Margin},
+                    {"fp8_flushing", d.fp8Flushing},
+                    {"fp8_exclude", fp8Excluded(d)},
                     {"command", shellLine(cmd)}};
     onFile(*file, [&] { writeFileAtomically(*file, rt::dumpJson(j, 2) + "\n"); });
   }

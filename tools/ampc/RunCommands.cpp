@@ -103,7 +103,7 @@ int runCompile(const Args &args) {
     FusionSet fusions = fusionsFrom(args, &training);
     ProbeOptions probes;
     if (args.has("check-numerics"))
-      probes = {ProbeOptions::Mode::NonFinite, settings.dtype};
+      probes = {ProbeOptions::Mode::NonFinite, settings.lowDtype()};
     return planFor(in, settings, target, fusions, &training, probes);
   });
   onFile(out, [&] { writeFileAtomically(out, rt::planToJson(plan)); });

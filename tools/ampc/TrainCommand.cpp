@@ -151,7 +151,7 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
   job.amp = ampOptionsFrom(args);
   if (launchedByMpirun())
     job.communicator = onFile(in, [] { return rt::createCommunicator("mpi"); });
-  ProbeOptions probes{probeMode, job.amp.dtype};
+  ProbeOptions probes{probeMode, job.amp.lowDtype()};
   rt::TrainOptions &options = job.options;
   onFile(in, [&] {
     options.device = deviceFrom(args);
@@ -274,7 +274,7 @@ int runTrain(const Args &args) {
                 "why\n",
                 what.c_str());
   }
-  AdviceContext advice{"train", args.tokens(), job.userValues, job.amp.dtype,
+  AdviceContext advice{"train", args.tokens(), job.userValues, job.amp.lowDtype(),
                        lossScalingMode(job.amp, job.settings)};
   if (result.numerics)
     std::printf("%s", numericsText(*result.numerics, advice).c_str());

@@ -39,12 +39,14 @@ void recordRange(KernelContext &c) {
   double underflow = c.attrs.getF64("underflow", 0), overflow = c.attrs.getF64("overflow", 0);
   double subnormal = c.attrs.getF64("subnormal", 0);
   double maxAbs = 0, maxFinite = 0, minNonzero = 0, under = 0, near = 0, sub = 0;
+  // An FP8 operand's probe sees x * scale, the f32 product its quantize rounds.
+  float fp8Scale = c.attrs.getBool("fp8_scaled", false) ? scalarF32(c.in[2]) : 1.0f;
   std::vector<float> buf(kChunk);
   for (int64_t at = 0; at < x.size(); at += kChunk) {
     int64_t n = std::min(kChunk, x.size() - at);
     readF32(x, at, n, buf.data());
     for (int64_t k = 0; k < n; ++k) {
-      double a = std::fabs((double)buf[k]);
+      double a = std::fabs((double)(buf[k] * fp8Scale));
       if (std::isnan(a))
         continue;
       maxAbs = std::max(maxAbs, a);

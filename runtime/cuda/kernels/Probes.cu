@@ -51,11 +51,14 @@ __device__ Partial blockCombine(Partial p) {
   return parts[0];
 }
 
+/// `fp8Scale` (an FP8 operand's probe): x * scale, the f32 product its
+/// quantize rounds, is what the row describes.
 __global__ void rangeKernel(View x, double underflow, double overflow, double subnormal,
-                            Partial *partials) {
+                            View fp8Scale, Partial *partials) {
   Partial p{0, 0, 0, 0, 0, 0};
+  float s = fp8Scale.data ? load(fp8Scale.data, fp8Scale.dtype, 0) : 1.0f;
   AMPC_GRID_STRIDE(i, x.size) {
-    double a = fabs((double)load(x.data, x.dtype, i));
+    double a = fabs((double)(load(x.data, x.dtype, i) * s));
     if (isnan(a))
       continue;
     p = combine(p, {a, isinf(a) ? 0 : a, a > 0 ? a : 0, a > 0 && a < underflow ? 1.0 : 0.0,
@@ -90,11 +93,13 @@ void recordRange(LaunchContext &c) {
   double *row = c.in[1].as<double>() + c.attrs.getInt("slot", 0) * kRangeFields;
   unsigned blocks = std::min<unsigned>(blocksFor(x.size()), 1024);
   auto *partials = reinterpret_cast<Partial *>(c.device.scratch(blocks * sizeof(Partial)));
+  View none{nullptr, DType::F32, 0, 0, {}};
+  View fp8Scale = c.attrs.getBool("fp8_scaled", false) ? viewOf(c.in[2]) : none;
   rangeKernel<<<blocks, kThreads, 0, c.stream()>>>(viewOf(x), c.attrs.getF64("underflow", 0),
                                                     c.attrs.getF64("overflow", 0),
-                                                    c.attrs.getF64("subnormal", 0), partials);
+                                                    c.attrs.getF64("subnormal", 0), fp8Scale,
+                                                    partials);
   launched(c);
-  View none{nullptr, DType::F32, 0, 0, {}};
   rangeRowKernel<<<1, kThreads, 0, c.stream()>>>(partials, (int)blocks, x.size(),
                                                  c.in.size() > 2 ? viewOf(c.in[2]) : none, row);
   launched(c);

@@ -13,7 +13,7 @@ graph.graph @g {
   graph.return %r : tensor<4xf32>
 }
 
-// DTYPE: dtype must be f16 or bf16, got 'f8'
+// DTYPE: dtype must be f16, bf16 or fp8, got 'f8'
 // UNKNOWN: error: custom_white_list: unknown op 'frobnicate'
 // NO-LIST: error: custom_white_list: op 'cast' is on no AMP list and cannot be moved
 // TWICE: error: op 'relu' is in both custom_white_list and custom_gray_list
