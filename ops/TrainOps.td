@@ -34,7 +34,8 @@ def Graph_CheckFiniteOp : Graph_NodeOp<"check_finite", "None",
 def Graph_AllReduceOp : Graph_NodeOp<"all_reduce", "None",
     (ins Variadic<Graph_FloatTensor>:$grads,
          DefaultValuedAttr<I64Attr, "1">:$world_size,
-         DefaultValuedAttr<I64Attr, "0">:$bucket),
+         DefaultValuedAttr<I64Attr, "0">:$bucket,
+         DefaultValuedAttr<StrAttr, "\"sum\"">:$reduce),
     (outs Variadic<Graph_FloatTensor>:$reduced),
     [], /*agnostic=*/0, /*infer=*/1, /*forward=*/0, /*pure=*/0> {
   let summary = "Sums a bucket of gradients over the ranks of a data-parallel run";
@@ -45,7 +46,9 @@ def Graph_AllReduceOp : Graph_NodeOp<"all_reduce", "None",
     so no packing copy is needed. Added by graph-data-parallel, which folds
     the 1/N of averaging into the f32 unscale (docs/training.md,
     "Data-parallel training"). `bucket` numbers the buckets in the order the
-    backward fills them.
+    backward fills them. With `reduce` "max" (f32 only) each result is the
+    largest over the ranks instead: the FP8 amaxes, so that every rank
+    computes the same scales.
   }];
 }
 

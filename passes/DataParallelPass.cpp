@@ -10,6 +10,8 @@
 // backward goes on), and the check reads its results; casts of the
 // unreduced gradients left unread are erased. With `average`, the
 // check's scale operand S becomes S·N: the unscale divides by both, in f32.
+// FP8 amaxes are reduced by their max over the ranks before their scale
+// updates, so that every rank quantizes with the same scales.
 #include "passes/Passes.h"
 #include "passes/TrainingUtil.h"
 
@@ -169,6 +171,31 @@ void GraphDataParallelPass::runOnOperation() {
     if (train::isApplyPhase(check))
       for (Operation *op : added)
         train::markApplyPhase(op);
+  }
+  // FP8 amaxes: the largest over the ranks, as one rank on the whole batch
+  // would see, so that every rank keeps the same scales (Transformer
+  // Engine's amax reduction). One max before the first scale update.
+  SmallVector<graph::Fp8ScaleUpdateOp> updates(g.getBody().getOps<graph::Fp8ScaleUpdateOp>());
+  if (!updates.empty()) {
+    OpBuilder b(updates.front());
+    graph::GradBuilder gb(b, fresh);
+    SmallVector<Value> amaxes;
+    for (graph::Fp8ScaleUpdateOp u : updates)
+      amaxes.push_back(u.getAmax());
+    NamedAttrList attrs;
+    attrs.set("world_size", b.getI64IntegerAttr(ranks));
+    attrs.set("bucket", b.getI64IntegerAttr((int64_t)buckets.size() + !statistics.empty()));
+    attrs.set("reduce", b.getStringAttr("max"));
+    Operation *reduce = gb.create("all_reduce", "fp8_amax.all_reduce", amaxes, attrs);
+    if (!reduce)
+      return signalPassFailure();
+    SmallVector<std::string> outNames;
+    for (Value v : amaxes)
+      outNames.push_back(names.fresh((graph::valueName(v) + ".max").str()));
+    SmallVector<StringRef> outs(outNames.begin(), outNames.end());
+    reduce->setAttr("outs", b.getStrArrayAttr(outs));
+    for (auto [u, max] : llvm::zip(updates, reduce->getResults()))
+      u.getAmaxMutable().assign(max);
   }
   if (average) {
     Value scale = check.getScale();

@@ -141,8 +141,9 @@ def GraphDataParallel : Pass<"graph-data-parallel", "::ampc::graph::GraphOp"> {
     The finite check reads the sums, so every rank sees the same values and
     skips the same steps. With `average`, the 1/N is folded into the f32
     unscale (the check divides by S·N): no f16 value is pre-divided. With
-    accumulation the f32 accumulators are summed, once per window. A world
-    size of 1 changes nothing.
+    accumulation the f32 accumulators are summed, once per window. FP8
+    amaxes (--dtype fp8) are reduced by their max, so that every rank keeps
+    the same scales. A world size of 1 changes nothing.
   }];
   let options = [
     Option<"worldSize", "world-size", "int64_t", /*default=*/"1", "ranks">,

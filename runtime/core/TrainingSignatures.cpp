@@ -45,7 +45,10 @@ void clipScale(const StepView &s) {
 
 void allReduce(const StepView &s) {
   s.require(s.attrs.getInt("world_size", 1) >= 1, "world_size must be at least 1");
+  std::string reduce = s.attrs.getStr("reduce", "sum");
+  s.require(reduce == "sum" || reduce == "max", "reduce must be sum or max");
   DType dtype = s.in(0).dtype;
+  s.require(reduce == "sum" || dtype == DType::F32, "a max is taken over f32 tensors");
   for (size_t i = 0; i < s.step.inputs.size(); ++i) {
     s.require(isFloat(s.in(i).dtype) && s.in(i).dtype == dtype,
               "a bucket holds float tensors of one dtype");

@@ -50,7 +50,9 @@ public:
     for (const TensorRef &t : tensors)
       if (t.dtype != tensors.front().dtype)
         throw RuntimeError("allreduce: tensors of one call must be floats of one dtype");
-    ncclRedOp_t reduce = op == ReduceOp::Average ? ncclAvg : ncclSum;
+    ncclRedOp_t reduce = op == ReduceOp::Average ? ncclAvg
+                         : op == ReduceOp::Max   ? ncclMax
+                                                 : ncclSum;
     if (int64_t span = packedElements(tensors)) {
       check(ncclAllReduce(tensors.front().data, tensors.front().data, span, type, reduce, comm_,
                           stream_),

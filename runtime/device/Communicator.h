@@ -13,14 +13,15 @@
 
 namespace ampc::rt {
 
-enum class ReduceOp { Sum, Average };
+/// Max: the largest over the ranks (FP8 amaxes, f32 only).
+enum class ReduceOp { Sum, Average, Max };
 
 class Communicator {
 public:
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  /// Replaces each tensor by its sum (or mean) over all ranks, in place. All
+  /// Replaces each tensor by its sum (mean, max) over all ranks, in place. All
   /// tensors of one call share a dtype; every rank passes the same shapes.
   virtual void allReduce(const std::vector<TensorRef> &tensors, ReduceOp op) = 0;
   /// Copies `bytes` of host memory from rank `root` to every rank (the

@@ -68,6 +68,16 @@ public:
     for (const TensorRef &t : tensors)
       if (t.dtype != dtype || !isFloat(dtype))
         throw RuntimeError("allreduce: tensors of one call must be floats of one dtype");
+    if (op == ReduceOp::Max) { // exact in any order: MPI's own
+      if (dtype != DType::F32)
+        throw RuntimeError("allreduce: a max is taken over f32 tensors");
+      for (const TensorRef &t : tensors)
+        for (int64_t at = 0; at < t.size(); at += INT_MAX)
+          MPI_Allreduce(MPI_IN_PLACE, static_cast<float *>(t.data) + at,
+                        (int)std::min<int64_t>(t.size() - at, INT_MAX), MPI_FLOAT, MPI_MAX,
+                        MPI_COMM_WORLD);
+      return;
+    }
     if (int64_t span = packedElements(tensors)) {
       reduce(tensors.front().data, span, dtype);
     } else {

@@ -171,6 +171,8 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
                         {"optimizer", job.settings.optimizer},
                         {"loss-scaling", lossScalingMode(job.amp, job.settings)},
                         {"lr-schedule", job.settings.lrSchedule}};
+    if (job.amp.usesFp8()) // the amax histories' length is the checkpoint's shape
+      options.settings["fp8-amax-history"] = std::to_string(job.amp.fp8.amaxHistory);
     options.data = args.get("data").value_or("synthetic");
     options.steps = args.getInt("steps", 0);
     options.epochs = args.getInt("epochs", 1);

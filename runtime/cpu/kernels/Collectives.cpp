@@ -17,7 +17,8 @@ void allReduce(KernelContext &c) {
     if (c.out[k].data != c.in[k].data && c.out[k].bytes())
       std::memcpy(c.out[k].data, c.in[k].data, c.out[k].bytes());
   if (c.communicator)
-    c.communicator->allReduce(c.out, ReduceOp::Sum);
+    c.communicator->allReduce(c.out, c.attrs.getStr("reduce", "sum") == "max" ? ReduceOp::Max
+                                                                              : ReduceOp::Sum);
 }
 
 } // namespace

@@ -16,7 +16,8 @@ void allReduce(LaunchContext &c) {
       AMPC_CUDA_CHECK(cudaMemcpyAsync(c.out[k].data, c.in[k].data, c.out[k].bytes(),
                                       cudaMemcpyDeviceToDevice, c.stream()));
   if (c.communicator)
-    c.communicator->allReduce(c.out, ReduceOp::Sum);
+    c.communicator->allReduce(c.out, c.attrs.getStr("reduce", "sum") == "max" ? ReduceOp::Max
+                                                                              : ReduceOp::Sum);
 }
 
 } // namespace

@@ -8,6 +8,9 @@
 // RUN: ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-amp{level=O1 dtype=fp8},graph-fp8{format=e4m3},graph-fold-casts,graph-autodiff,graph-fp8-scaling))' | FileCheck %s --check-prefix=E4M3
 // RUN: ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-amp{level=O1 dtype=fp8},graph-fp8{min-size=100000},graph-fold-casts))' | FileCheck %s --check-prefix=SMALL
 // RUN: ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-amp{level=O1 dtype=fp8 custom-black-varnames=h},graph-fp8,graph-fold-casts))' | FileCheck %s --check-prefix=BLACK
+// RUN: ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-amp{level=O1 dtype=fp8},graph-fp8,graph-fold-casts,graph-autodiff,graph-fp8-scaling,graph-loss-scaling{mode=none},graph-data-parallel{world-size=2}))' | FileCheck %s --check-prefix=RANKS
+// RUN: not ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-amp{level=O1 dtype=fp8},graph-fp8{exclude=h9}))' 2>&1 | FileCheck %s --check-prefix=EXCLUDE
+// RUN: ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-amp{level=O1 dtype=fp8},graph-fp8{exclude=h},graph-fold-casts))' | FileCheck %s --check-prefix=SMALL
 // RUN: not ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-amp{level=O1 dtype=fp8},graph-fp8{format=e3m4}))' 2>&1 | FileCheck %s --check-prefix=FORMAT
 // RUN: not ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-amp{level=O1 dtype=fp8},graph-fp8,graph-autodiff,graph-fp8-scaling{amax-history=0}))' 2>&1 | FileCheck %s --check-prefix=HISTORY
 // RUN: not ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-amp{level=O1 dtype=fp8},graph-fp8,graph-autodiff,graph-fp8-scaling{amax-compute=mean}))' 2>&1 | FileCheck %s --check-prefix=COMPUTE
@@ -52,7 +55,15 @@ graph.graph @net attributes {loss = "loss"} {
 // E4M3: graph.fp8_quantize "fc1.grad_fp8"({{.*}}) {{.*}} to = f8E4M3FN}
 // E4M3: graph.fp8_scale_update "fc1.fp8_grad.update"(%{{[^)]*}}) : (tensor<1024xf32>
 
-// 2·16 × 64 × 32 = 65536 < 100000: bf16.
+// Over two ranks every scale update reads the largest amax of the ranks.
+// RANKS: %fc1.fp8_a.amax.max, %fc1.fp8_b.amax.max, %fc1.grad_fp8.1.max = graph.all_reduce "fp8_amax.all_reduce"(%fc1.fp8_a.amax, %fc1.fp8_b.amax, %fc1.grad_fp8.1) {bucket = 1 : i64, outs = ["fc1.fp8_a.amax.max", "fc1.fp8_b.amax.max", "fc1.grad_fp8.1.max"], reduce = "max", world_size = 2 : i64}
+// RANKS: graph.fp8_scale_update "fc1.fp8_a.update"({{.*}}, %fc1.fp8_a.amax.max)
+// RANKS: graph.fp8_scale_update "fc1.fp8_grad.update"({{.*}}, %fc1.grad_fp8.1.max)
+
+// EXCLUDE: fp8 exclude: 'h9' names no node or value
+
+// 2·16 × 64 × 32 = 65536 < 100000: bf16 (and so is the GEMM of value h
+// excluded by name).
 // SMALL-NOT: fp8
 // SMALL: graph.matmul "fc1"({{.*}}) {outs = ["h"]} : (tensor<2x16x32xbf16>, tensor<32x64xbf16>) -> tensor<2x16x64xbf16>
 
