@@ -102,6 +102,12 @@ public:
     double scale;
     int rank;
     std::vector<int64_t> kPerm;
+    /// A masked_fill of the scores (Where with a -inf fill), fused as
+    /// `causal` when its condition turns out causal at import; else the
+    /// matched nodes are imported one by one (`nodes`, in graph order, the
+    /// last MatMul last).
+    const onnx::NodeProto *mask = nullptr;
+    std::vector<const onnx::NodeProto *> nodes;
   };
   std::map<const onnx::NodeProto *, AttentionMatch> attentions;
   bool fuseAttention = false;

@@ -307,8 +307,40 @@ void hardSwish(Importer &im, const NodeProto &n) {
 /// q [N, s, d] (PyTorch's heads folded into the batch) viewed as [N, s, 1, d]
 /// by a reshape, or [b, h, s, d] transposed to the fused op's [b, s, h, d];
 /// the result back the same way, written as `n`'s output.
+/// Whether the masked_fill `mask` (Where) hides exactly the keys after each
+/// query of a square [.., T, T] score block: nanoGPT's causal mask.
+static bool isCausalMask(Importer &im, const NodeProto &mask, int64_t queries, int64_t keys) {
+  const HostTensor *cond = im.constantInput(mask, 0);
+  if (!cond || queries != keys || cond->shape.size() < 2 || cond->shape.size() > 4)
+    return false;
+  size_t rank = cond->shape.size();
+  if (cond->shape[rank - 2] != queries || cond->shape[rank - 1] != keys)
+    return false;
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (cond->shape[d] != 1)
+      return false;
+  const HostTensor *first = im.constantInput(mask, 1); // Where(c, -inf, x): hidden where c
+  bool fillFirst = first && first->data.size() == 1 && first->data[0] < -65504.0;
+  for (int64_t i = 0; i < queries; ++i)
+    for (int64_t j = 0; j < keys; ++j)
+      if (((cond->data[i * keys + j] != 0) == fillFirst) != (j > i))
+        return false;
+  return true;
+}
+
 void fusedAttention(Importer &im, const NodeProto &n, const Importer::AttentionMatch &m) {
   Tensor q = im.tensor(m.q), k = im.tensor(m.k), v = im.tensor(m.v);
+  bool causal = false;
+  if (m.mask) {
+    causal = q.rank() == m.rank && v.rank() == m.rank &&
+             isCausalMask(im, *m.mask, q.dim(-2), v.dim(-2));
+    if (!causal) { // another mask: the matched nodes as they are
+      for (const NodeProto *node : m.nodes)
+        if (!fold(im, *node))
+          mappings().at(node->op_type())(im, *node);
+      return;
+    }
+  }
   for (Tensor t : {q, k, v})
     requireRank(im, n, t, m.rank);
   std::vector<int64_t> identity(m.rank);
@@ -332,6 +364,8 @@ void fusedAttention(Importer &im, const NodeProto &n, const Importer::AttentionM
   Tensor q4 = toHeads(q, "q"), k4 = toHeads(k, "k"), v4 = toHeads(v, "v");
   Attrs a;
   a.set("scale", B(im).getF64FloatAttr(m.scale));
+  if (causal)
+    a.set("causal", B(im).getBoolAttr(true));
   Tensor y = im.emit(n, "attention", {q4, k4, v4}, a, n.output(0) + ".attention", "attention");
   Attrs back;
   if (m.rank == 3) {

@@ -11,7 +11,11 @@
 // PyTorch writes it: Softmax(MatMul(q, Transpose(k)) [scaled]) read by
 // MatMul(., v), q possibly scaled first (PyTorch 1.13 divides q by
 // sqrt(d)); the scales constants, k rank 3 or 4 through any Transpose
-// (PyTorch folds its head split into k's), every inner value read once.
+// (PyTorch folds its head split into k's), every inner value read once;
+// and a masked_fill of the scaled scores before the Softmax (a Where with
+// a -inf fill, as nanoGPT writes its causal mask), fused as causal when
+// the mask is (OnnxNnOps.cpp, fusedAttention).
+#include <algorithm>
 #include <cmath>
 
 #include "compiler/onnx/OnnxImporter.h"
@@ -26,6 +30,7 @@ class Matcher {
 public:
   Matcher(Importer &im, const onnx::GraphProto &g) : im_(im) {
     for (const NodeProto &n : g.node()) {
+      order_[&n] = (int)order_.size();
       for (const std::string &o : n.output())
         producer_[o] = &n;
       for (const std::string &i : n.input())
@@ -220,14 +225,20 @@ public:
     std::vector<const NodeProto *> inner{&softmax};
     double scale = 1;
     std::string scores = softmax.input(0);
-    if (auto s = scaled(producerOf(scores)); s && onlyConsumer(scores) == &softmax) {
+    const NodeProto *mask = maskedFill(producerOf(scores));
+    if (mask && onlyConsumer(scores) == &softmax) {
+      inner.push_back(mask);
+      scores = mask->input(isNegativeInfinity(mask->input(1)) ? 2 : 1);
+    } else {
+      mask = nullptr;
+    }
+    if (auto s = scaled(producerOf(scores)); s && onlyConsumer(scores) == inner.back()) {
       inner.push_back(producerOf(scores));
       scale *= s->first;
       scores = s->second;
     }
     const NodeProto *qk = producerOf(scores);
-    if (!qk || qk->op_type() != "MatMul" || !onlyConsumer(scores) ||
-        onlyConsumer(scores) != (inner.size() > 1 ? inner.back() : &softmax))
+    if (!qk || qk->op_type() != "MatMul" || onlyConsumer(scores) != inner.back())
       return;
     inner.push_back(qk);
     std::string q = qk->input(0);
@@ -252,10 +263,26 @@ public:
     inner.push_back(kt);
     for (const NodeProto *n : inner)
       im_.skipped.insert(n);
-    im_.attentions[last] = {q, kt->input(0), last->input(1), scale, rank, kPerm};
+    std::sort(inner.begin(), inner.end(),
+              [&](const NodeProto *a, const NodeProto *b) { return order_[a] < order_[b]; });
+    inner.push_back(last);
+    im_.attentions[last] = {q, kt->input(0), last->input(1), scale, rank, kPerm, mask, inner};
   }
 
 private:
+  /// Whether `v` is a constant -inf or below f16's lowest (a masked fill).
+  bool isNegativeInfinity(const std::string &v) {
+    std::optional<double> c = scalar(v);
+    return c && *c < -65504.0;
+  }
+  /// `n` when it is Where(cond, fill, x) or Where(cond, x, fill) with such a fill.
+  const NodeProto *maskedFill(const NodeProto *n) {
+    if (!n || n->op_type() != "Where" || n->input_size() != 3 || n->output_size() != 1)
+      return nullptr;
+    return isNegativeInfinity(n->input(1)) != isNegativeInfinity(n->input(2)) ? n : nullptr;
+  }
+
+  std::map<const NodeProto *, int> order_;
   Importer &im_;
   std::map<std::string, const NodeProto *> producer_;
   std::map<std::string, std::vector<const NodeProto *>> consumers_;

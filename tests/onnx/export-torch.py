@@ -3,7 +3,8 @@
 torchvision (random weights), one nn.TransformerEncoderLayer, two
 Linear layers with GELU in its tanh and erf forms, and a small GPT as
 nanoGPT writes it (bench/torch_models.py: c_attn split in three, a causal
-masked_fill, opset 17 for its triu), each with
+masked_fill, opset 17 for its triu) and an attention with a mask that is
+not causal, each with
 an input batch and PyTorch's outputs on it as safetensors files.
 
 Usage: export-torch.py OUTDIR. Exits 77 (a skip) where PyTorch or
@@ -53,4 +54,18 @@ from torch_models import Gpt2  # noqa: E402
 gpt = Gpt2(layers=2, hidden=64, heads=4, seq=16, vocab=128)
 export("gpt", gpt, torch.randint(0, 128, (2, 16)), torch.randint(0, 128, (2, 16)).numpy(),
        opset=17)
-print(f"exported resnet18, encoder, gelus and gpt to {out}")
+
+
+class OffsetMask(torch.nn.Module):
+    """Attention over x as q, k and v with a masked_fill that is not causal:
+    each query also sees the next key."""
+
+    def forward(self, x):
+        att = (x @ x.transpose(-2, -1)) / 8 ** 0.5
+        mask = torch.ones(16, 16, dtype=torch.bool).triu(2)
+        return att.masked_fill(mask, float("-inf")).softmax(-1) @ x
+
+
+export("offset-mask", OffsetMask(), torch.randn(2, 4, 16, 8), torch.randn(2, 4, 16, 8).numpy(),
+       opset=17)
+print(f"exported resnet18, encoder, gelus, gpt and offset-mask to {out}")
