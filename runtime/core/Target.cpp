@@ -8,7 +8,8 @@ const Target &cpuTarget() {
 }
 
 const Target &cudaTarget() {
-  static const Target t{"cuda", 256, false, false, true, true, /*maxAttentionHeadDim=*/256};
+  static const Target t{"cuda",        256,  false, false, true, true, /*maxAttentionHeadDim=*/256,
+                        /*fp8GemmsTN=*/true};
   return t;
 }
 

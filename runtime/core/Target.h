@@ -33,12 +33,16 @@ struct Target {
   /// The largest head_dim its attention kernel takes (0: any); a plan with
   /// a larger one is refused when it is compiled, not when it runs.
   int64_t maxAttentionHeadDim = 0;
+  /// Its FP8 GEMMs take one layout, y = a · bᵀ (cuBLASLt's TN): an
+  /// fp8_matmul reads transposed copies of the operands in another
+  /// (compiler/plan/Fp8Layouts.cpp).
+  bool fp8GemmsTN = false;
 
   bool operator==(const Target &o) const {
     return name == o.name && alignment == o.alignment && fusedCasts == o.fusedCasts &&
            inOrderLists == o.inOrderLists && gemmEpilogues == o.gemmEpilogues &&
            elementwiseChains == o.elementwiseChains &&
-           maxAttentionHeadDim == o.maxAttentionHeadDim;
+           maxAttentionHeadDim == o.maxAttentionHeadDim && fp8GemmsTN == o.fp8GemmsTN;
   }
   bool operator!=(const Target &o) const { return !(*this == o); }
 };
@@ -49,7 +53,8 @@ const Target &cpuTarget();
 /// The CUDA backend's target: 256-byte alignment (cuBLASLt and vectorised
 /// loads), no fused casts (cuBLASLt reads f16 operands as they are), and a
 /// finite check that reads the whole gradient list in one launch, GEMM
-/// epilogues and elementwise chains; attention of head_dim up to 256.
+/// epilogues and elementwise chains; attention of head_dim up to 256; FP8
+/// GEMMs in the TN layout.
 const Target &cudaTarget();
 /// The target called `name`, or null.
 const Target *findTarget(const std::string &name);

@@ -57,6 +57,7 @@ CudaDevice::CudaDevice() {
   cudaDeviceProp props;
   AMPC_CUDA_CHECK(cudaGetDeviceProperties(&props, 0));
   name_ = props.name;
+  capability_ = props.major * 10 + props.minor;
   AMPC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   AMPC_CUDA_CHECK(cudaStreamCreateWithFlags(&copyStream_, cudaStreamNonBlocking));
   for (UploadSlot &s : slots_) {

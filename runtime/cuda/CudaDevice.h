@@ -38,6 +38,8 @@ public:
   CudaDevice();
   ~CudaDevice() override;
   std::string name() const override { return name_; }
+  /// The compute capability as major * 10 + minor (90: Hopper).
+  int capability() const { return capability_; }
   DeviceMemory allocate(int64_t bytes, int64_t alignment) override;
   void upload(std::byte *device, const void *host, size_t bytes) override;
   void download(void *host, const std::byte *device, size_t bytes) override;
@@ -80,6 +82,7 @@ private:
   void waitFor(cudaEvent_t event);
   void track(int64_t bytes);
   std::string name_;
+  int capability_ = 0;
   cudaStream_t stream_ = nullptr;
   cublasLtHandle_t blasLt_ = nullptr;
   cudnnHandle_t dnn_ = nullptr;

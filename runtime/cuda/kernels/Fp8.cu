@@ -1,9 +1,9 @@
 // FP8 kernels on the GPU (docs/runtime.md, "FP8 GEMMs"): fp8_quantize
 // (x * scale rounded to FP8 with numerics/Fp8.h, the amax in the same pass)
-// and fp8_matmul as a plain loop over K per result element: the correct
-// baseline the backend check holds to the CPU. cuBLASLt's FP8 GEMMs (TN
-// layout, scale pointers) replace it once a GPU has measured them.
-#include "runtime/cuda/CudaKernels.h"
+// and fp8_matmul: cuBLASLt's FP8 GEMM where the step is in its TN layout
+// (Fp8Gemm.cu), else a plain loop over K per result element, the baseline
+// the backend check holds both to. Both need sm_89 or newer.
+#include "runtime/cuda/kernels/Fp8Gemm.h"
 #include "runtime/numerics/Fp8.h"
 
 namespace ampc::rt::cuda {
@@ -23,7 +23,15 @@ __global__ void fp8QuantizeKernel(View x, const float *scale, uint8_t *y, num::F
     atomicMax(amaxBits, __float_as_uint(local));
 }
 
+/// FP8 work needs FP8 tensor cores (sm_89: Ada, Hopper and newer).
+void requireFp8(LaunchContext &c) {
+  if (int cc = c.device.capability(); cc < 89)
+    c.fail("--dtype fp8 needs sm_89 or newer; this GPU (" + c.device.name() + ") is sm_" +
+           std::to_string(cc) + ": train at --dtype bf16");
+}
+
 void fp8Quantize(LaunchContext &c) {
+  requireFp8(c);
   const TensorRef &x = c.in[0], &y = c.out[0];
   AMPC_CUDA_CHECK(cudaMemsetAsync(c.out[1].data, 0, sizeof(float), c.stream()));
   num::Fp8Format format = y.dtype == DType::F8E4M3 ? num::kE4M3 : num::kE5M2;
@@ -66,6 +74,9 @@ __global__ void fp8MatmulKernel(View a, View b, const float *aInv, const float *
 }
 
 void fp8Matmul(LaunchContext &c) {
+  requireFp8(c);
+  if (c.out[0].size() == 0 || fp8GemmLt(c))
+    return;
   const TensorRef &a = c.in[0], &b = c.in[1], &y = c.out[0];
   Fp8Gemm g{};
   g.ta = c.attrs.getBool("transpose_a", false);
