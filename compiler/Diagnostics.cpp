@@ -1,5 +1,8 @@
 #include "compiler/Diagnostics.h"
 
+#include <mutex>
+#include <set>
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
@@ -24,10 +27,20 @@ std::string describeLocation(Location loc) {
   return "";
 }
 
+/// Prints a warning once per process: a command that compiles a graph twice
+/// (a training step and its evaluation) says it once.
+static void warnOnce(const std::string &message) {
+  static std::mutex mutex;
+  static std::set<std::string> said;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (said.insert(message).second)
+    llvm::errs() << "ampc: warning: " << message << "\n";
+}
+
 ErrorCollector::ErrorCollector(MLIRContext *ctx) : ctx_(ctx) {
   id_ = ctx->getDiagEngine().registerHandler([this](Diagnostic &diag) {
     if (diag.getSeverity() == DiagnosticSeverity::Warning)
-      llvm::errs() << "ampc: warning: " << diag.str() << "\n";
+      warnOnce(diag.str());
     if (diag.getSeverity() == DiagnosticSeverity::Error && first_.empty()) {
       std::string where = describeLocation(diag.getLocation());
       first_ = where.empty() ? diag.str() : where + ": " + diag.str();

@@ -21,7 +21,8 @@ struct GraphError : std::runtime_error {
 std::string describeLocation(mlir::Location loc);
 
 /// While alive, captures the first error diagnostic of a context instead of
-/// printing it; warnings print at once as `ampc: warning: <message>`.
+/// printing it; warnings print at once as `ampc: warning: <message>`, each
+/// once per process.
 class ErrorCollector {
 public:
   explicit ErrorCollector(mlir::MLIRContext *ctx);

@@ -104,9 +104,16 @@ void GraphFp8Pass::runOnOperation() {
       return signalPassFailure();
     }
   SmallVector<graph::MatmulOp> gemms;
+  bool anyBf16Gemm = false;
   for (Operation *op : amp::graphNodes(g))
-    if (auto mm = dyn_cast<graph::MatmulOp>(op); mm && qualifies(mm, minSize, exclude))
-      gemms.push_back(mm);
+    if (auto mm = dyn_cast<graph::MatmulOp>(op)) {
+      anyBf16Gemm |= isBf16(mm.getY());
+      if (qualifies(mm, minSize, exclude))
+        gemms.push_back(mm);
+    }
+  if (gemms.empty() && anyBf16Gemm && this->exclude.empty())
+    g.emitWarning("--dtype fp8: no GEMM qualifies for FP8 (a 2-D operand, M, N and K "
+                  "multiples of 16, M·N·K at least the minimum size): the graph runs in bf16");
 
   for (graph::MatmulOp mm : gemms) {
     std::string node = graph::nodeName(mm).str();
