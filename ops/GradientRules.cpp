@@ -51,6 +51,42 @@ static Value stateNamed(Operation *op, StringRef name) {
   return found;
 }
 
+/// Which of y = a·b's values a backward product reads: the forward's
+/// operands, or y's gradient.
+enum class Role { A, B, Dy };
+struct RoleValue {
+  Value v;
+  Role role;
+};
+using Product = llvm::function_ref<Value(RoleValue, RoleValue, bool, bool)>;
+
+/// The gradients of y = op(a)·op(b) from dy, through `product` (x, y,
+/// transpose_x, transpose_y): a matmul, or an FP8 GEMM that scales each
+/// operand back by its role's scale.
+static LogicalResult matmulGradients(GradBuilder &b, Value a, Value bm, Value dy, bool ta,
+                                     bool tb, ArrayRef<bool> want, SmallVectorImpl<Value> &g,
+                                     Product product) {
+  RoleValue A{a, Role::A}, B{bm, Role::B}, D{dy, Role::Dy};
+  if (want[0]) {
+    Value da = !ta ? product(D, B, false, !tb) : product(B, D, tb, true);
+    g[0] = b.reduceTo(da, a);
+  }
+  if (want[1]) {
+    int64_t rankA = shapeOf(a).size();
+    if (shapeOf(bm).size() == 2 && rankA > 2 && !ta) {
+      // One GEMM over all rows instead of a batch of GEMMs and a reduction.
+      int64_t k = shapeOf(a).back(), n = shapeOf(dy).back();
+      RoleValue a2{b.reshape(a, {-1, k}), Role::A}, dy2{b.reshape(dy, {-1, n}), Role::Dy};
+      g[1] = !tb ? product(a2, dy2, true, false) : product(dy2, a2, true, false);
+    } else {
+      Value db = !tb ? (!ta ? product(A, D, true, false) : product(A, D, false, false))
+                     : (!ta ? product(D, A, true, false) : product(D, A, true, true));
+      g[1] = b.reduceTo(db, bm);
+    }
+  }
+  return done(g, want);
+}
+
 // The result's gradient is quantized once with its own delayed scale (E5M2
 // by default); both backward GEMMs read it and the forward's FP8 operands.
 // The gradient of an FP8 operand is in `to`, the dtype of the values FP8
@@ -67,58 +103,25 @@ RULE(Fp8MatmulOp) {
   NamedAttrList quantize;
   quantize.set("to", TypeAttr::get(getGradTo() ? *getGradTo() : Float8E5M2Type::get(ctx)));
   Value q = b.value("fp8_quantize", {dy, scale}, quantize, "grad_fp8");
-  Value a = getA(), bm = getB(), aInv = getAScaleInv(), bInv = getBScaleInv();
-  auto gemm = [&](Value x, Value y, Value xInv, Value yInv, bool tx, bool ty) {
+  auto inverse = [&](Role r) {
+    return r == Role::A ? getAScaleInv() : r == Role::B ? getBScaleInv() : scaleInv;
+  };
+  auto gemm = [&](RoleValue x, RoleValue y, bool tx, bool ty) {
     NamedAttrList attrs;
     attrs.set("transpose_a", BoolAttr::get(ctx, tx));
     attrs.set("transpose_b", BoolAttr::get(ctx, ty));
     attrs.set("to", getToAttr());
-    return b.value("fp8_matmul", {x, y, xInv, yInv}, attrs);
+    return b.value("fp8_matmul", {x.v, y.v, inverse(x.role), inverse(y.role)}, attrs);
   };
-  bool ta = getTransposeA(), tb = getTransposeB();
-  if (want[0]) {
-    Value da = !ta ? gemm(q, bm, scaleInv, bInv, false, !tb) : gemm(bm, q, bInv, scaleInv, tb, true);
-    g[0] = b.reduceTo(da, a);
-  }
-  if (want[1]) {
-    int64_t rankA = shapeOf(a).size();
-    if (shapeOf(bm).size() == 2 && rankA > 2 && !ta) {
-      int64_t k = shapeOf(a).back(), n = shapeOf(dy).back();
-      Value a2 = b.reshape(a, {-1, k}), q2 = b.reshape(q, {-1, n});
-      g[1] = !tb ? gemm(a2, q2, aInv, scaleInv, true, false)
-                 : gemm(q2, a2, scaleInv, aInv, true, false);
-    } else {
-      Value db = !tb ? (!ta ? gemm(a, q, aInv, scaleInv, true, false)
-                            : gemm(a, q, aInv, scaleInv, false, false))
-                     : (!ta ? gemm(q, a, scaleInv, aInv, true, false)
-                            : gemm(q, a, scaleInv, aInv, true, true));
-      g[1] = b.reduceTo(db, bm);
-    }
-  }
-  return done(g, want);
+  return matmulGradients(b, getA(), getB(), q, getTransposeA(), getTransposeB(), want, g, gemm);
 }
 
 RULE(MatmulOp) {
-  Value a = getA(), bm = getB();
-  bool ta = getTransposeA(), tb = getTransposeB();
-  if (want[0]) {
-    Value da = !ta ? b.matmul(dy, bm, false, !tb) : b.matmul(bm, dy, tb, true);
-    g[0] = b.reduceTo(da, a);
-  }
-  if (want[1]) {
-    int64_t rankA = shapeOf(a).size();
-    if (shapeOf(bm).size() == 2 && rankA > 2 && !ta) {
-      // One GEMM over all rows instead of a batch of GEMMs and a reduction.
-      int64_t k = shapeOf(a).back(), n = shapeOf(dy).back();
-      Value a2 = b.reshape(a, {-1, k}), dy2 = b.reshape(dy, {-1, n});
-      g[1] = !tb ? b.matmul(a2, dy2, true, false) : b.matmul(dy2, a2, true, false);
-    } else {
-      Value db = !tb ? (!ta ? b.matmul(a, dy, true, false) : b.matmul(a, dy, false, false))
-                     : (!ta ? b.matmul(dy, a, true, false) : b.matmul(dy, a, true, true));
-      g[1] = b.reduceTo(db, bm);
-    }
-  }
-  return done(g, want);
+  auto matmul = [&](RoleValue x, RoleValue y, bool tx, bool ty) {
+    return b.matmul(x.v, y.v, tx, ty);
+  };
+  return matmulGradients(b, getA(), getB(), dy, getTransposeA(), getTransposeB(), want, g,
+                         matmul);
 }
 
 RULE(Conv2dOp) {
