@@ -54,25 +54,38 @@ rt::Step probeStep(const rt::Step &of, rt::Kernel kernel, const std::string &nam
   return probe;
 }
 
+/// A range probe of `read` (`inputs`: it, the ranges and a scale, if
+/// any), recorded under `named`, the value `of` computes, against `low`'s
+/// thresholds (its largest value counting as `overflow` where given).
+rt::Step rangeProbe(const rt::Plan &plan, const rt::Step &of, int named,
+                    std::vector<int> inputs, bool backward, int64_t slot, rt::LowRange low,
+                    double overflow) {
+  rt::Step p = probeStep(of, rt::Kernel::RecordRange, plan.buffers[named].name + ".range");
+  p.inputs = std::move(inputs);
+  p.attrs["of"] = plan.buffers[named].name;
+  p.attrs["step"] = of.name;
+  p.attrs["kernel"] = rt::kernelName(of.kernel);
+  p.attrs["backward"] = backward;
+  p.attrs["underflow"] = low.min;
+  p.attrs["overflow"] = overflow;
+  p.attrs["subnormal"] = low.normal;
+  p.attrs["slot"] = slot;
+  return p;
+}
+
 /// The range of an FP8 operand as its codes hold it: x * scale against the
 /// format's largest value (above it, saturated: the `overflow` count),
 /// flushed where it rounds to 0 (below half the smallest subnormal),
 /// subnormal below the smallest normal.
 rt::Step fp8Probe(const rt::Plan &plan, const rt::Step &quantize, int state, int64_t slot,
                   bool backward) {
-  const rt::Buffer &codes = plan.buffers[quantize.outputs[0]];
-  bool e4m3 = codes.dtype == rt::DType::F8E4M3;
-  rt::Step p = probeStep(quantize, rt::Kernel::RecordRange, codes.name + ".range");
-  p.inputs = {quantize.inputs[0], state, quantize.inputs[1]};
-  p.attrs["of"] = codes.name;
-  p.attrs["step"] = quantize.name;
-  p.attrs["kernel"] = rt::kernelName(quantize.kernel);
-  p.attrs["backward"] = backward;
+  bool e4m3 = plan.buffers[quantize.outputs[0]].dtype == rt::DType::F8E4M3;
+  rt::LowRange format{e4m3 ? 448.0 : 57344.0, std::ldexp(1.0, e4m3 ? -10 : -17),
+                      std::ldexp(1.0, e4m3 ? -6 : -14)};
+  rt::Step p = rangeProbe(plan, quantize, quantize.outputs[0],
+                          {quantize.inputs[0], state, quantize.inputs[1]}, backward, slot,
+                          format, format.max);
   p.attrs["fp8_scaled"] = true;
-  p.attrs["underflow"] = std::ldexp(1.0, e4m3 ? -10 : -17);
-  p.attrs["overflow"] = e4m3 ? 448.0 : 57344.0;
-  p.attrs["subnormal"] = std::ldexp(1.0, e4m3 ? -6 : -14);
-  p.attrs["slot"] = slot;
   return p;
 }
 
@@ -145,19 +158,11 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
     }
     steps.push_back(std::move(step));
     for (auto [read, named] : probed) {
-      rt::Step p = probeStep(plan.steps[i], rt::Kernel::RecordRange, plan.buffers[named].name + ".range");
-      p.inputs = {read, state};
+      std::vector<int> inputs = {read, state};
       if (i > loss && scale >= 0)
-        p.inputs.push_back(scale);
-      p.attrs["of"] = plan.buffers[named].name;
-      p.attrs["step"] = plan.steps[i].name;
-      p.attrs["kernel"] = rt::kernelName(plan.steps[i].kernel);
-      p.attrs["backward"] = i > loss;
-      p.attrs["underflow"] = low.min;
-      p.attrs["overflow"] = low.max / 2;
-      p.attrs["subnormal"] = low.normal;
-      p.attrs["slot"] = slot++;
-      after.push_back(std::move(p));
+        inputs.push_back(scale);
+      after.push_back(
+          rangeProbe(plan, plan.steps[i], named, inputs, i > loss, slot++, low, low.max / 2));
     }
     if (plan.steps[i].kernel == rt::Kernel::Fp8Quantize)
       after.push_back(fp8Probe(plan, plan.steps[i], state, slot++, i > loss));
