@@ -31,8 +31,12 @@ const char *const kTrainingKeys[] = {
     "adam_eps",   "no_decay_1d",  "lr_schedule",   "warmup_steps",
     "min_lr",     "lr_step_every", "lr_gamma",     "clip_grad_norm"};
 
-bool isTrainingKey(const std::string &key) {
-  for (const char *k : kTrainingKeys)
+/// The FP8 options a config file may set, the same way.
+const char *const kFp8Keys[] = {"fp8_format", "fp8_margin",   "fp8_amax_history",
+                                "fp8_amax_compute", "fp8_min_size", "fp8_exclude"};
+
+template <size_t N> bool isOneOf(const std::string &key, const char *const (&keys)[N]) {
+  for (const char *k : keys)
     if (key == k)
       return true;
   return false;
@@ -52,14 +56,23 @@ std::vector<std::string> splitCommas(const std::string &text) {
   return items;
 }
 
-/// The --fp8-* flags, checked (docs/amp-policy.md, "FP8"); only at --dtype fp8.
-void readFp8Flags(const Args &args, AmpSettings &options) {
+/// The --fp8-* flags, checked (docs/amp-policy.md, "FP8"); only at --dtype
+/// fp8. `args` has the config's fp8_* keys as defaults; `given` is the
+/// command line alone.
+void readFp8Flags(const Args &args, const Args &given, AmpSettings &options) {
   Fp8Settings &fp8 = options.fp8;
   const char *flags[] = {"fp8-format", "fp8-amax-history", "fp8-amax-compute", "fp8-margin",
                          "fp8-min-size", "fp8-exclude"};
-  for (const char *flag : flags)
-    if (args.has(flag) && options.dtype != "fp8")
+  for (const char *flag : flags) {
+    if (!args.has(flag) || options.dtype == "fp8")
+      continue;
+    if (given.has(flag))
       throw UsageError(std::string("--") + flag + " applies at --dtype fp8; add --dtype fp8");
+    std::string key = std::string(flag);
+    std::replace(key.begin(), key.end(), '-', '_');
+    throw CliError(*given.get("config"),
+                   "\"" + key + "\" applies at dtype fp8; add \"dtype\": \"fp8\"");
+  }
   if (auto format = args.get("fp8-format")) {
     if (*format != "hybrid" && *format != "e4m3")
       throw UsageError("--fp8-format must be hybrid or e4m3, got '" + *format + "'");
@@ -104,8 +117,9 @@ void applyConfig(const std::string &text, const std::string &path, AmpSettings &
       (key == "level" ? options.level : options.dtype) = it.value().get<std::string>();
       continue;
     }
-    if (isTrainingKey(key))
-      continue; // withTrainingConfig's
+    if (isOneOf(key, kTrainingKeys) || isOneOf(key, kFp8Keys))
+      continue; // flags' defaults: withConfigFlags
+
     const ListKey *list = nullptr;
     for (const ListKey &l : kLists)
       if (key == l.key)
@@ -124,7 +138,11 @@ void applyConfig(const std::string &text, const std::string &path, AmpSettings &
   }
 }
 
-Args withTrainingConfig(const Args &args) {
+namespace {
+
+/// `args` with the config's values of `keys` as the defaults of the flags
+/// of their names: flags given override the config.
+template <size_t N> Args withConfigFlags(const Args &args, const char *const (&keys)[N]) {
   Args out = args;
   std::optional<std::string> path = args.get("config");
   if (!path)
@@ -136,7 +154,10 @@ Args withTrainingConfig(const Args &args) {
   std::optional<Json> config = rt::parseJson(*text, error);
   if (!config || !config->is_object())
     throw CliError(*path, config ? "the config must be a JSON object" : error);
-  for (const char *key : kTrainingKeys) {
+  auto all = [](const Json &v, bool (Json::*is)() const) {
+    return v.is_array() && std::all_of(v.begin(), v.end(), [&](const Json &x) { return (x.*is)(); });
+  };
+  for (const char *key : keys) {
     if (!config->contains(key))
       continue;
     const Json &v = (*config)[key];
@@ -148,19 +169,22 @@ Args withTrainingConfig(const Args &args) {
       out.setDefault(flag, v.get<std::string>());
     } else if (v.is_number()) {
       out.setDefault(flag, v.dump());
-    } else if (v.is_array() && std::all_of(v.begin(), v.end(),
-                                           [](const Json &x) { return x.is_number(); })) {
+    } else if (all(v, &Json::is_number) || all(v, &Json::is_string)) {
       std::string list;
       for (const Json &x : v)
-        list += (list.empty() ? "" : ",") + x.dump();
+        list += (list.empty() ? "" : ",") + (x.is_string() ? x.get<std::string>() : x.dump());
       out.setDefault(flag, list);
     } else {
       throw CliError(*path, "\"" + std::string(key) + "\" must be a string, a number, true or "
-                            "false, or a list of numbers");
+                            "false, or a list of numbers or names");
     }
   }
   return out;
 }
+
+} // namespace
+
+Args withTrainingConfig(const Args &args) { return withConfigFlags(args, kTrainingKeys); }
 
 std::vector<OptionSpec> ampOptionSpecs() {
   return {{"level", true, false, "O0, O1 (default), O2 or O3"},
@@ -178,7 +202,7 @@ std::vector<OptionSpec> ampOptionSpecs() {
           {"custom-gray-list", true, true, "ops moved to the gray list, a,b,..."},
           {"custom-black-varnames", true, true, "values whose nodes stay f32, v,w,..."},
           {"config", true, false,
-           "a JSON object with the keys level, dtype, custom_* and the training options "
+           "a JSON object with the keys level, dtype, fp8_*, custom_* and the training options "
            "(optimizer, lr_schedule, clip_grad_norm, ...)"}};
 }
 
@@ -190,7 +214,7 @@ AmpSettings ampOptionsFrom(const Args &args) {
     options.level = *level;
   if (auto dtype = args.get("dtype"))
     options.dtype = *dtype;
-  readFp8Flags(args, options);
+  readFp8Flags(withConfigFlags(args, kFp8Keys), args, options);
   for (const ListKey &l : kLists)
     if (args.has(l.flag)) {
       std::vector<std::string> names;

@@ -23,7 +23,8 @@ FusionSet fusionsFrom(const Args &args, TrainSettings *training);
 OptionSpec noFuseOptionSpec();
 
 /// Applies a `--config` file's text to `options`; throws CliError naming
-/// `path`. Training keys (below) are left to withTrainingConfig.
+/// `path`. Training keys (below) and the fp8_* keys are read as the
+/// defaults of their flags.
 void applyConfig(const std::string &text, const std::string &path, AmpSettings &options);
 
 /// `args` with the training keys of its `--config` file (optimizer,
