@@ -11,7 +11,8 @@
 // f32 result of a step with an L result, which then writes it in f32 and a
 // new cast step rounds it (the same bits). Each probe carries the step's
 // phase and names what it probes (`of`: the step for flags, the value for
-// ranges).
+// ranges). An attention also gets a row of its scores, which it computes
+// in f32 and never stores (`record_scores_range`).
 #include <cmath>
 
 #include "compiler/plan/PlanPass.h"
@@ -89,6 +90,28 @@ rt::Step fp8Probe(const rt::Plan &plan, const rt::Step &quantize, int state, int
   return p;
 }
 
+/// The range of an attention's scores q k^T scale (the fused op keeps them
+/// in f32 and never stores them): recorded as the value `<y>.scores`, with
+/// one element per score the causal mask keeps.
+rt::Step scoresProbe(const rt::Plan &plan, const rt::Step &attention, int state, int64_t slot,
+                     rt::LowRange low) {
+  std::string name = plan.buffers[attention.outputs[0]].name + ".scores";
+  rt::Step p = probeStep(attention, rt::Kernel::RecordScoresRange, name + ".range");
+  p.inputs = {attention.inputs[0], attention.inputs[1], state};
+  for (const char *a : {"causal", "scale"})
+    if (attention.attrs.contains(a))
+      p.attrs[a] = attention.attrs[a];
+  p.attrs["of"] = name;
+  p.attrs["step"] = attention.name;
+  p.attrs["kernel"] = rt::kernelName(attention.kernel);
+  p.attrs["backward"] = false;
+  p.attrs["underflow"] = low.min;
+  p.attrs["overflow"] = low.max / 2;
+  p.attrs["subnormal"] = low.normal;
+  p.attrs["slot"] = slot;
+  return p;
+}
+
 /// Adds the probes, before memory planning.
 void addProbes(rt::Plan &plan, const ProbeOptions &options) {
   bool ranges = options.mode == ProbeOptions::Mode::Ranges;
@@ -97,7 +120,7 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
   int scale = lossScaleOf(plan);
   size_t slots = 0; // a flag per step, or a row per float result (and FP8 operand)
   for (const rt::Step &s : plan.steps) {
-    slots += ranges && s.kernel == rt::Kernel::Fp8Quantize;
+    slots += ranges && (s.kernel == rt::Kernel::Fp8Quantize || s.kernel == rt::Kernel::Attention);
     for (int out : s.outputs)
       if (rt::isFloat(plan.buffers[out].dtype)) {
         ++slots;
@@ -166,6 +189,8 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
     }
     if (plan.steps[i].kernel == rt::Kernel::Fp8Quantize)
       after.push_back(fp8Probe(plan, plan.steps[i], state, slot++, i > loss));
+    if (plan.steps[i].kernel == rt::Kernel::Attention)
+      after.push_back(scoresProbe(plan, plan.steps[i], state, slot++, low));
     for (rt::Step &a : after)
       steps.push_back(std::move(a));
   }

@@ -92,6 +92,7 @@ void accumulate(const StepView &s);
 void increment(const StepView &s);
 void recordNonFinite(const StepView &s);
 void recordRange(const StepView &s);
+void recordScoresRange(const StepView &s);
 void recordStep(const StepView &s);
 } // namespace signature
 

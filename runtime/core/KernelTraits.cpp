@@ -198,6 +198,10 @@ constexpr KernelTraits kRows[] = {
     // second operand, a state buffer.
     {K::RecordNonFinite, {2, -1}, kNone, 0, 0, F::None, kNoRange, S::recordNonFinite},
     {K::RecordRange, {2, 3}, kNone, 0, 0, F::None, kNoRange, S::recordRange},
+    // An attention's scores q k^T scale, computed and recorded as a range
+    // row (in place of a value the fused op never stores).
+    {K::RecordScoresRange, kThree, kNone, 0, 0, F::None, kNoRange, S::recordScoresRange,
+     A::Accumulated},
     // The training history (runtime/core/History.h): it writes its first
     // two operands, state buffers.
     {K::RecordStep, {5, 7}, kNone, 0, 0, F::None, kNoRange, S::recordStep},

@@ -23,18 +23,33 @@ void recordNonFinite(const StepView &s) {
   requireSlot(s, flags.shape[0]);
 }
 
-void recordRange(const StepView &s) {
-  s.require(isFloat(s.in(0).dtype), "the value must be a float tensor");
-  const Buffer &ranges = s.in(1);
+/// The ranges buffer, a row for `slot`, and thresholds that are not negative.
+static void requireRangeRow(const StepView &s, const Buffer &ranges) {
   s.require(ranges.dtype == DType::F64 && ranges.shape.size() == 2 &&
                 ranges.shape[1] == kRangeFields,
             "the ranges must be an f64 [probes, " + std::to_string(kRangeFields) + "] buffer");
   requireSlot(s, ranges.shape[0]);
-  if (s.step.inputs.size() > 2)
-    s.require(isFloatScalar(s.in(2)), "the loss scale must be a float scalar");
   s.require(s.attrs.getF64("underflow", 0) >= 0 && s.attrs.getF64("overflow", 0) >= 0 &&
                 s.attrs.getF64("subnormal", 0) >= 0,
             "the thresholds must not be negative");
+}
+
+void recordRange(const StepView &s) {
+  s.require(isFloat(s.in(0).dtype), "the value must be a float tensor");
+  requireRangeRow(s, s.in(1));
+  if (s.step.inputs.size() > 2)
+    s.require(isFloatScalar(s.in(2)), "the loss scale must be a float scalar");
+}
+
+/// record_scores_range(q, k, ranges): q [b, sq, h, d], k [b, sk, h, d].
+void recordScoresRange(const StepView &s) {
+  const Buffer &q = s.in(0), &k = s.in(1);
+  s.require(isFloat(q.dtype) && q.dtype == k.dtype, "q and k must be float tensors of one dtype");
+  s.require(q.shape.size() == 4 && k.shape.size() == 4 && k.shape[0] == q.shape[0] &&
+                k.shape[2] == q.shape[2] && k.shape[3] == q.shape[3],
+            "q " + shapeText(q.shape) + " and k " + shapeText(k.shape) +
+                " must be [batch, seq, heads, head_dim] of one attention");
+  requireRangeRow(s, s.in(2));
 }
 
 /// record_step(history, count, found_inf, loss, lr[, loss_scale])

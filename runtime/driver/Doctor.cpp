@@ -15,7 +15,7 @@ std::vector<ValueRange> valueRanges(const Plan &plan, const std::vector<double> 
   LowRange low = lowRange(lowDtype);
   std::vector<ValueRange> values;
   for (const Step &s : plan.steps) {
-    if (s.kernel != Kernel::RecordRange)
+    if (s.kernel != Kernel::RecordRange && s.kernel != Kernel::RecordScoresRange)
       continue;
     StepAttrs attrs(s);
     int64_t slot = attrs.getInt("slot", -1);
@@ -27,6 +27,7 @@ std::vector<ValueRange> valueRanges(const Plan &plan, const std::vector<double> 
     v.step = attrs.getStr("step", "");
     v.kernel = attrs.getStr("kernel", "");
     v.backward = attrs.getBool("backward", false);
+    v.scores = s.kernel == Kernel::RecordScoresRange;
     int id = plan.find(v.name);
     v.dtype = id >= 0 ? plan.buffers[id].dtype : DType::F32;
     v.maxAbs = row[kMaxAbs];
@@ -47,6 +48,11 @@ DoctorVerdict diagnose(const std::vector<ValueRange> &values, const std::string 
   LowRange low = lowRange(lowDtype);
   DoctorVerdict d;
   for (const ValueRange &v : values) {
+    if (v.scores) {
+      if (v.maxAbs > low.max)
+        d.scoresBeyondLow.push_back(v.name);
+      continue;
+    }
     if (v.fp8()) {
       if (v.headroomLog2 < 0 && v.nearMaxFraction > kFp8SaturateLimit)
         d.fp8Margin = std::max(d.fp8Margin, (int)std::min(std::ceil(-v.headroomLog2), 64.0));

@@ -36,6 +36,10 @@ struct ValueRange {
   /// An FP8 operand (--dtype fp8): its row describes x * scale, as its
   /// codes hold it, against the format's largest value and smallest subnormal.
   bool fp8() const { return isFp8(dtype); }
+  /// An attention's scores q k^T scale (`<y>.scores`): computed in f32
+  /// inside the fused op and never stored; their row says how far they are
+  /// from L's range, which the unfused form would store them in.
+  bool scores = false;
 };
 
 /// An FP8 operand with more than this share of its elements flushed to 0
@@ -71,6 +75,9 @@ struct DoctorVerdict {
   /// and the operands flushing more than kFp8FlushLimit of their elements to 0.
   int fp8Margin = 0;
   std::vector<std::string> fp8Flushing;
+  /// Attentions whose scores exceed L's largest value: safe fused (f32
+  /// inside), an overflow in the unfused form.
+  std::vector<std::string> scoresBeyondLow;
 };
 
 DoctorVerdict diagnose(const std::vector<ValueRange> &values, const std::string &lowDtype);

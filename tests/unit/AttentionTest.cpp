@@ -7,6 +7,8 @@
 
 #include "compiler/Pipelines.h"
 #include "mlir/IR/MLIRContext.h"
+#include "runtime/core/Probes.h"
+#include "runtime/driver/Doctor.h"
 #include "tests/unit/RuntimeTestUtil.h"
 #include "tests/unit/TestUtil.h"
 
@@ -218,6 +220,59 @@ TEST(Attention, IsCausal) {
   int64_t kept = (t + 1) * s.h * s.dv;
   EXPECT_TRUE(std::equal(before.begin(), before.begin() + kept, after.begin()));
   EXPECT_FALSE(std::equal(before.begin() + kept, before.end(), after.begin() + kept));
+}
+
+TEST(Attention, DoctorRecordsTheScoresRange) {
+  // The doctor's probe of the scores the fused op never stores: the largest
+  // |q k^T scale| as f64 computes it, one element per score the causal
+  // mask keeps, and those above half f16's largest counted. Its CUDA plan
+  // is dumped for the GPU check.
+  Shape4 s{2, 37, 37, 2, 16, 16};
+  double scale = 0.3;
+  mlir::MLIRContext ctx;
+  GraphBuilder b(ctx, "scores");
+  b.output(b.attention(b.input("q", {s.b, s.sq, s.h, s.d}), b.input("k", {s.b, s.sk, s.h, s.d}),
+                       b.input("v", {s.b, s.sk, s.h, s.dv}), true, scale, "y"));
+  auto module = b.finish();
+  ProbeOptions probes{ProbeOptions::Mode::Ranges, "f16"};
+  test::dumpCudaPlan(*module, probes);
+  rt::Plan plan = lowerToPlan(*module, rt::cpuTarget(), probes);
+  rt::Executor ex(plan, {});
+  auto q = test::randomValues(s.b * s.sq * s.h * s.d, "f32", 1),
+       k = test::randomValues(s.b * s.sk * s.h * s.d, "f32", 2);
+  for (double &x : q)
+    x *= 30000; // some scores above f16's largest
+  test::setValues(ex, "q", q);
+  test::setValues(ex, "k", k);
+  test::setValues(ex, "v", test::randomValues(s.b * s.sk * s.h * s.dv, "f32", 3));
+  ex.run();
+  double maxAbs = 0, kept = 0, near = 0;
+  for (int64_t bh = 0; bh < s.b * s.h; ++bh)
+    for (int64_t i = 0; i < s.sq; ++i)
+      for (int64_t j = 0; j <= i; ++j, ++kept) {
+        int64_t bi = bh / s.h, h = bh % s.h;
+        double dot = 0;
+        for (int64_t x = 0; x < s.d; ++x)
+          dot += q[((bi * s.sq + i) * s.h + h) * s.d + x] * k[((bi * s.sk + j) * s.h + h) * s.d + x];
+        maxAbs = std::max(maxAbs, std::fabs(dot * scale));
+        near += std::fabs(dot * scale) > 65504.0 / 2;
+      }
+  std::vector<std::byte> bytes = ex.readBytes(ex.id(rt::kRanges));
+  std::vector<double> ranges(bytes.size() / sizeof(double));
+  std::memcpy(ranges.data(), bytes.data(), bytes.size());
+  const rt::ValueRange *scores = nullptr;
+  std::vector<rt::ValueRange> values = rt::valueRanges(plan, ranges, "f16");
+  for (const rt::ValueRange &v : values)
+    if (v.scores)
+      scores = &v;
+  ASSERT_NE(scores, nullptr);
+  EXPECT_EQ(scores->name, "y.scores");
+  EXPECT_EQ(scores->kernel, "attention");
+  EXPECT_NEAR(scores->maxAbs, maxAbs, 1e-5 * maxAbs);
+  EXPECT_EQ(scores->elements, kept);
+  EXPECT_GT(near, 0);
+  EXPECT_EQ(scores->nearMaxFraction * kept, near);
+  EXPECT_EQ(rt::diagnose(values, "f16").scoresBeyondLow, std::vector<std::string>{"y.scores"});
 }
 
 } // namespace

@@ -80,7 +80,7 @@ struct Compiled {
 /// for the CUDA target and written to DIR/<suite>.<test>-<n>.json: the kernel
 /// tests' graphs, which ampc-backend-check runs on a GPU machine against the
 /// CPU (scripts/gpu-check.sh prepare).
-inline void dumpCudaPlan(mlir::ModuleOp module) {
+inline void dumpCudaPlan(mlir::ModuleOp module, const PlanOptions &options = {}) {
   const char *dir = std::getenv("AMPC_DUMP_CUDA_PLANS");
   const ::testing::TestInfo *test = ::testing::UnitTest::GetInstance()->current_test_info();
   if (!dir || !test)
@@ -91,7 +91,7 @@ inline void dumpCudaPlan(mlir::ModuleOp module) {
       ch = '_';
   static std::map<std::string, int> counts;
   std::string path = std::string(dir) + "/" + name + "-" + std::to_string(counts[name]++) + ".json";
-  rt::writeFileAtomically(path, rt::planToJson(lowerToPlan(module, rt::cudaTarget())));
+  rt::writeFileAtomically(path, rt::planToJson(lowerToPlan(module, rt::cudaTarget(), options)));
 }
 
 /// Every fusion but `fusion`: the options that lower the plan of separate

@@ -129,6 +129,25 @@ std::string fp8Report(const std::vector<rt::ValueRange> &values, const rt::Docto
   return out;
 }
 
+/// The attentions' scores rows and verdict line ("" without attention).
+std::string scoresReport(const std::vector<rt::ValueRange> &values, const rt::DoctorVerdict &d,
+                         const std::string &lowName, std::string &verdict) {
+  std::string out;
+  for (const rt::ValueRange &v : values)
+    if (v.scores && v.elements > 0)
+      out += row(v.name, v.kernel, num(v.maxAbs), num(v.headroomLog2), percent(v.nearMaxFraction));
+  if (out.empty())
+    return "";
+  if (!d.scoresBeyondLow.empty())
+    verdict += "  " + std::to_string(d.scoresBeyondLow.size()) + " attention" +
+               (d.scoresBeyondLow.size() == 1 ? "'s scores exceed " : "s' scores exceed ") +
+               lowName + "'s range: the fused op holds them in f32, so nothing overflows; "
+               "written unfused (matmul, scale, softmax) they would: keep attention fused\n";
+  return "\nattention scores (q k^T scale, computed in f32 inside the fused op and never "
+         "stored; headroom against " + lowName + "):\n" +
+         row("value", "op", "max |s|", "headroom 2^k", "near max") + out;
+}
+
 /// The command line the verdict recommends: train with the doctor's
 /// options, plus the fixes.
 std::vector<std::string> verdictTokens(const Args &args, const std::vector<std::string> &black,
@@ -165,7 +184,7 @@ DotOverlay headroomOverlay(const std::vector<rt::ValueRange> &values) {
               {"not measured", "#ffffff"}};
   std::map<std::string, const rt::ValueRange *> least; // per node, its least headroom
   for (const rt::ValueRange &v : values)
-    if (!v.backward && !v.step.empty() &&
+    if (!v.backward && !v.scores && !v.step.empty() &&
         (!least.count(v.step) || v.headroomLog2 < least[v.step]->headroomLog2))
       least[v.step] = &v;
   for (auto [node, v] : least) {
@@ -190,7 +209,8 @@ rt::Json valueJson(const rt::ValueRange &v) {
           {"subnormal_fraction", v.subnormalFraction},
           {"near_max_fraction", v.nearMaxFraction},
           {"headroom_log2", number(v.headroomLog2)},
-          {"max_abs_unscaled", v.maxAbsUnscaled}};
+          {"max_abs_unscaled", v.maxAbsUnscaled},
+          {"attention_scores", v.scores}};
 }
 
 } // namespace
@@ -239,9 +259,10 @@ int runDoctor(const Args &args) {
       out += row(v->name, v->kernel, percent(v->flushFraction), percent(v->subnormalFraction),
                  num(v->maxAbsUnscaled));
   }
-  std::string fp8Verdict;
+  std::string fp8Verdict, scoresVerdict;
   out += fp8Report(values, d, job, fp8Verdict);
-  out += "\nverdict:\n" + fp8Verdict;
+  out += scoresReport(values, d, lowName, scoresVerdict);
+  out += "\nverdict:\n" + fp8Verdict + scoresVerdict;
   if (!d.overflowing.empty())
     out += "  " + std::to_string(d.overflowing.size()) + " forward value" +
            (d.overflowing.size() == 1 ? " overflows " : "s overflow ") + lowName +
@@ -293,6 +314,7 @@ int runDoctor(const Args &args) {
                     {"fp8_margin", d.fp8Margin},
                     {"fp8_flushing", d.fp8Flushing},
                     {"fp8_exclude", fp8Excluded(d)},
+                    {"attention_scores_beyond_low", d.scoresBeyondLow},
                     {"command", shellLine(cmd)}};
     onFile(*file, [&] { writeFileAtomically(*file, rt::dumpJson(j, 2) + "\n"); });
   }

@@ -33,41 +33,87 @@ void recordNonFinite(KernelContext &c) {
   c.in.back().as<uint8_t>()[c.attrs.getInt("slot", 0)] = found;
 }
 
+/// A ranges row's counts over the magnitudes it is shown.
+struct RangeStats {
+  double underflow, overflow, subnormal;
+  double maxAbs = 0, maxFinite = 0, minNonzero = 0, under = 0, near = 0, sub = 0;
+
+  explicit RangeStats(const KernelContext &c)
+      : underflow(c.attrs.getF64("underflow", 0)), overflow(c.attrs.getF64("overflow", 0)),
+        subnormal(c.attrs.getF64("subnormal", 0)) {}
+
+  void add(double a) {
+    if (std::isnan(a))
+      return;
+    maxAbs = std::max(maxAbs, a);
+    if (std::isfinite(a))
+      maxFinite = std::max(maxFinite, a);
+    if (a > 0 && (minNonzero == 0 || a < minNonzero))
+      minNonzero = a;
+    under += a > 0 && a < underflow;
+    sub += a > 0 && a < subnormal;
+    near += a > overflow;
+  }
+
+  /// Folds the counts of `elements` elements into `row` (the largest
+  /// finite one divided by `scale`, the loss scale).
+  void commit(double *row, double elements, double scale) const {
+    row[kMaxAbs] = std::max(row[kMaxAbs], maxAbs);
+    if (minNonzero > 0 && (row[kMinNonzeroAbs] == 0 || minNonzero < row[kMinNonzeroAbs]))
+      row[kMinNonzeroAbs] = minNonzero;
+    row[kElements] += elements;
+    row[kUnderflows] += under;
+    row[kNearOverflows] += near;
+    row[kSubnormals] += sub;
+    row[kMaxAbsUnscaled] = std::max(row[kMaxAbsUnscaled], maxFinite / scale);
+  }
+};
+
+double *rangeRow(KernelContext &c, int ranges) {
+  return c.in[ranges].as<double>() + c.attrs.getInt("slot", 0) * kRangeFields;
+}
+
 void recordRange(KernelContext &c) {
   const TensorRef &x = c.in[0];
-  double *row = c.in[1].as<double>() + c.attrs.getInt("slot", 0) * kRangeFields;
-  double underflow = c.attrs.getF64("underflow", 0), overflow = c.attrs.getF64("overflow", 0);
-  double subnormal = c.attrs.getF64("subnormal", 0);
-  double maxAbs = 0, maxFinite = 0, minNonzero = 0, under = 0, near = 0, sub = 0;
+  RangeStats stats(c);
   // An FP8 operand's probe sees x * scale, the f32 product its quantize rounds.
   float fp8Scale = c.attrs.getBool("fp8_scaled", false) ? scalarF32(c.in[2]) : 1.0f;
   std::vector<float> buf(kChunk);
   for (int64_t at = 0; at < x.size(); at += kChunk) {
     int64_t n = std::min(kChunk, x.size() - at);
     readF32(x, at, n, buf.data());
-    for (int64_t k = 0; k < n; ++k) {
-      double a = std::fabs((double)(buf[k] * fp8Scale));
-      if (std::isnan(a))
-        continue;
-      maxAbs = std::max(maxAbs, a);
-      if (std::isfinite(a))
-        maxFinite = std::max(maxFinite, a);
-      if (a > 0 && (minNonzero == 0 || a < minNonzero))
-        minNonzero = a;
-      under += a > 0 && a < underflow;
-      sub += a > 0 && a < subnormal;
-      near += a > overflow;
-    }
+    for (int64_t k = 0; k < n; ++k)
+      stats.add(std::fabs((double)(buf[k] * fp8Scale)));
   }
-  double scale = c.in.size() > 2 ? scalarF32(c.in[2]) : 1.0;
-  row[kMaxAbs] = std::max(row[kMaxAbs], maxAbs);
-  if (minNonzero > 0 && (row[kMinNonzeroAbs] == 0 || minNonzero < row[kMinNonzeroAbs]))
-    row[kMinNonzeroAbs] = minNonzero;
-  row[kElements] += (double)x.size();
-  row[kUnderflows] += under;
-  row[kNearOverflows] += near;
-  row[kSubnormals] += sub;
-  row[kMaxAbsUnscaled] = std::max(row[kMaxAbsUnscaled], maxFinite / scale);
+  stats.commit(rangeRow(c, 1), (double)x.size(), c.in.size() > 2 ? scalarF32(c.in[2]) : 1.0);
+}
+
+/// The scores q_i . k_j * scale of an attention (causal: j <= i only), each
+/// an f32 dot product in order, as the row of a value with one element per
+/// score the mask keeps.
+void recordScoresRange(KernelContext &c) {
+  F32In q(c.in[0]), k(c.in[1]);
+  const std::vector<int64_t> &qs = c.in[0].shape;
+  int64_t batch = qs[0], sq = qs[1], heads = qs[2], d = qs[3], sk = c.in[1].shape[1];
+  bool causal = c.attrs.getBool("causal", false);
+  float scale = float(c.attrs.getF64("scale", 1.0 / std::sqrt(double(d))));
+  RangeStats stats(c);
+  double elements = 0;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < sq; ++i) {
+        const float *qi = q.data() + ((b * sq + i) * heads + h) * d;
+        int64_t keys = causal ? std::min(i + 1, sk) : sk;
+        for (int64_t j = 0; j < keys; ++j) {
+          const float *kj = k.data() + ((b * sk + j) * heads + h) * d;
+          float dot = 0;
+          for (int64_t x = 0; x < d; ++x)
+            dot += qi[x] * kj[x];
+          stats.add(std::fabs((double)(dot * scale)));
+        }
+        elements += (double)keys;
+      }
+  stats.commit(rangeRow(c, 2), elements, 1.0);
 }
 
 } // namespace
@@ -75,6 +121,7 @@ void recordRange(KernelContext &c) {
 void addProbeKernels(KernelTable &t) {
   t[Kernel::RecordNonFinite] = recordNonFinite;
   t[Kernel::RecordRange] = recordRange;
+  t[Kernel::RecordScoresRange] = recordScoresRange;
 }
 
 } // namespace ampc::rt
