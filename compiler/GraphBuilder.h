@@ -151,9 +151,11 @@ public:
   Tensor logSoftmax(Tensor x, int64_t axis = -1, llvm::StringRef name = "");
   /// Fused scaled dot-product attention: q [batch, seq_q, heads, head_dim],
   /// k and v [batch, seq_k, heads, head_dim(_v)]; scale 1/sqrt(head_dim)
-  /// unless given; causal: query i sees keys j <= i.
+  /// unless given; causal: query i sees keys j <= i; in training, dropout
+  /// of the probabilities at rate `dropout` (the bits of `dropout` with `seed`).
   Tensor attention(Tensor q, Tensor k, Tensor v, bool causal = false,
-                   std::optional<double> scale = std::nullopt, llvm::StringRef name = "");
+                   std::optional<double> scale = std::nullopt, llvm::StringRef name = "",
+                   double dropout = 0.0, int64_t seed = 0);
   Tensor embedding(Tensor ids, Tensor weight, llvm::StringRef name = "");
   Tensor softmaxCrossEntropy(Tensor logits, Tensor labels, llvm::StringRef name = "");
   Tensor mseLoss(Tensor prediction, Tensor target, llvm::StringRef name = "");

@@ -181,11 +181,13 @@ Tensor GraphBuilder::softmax(Tensor x, int64_t axis, StringRef name) {
 }
 
 Tensor GraphBuilder::attention(Tensor q, Tensor k, Tensor v, bool causal,
-                               std::optional<double> scale, StringRef name) {
+                               std::optional<double> scale, StringRef name, double dropout,
+                               int64_t seed) {
   Attrs at{builder_};
   at.flag("causal", causal);
   if (scale)
     at.list.set("scale", builder_.getF64FloatAttr(*scale));
+  at.f64("dropout", dropout, 0.0).i64("seed", seed, 0);
   return node("attention", {q, k, v}, at.list, name);
 }
 

@@ -112,12 +112,15 @@ def Graph_AttentionBackwardOp : Graph_GradOp<"attention_backward",
     (ins Graph_FloatTensor:$q, Graph_FloatTensor:$k, Graph_FloatTensor:$v,
          Graph_FloatTensor:$y, Graph_FloatTensor:$dy,
          DefaultValuedAttr<BoolAttr, "false">:$causal,
-         OptionalAttr<F64Attr>:$scale),
+         OptionalAttr<F64Attr>:$scale,
+         DefaultValuedAttr<F64Attr, "0.0">:$dropout,
+         DefaultValuedAttr<I64Attr, "0">:$seed),
     (outs Graph_FloatTensor:$dq, Graph_FloatTensor:$dk, Graph_FloatTensor:$dv)> {
   let summary = "Gradient of attention";
   let description = [{
     Recomputes each row's scores and log-sum-exp from `q` and `k`
-    (FlashAttention-2's backward): nothing seq_q x seq_k is stored.
+    (FlashAttention-2's backward): nothing seq_q x seq_k is stored. With
+    `dropout`, the forward's mask is drawn again from `seed` and the step.
   }];
 }
 

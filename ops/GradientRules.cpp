@@ -354,7 +354,7 @@ RULE(SoftmaxOp) {
 
 RULE(AttentionOp) {
   Operation *bw = b.node("attention_backward", {getQ(), getK(), getV(), getY(), dy},
-                         keep(*this, {"causal", "scale"}));
+                         keep(*this, {"causal", "scale", "dropout", "seed"}));
   if (!bw)
     return failure();
   for (int i = 0; i < 3; ++i)

@@ -188,7 +188,8 @@ LogicalResult LayerNormOp::inferTypes(Location loc, Adaptor adaptor,
 /// result's type, [b, sq, h, dv].
 static FailureOr<RankedTensorType> attentionResult(Location loc, StringRef op, Value qv,
                                                    Value kv, Value vv,
-                                                   std::optional<llvm::APFloat> scale) {
+                                                   std::optional<llvm::APFloat> scale,
+                                                   double dropout) {
   auto q = ranked(qv), k = ranked(kv), v = ranked(vv);
   for (auto t : {k, v})
     if (failed(sameDtype(loc, op, q, t)))
@@ -208,6 +209,8 @@ static FailureOr<RankedTensorType> attentionResult(Location loc, StringRef op, V
     return opError(loc, op) << "head_dim must be at least 1";
   if (scale && !(scale->isFiniteNonZero()))
     return opError(loc, op) << "scale must be finite and nonzero";
+  if (!(dropout >= 0.0 && dropout < 1.0))
+    return opError(loc, op) << "dropout must be in [0, 1), got " << dropout;
   SmallVector<int64_t> shape(qs);
   shape[3] = vs[3];
   return RankedTensorType::get(shape, q.getElementType());
@@ -217,7 +220,8 @@ LogicalResult AttentionOp::inferTypes(Location loc, Adaptor adaptor,
                                       SmallVectorImpl<Type> &types) {
   FailureOr<RankedTensorType> y = attentionResult(loc, getOperationName(), adaptor.getQ(),
                                                   adaptor.getK(), adaptor.getV(),
-                                                  adaptor.getScale());
+                                                  adaptor.getScale(),
+                                                  adaptor.getDropout().convertToDouble());
   if (failed(y))
     return failure();
   types.push_back(*y);
@@ -228,7 +232,8 @@ LogicalResult AttentionBackwardOp::inferTypes(Location loc, Adaptor adaptor,
                                               SmallVectorImpl<Type> &types) {
   FailureOr<RankedTensorType> y = attentionResult(loc, getOperationName(), adaptor.getQ(),
                                                   adaptor.getK(), adaptor.getV(),
-                                                  adaptor.getScale());
+                                                  adaptor.getScale(),
+                                                  adaptor.getDropout().convertToDouble());
   if (failed(y))
     return failure();
   if (adaptor.getY().getType() != *y || adaptor.getDy().getType() != *y)

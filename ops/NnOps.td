@@ -192,7 +192,9 @@ def Graph_SoftmaxCrossEntropyOp : Graph_NodeOp<"softmax_cross_entropy", "Black",
 def Graph_AttentionOp : Graph_NodeOp<"attention", "White",
     (ins Graph_FloatTensor:$q, Graph_FloatTensor:$k, Graph_FloatTensor:$v,
          DefaultValuedAttr<BoolAttr, "false">:$causal,
-         OptionalAttr<F64Attr>:$scale),
+         OptionalAttr<F64Attr>:$scale,
+         DefaultValuedAttr<F64Attr, "0.0">:$dropout,
+         DefaultValuedAttr<I64Attr, "0">:$seed),
     (outs Graph_FloatTensor:$y)> {
   let summary = "Scaled dot-product attention, fused (softmax(q k^T scale) v)";
   let description = [{
@@ -203,7 +205,10 @@ def Graph_AttentionOp : Graph_NodeOp<"attention", "White",
     defaults to 1/sqrt(head_dim); with `causal`, query i attends to keys
     j <= i. No seq_q x seq_k matrix is stored: the softmax runs online over
     tiles of keys, its running maximum and sum in f32 (docs/runtime.md,
-    "Attention"); the gradient recomputes the scores.
+    "Attention"); the gradient recomputes the scores. In training,
+    `dropout` in [0, 1) zeroes each probability with that rate and scales
+    the rest by 1/(1-dropout), with the bits `dropout` would draw for the
+    `[batch, heads, seq_q, seq_k]` probabilities from `seed` and the step.
   }];
 }
 

@@ -1,5 +1,5 @@
-// The plan's counters (docs/runtime.md, "Counters"): steps whose kernel
-// reads the run counter (dropout) get it as their last input and a last
+// The plan's counters (docs/runtime.md, "Counters"): steps that read the
+// run counter (dropout, attention with dropout) get it as their last input and a last
 // step advances it; the count of skipped steps adds the finite check's
 // flag, in the check's phase. Both are device state, so a captured step
 // advances them without the host. Always runs, after the probes.
@@ -22,7 +22,7 @@ void addCounters(rt::Plan &plan) {
   std::vector<int> readers;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const rt::KernelTraits *traits = &rt::traitsOf(plan.steps[i].kernel);
-    if (traits && traits->has(rt::kReadsIteration))
+    if (rt::readsIteration(plan.steps[i]))
       readers.push_back(i);
     if (traits && traits->has(rt::kFlagsNonFinite) && !plan.steps[i].outputs.empty())
       check = i;

@@ -96,8 +96,12 @@ constexpr KernelTraits kRows[] = {
      A::Accumulated},
     {K::MseLoss, kTwo, kOne, kMixedFloat, 0, F::PerInput, kNoRange, S::mse, A::Accumulated},
     // Fused attention (docs/runtime.md, "Attention"): sums in another
-    // order on another backend, and exp.
-    {K::Attention, kThree, kOne, 0, 0, F::Attention, kNoRange, S::attention, A::Accumulated},
+    // order on another backend, and exp. A second result keeps each row's
+    // log-sum-exp for the backward, which then reads it (attention-lse).
+    // With `dropout`, the run counter comes last (after the backward's
+    // log-sum-exp).
+    {K::Attention, {3, 4}, {1, 2}, kReadsIteration, 0, F::Attention, kNoRange, S::attention,
+     A::Accumulated, {}, "dropout"},
     // Backward.
     {K::BroadcastTo, kOne, kOne, kMixedFloat, 0, F::PerOutput, kNoRange, S::broadcastTo},
     {K::ReduceTo, kOne, kOne, kMixedFloat, 0, F::PerOutput, kNoRange, S::reduceTo, A::Rounded},
@@ -130,8 +134,9 @@ constexpr KernelTraits kRows[] = {
      S::softmaxLogitsBackward, A::Accumulated},
     // attention's gradient: q, k, v, y, dy -> dq, dk, dv, the scores
     // recomputed from q and k.
-    {K::AttentionBackward, {5, 5}, kThree, 0, 0, F::AttentionBackward, kNoRange,
-     S::attentionBackward, A::Accumulated},
+    // q, k, v, y, dy[, the forward's log-sum-exp][, the run counter].
+    {K::AttentionBackward, {5, 7}, kThree, kReadsIteration, 0, F::AttentionBackward, kNoRange,
+     S::attentionBackward, A::Accumulated, {}, "dropout"},
     {K::SoftmaxCrossEntropyBackward,
      kThree,
      kOne,
@@ -224,6 +229,12 @@ const std::vector<KernelTraits> kTable(std::begin(kRows), std::end(kRows));
 const std::vector<KernelTraits> &allKernelTraits() { return kTable; }
 
 const KernelTraits &traitsOf(Kernel kernel) { return kRows[static_cast<size_t>(kernel)]; }
+
+bool readsIteration(const Step &step) {
+  const KernelTraits &t = traitsOf(step.kernel);
+  return t.has(kReadsIteration) &&
+         (!t.randomRate || step.attrs.value(t.randomRate, 0.0) != 0.0);
+}
 
 const KernelTraits *findKernelTraits(std::string_view name) {
   std::optional<Kernel> k = kernelNamed(name);

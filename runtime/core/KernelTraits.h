@@ -31,7 +31,8 @@ enum KernelFlag : unsigned {
   kOutputPerInput = 1u << 3,
   /// Casts, finite checks and the scale update: AMP's overhead in a profile.
   kAmpBookkeeping = 1u << 4,
-  /// Reads the plan's run counter as its last input (dropout's streams).
+  /// Reads the plan's run counter as its last input (dropout's streams);
+  /// with a `randomRate` attribute, only where that rate is nonzero.
   kReadsIteration = 1u << 5,
   /// Its last output is found_inf: any inf or nan in its inputs.
   kFlagsNonFinite = 1u << 6,
@@ -123,6 +124,9 @@ struct KernelTraits {
   /// orders of summation leave at different noise: the backend check holds
   /// it to the scale of the terms, not of that noise.
   OperandRef biasGradTerms = {};
+  /// kReadsIteration: the attribute whose nonzero value makes the step draw
+  /// random bits (attention's `dropout`); null: every step does.
+  const char *randomRate = nullptr;
   const char *name() const { return kernelName(kernel); }
   bool has(KernelFlag f) const { return (flags & f) != 0; }
   bool widens(size_t input) const { return input < 32 && (widenedInputs >> input) & 1u; }
@@ -134,6 +138,10 @@ const KernelTraits &traitsOf(Kernel kernel);
 const KernelTraits *findKernelTraits(std::string_view name);
 /// Every row, in table order.
 const std::vector<KernelTraits> &allKernelTraits();
+
+/// Whether `step` reads the plan's run counter (kReadsIteration): its
+/// kernel does, at a nonzero rate where the kernel names one.
+bool readsIteration(const Step &step);
 
 /// Whether `step` carries a rounded copy of its
 /// result 0, as its last output (kRoundedCopy).

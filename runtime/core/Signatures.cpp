@@ -300,8 +300,11 @@ void mseBackward(const StepView &s) {
 
 /// q [b, sq, h, d], k [b, sk, h, d], v [b, sk, h, dv] of one dtype (the
 /// graph op's rule); y [b, sq, h, dv].
-static Shape attentionOperands(const StepView &s) {
-  requireFloats(s);
+static Shape attentionOperands(const StepView &s, const AttentionOperands &a) {
+  for (size_t i = 0; i < s.step.inputs.size(); ++i)
+    s.require((int)i == a.counter || isFloat(s.in(i).dtype), "q, k, v (y, dy) must be floats");
+  for (size_t i = 0; i < s.step.outputs.size(); ++i)
+    s.require(isFloat(s.out(i).dtype), "the results must be floats");
   const Buffer &q = s.in(0), &k = s.in(1), &v = s.in(2);
   s.require(q.dtype == k.dtype && q.dtype == v.dtype, "q, k and v need one dtype");
   s.require(q.shape.size() == 4 && k.shape.size() == 4 && v.shape.size() == 4,
@@ -327,18 +330,40 @@ static bool resultDtypeFits(const Buffer &result, const Buffer &operand) {
   return result.dtype == operand.dtype || result.dtype == DType::F32;
 }
 
+/// Each query row's log-sum-exp: f32 [batch, seq_q, heads].
+static void requireLse(const StepView &s, const Buffer &lse) {
+  const Buffer &q = s.in(0);
+  s.require(lse.dtype == DType::F32, "the log-sum-exp must be f32");
+  requireShape(s, lse, {q.shape[0], q.shape[1], q.shape[2]});
+}
+
+/// The run counter of an attention with dropout.
+static void requireCounter(const StepView &s, const AttentionOperands &a) {
+  if (a.counter >= 0)
+    s.require(s.in(a.counter).dtype == DType::I64 && isScalar(s.in(a.counter)),
+              "the run counter must be an i64 scalar");
+}
+
 void attention(const StepView &s) {
-  Shape y = attentionOperands(s);
+  AttentionOperands a = attentionOperandsOf(s.step, s.attrs);
+  Shape y = attentionOperands(s, a);
   requireShape(s, s.out(0), y);
   s.require(resultDtypeFits(s.out(0), s.in(0)), "the result has the operands' dtype, or f32");
+  if (s.step.outputs.size() > 1)
+    requireLse(s, s.out(1));
+  requireCounter(s, a);
 }
 
 void attentionBackward(const StepView &s) {
-  Shape y = attentionOperands(s);
+  AttentionOperands a = attentionOperandsOf(s.step, s.attrs);
+  Shape y = attentionOperands(s, a);
   for (int i : {3, 4}) {
     requireShape(s, s.in(i), y);
     s.require(s.in(i).dtype == s.in(0).dtype, "y and dy have the operands' dtype");
   }
+  if (a.lse >= 0)
+    requireLse(s, s.in(a.lse));
+  requireCounter(s, a);
   for (int i : {0, 1, 2}) {
     requireShape(s, s.out(i), s.in(i).shape);
     s.require(resultDtypeFits(s.out(i), s.in(i)), "each gradient has its operand's dtype, or f32");

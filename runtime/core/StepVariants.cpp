@@ -105,6 +105,28 @@ UpdateConfig updateConfigOf(const Step &step, const StepAttrs &attrs) {
   return c;
 }
 
+AttentionOperands attentionOperandsOf(const Step &step, const StepAttrs &attrs) {
+  AttentionOperands a;
+  a.dropout = attrs.getF64("dropout", 0.0);
+  if (!(a.dropout >= 0.0 && a.dropout < 1.0))
+    refuse(step, "dropout must be in [0, 1)");
+  int next = step.kernel == Kernel::AttentionBackward ? 5 : 3, n = (int)step.inputs.size();
+  if (a.dropout > 0) {
+    if (n <= next)
+      refuse(step, "attention with dropout reads the run counter as its last input");
+    a.counter = --n;
+  }
+  if (step.kernel == Kernel::AttentionBackward && n > next)
+    a.lse = next++;
+  if (n != next)
+    refuse(step, "has " + std::to_string(step.inputs.size()) + " inputs: q, k, v" +
+                     (step.kernel == Kernel::AttentionBackward
+                          ? ", y, dy, an optional log-sum-exp"
+                          : "") +
+                     (a.dropout > 0 ? " and the run counter" : "") + " were expected");
+  return a;
+}
+
 HistoryOperands historyOperandsOf(const Step &step, const StepAttrs &attrs) {
   HistoryOperands h;
   int next = 5;

@@ -95,6 +95,15 @@ struct UpdateConfig {
 };
 UpdateConfig updateConfigOf(const Step &step, const StepAttrs &attrs);
 
+/// attention's and attention_backward's optional inputs after q, k, v (and
+/// y, dy): the backward's saved log-sum-exp, then the run counter, which a
+/// step with `dropout` reads last. -1: absent.
+struct AttentionOperands {
+  double dropout = 0;
+  int lse = -1, counter = -1;
+};
+AttentionOperands attentionOperandsOf(const Step &step, const StepAttrs &attrs);
+
 /// record_step's optional inputs (runtime/core/History.h): their indices,
 /// -1 where absent.
 struct HistoryOperands {

@@ -16,6 +16,8 @@ using namespace ampc;
 
 namespace {
 
+constexpr int64_t kDropoutSeed = 11;
+
 struct Shape4 {
   int64_t b, sq, sk, h, d, dv;
 };
@@ -134,25 +136,30 @@ INSTANTIATE_TEST_SUITE_P(
         ::testing::Bool()));
 
 /// Attention written out: transposes to [b, h, s, d], q k^T, the scale,
-/// softmax, times v, and back.
-Tensor unfused(GraphBuilder &b, Tensor q, Tensor k, Tensor v, double scale) {
+/// softmax, dropout of the [b, h, sq, sk] probabilities, times v, and back.
+Tensor unfused(GraphBuilder &b, Tensor q, Tensor k, Tensor v, double scale, double dropout) {
   std::vector<int64_t> heads{0, 2, 1, 3};
   Tensor scores = b.matmul(b.transpose(q, heads), b.transpose(k, heads), false, true);
   Tensor p = b.softmax(b.scale(scores, scale));
+  if (dropout > 0)
+    p = b.dropout(p, dropout, kDropoutSeed);
   return b.transpose(b.matmul(p, b.transpose(v, heads)), heads);
 }
 
 /// y and the gradients of sum(y * R) for q, k and v (params), through the
-/// autodiff pass; the graph at `level` (AMP off at O0) in `dtype`.
+/// autodiff pass; the graph at `level` (AMP off at O0) in `dtype`, with
+/// attention dropout at `dropout`, run in training or not.
 std::vector<std::vector<float>> run(const Shape4 &s, bool fused, const char *level = "O0",
-                                    const char *dtype = "f16") {
+                                    const char *dtype = "f16", double dropout = 0,
+                                    bool training = true) {
   mlir::MLIRContext ctx;
   GraphBuilder b(ctx, "attention");
   double scale = 1.0 / std::sqrt(double(s.d));
   Tensor q = b.param("q", {s.b, s.sq, s.h, s.d}, Init::normal(1.0)),
          k = b.param("k", {s.b, s.sk, s.h, s.d}, Init::normal(1.0)),
          v = b.param("v", {s.b, s.sk, s.h, s.dv}, Init::normal(1.0));
-  Tensor y = fused ? b.attention(q, k, v, false, std::nullopt, "y") : unfused(b, q, k, v, scale);
+  Tensor y = fused ? b.attention(q, k, v, false, std::nullopt, "y", dropout, kDropoutSeed)
+                   : unfused(b, q, k, v, scale, dropout);
   Tensor r = b.constValue("R", y.shape(), test::randomValues(s.b * s.sq * s.h * s.dv, "f32", 9));
   b.setLoss(b.reduceSum(b.mul(b.cast(y, "f32"), r), {}, false, "loss"));
   b.output(y);
@@ -163,8 +170,10 @@ std::vector<std::vector<float>> run(const Shape4 &s, bool fused, const char *lev
   if (std::string(level) != "O0")
     runAmpPipeline(*module, amp);
   test::differentiateWithGradOutputs(*module);
+  if (dropout > 0)
+    test::dumpCudaPlan(*module);
   rt::Plan plan = lowerToPlan(*module);
-  rt::Executor ex(plan, {true, 7});
+  rt::Executor ex(plan, {training, 7});
   ex.run();
   std::vector<std::vector<float>> out;
   for (int id : plan.outputs)
@@ -184,6 +193,29 @@ TEST(Attention, MatchesTheUnfusedGraphAtO0) {
   ASSERT_EQ(written.size(), 4u);
   for (size_t i = 0; i < fused.size(); ++i)
     EXPECT_LT(relativeError(fused[i], written[i]), 1e-5) << "output " << i;
+}
+
+TEST(Attention, DropoutDropsWhatDropoutDrops) {
+  // The fused op's dropout takes the bits `dropout` draws for the
+  // [b, h, sq, sk] probabilities with the same seed: the unfused graph with
+  // a dropout op between softmax and V is the same function, forward and
+  // backward. Out of training it is the identity.
+  Shape4 s{2, 70, 70, 2, 16, 16};
+  auto fused = run(s, true, "O0", "f16", 0.3), written = run(s, false, "O0", "f16", 0.3);
+  auto none = run(s, true);
+  ASSERT_EQ(fused.size(), 4u);
+  for (size_t i = 0; i < fused.size(); ++i) {
+    EXPECT_LT(relativeError(fused[i], written[i]), 1e-5) << "output " << i;
+    EXPECT_GT(relativeError(fused[i], none[i]), 0.05) << "output " << i << ": nothing dropped";
+  }
+  EXPECT_EQ(run(s, true, "O0", "f16", 0.3, false)[0], run(s, true, "O0", "f16", 0, false)[0]);
+}
+
+TEST(Attention, ARateOutsideItsRangeIsRefused) {
+  mlir::MLIRContext ctx;
+  GraphBuilder b(ctx, "bad");
+  Tensor q = b.input("q", {1, 4, 1, 8});
+  EXPECT_THROW(b.attention(q, q, q, false, std::nullopt, "y", 1.0), GraphError);
 }
 
 TEST(Attention, O1StaysNearO0) {

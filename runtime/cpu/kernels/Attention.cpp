@@ -3,15 +3,21 @@
 // forward takes each query row alone: keys in tiles of 64, an online
 // softmax (running maximum m and sum l in f32, the partial output rescaled
 // by exp(m_old - m_new) per tile), f32 accumulation, one rounding of the
-// result. Nothing seq_q x seq_k is stored. The backward recomputes each
-// row's log-sum-exp and scores (FlashAttention-2): with D_i = dy_i . y_i,
+// result. Nothing seq_q x seq_k is stored; with a second result, each row's
+// log-sum-exp m + log(l) is kept (f32 [b, sq, h]). The backward reads it
+// where given (attention-lse), else computes it again by the forward's
+// tiles (the same bits), and recomputes the scores (FlashAttention-2): with D_i = dy_i . y_i,
 // P = exp(s - lse), dV += P dy, dS = P (dy . v - D), dQ += scale dS k,
 // dK += scale dS q; each (batch, head) is one task, so the sums over rows
-// run in one fixed order.
+// run in one fixed order. Dropout (in training) multiplies each probability
+// by its factor f (0, or 1/(1-rate)) where it meets v: the forward sums
+// f p v, and the backward takes dV += f P dy, dS = P (f dy . v - D).
 #include <cmath>
 #include <limits>
 
+#include "runtime/core/StepVariants.h"
 #include "runtime/cpu/kernels/KernelUtil.h"
+#include "runtime/numerics/Random.h"
 
 namespace ampc::rt {
 namespace {
@@ -22,6 +28,20 @@ struct Dims {
   int64_t batch, sq, sk, heads, d, dv;
   float scale;
   bool causal;
+  AttentionOperands operands;
+  /// Dropout: the stream of this run, and the probabilities' factor where
+  /// kept; rate 0: none.
+  uint64_t stream = 0;
+  double rate = 0;
+  float keep = 1;
+  /// The factor of probability (b, head, i, j): 0 where dropped, else `keep`
+  /// (`dropout`'s bits for a [b, heads, sq, sk] tensor).
+  float dropFactor(int64_t b, int64_t head, int64_t i, int64_t j) const {
+    if (rate == 0)
+      return 1.0f;
+    uint64_t at = (uint64_t)(((b * heads + head) * sq + i) * sk + j);
+    return num::uniformAt(stream, at) < rate ? 0.0f : keep;
+  }
   /// The first element of row `pos` of head `head` in a [b, seq, h, width] tensor.
   int64_t at(int64_t b, int64_t pos, int64_t seq, int64_t head, int64_t width) const {
     return ((b * seq + pos) * heads + head) * width;
@@ -32,8 +52,16 @@ struct Dims {
 
 Dims dimsOf(const KernelContext &c) {
   const std::vector<int64_t> &q = c.in[0].shape, &k = c.in[1].shape, &v = c.in[2].shape;
-  Dims m{q[0], q[1], k[1], q[2], q[3], v[3], 0, attrBool(c, "causal", false)};
+  Dims m{q[0], q[1], k[1], q[2], q[3], v[3], 0, attrBool(c, "causal", false),
+         attentionOperandsOf(c.step, c.attrs)};
   m.scale = float(attrF64(c, "scale", 1.0 / std::sqrt(double(m.d))));
+  if (c.training && m.operands.dropout > 0) { // the run counter: docs/runtime.md, "Counters"
+    uint64_t iteration = 0;
+    std::memcpy(&iteration, c.in[m.operands.counter].data, sizeof iteration);
+    m.stream = num::dropoutStream(c.seed, (uint64_t)attrInt(c, "seed", 0), iteration);
+    m.rate = m.operands.dropout;
+    m.keep = 1.0f / float(1.0 - m.rate);
+  }
   return m;
 }
 
@@ -71,6 +99,7 @@ void attention(KernelContext &c) {
   Dims m = dimsOf(c);
   F32In q(c.in[0]), k(c.in[1]), v(c.in[2]);
   F32Out y(c.out[0]);
+  float *lse = c.out.size() > 1 ? c.out[1].as<float>() : nullptr; // [b, sq, h]: row r
   int64_t rows = m.batch * m.sq * m.heads;
 #pragma omp parallel
   {
@@ -95,17 +124,19 @@ void attention(KernelContext &c) {
             a *= correction;
         }
         for (int64_t j = j0; j < j1; ++j) {
-          float p = std::exp(s[j - j0] - next);
+          float p = std::exp(s[j - j0] - next), pv = p * m.dropFactor(b, head, i, j);
           const float *vj = v.data() + m.at(b, j, m.sk, head, m.dv);
           l += p;
           for (int64_t x = 0; x < m.dv; ++x)
-            acc[x] += p * vj[x];
+            acc[x] += pv * vj[x];
         }
         mx = next;
       }
       float *yi = y.data() + m.at(b, i, m.sq, head, m.dv);
       for (int64_t x = 0; x < m.dv; ++x)
         yi[x] = l > 0 ? acc[x] / l : 0.0f;
+      if (lse)
+        lse[r] = mx + std::log(l);
     }
   }
   y.commit();
@@ -114,6 +145,8 @@ void attention(KernelContext &c) {
 void attentionBackward(KernelContext &c) {
   Dims m = dimsOf(c);
   F32In q(c.in[0]), k(c.in[1]), v(c.in[2]), y(c.in[3]), dy(c.in[4]);
+  const float *savedLse =
+      m.operands.lse >= 0 ? c.in[m.operands.lse].as<float>() : nullptr; // [b, sq, h]
   F32Out dq(c.out[0]), dk(c.out[1]), dv(c.out[2]);
   const float *Q = q.data(), *K = k.data(), *V = v.data();
 #pragma omp parallel for schedule(static)
@@ -126,18 +159,19 @@ void attentionBackward(KernelContext &c) {
     for (int64_t i = 0; i < m.sq; ++i) {
       const float *qi = Q + m.at(b, i, m.sq, head, m.d);
       const float *dyi = dy.data() + m.at(b, i, m.sq, head, m.dv);
-      float lse = logSumExp(m, K, b, head, qi, i);
+      float lse = savedLse ? savedLse[(b * m.sq + i) * m.heads + head]
+                           : logSumExp(m, K, b, head, qi, i);
       float D = dot(dyi, y.data() + m.at(b, i, m.sq, head, m.dv), m.dv);
       float *dqi = dq.data() + m.at(b, i, m.sq, head, m.d);
       std::fill_n(dqi, m.d, 0.0f);
       for (int64_t j = 0, n = m.keys(i); j < n; ++j) {
         const float *kj = K + m.at(b, j, m.sk, head, m.d), *vj = V + m.at(b, j, m.sk, head, m.dv);
-        float p = std::exp(dot(qi, kj, m.d) * m.scale - lse);
-        float ds = p * (dot(dyi, vj, m.dv) - D) * m.scale;
+        float p = std::exp(dot(qi, kj, m.d) * m.scale - lse), drop = m.dropFactor(b, head, i, j);
+        float ds = p * (drop * dot(dyi, vj, m.dv) - D) * m.scale;
         float *dkj = dk.data() + m.at(b, j, m.sk, head, m.d);
         float *dvj = dv.data() + m.at(b, j, m.sk, head, m.dv);
         for (int64_t x = 0; x < m.dv; ++x)
-          dvj[x] += p * dyi[x];
+          dvj[x] += p * drop * dyi[x];
         for (int64_t x = 0; x < m.d; ++x) {
           dqi[x] += ds * kj[x];
           dkj[x] += ds * qi[x];

@@ -3,12 +3,15 @@
 // per query row, its lanes splitting head_dim; keys one at a time with an
 // online softmax in f32; nothing seq_q x seq_k in memory. The backward is
 // two launches without atomics: one warp per query row for dQ (which also
-// keeps each row's log-sum-exp and D = dy . y), one warp per key row for dK
-// and dV. No tensor cores yet: this is the correct baseline, head_dim up to
+// keeps each row's D = dy . y, and its log-sum-exp unless the forward kept
+// it as its second result: attention-lse), one warp per key row for dK and
+// dV. No tensor cores yet: this is the correct baseline, head_dim up to
 // 256; the sums run in another order than the CPU's (Accumulated).
 #include <cmath>
 
+#include "runtime/core/StepVariants.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/numerics/Random.h"
 
 namespace ampc::rt::cuda {
 namespace {
@@ -19,6 +22,22 @@ struct Dims {
   int64_t batch, sq, sk, heads, d, dv;
   float scale;
   bool causal;
+  /// Dropout (the CPU's Dims::dropFactor): the run counter on the device,
+  /// the run's and the op's seeds; rate 0: none.
+  const uint64_t *iteration = nullptr;
+  uint64_t seed = 0, opSeed = 0;
+  double rate = 0;
+  float keep = 1;
+  __device__ uint64_t stream() const {
+    return rate == 0 ? 0 : num::dropoutStream(seed, opSeed, iteration ? *iteration : 0);
+  }
+  __device__ float dropFactor(uint64_t stream, int64_t b, int64_t head, int64_t i,
+                              int64_t j) const {
+    if (rate == 0)
+      return 1.0f;
+    uint64_t at = (uint64_t)(((b * heads + head) * sq + i) * sk + j);
+    return num::uniformAt(stream, at) < rate ? 0.0f : keep;
+  }
   __host__ __device__ int64_t at(int64_t b, int64_t pos, int64_t seq, int64_t head,
                                  int64_t width) const {
     return ((b * seq + pos) * heads + head) * width;
@@ -32,6 +51,14 @@ Dims dimsOf(const LaunchContext &c) {
   const std::vector<int64_t> &q = c.in[0].shape, &k = c.in[1].shape, &v = c.in[2].shape;
   Dims m{q[0], q[1], k[1], q[2], q[3], v[3], 0, c.attrs.getBool("causal", false)};
   m.scale = float(c.attrs.getF64("scale", 1.0 / std::sqrt(double(m.d))));
+  AttentionOperands operands = attentionOperandsOf(c.step, c.attrs);
+  if (c.training && operands.dropout > 0) {
+    m.iteration = c.in[operands.counter].as<uint64_t>();
+    m.seed = c.seed;
+    m.opSeed = (uint64_t)c.attrs.getInt("seed", 0);
+    m.rate = operands.dropout;
+    m.keep = 1.0f / float(1.0 - m.rate);
+  }
   if (m.d > kMaxHeadDim || m.dv > kMaxHeadDim)
     c.fail("attention: head_dim above " + std::to_string(kMaxHeadDim) +
            " is not supported on CUDA");
@@ -76,7 +103,8 @@ __device__ float warpDot(const LaneRow &a, const View &t, int64_t at, int64_t wi
 __device__ int64_t warpIndex() { return (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp; }
 __device__ int64_t warpCount() { return int64_t(gridDim.x) * blockDim.x / kWarp; }
 
-__global__ void attentionForward(View q, View k, View v, View y, Dims m) {
+/// `lse` (or null): each row's log-sum-exp, [b, sq, h] as the rows run.
+__global__ void attentionForward(View q, View k, View v, View y, float *lse, Dims m) {
   int lane = threadIdx.x % kWarp;
   for (int64_t r = warpIndex(); r < m.batch * m.sq * m.heads; r += warpCount()) {
     int64_t head = r % m.heads, i = r / m.heads % m.sq, b = r / m.heads / m.sq;
@@ -84,6 +112,7 @@ __global__ void attentionForward(View q, View k, View v, View y, Dims m) {
     qi.load(q, m.at(b, i, m.sq, head, m.d), m.d, lane);
     acc.zero();
     float mx = -INFINITY, l = 0;
+    uint64_t stream = m.stream();
     for (int64_t j = 0, n = m.keys(i); j < n; ++j) {
       float s = warpDot(qi, k, m.at(b, j, m.sk, head, m.d), m.d, lane) * m.scale;
       float next = fmaxf(mx, s);
@@ -94,22 +123,25 @@ __global__ void attentionForward(View q, View k, View v, View y, Dims m) {
           a *= correction;
         mx = next;
       }
-      float p = expf(s - mx);
+      float p = expf(s - mx), pv = p * m.dropFactor(stream, b, head, i, j);
       l += p;
       LaneRow vj;
       vj.load(v, m.at(b, j, m.sk, head, m.dv), m.dv, lane);
       for (int e = 0; e < kPerLane; ++e)
-        acc.v[e] += p * vj.v[e];
+        acc.v[e] += pv * vj.v[e];
     }
     for (float &a : acc.v)
       a = l > 0 ? a / l : 0.0f;
     acc.store(y, m.at(b, i, m.sq, head, m.dv), m.dv, lane);
+    if (lse && lane == 0)
+      lse[r] = mx + logf(l);
   }
 }
 
-/// dQ, one warp per query row; keeps the row's log-sum-exp and D.
+/// dQ, one warp per query row; keeps the row's D, and its log-sum-exp
+/// unless `savedLse` (the forward's).
 __global__ void attentionBackwardQuery(View q, View k, View v, View y, View dy, View dq,
-                                       float *lse, float *dot, Dims m) {
+                                       const float *savedLse, float *lse, float *dot, Dims m) {
   int lane = threadIdx.x % kWarp;
   for (int64_t r = warpIndex(); r < m.batch * m.sq * m.heads; r += warpCount()) {
     int64_t head = r % m.heads, i = r / m.heads % m.sq, b = r / m.heads / m.sq;
@@ -119,7 +151,7 @@ __global__ void attentionBackwardQuery(View q, View k, View v, View y, View dy, 
     yi.load(y, m.at(b, i, m.sq, head, m.dv), m.dv, lane);
     float mx = -INFINITY, l = 0, D = 0;
     int64_t n = m.keys(i);
-    for (int64_t j = 0; j < n; ++j) {
+    for (int64_t j = 0; j < n && !savedLse; ++j) {
       float s = warpDot(qi, k, m.at(b, j, m.sk, head, m.d), m.d, lane) * m.scale;
       float next = fmaxf(mx, s);
       l = l * (next == mx ? 1.0f : expf(mx - next)) + expf(s - next);
@@ -129,11 +161,14 @@ __global__ void attentionBackwardQuery(View q, View k, View v, View y, View dy, 
       D += dyi.v[e] * yi.v[e];
     for (int offset = kWarp / 2; offset > 0; offset /= 2)
       D += __shfl_xor_sync(0xffffffffu, D, offset);
-    float rowLse = mx + logf(l);
+    float rowLse = savedLse ? savedLse[r] : mx + logf(l);
+    uint64_t stream = m.stream();
     g.zero();
     for (int64_t j = 0; j < n; ++j) {
       float p = expf(warpDot(qi, k, m.at(b, j, m.sk, head, m.d), m.d, lane) * m.scale - rowLse);
-      float ds = p * (warpDot(dyi, v, m.at(b, j, m.sk, head, m.dv), m.dv, lane) - D) * m.scale;
+      float drop = m.dropFactor(stream, b, head, i, j);
+      float ds =
+          p * (drop * warpDot(dyi, v, m.at(b, j, m.sk, head, m.dv), m.dv, lane) - D) * m.scale;
       LaneRow kj;
       kj.load(k, m.at(b, j, m.sk, head, m.d), m.d, lane);
       for (int e = 0; e < kPerLane; ++e)
@@ -141,7 +176,8 @@ __global__ void attentionBackwardQuery(View q, View k, View v, View y, View dy, 
     }
     g.store(dq, m.at(b, i, m.sq, head, m.d), m.d, lane);
     if (lane == 0) {
-      lse[r] = rowLse;
+      if (!savedLse)
+        lse[r] = rowLse;
       dot[r] = D;
     }
   }
@@ -158,16 +194,19 @@ __global__ void attentionBackwardKey(View q, View k, View v, View dy, View dk, V
     vj.load(v, m.at(b, j, m.sk, head, m.dv), m.dv, lane);
     gk.zero();
     gv.zero();
+    uint64_t stream = m.stream();
     for (int64_t i = m.firstQuery(j); i < m.sq; ++i) {
       int64_t row = (b * m.sq + i) * m.heads + head;
       float p = expf(warpDot(kj, q, m.at(b, i, m.sq, head, m.d), m.d, lane) * m.scale - lse[row]);
-      float ds = p * (warpDot(vj, dy, m.at(b, i, m.sq, head, m.dv), m.dv, lane) - dot[row]) *
-                 m.scale;
+      float drop = m.dropFactor(stream, b, head, i, j);
+      float ds =
+          p * (drop * warpDot(vj, dy, m.at(b, i, m.sq, head, m.dv), m.dv, lane) - dot[row]) *
+          m.scale;
       LaneRow qi, dyi;
       qi.load(q, m.at(b, i, m.sq, head, m.d), m.d, lane);
       dyi.load(dy, m.at(b, i, m.sq, head, m.dv), m.dv, lane);
       for (int e = 0; e < kPerLane; ++e) {
-        gv.v[e] += p * dyi.v[e];
+        gv.v[e] += p * drop * dyi.v[e];
         gk.v[e] += ds * qi.v[e];
       }
     }
@@ -181,7 +220,8 @@ unsigned warpBlocks(int64_t rows) { return blocksFor(rows * kWarp); }
 void attention(LaunchContext &c) {
   Dims m = dimsOf(c);
   attentionForward<<<warpBlocks(m.batch * m.sq * m.heads), kThreads, 0, c.stream()>>>(
-      viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.out[0]), m);
+      viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.out[0]),
+      c.out.size() > 1 ? c.out[1].as<float>() : nullptr, m);
   launched(c);
 }
 
@@ -191,12 +231,15 @@ void attentionBackward(LaunchContext &c) {
   if (!c.state) // each query row's log-sum-exp and D, kept for the step
     c.state = c.device.allocate(2 * std::max<int64_t>(rows, 1) * sizeof(float), 256);
   float *lse = reinterpret_cast<float *>(c.state.get()), *dot = lse + rows;
+  int lseInput = attentionOperandsOf(c.step, c.attrs).lse;
+  const float *savedLse = lseInput >= 0 ? c.in[lseInput].as<float>() : nullptr;
   View q = viewOf(c.in[0]), k = viewOf(c.in[1]), v = viewOf(c.in[2]);
   attentionBackwardQuery<<<warpBlocks(rows), kThreads, 0, c.stream()>>>(
-      q, k, v, viewOf(c.in[3]), viewOf(c.in[4]), viewOf(c.out[0]), lse, dot, m);
+      q, k, v, viewOf(c.in[3]), viewOf(c.in[4]), viewOf(c.out[0]), savedLse, lse, dot, m);
   launched(c);
   attentionBackwardKey<<<warpBlocks(m.batch * m.sk * m.heads), kThreads, 0, c.stream()>>>(
-      q, k, v, viewOf(c.in[4]), viewOf(c.out[1]), viewOf(c.out[2]), lse, dot, m);
+      q, k, v, viewOf(c.in[4]), viewOf(c.out[1]), viewOf(c.out[2]), savedLse ? savedLse : lse,
+      dot, m);
   launched(c);
 }
 

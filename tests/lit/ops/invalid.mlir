@@ -720,6 +720,15 @@ graph.graph @attention_scale {
 
 // -----
 
+graph.graph @attention_dropout {
+  %q = graph.input "q" : tensor<1x8x1x16xf32>
+  // expected-error @+1 {{dropout must be in [0, 1), got 1}}
+  %y = graph.attention "attn"(%q, %q, %q) {dropout = 1.0 : f64} : (tensor<1x8x1x16xf32>, tensor<1x8x1x16xf32>, tensor<1x8x1x16xf32>) -> tensor<1x8x1x16xf32>
+  graph.return %y : tensor<1x8x1x16xf32>
+}
+
+// -----
+
 graph.graph @fp8_scale_history {
   %h = graph.param "h" {init = {kind = "zeros"}, trainable = false} : tensor<2x2xf32>
   %s = graph.param "s" {init = {kind = "ones"}, trainable = false} : tensor<f32>

@@ -161,13 +161,13 @@ graph.graph @precision {
 // Fused attention and its gradient: [batch, seq, heads, head_dim].
 // CHECK-LABEL: graph.graph @attention
 // CHECK: %y = graph.attention "y"(%q, %k, %v) {causal = true, scale = 1.250000e-01 : f64} : (tensor<2x8x4x16xf16>, tensor<2x6x4x16xf16>, tensor<2x6x4x32xf16>) -> tensor<2x8x4x32xf16>
-// CHECK: graph.attention_backward "g"(%q, %k, %v, %y, %y) {outs = ["dq", "dk", "dv"]}
+// CHECK: graph.attention_backward "g"(%q, %k, %v, %y, %y) {dropout = 1.000000e-01 : f64, outs = ["dq", "dk", "dv"], seed = 3 : i64}
 graph.graph @attention {
   %q = graph.input "q" : tensor<2x8x4x16xf16>
   %k = graph.input "k" : tensor<2x6x4x16xf16>
   %v = graph.input "v" : tensor<2x6x4x32xf16>
   %y = graph.attention "y"(%q, %k, %v) {causal = true, scale = 0.125 : f64} : (tensor<2x8x4x16xf16>, tensor<2x6x4x16xf16>, tensor<2x6x4x32xf16>) -> tensor<2x8x4x32xf16>
-  %dq, %dk, %dv = graph.attention_backward "g"(%q, %k, %v, %y, %y) {outs = ["dq", "dk", "dv"]} : (tensor<2x8x4x16xf16>, tensor<2x6x4x16xf16>, tensor<2x6x4x32xf16>, tensor<2x8x4x32xf16>, tensor<2x8x4x32xf16>) -> (tensor<2x8x4x16xf16>, tensor<2x6x4x16xf16>, tensor<2x6x4x32xf16>)
+  %dq, %dk, %dv = graph.attention_backward "g"(%q, %k, %v, %y, %y) {dropout = 0.1 : f64, outs = ["dq", "dk", "dv"], seed = 3 : i64} : (tensor<2x8x4x16xf16>, tensor<2x6x4x16xf16>, tensor<2x6x4x32xf16>, tensor<2x8x4x32xf16>, tensor<2x8x4x32xf16>) -> (tensor<2x8x4x16xf16>, tensor<2x6x4x16xf16>, tensor<2x6x4x32xf16>)
   graph.return %y, %dq, %dk, %dv : tensor<2x8x4x32xf16>, tensor<2x8x4x16xf16>, tensor<2x6x4x16xf16>, tensor<2x6x4x32xf16>
 }
 

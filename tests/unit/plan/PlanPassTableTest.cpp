@@ -29,15 +29,19 @@ TEST(PlanPassTable, NamesEachFusionOnce) {
 }
 
 /// The training graphs every fusion is held on: a perceptron (relu and
-/// bias gradients), a small ResNet-18 (batch norms) and a one-layer BERT
-/// (attention, GELU, layer norms), trained at O1 in f16.
+/// bias gradients), a small ResNet-18 (batch norms), a one-layer BERT
+/// (attention, GELU, layer norms) and a one-layer GPT (fused causal
+/// attention), trained at O1 in f16.
 std::vector<mlir::OwningOpRef<mlir::ModuleOp>> zoo(mlir::MLIRContext &ctx) {
   std::vector<mlir::OwningOpRef<mlir::ModuleOp>> graphs;
   graphs.push_back(test::smallBertTraining(ctx, "O1", "f16"));
   for (auto [name, sets] :
        {std::pair<const char *, std::map<std::string, std::string>>{
             "mlp", {{"batch", "4"}, {"hidden", "16"}}},
-        {"resnet", {{"depth", "18"}, {"batch", "2"}, {"image", "16"}, {"classes", "4"}}}}) {
+        {"resnet", {{"depth", "18"}, {"batch", "2"}, {"image", "16"}, {"classes", "4"}}},
+        {"gpt2",
+         {{"layers", "1"}, {"hidden", "32"}, {"heads", "2"}, {"seq", "8"}, {"vocab", "64"},
+          {"batch", "2"}}}}) {
     auto m = buildModel(ctx, name, sets);
     AmpSettings amp;
     TrainSettings train;
