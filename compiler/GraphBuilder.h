@@ -153,9 +153,12 @@ public:
   /// k and v [batch, seq_k, heads, head_dim(_v)]; scale 1/sqrt(head_dim)
   /// unless given; causal: query i sees keys j <= i; in training, dropout
   /// of the probabilities at rate `dropout` (the bits of `dropout` with `seed`).
+  /// A `bias` (rank 4, broadcast to [batch, heads, seq_q, seq_k]) is
+  /// added to the scaled scores: an additive mask.
   Tensor attention(Tensor q, Tensor k, Tensor v, bool causal = false,
                    std::optional<double> scale = std::nullopt, llvm::StringRef name = "",
-                   double dropout = 0.0, int64_t seed = 0);
+                   double dropout = 0.0, int64_t seed = 0,
+                   std::optional<Tensor> bias = std::nullopt);
   Tensor embedding(Tensor ids, Tensor weight, llvm::StringRef name = "");
   Tensor softmaxCrossEntropy(Tensor logits, Tensor labels, llvm::StringRef name = "");
   Tensor mseLoss(Tensor prediction, Tensor target, llvm::StringRef name = "");

@@ -182,12 +182,14 @@ Tensor GraphBuilder::softmax(Tensor x, int64_t axis, StringRef name) {
 
 Tensor GraphBuilder::attention(Tensor q, Tensor k, Tensor v, bool causal,
                                std::optional<double> scale, StringRef name, double dropout,
-                               int64_t seed) {
+                               int64_t seed, std::optional<Tensor> bias) {
   Attrs at{builder_};
   at.flag("causal", causal);
   if (scale)
     at.list.set("scale", builder_.getF64FloatAttr(*scale));
   at.f64("dropout", dropout, 0.0).i64("seed", seed, 0);
+  if (bias)
+    return node("attention", {q, k, v, *bias}, at.list, name);
   return node("attention", {q, k, v}, at.list, name);
 }
 

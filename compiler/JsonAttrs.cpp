@@ -7,6 +7,7 @@
 #include "compiler/GraphJson.h"
 #include "mlir/IR/Builders.h"
 #include "ops/GraphNames.h"
+#include "runtime/core/JsonText.h"
 
 using namespace mlir;
 
@@ -35,7 +36,7 @@ Json attrToJson(Attribute attr) {
     auto type = cast<RankedTensorType>(e.getType());
     return Json{{"dtype", graph::dtypeName(type.getElementType())},
                 {"shape", std::vector<int64_t>(type.getShape())},
-                {"data", denseToDoubles(e)}};
+                {"data", rt::tensorDataToJson(denseToDoubles(e))}};
   }
   if (auto d = dyn_cast<DictionaryAttr>(attr)) {
     Json out = Json::object();
@@ -71,9 +72,10 @@ static Attribute tensorFromJson(MLIRContext *ctx, StringRef name, const Json &v)
   }
   std::vector<double> data;
   for (const Json &d : v["data"]) {
-    if (!d.is_number())
-      throw bad("data entries must be numbers");
-    data.push_back(d.get<double>());
+    std::optional<double> x = rt::tensorElementFromJson(d);
+    if (!x)
+      throw bad("data entries must be numbers, or \"inf\", \"-inf\" or \"nan\"");
+    data.push_back(*x);
   }
   auto type = RankedTensorType::get(shape, element);
   if ((int64_t)data.size() != type.getNumElements())
@@ -130,7 +132,7 @@ Json initFieldsToJson(DictionaryAttr init) {
 Json initToJson(DictionaryAttr init) {
   Json out = initFieldsToJson(init);
   if (auto data = init.getAs<DenseElementsAttr>("data"))
-    out["data"] = denseToDoubles(data); // after "kind": the long list last
+    out["data"] = rt::tensorDataToJson(denseToDoubles(data)); // after "kind": the long list last
   return out;
 }
 

@@ -234,9 +234,11 @@ void Importer::createValue(const ValueDecl &v) {
   } else {
     std::vector<double> data;
     for (const Json &x : field(*v.json, "data", where, &Json::is_array, "a list")) {
-      if (!x.is_number())
-        throw GraphError(where + ": data entries must be numbers");
-      data.push_back(x.get<double>());
+      std::optional<double> e = rt::tensorElementFromJson(x);
+      if (!e)
+        throw GraphError(where + ": data entries must be numbers, or \"inf\", \"-inf\" or "
+                                 "\"nan\"");
+      data.push_back(*e);
     }
     if ((int64_t)data.size() != v.type.getNumElements())
       throw GraphError(where + ": data has " + std::to_string(data.size()) +

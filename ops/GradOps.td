@@ -111,6 +111,7 @@ def Graph_LayerNormBackwardOp : Graph_GradOp<"layer_norm_backward",
 def Graph_AttentionBackwardOp : Graph_GradOp<"attention_backward",
     (ins Graph_FloatTensor:$q, Graph_FloatTensor:$k, Graph_FloatTensor:$v,
          Graph_FloatTensor:$y, Graph_FloatTensor:$dy,
+         Optional<Graph_FloatTensor>:$bias,
          DefaultValuedAttr<BoolAttr, "false">:$causal,
          OptionalAttr<F64Attr>:$scale,
          DefaultValuedAttr<F64Attr, "0.0">:$dropout,
@@ -120,7 +121,8 @@ def Graph_AttentionBackwardOp : Graph_GradOp<"attention_backward",
   let description = [{
     Recomputes each row's scores and log-sum-exp from `q` and `k`
     (FlashAttention-2's backward): nothing seq_q x seq_k is stored. With
-    `dropout`, the forward's mask is drawn again from `seed` and the step.
+    `dropout`, the forward's mask is drawn again from `seed` and the step;
+    `bias` is the forward's.
   }];
 }
 

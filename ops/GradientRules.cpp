@@ -353,7 +353,14 @@ RULE(SoftmaxOp) {
 }
 
 RULE(AttentionOp) {
-  Operation *bw = b.node("attention_backward", {getQ(), getK(), getV(), getY(), dy},
+  if (want.size() > 3 && want[3])
+    return emitError("the bias of attention '" + getName() +
+                     "' has no gradient (it takes masks and fixed biases): compute it from "
+                     "no parameter, or write the attention unfused");
+  SmallVector<Value> operands = {getQ(), getK(), getV(), getY(), dy};
+  if (getBias())
+    operands.push_back(getBias());
+  Operation *bw = b.node("attention_backward", operands,
                          keep(*this, {"causal", "scale", "dropout", "seed"}));
   if (!bw)
     return failure();

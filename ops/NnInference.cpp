@@ -187,7 +187,7 @@ LogicalResult LayerNormOp::inferTypes(Location loc, Adaptor adaptor,
 /// q [b, sq, h, d], k [b, sk, h, d], v [b, sk, h, dv]: one dtype; the
 /// result's type, [b, sq, h, dv].
 static FailureOr<RankedTensorType> attentionResult(Location loc, StringRef op, Value qv,
-                                                   Value kv, Value vv,
+                                                   Value kv, Value vv, Value bias,
                                                    std::optional<llvm::APFloat> scale,
                                                    double dropout) {
   auto q = ranked(qv), k = ranked(kv), v = ranked(vv);
@@ -211,6 +211,17 @@ static FailureOr<RankedTensorType> attentionResult(Location loc, StringRef op, V
     return opError(loc, op) << "scale must be finite and nonzero";
   if (!(dropout >= 0.0 && dropout < 1.0))
     return opError(loc, op) << "dropout must be in [0, 1), got " << dropout;
+  if (bias) {
+    auto bs = ranked(bias).getShape();
+    int64_t full[4] = {qs[0], qs[2], qs[1], ks[1]}; // [batch, heads, seq_q, seq_k]
+    bool fits = bs.size() == 4;
+    for (size_t d = 0; fits && d < 4; ++d)
+      fits = bs[d] == full[d] || bs[d] == 1;
+    if (!fits)
+      return opError(loc, op) << "bias must broadcast to [batch, heads, seq_q, seq_k] = "
+                              << shapeString(full) << " (each dimension that or 1), got "
+                              << shapeString(bs);
+  }
   SmallVector<int64_t> shape(qs);
   shape[3] = vs[3];
   return RankedTensorType::get(shape, q.getElementType());
@@ -220,7 +231,7 @@ LogicalResult AttentionOp::inferTypes(Location loc, Adaptor adaptor,
                                       SmallVectorImpl<Type> &types) {
   FailureOr<RankedTensorType> y = attentionResult(loc, getOperationName(), adaptor.getQ(),
                                                   adaptor.getK(), adaptor.getV(),
-                                                  adaptor.getScale(),
+                                                  adaptor.getBias(), adaptor.getScale(),
                                                   adaptor.getDropout().convertToDouble());
   if (failed(y))
     return failure();
@@ -232,7 +243,7 @@ LogicalResult AttentionBackwardOp::inferTypes(Location loc, Adaptor adaptor,
                                               SmallVectorImpl<Type> &types) {
   FailureOr<RankedTensorType> y = attentionResult(loc, getOperationName(), adaptor.getQ(),
                                                   adaptor.getK(), adaptor.getV(),
-                                                  adaptor.getScale(),
+                                                  adaptor.getBias(), adaptor.getScale(),
                                                   adaptor.getDropout().convertToDouble());
   if (failed(y))
     return failure();

@@ -191,6 +191,7 @@ def Graph_SoftmaxCrossEntropyOp : Graph_NodeOp<"softmax_cross_entropy", "Black",
 
 def Graph_AttentionOp : Graph_NodeOp<"attention", "White",
     (ins Graph_FloatTensor:$q, Graph_FloatTensor:$k, Graph_FloatTensor:$v,
+         Optional<Graph_FloatTensor>:$bias,
          DefaultValuedAttr<BoolAttr, "false">:$causal,
          OptionalAttr<F64Attr>:$scale,
          DefaultValuedAttr<F64Attr, "0.0">:$dropout,
@@ -209,6 +210,14 @@ def Graph_AttentionOp : Graph_NodeOp<"attention", "White",
     `dropout` in [0, 1) zeroes each probability with that rate and scales
     the rest by 1/(1-dropout), with the bits `dropout` would draw for the
     `[batch, heads, seq_q, seq_k]` probabilities from `seed` and the step.
+    An optional `bias` is added to the scaled scores before the softmax: an
+    additive mask (0 where a key is seen, -inf or a large negative number
+    where not) or a positional bias, rank 4 and broadcast to `[batch,
+    heads, seq_q, seq_k]` (each dimension that or 1). It stays f32 under
+    AMP and has no gradient.
+  }];
+  let ampExtraDecl = [{
+    static bool keepsOperandF32(unsigned index) { return index == 3; }
   }];
 }
 

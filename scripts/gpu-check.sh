@@ -13,7 +13,7 @@
 #     sm_90 into .gpu/prebuilt (build-gpu-prebuilt/, about 10 minutes on two
 #     cores the first time). .gpu is ignored by git; carry it (about 55 MB).
 #
-#   scripts/gpu-check.sh [checks|e2e|bench|profile|quick|rest|all] [LOGDIR]
+#   scripts/gpu-check.sh [checks|e2e|bench|profile|quick|rest|all|fp8] [LOGDIR]
 #   scripts/gpu-check.sh run CMD...   (CMD after the build, e.g. under ncu)
 #   AMPC_GPU_DRY_RUN=1 scripts/gpu-check.sh PHASE LOGDIR
 #     writes the checks a phase would run to LOGDIR/dry-run.txt (NAME:
@@ -51,6 +51,9 @@
 #               models with their profiles beside PyTorch's;
 #       rest    what `all` runs beyond quick (into the same LOGDIR, which a
 #               warm machine keeps), then the whole table;
+#       fp8     FP8 against bf16: GEMM TFLOP/s at 1024³, 4096³ and 8192³,
+#               and 200 steps of BERT-large and GPT-2 350M in each with
+#               their loss curves (bench/gpu/report.py fp8); not in `all`;
 #     `all` (the default) runs checks, e2e and bench; each alone fits in 10
 #     minutes. The runtime comes from .gpu/prebuilt where prepare built it
 #     from the same sources, else it is built there (a few minutes).
@@ -86,6 +89,7 @@ prepare() {
   mkdir -p .gpu/data/fashion-mnist
   cp "$fmnist"/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz .gpu/data/fashion-mnist/
   rm -rf .gpu/data/root .gpu/data/*.deb
+  build/bin/ampc tokenize examples/gpt/shakespeare.txt -o .gpu/data/text.bin >/dev/null
   AMPC_DUMP_CUDA_PLANS="$PWD/.gpu/plans/unit" build/bin/ampc-unittests --gtest_brief=1 >/dev/null
   scripts/compile-plans.sh scripts/gpu-check.plans .gpu/plans
   prebuild
@@ -319,6 +323,7 @@ runs() {
       run=${name//\{\}/$(basename "$p" .json)}
       [[ $name == *{}* ]] && grep -qx -- "$run" <<<"$given" && continue
       # shellcheck disable=SC2086 # STEPS and the options are words
+      options=${options//\{tokens\}/$PWD/.gpu/data/text.bin}
       check "$run" $bin/ampc-plan-run "$p" ${steps/#-/} ${options//\{data\}/${data:-}} \
         --metrics-json "$logs/$run.json"
     done
@@ -369,9 +374,13 @@ bench_compare() {
   done
 }
 
+device_name() {
+  nvidia-smi --query-gpu=name --format=csv,noheader >"$logs/device.txt" 2>/dev/null || true
+}
+
 report() {
   echo "== step times (ms, median; one run)"
-  nvidia-smi --query-gpu=name --format=csv,noheader >"$logs/device.txt" 2>/dev/null || true
+  device_name
   python3 bench/gpu/report.py bench "$logs"
 }
 
@@ -379,7 +388,7 @@ phase=all
 case "${1:-}" in
 prepare) prepare; exit 0 ;;
 run) phase=run; shift ;;
-checks | e2e | bench | profile | quick | rest | all) phase=$1; shift ;;
+checks | e2e | bench | profile | quick | rest | all | fp8) phase=$1; shift ;;
 esac
 if [[ $phase == run ]]; then # run CMD...: the command, after the build, with its libraries
   logs=build-gpu/logs
@@ -424,6 +433,7 @@ if [[ $have_gpu == yes ]]; then
   quick) memcheck_mlp; runs core; torch_peers simplenet mnist_cnn resnet50 bert; report ;;
   rest) checks_on_gpu quick; phase_e2e; runs extra; torch_peers gpt2; bench_compare; report ;;
   all) checks_on_gpu; phase_e2e; runs core; runs extra; torch_peers; bench_compare; report ;;
+  fp8) runs fp8; device_name; python3 bench/gpu/report.py fp8 "$logs" ;;
   esac
 elif [[ $phase != checks ]]; then
   echo "gpu-check: no GPU here: the end-to-end runs and benchmarks need one"

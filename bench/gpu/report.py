@@ -5,6 +5,7 @@
   report.py bench LOGDIR   step times of ampc and PyTorch (LOGDIR/torch.txt),
                            also written as the dated benchmark page
                            LOGDIR/DATE-GPU.md, for docs/benchmarks/
+  report.py fp8 LOGDIR     FP8 against bf16 (fp8.py), as LOGDIR/DATE-GPU-fp8.md
 
 The GPU is the one LOGDIR/device.txt names (nvidia-smi's name); its peaks
 scale the percentages.
@@ -21,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from compare_losses import compare  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import breakdown  # noqa: E402
+import fp8  # noqa: E402
 
 E2E = ["mlp-o0", "mlp-o1", "mlp-o2", "mlp-o1-bf16", "cnn-o1"]
 TOLERANCE = 0.005
@@ -254,10 +256,10 @@ def plot(logs):
         print(f"  {label}: {parts}")
 
 
-def dated_page(logs, text, today=None):
-    """LOGDIR/DATE-GPU.md: the report as a page of docs/benchmarks/."""
+def dated_page(logs, text, today=None, suffix=""):
+    """LOGDIR/DATE-GPU[suffix].md: the report as a page of docs/benchmarks/."""
     day = today or datetime.date.today().isoformat()
-    path = os.path.join(logs, f"{day}-{GPU}.md")
+    path = os.path.join(logs, f"{day}-{GPU}{suffix}.md")
     with open(path, "w") as f:
         f.write(f"# Benchmarks of {day} on an {GPU.upper()}\n\n"
                 f"Measured by `scripts/gpu-check.sh` (bench/gpu/report.py; one run, medians of "
@@ -271,6 +273,12 @@ if __name__ == "__main__":
     use_gpu(logs)
     if what == "e2e":
         sys.exit(0 if e2e(logs) else 1)
+    if what == "fp8":
+        text = "\n".join(fp8.report(lambda name: load(logs, name), PEAK_TFLOPS)) + "\n"
+        print(text, end="")
+        print(f"benchmark page: "
+              f"{dated_page(logs, text, os.environ.get('AMPC_REPORT_DATE'), '-fp8')}")
+        sys.exit(0)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         ok = bench(logs)

@@ -107,6 +107,9 @@ public:
     /// matched nodes are imported one by one (`nodes`, in graph order, the
     /// last MatMul last).
     const onnx::NodeProto *mask = nullptr;
+    /// An additive mask or bias of the scores (an Add): the fused op's bias
+    /// where its shape broadcasts as the op's does; "" for none.
+    std::string bias;
     std::vector<const onnx::NodeProto *> nodes;
   };
   std::map<const onnx::NodeProto *, AttentionMatch> attentions;

@@ -2,6 +2,9 @@
 // pooling and Softmax (docs/onnx.md lists what each supports). The other
 // mappings and the table are OnnxOps.cpp.
 #include "compiler/onnx/OnnxImporter.h"
+#include "llvm/ADT/DenseSet.h"
+#include "ops/GraphNames.h"
+#include "ops/GraphOps.h"
 
 namespace ampc::onnx_import {
 
@@ -328,18 +331,68 @@ static bool isCausalMask(Importer &im, const NodeProto &mask, int64_t queries, i
   return true;
 }
 
+/// The shape of the fused op's bias for an additive mask or bias `b` of
+/// scores of rank `rank` ([batch, heads, seq_q, seq_k], or [batch·heads,
+/// seq_q, seq_k] as heads of 1): numpy's broadcast, each dimension that of
+/// the scores (`scores`, in the op's order) or 1; nullopt when it is not.
+std::optional<std::vector<int64_t>> biasShape(Tensor b, int rank,
+                                              const std::vector<int64_t> &scores) {
+  if (!graph::isFloatTensor(b.value().getType()) || b.rank() > rank)
+    return std::nullopt;
+  std::vector<int64_t> shape(rank - b.rank(), 1);
+  for (int d = 0; d < b.rank(); ++d)
+    shape.push_back(b.dim(d));
+  if (rank == 3)
+    shape.insert(shape.begin() + 1, 1);
+  for (int d = 0; d < 4; ++d)
+    if (shape[d] != 1 && shape[d] != scores[d])
+      return std::nullopt;
+  return shape;
+}
+
+/// Whether `v` is computed from a param: a learned bias (swin's relative
+/// positions), which needs a gradient the fused op's bias does not have.
+bool dependsOnParam(mlir::Value v) {
+  llvm::SmallVector<mlir::Value> work = {v};
+  llvm::DenseSet<mlir::Operation *> seen;
+  while (!work.empty()) {
+    mlir::Operation *op = work.pop_back_val().getDefiningOp();
+    if (!op || !seen.insert(op).second)
+      continue;
+    if (llvm::isa<graph::ParamOp>(op))
+      return true;
+    work.append(op->operand_begin(), op->operand_end());
+  }
+  return false;
+}
+
+/// The matched nodes as they are: a mask the fused op does not take.
+void replay(Importer &im, const Importer::AttentionMatch &m) {
+  for (const NodeProto *node : m.nodes)
+    if (!fold(im, *node))
+      mappings().at(node->op_type())(im, *node);
+}
+
 void fusedAttention(Importer &im, const NodeProto &n, const Importer::AttentionMatch &m) {
   Tensor q = im.tensor(m.q), k = im.tensor(m.k), v = im.tensor(m.v);
   bool causal = false;
   if (m.mask) {
     causal = q.rank() == m.rank && v.rank() == m.rank &&
              isCausalMask(im, *m.mask, q.dim(-2), v.dim(-2));
-    if (!causal) { // another mask: the matched nodes as they are
-      for (const NodeProto *node : m.nodes)
-        if (!fold(im, *node))
-          mappings().at(node->op_type())(im, *node);
-      return;
-    }
+    if (!causal) // another mask: the matched nodes as they are
+      return replay(im, m);
+  }
+  std::optional<std::vector<int64_t>> biasDims;
+  if (!m.bias.empty()) {
+    if (q.rank() != m.rank || v.rank() != m.rank)
+      return replay(im, m);
+    // The scores [batch, heads, seq_q, seq_k] in the fused op's terms.
+    std::vector<int64_t> scores = m.rank == 4
+                                      ? std::vector<int64_t>{q.dim(0), q.dim(1), q.dim(2), v.dim(2)}
+                                      : std::vector<int64_t>{q.dim(0), 1, q.dim(1), v.dim(1)};
+    biasDims = biasShape(im.tensor(m.bias), m.rank, scores);
+    if (!biasDims || dependsOnParam(im.tensor(m.bias).value()))
+      return replay(im, m);
   }
   for (Tensor t : {q, k, v})
     requireRank(im, n, t, m.rank);
@@ -366,7 +419,14 @@ void fusedAttention(Importer &im, const NodeProto &n, const Importer::AttentionM
   a.set("scale", B(im).getF64FloatAttr(m.scale));
   if (causal)
     a.set("causal", B(im).getBoolAttr(true));
-  Tensor y = im.emit(n, "attention", {q4, k4, v4}, a, n.output(0) + ".attention", "attention");
+  std::vector<Tensor> operands = {q4, k4, v4};
+  if (biasDims) {
+    Attrs shape;
+    shape.set("shape", ints(im, *biasDims));
+    operands.push_back(im.emit(n, "reshape", {im.tensor(m.bias)}, shape,
+                               n.output(0) + ".bias", "bias"));
+  }
+  Tensor y = im.emit(n, "attention", operands, a, n.output(0) + ".attention", "attention");
   Attrs back;
   if (m.rank == 3) {
     back.set("shape", ints(im, {y.dim(0), y.dim(1), y.dim(3)}));

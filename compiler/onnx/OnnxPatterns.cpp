@@ -14,7 +14,8 @@
 // (PyTorch folds its head split into k's), every inner value read once;
 // and a masked_fill of the scaled scores before the Softmax (a Where with
 // a -inf fill, as nanoGPT writes its causal mask), fused as causal when
-// the mask is (OnnxNnOps.cpp, fusedAttention).
+// the mask is, or an Add of a mask or bias to them, which the fused op
+// takes as its bias (OnnxNnOps.cpp, fusedAttention).
 #include <algorithm>
 #include <cmath>
 
@@ -226,9 +227,20 @@ public:
     double scale = 1;
     std::string scores = softmax.input(0);
     const NodeProto *mask = maskedFill(producerOf(scores));
+    std::string bias;
     if (mask && onlyConsumer(scores) == &softmax) {
       inner.push_back(mask);
       scores = mask->input(isNegativeInfinity(mask->input(1)) ? 2 : 1);
+    } else if (const NodeProto *add = producerOf(scores);
+               add && add->op_type() == "Add" && add->input_size() == 2 &&
+               add->output_size() == 1 && onlyConsumer(scores) == &softmax) {
+      mask = nullptr;
+      for (int c = 0; c < 2 && bias.empty(); ++c) // which operand is the scores
+        if (leadsToScores(add->input(c)) && onlyConsumer(add->input(c)) == add) {
+          inner.push_back(add);
+          bias = add->input(1 - c);
+          scores = add->input(c);
+        }
     } else {
       mask = nullptr;
     }
@@ -266,10 +278,18 @@ public:
     std::sort(inner.begin(), inner.end(),
               [&](const NodeProto *a, const NodeProto *b) { return order_[a] < order_[b]; });
     inner.push_back(last);
-    im_.attentions[last] = {q, kt->input(0), last->input(1), scale, rank, kPerm, mask, inner};
+    im_.attentions[last] = {q, kt->input(0), last->input(1), scale, rank, kPerm, mask, bias, inner};
   }
 
 private:
+  /// Whether `v` is a MatMul's product, scaled or not: the scores of an
+  /// attention (an additive mask's other operand is not).
+  bool leadsToScores(const std::string &v) {
+    const NodeProto *p = producerOf(v);
+    if (auto s = scaled(p))
+      p = producerOf(s->second);
+    return p && p->op_type() == "MatMul";
+  }
   /// Whether `v` is a constant -inf or below f16's lowest (a masked fill).
   bool isNegativeInfinity(const std::string &v) {
     std::optional<double> c = scalar(v);

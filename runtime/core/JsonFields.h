@@ -70,10 +70,11 @@ public:
     const Json &v = array(key);
     std::vector<double> out;
     out.reserve(v.size());
-    for (const Json &x : v) {
-      if (!x.is_number())
-        wrong(key, "a list of numbers");
-      out.push_back(x.template get<double>());
+    for (const Json &x : v) { // tensor data: inf and NaN as JSON cannot hold them
+      std::optional<double> e = tensorElementFromJson(x);
+      if (!e)
+        wrong(key, "a list of numbers (or \"inf\", \"-inf\", \"nan\")");
+      out.push_back(*e);
     }
     return out;
   }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,12 @@ std::optional<Json> parseJson(std::string_view text, std::string &error);
 /// `j` as JSON text (`indent` < 0: compact). Bytes that are not UTF-8 are
 /// written as U+FFFD: JSON cannot hold them.
 std::string dumpJson(const Json &j, int indent = -1);
+
+/// A tensor's elements as JSON numbers (graphs' and plans' "data"). JSON has
+/// no inf or NaN: those are the strings "inf", "-inf" and "nan".
+Json tensorDataToJson(const std::vector<double> &data);
+/// One element as tensorDataToJson writes it; nullopt for anything else.
+std::optional<double> tensorElementFromJson(const Json &x);
 
 } // namespace ampc::rt
 

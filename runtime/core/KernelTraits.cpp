@@ -98,9 +98,8 @@ constexpr KernelTraits kRows[] = {
     // Fused attention (docs/runtime.md, "Attention"): sums in another
     // order on another backend, and exp. A second result keeps each row's
     // log-sum-exp for the backward, which then reads it (attention-lse).
-    // With `dropout`, the run counter comes last (after the backward's
-    // log-sum-exp).
-    {K::Attention, {3, 4}, {1, 2}, kReadsIteration, 0, F::Attention, kNoRange, S::attention,
+    // q, k, v[, bias][, the run counter, with `dropout`].
+    {K::Attention, {3, 5}, {1, 2}, kReadsIteration, 0, F::Attention, kNoRange, S::attention,
      A::Accumulated, {}, "dropout"},
     // Backward.
     {K::BroadcastTo, kOne, kOne, kMixedFloat, 0, F::PerOutput, kNoRange, S::broadcastTo},
@@ -134,8 +133,8 @@ constexpr KernelTraits kRows[] = {
      S::softmaxLogitsBackward, A::Accumulated},
     // attention's gradient: q, k, v, y, dy -> dq, dk, dv, the scores
     // recomputed from q and k.
-    // q, k, v, y, dy[, the forward's log-sum-exp][, the run counter].
-    {K::AttentionBackward, {5, 7}, kThree, kReadsIteration, 0, F::AttentionBackward, kNoRange,
+    // q, k, v, y, dy[, bias][, the forward's log-sum-exp][, the run counter].
+    {K::AttentionBackward, {5, 8}, kThree, kReadsIteration, 0, F::AttentionBackward, kNoRange,
      S::attentionBackward, A::Accumulated, {}, "dropout"},
     {K::SoftmaxCrossEntropyBackward,
      kThree,

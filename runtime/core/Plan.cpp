@@ -79,7 +79,7 @@ std::string planToJson(const Plan &plan) {
         j["copy_of"] = b.copyOf;
     }
     if (carriesData(b)) // an empty one too: the reader requires it
-      j["data"] = b.data;
+      j["data"] = tensorDataToJson(b.data);
     out += (i ? ",\n    " : "\n    ") + dumpJson(j);
   }
   out += "\n  ],\n  \"steps\": [";

@@ -313,6 +313,15 @@ static Shape attentionOperands(const StepView &s, const AttentionOperands &a) {
                 v.shape[0] == q.shape[0] && v.shape[1] == k.shape[1] && v.shape[2] == q.shape[2],
             "q " + shapeText(q.shape) + ", k " + shapeText(k.shape) + " and v " +
                 shapeText(v.shape) + " do not fit one attention");
+  if (a.bias >= 0) {
+    const Shape &b = s.in(a.bias).shape;
+    Shape full = {q.shape[0], q.shape[2], q.shape[1], k.shape[1]};
+    bool fits = b.size() == 4;
+    for (size_t d = 0; fits && d < 4; ++d)
+      fits = b[d] == full[d] || b[d] == 1;
+    s.require(fits, "the bias " + shapeText(b) + " does not broadcast to [batch, heads, seq_q, "
+                    "seq_k] = " + shapeText(full));
+  }
   s.require(q.shape[3] > 0, "head_dim must be at least 1");
   int64_t limit = s.plan.target.maxAttentionHeadDim;
   s.require(limit == 0 || (q.shape[3] <= limit && v.shape[3] <= limit),

@@ -110,20 +110,25 @@ AttentionOperands attentionOperandsOf(const Step &step, const StepAttrs &attrs) 
   a.dropout = attrs.getF64("dropout", 0.0);
   if (!(a.dropout >= 0.0 && a.dropout < 1.0))
     refuse(step, "dropout must be in [0, 1)");
-  int next = step.kernel == Kernel::AttentionBackward ? 5 : 3, n = (int)step.inputs.size();
+  bool backward = step.kernel == Kernel::AttentionBackward;
+  int next = backward ? 5 : 3, n = (int)step.inputs.size();
   if (a.dropout > 0) {
     if (n <= next)
       refuse(step, "attention with dropout reads the run counter as its last input");
     a.counter = --n;
   }
-  if (step.kernel == Kernel::AttentionBackward && n > next)
-    a.lse = next++;
+  if (backward && attrs.getBool("saved_lse", false)) {
+    if (n <= next)
+      refuse(step, "saved_lse names a log-sum-exp input it does not have");
+    a.lse = --n;
+  }
+  if (n > next)
+    a.bias = next++;
   if (n != next)
     refuse(step, "has " + std::to_string(step.inputs.size()) + " inputs: q, k, v" +
-                     (step.kernel == Kernel::AttentionBackward
-                          ? ", y, dy, an optional log-sum-exp"
-                          : "") +
-                     (a.dropout > 0 ? " and the run counter" : "") + " were expected");
+                     (backward ? ", y, dy" : "") + ", an optional bias" +
+                     (a.lse >= 0 ? ", the log-sum-exp" : "") +
+                     (a.dropout > 0 ? ", the run counter" : "") + " were expected");
   return a;
 }
 

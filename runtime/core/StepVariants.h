@@ -96,11 +96,12 @@ struct UpdateConfig {
 UpdateConfig updateConfigOf(const Step &step, const StepAttrs &attrs);
 
 /// attention's and attention_backward's optional inputs after q, k, v (and
-/// y, dy): the backward's saved log-sum-exp, then the run counter, which a
-/// step with `dropout` reads last. -1: absent.
+/// y, dy), in this order: the additive bias; the backward's saved
+/// log-sum-exp (attribute `saved_lse`, attention-lse); the run counter,
+/// which a step with `dropout` reads last. -1: absent.
 struct AttentionOperands {
   double dropout = 0;
-  int lse = -1, counter = -1;
+  int bias = -1, lse = -1, counter = -1;
 };
 AttentionOperands attentionOperandsOf(const Step &step, const StepAttrs &attrs);
 

@@ -3,8 +3,8 @@
 torchvision (random weights), one nn.TransformerEncoderLayer, two
 Linear layers with GELU in its tanh and erf forms, and a small GPT as
 nanoGPT writes it (bench/torch_models.py: c_attn split in three, a causal
-masked_fill, opset 17 for its triu) and an attention with a mask that is
-not causal, each with
+masked_fill, opset 17 for its triu), an attention with a mask that is
+not causal and one with an additive padding mask, each with
 an input batch and PyTorch's outputs on it as safetensors files.
 
 Usage: export-torch.py OUTDIR. Exits 77 (a skip) where PyTorch or
@@ -68,4 +68,35 @@ class OffsetMask(torch.nn.Module):
 
 export("offset-mask", OffsetMask(), torch.randn(2, 4, 16, 8), torch.randn(2, 4, 16, 8).numpy(),
        opset=17)
-print(f"exported resnet18, encoder, gelus, gpt and offset-mask to {out}")
+
+
+class PaddedAttention(torch.nn.Module):
+    """Attention over x as q, k and v with an additive padding mask as
+    Hugging Face's BERT adds it: (1 - keep) * -10000 over [b, 1, 1, s_k]; the
+    first sequence's last five keys are padding."""
+
+    def forward(self, x):
+        keep = torch.ones(2, 16)
+        keep[0, -5:] = 0
+        bias = (1.0 - keep)[:, None, None, :] * -10000.0
+        att = (x @ x.transpose(-2, -1)) / 8 ** 0.5 + bias
+        return att.softmax(-1) @ x
+
+
+export("padded", PaddedAttention(), torch.randn(2, 4, 16, 8), torch.randn(2, 4, 16, 8).numpy())
+
+
+class LearnedBias(torch.nn.Module):
+    """Attention over x with a learned bias of the scores (swin's relative
+    positions, here a plain parameter)."""
+
+    def __init__(self):
+        super().__init__()
+        self.bias = torch.nn.Parameter(torch.randn(1, 4, 16, 16))
+
+    def forward(self, x):
+        return ((x @ x.transpose(-2, -1)) / 8 ** 0.5 + self.bias).softmax(-1) @ x
+
+
+export("learned-bias", LearnedBias(), torch.randn(2, 4, 16, 8), torch.randn(2, 4, 16, 8).numpy())
+print(f"exported resnet18, encoder, gelus, gpt, offset-mask, padded and learned-bias to {out}")

@@ -135,12 +135,26 @@ INSTANTIATE_TEST_SUITE_P(
                           Shape4{1, 1, 1, 1, 1, 1}),
         ::testing::Bool()));
 
-/// Attention written out: transposes to [b, h, s, d], q k^T, the scale,
-/// softmax, dropout of the [b, h, sq, sk] probabilities, times v, and back.
-Tensor unfused(GraphBuilder &b, Tensor q, Tensor k, Tensor v, double scale, double dropout) {
+/// What `run` varies beyond the shape: attention dropout, training or not,
+/// an additive bias of the scores (its shape and values; none if empty).
+struct Variant {
+  double dropout = 0;
+  bool training = true;
+  std::vector<int64_t> biasShape = {};
+  std::vector<double> bias = {};
+};
+
+/// Attention written out: transposes to [b, h, s, d], q k^T, the scale, the
+/// bias added, softmax, dropout of the [b, h, sq, sk] probabilities, times
+/// v, and back.
+Tensor unfused(GraphBuilder &b, Tensor q, Tensor k, Tensor v, double scale, double dropout,
+               std::optional<Tensor> bias) {
   std::vector<int64_t> heads{0, 2, 1, 3};
-  Tensor scores = b.matmul(b.transpose(q, heads), b.transpose(k, heads), false, true);
-  Tensor p = b.softmax(b.scale(scores, scale));
+  Tensor scores = b.scale(b.matmul(b.transpose(q, heads), b.transpose(k, heads), false, true),
+                          scale);
+  if (bias)
+    scores = b.add(scores, *bias);
+  Tensor p = b.softmax(scores);
   if (dropout > 0)
     p = b.dropout(p, dropout, kDropoutSeed);
   return b.transpose(b.matmul(p, b.transpose(v, heads)), heads);
@@ -148,18 +162,21 @@ Tensor unfused(GraphBuilder &b, Tensor q, Tensor k, Tensor v, double scale, doub
 
 /// y and the gradients of sum(y * R) for q, k and v (params), through the
 /// autodiff pass; the graph at `level` (AMP off at O0) in `dtype`, with
-/// attention dropout at `dropout`, run in training or not.
+/// `variant`'s dropout and bias, run in training or not.
 std::vector<std::vector<float>> run(const Shape4 &s, bool fused, const char *level = "O0",
-                                    const char *dtype = "f16", double dropout = 0,
-                                    bool training = true) {
+                                    const char *dtype = "f16", const Variant &variant = {}) {
+  double dropout = variant.dropout;
   mlir::MLIRContext ctx;
   GraphBuilder b(ctx, "attention");
   double scale = 1.0 / std::sqrt(double(s.d));
   Tensor q = b.param("q", {s.b, s.sq, s.h, s.d}, Init::normal(1.0)),
          k = b.param("k", {s.b, s.sk, s.h, s.d}, Init::normal(1.0)),
          v = b.param("v", {s.b, s.sk, s.h, s.dv}, Init::normal(1.0));
-  Tensor y = fused ? b.attention(q, k, v, false, std::nullopt, "y", dropout, kDropoutSeed)
-                   : unfused(b, q, k, v, scale, dropout);
+  std::optional<Tensor> bias;
+  if (!variant.bias.empty())
+    bias = b.constValue("bias", variant.biasShape, variant.bias);
+  Tensor y = fused ? b.attention(q, k, v, false, std::nullopt, "y", dropout, kDropoutSeed, bias)
+                   : unfused(b, q, k, v, scale, dropout, bias);
   Tensor r = b.constValue("R", y.shape(), test::randomValues(s.b * s.sq * s.h * s.dv, "f32", 9));
   b.setLoss(b.reduceSum(b.mul(b.cast(y, "f32"), r), {}, false, "loss"));
   b.output(y);
@@ -170,10 +187,10 @@ std::vector<std::vector<float>> run(const Shape4 &s, bool fused, const char *lev
   if (std::string(level) != "O0")
     runAmpPipeline(*module, amp);
   test::differentiateWithGradOutputs(*module);
-  if (dropout > 0)
+  if (dropout > 0 || bias)
     test::dumpCudaPlan(*module);
   rt::Plan plan = lowerToPlan(*module);
-  rt::Executor ex(plan, {training, 7});
+  rt::Executor ex(plan, {variant.training, 7});
   ex.run();
   std::vector<std::vector<float>> out;
   for (int id : plan.outputs)
@@ -201,14 +218,83 @@ TEST(Attention, DropoutDropsWhatDropoutDrops) {
   // a dropout op between softmax and V is the same function, forward and
   // backward. Out of training it is the identity.
   Shape4 s{2, 70, 70, 2, 16, 16};
-  auto fused = run(s, true, "O0", "f16", 0.3), written = run(s, false, "O0", "f16", 0.3);
+  auto fused = run(s, true, "O0", "f16", {0.3}), written = run(s, false, "O0", "f16", {0.3});
   auto none = run(s, true);
   ASSERT_EQ(fused.size(), 4u);
   for (size_t i = 0; i < fused.size(); ++i) {
     EXPECT_LT(relativeError(fused[i], written[i]), 1e-5) << "output " << i;
     EXPECT_GT(relativeError(fused[i], none[i]), 0.05) << "output " << i << ": nothing dropped";
   }
-  EXPECT_EQ(run(s, true, "O0", "f16", 0.3, false)[0], run(s, true, "O0", "f16", 0, false)[0]);
+  EXPECT_EQ(run(s, true, "O0", "f16", {0.3, false})[0], run(s, true, "O0", "f16", {0, false})[0]);
+}
+
+TEST(Attention, ABiasIsAddedToTheScores) {
+  // An additive mask of keys ([b, 1, 1, sk]: 0, -1e9 or -inf) and a
+  // positional bias ([1, h, sq, sk]): the fused op is the unfused graph
+  // with the bias added to the scaled scores, forward and backward, at O0;
+  // at O1 the bias stays f32.
+  Shape4 s{2, 70, 70, 2, 16, 16};
+  std::vector<double> keys(s.b * s.sk, 0.0);
+  for (int64_t j = 0; j < s.sk; j += 3)
+    keys[j] = -1e9, keys[s.sk + j + 1] = -INFINITY;
+  std::vector<double> positions = test::randomValues(s.h * s.sq * s.sk, "f32", 5);
+  for (const Variant &v : {Variant{0, true, {s.b, 1, 1, s.sk}, keys},
+                           Variant{0, true, {1, s.h, s.sq, s.sk}, positions},
+                           Variant{0.2, true, {s.b, 1, 1, s.sk}, keys}}) {
+    auto fused = run(s, true, "O0", "f16", v), written = run(s, false, "O0", "f16", v);
+    ASSERT_EQ(fused.size(), 4u);
+    for (size_t i = 0; i < fused.size(); ++i)
+      EXPECT_LT(relativeError(fused[i], written[i]), 1e-5)
+          << "output " << i << ", bias of rank " << v.biasShape.size() << " dropout " << v.dropout;
+    auto o1 = run(s, true, "O1", "f16", v);
+    for (size_t i = 0; i < fused.size(); ++i)
+      EXPECT_LT(relativeError(o1[i], fused[i]), 5e-3) << "O1 output " << i;
+  }
+}
+
+TEST(Attention, ARowWithEveryKeyMaskedIsZero) {
+  // softmax of all -inf has no probabilities: the fused op gives 0 (and
+  // gradients of 0) where the unfused softmax gives NaN.
+  Shape4 s{1, 5, 5, 1, 8, 8};
+  std::vector<double> bias(s.sq * s.sk, 0.0);
+  for (int64_t j = 0; j < s.sk; ++j)
+    bias[2 * s.sk + j] = -INFINITY; // query 2 sees nothing
+  auto out = run(s, true, "O0", "f16", {0, true, {1, 1, s.sq, s.sk}, bias});
+  for (int64_t x = 0; x < s.dv; ++x)
+    EXPECT_EQ(out[0][2 * s.dv + x], 0.0f);
+  for (const std::vector<float> &t : out)
+    for (float e : t)
+      ASSERT_TRUE(std::isfinite(e));
+  for (int64_t x = 0; x < s.d; ++x)
+    EXPECT_EQ(out[1][2 * s.d + x], 0.0f) << "dq of the masked row";
+}
+
+TEST(Attention, ABiasOfAnotherShapeIsRefused) {
+  mlir::MLIRContext ctx;
+  GraphBuilder b(ctx, "bad");
+  Tensor q = b.input("q", {2, 4, 3, 8});
+  EXPECT_THROW(b.attention(q, q, q, false, std::nullopt, "y", 0, 0, b.input("m", {2, 4, 4})),
+               GraphError);
+  EXPECT_THROW(b.attention(q, q, q, false, std::nullopt, "y", 0, 0, b.input("m", {2, 3, 4, 2})),
+               GraphError);
+}
+
+TEST(Attention, ABiasFromAParamHasNoGradient) {
+  mlir::MLIRContext ctx;
+  GraphBuilder b(ctx, "learned");
+  Tensor q = b.param("q", {1, 4, 1, 8}, Init::normal(1.0));
+  Tensor bias = b.param("bias", {1, 1, 4, 4}, Init::normal(1.0));
+  Tensor y = b.attention(q, q, q, false, std::nullopt, "y", 0, 0, bias);
+  b.setLoss(b.reduceSum(y, {}, false, "loss"));
+  auto m = b.finish();
+  try {
+    runTrainingPipeline(*m, AmpSettings{}, TrainSettings{});
+    ADD_FAILURE() << "a gradient of the bias was made";
+  } catch (const GraphError &e) {
+    EXPECT_NE(std::string(e.what()).find("the bias of attention 'y' has no gradient"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Attention, ARateOutsideItsRangeIsRefused) {

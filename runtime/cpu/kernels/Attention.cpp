@@ -11,9 +11,12 @@
 // dK += scale dS q; each (batch, head) is one task, so the sums over rows
 // run in one fixed order. Dropout (in training) multiplies each probability
 // by its factor f (0, or 1/(1-rate)) where it meets v: the forward sums
-// f p v, and the backward takes dV += f P dy, dS = P (f dy . v - D).
+// f p v, and the backward takes dV += f P dy, dS = P (f dy . v - D). A
+// bias is added to each scaled score (s = q . k scale + bias); a row whose
+// scores are all -inf has no probabilities: its output and gradients are 0.
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "runtime/core/StepVariants.h"
 #include "runtime/cpu/kernels/KernelUtil.h"
@@ -23,6 +26,7 @@ namespace ampc::rt {
 namespace {
 
 constexpr int64_t kKeyTile = 64;
+constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 
 struct Dims {
   int64_t batch, sq, sk, heads, d, dv;
@@ -48,7 +52,30 @@ struct Dims {
   }
   /// The keys query i attends to: all, or j <= i when causal.
   int64_t keys(int64_t i) const { return causal ? std::min(i + 1, sk) : sk; }
+  /// The bias, f32, and its strides over [b, heads, sq, sk] (0 where broadcast).
+  const float *bias = nullptr;
+  int64_t biasStride[4] = {0, 0, 0, 0};
+  /// Score (b, head, i, j) from its dot product q_i . k_j.
+  float score(float dot, int64_t b, int64_t head, int64_t i, int64_t j) const {
+    float s = dot * scale;
+    return bias ? s + bias[b * biasStride[0] + head * biasStride[1] + i * biasStride[2] +
+                           j * biasStride[3]]
+                : s;
+  }
 };
+
+/// Points `m` at the step's bias, if any, read as f32 through `holder`.
+void readBias(const KernelContext &c, Dims &m, std::optional<F32In> &holder) {
+  if (m.operands.bias < 0)
+    return;
+  const TensorRef &t = c.in[m.operands.bias];
+  holder.emplace(t);
+  m.bias = holder->data();
+  for (int d = 3, stride = 1; d >= 0; --d) {
+    m.biasStride[d] = t.shape[d] == 1 ? 0 : stride;
+    stride *= (int)t.shape[d];
+  }
+}
 
 Dims dimsOf(const KernelContext &c) {
   const std::vector<int64_t> &q = c.in[0].shape, &k = c.in[1].shape, &v = c.in[2].shape;
@@ -80,13 +107,16 @@ float dot(const float *a, const float *b, int64_t n) {
 /// Row i's log-sum-exp of its scores, by the forward's tiles.
 float logSumExp(const Dims &m, const float *K, int64_t b, int64_t head, const float *qi,
                 int64_t i) {
-  float mx = -std::numeric_limits<float>::infinity(), l = 0;
+  float mx = kMinusInf, l = 0;
   for (int64_t j0 = 0, n = m.keys(i); j0 < n; j0 += kKeyTile) {
-    float s[kKeyTile], tileMax = -std::numeric_limits<float>::infinity();
+    float s[kKeyTile], tileMax = kMinusInf;
     int64_t j1 = std::min(n, j0 + kKeyTile);
     for (int64_t j = j0; j < j1; ++j)
-      tileMax = std::max(tileMax, s[j - j0] = dot(qi, K + m.at(b, j, m.sk, head, m.d), m.d) * m.scale);
+      tileMax = std::max(tileMax, s[j - j0] = m.score(dot(qi, K + m.at(b, j, m.sk, head, m.d), m.d),
+                                                      b, head, i, j));
     float next = std::max(mx, tileMax);
+    if (next == kMinusInf)
+      continue; // every score so far masked
     l *= next == mx ? 1.0f : std::exp(mx - next);
     for (int64_t j = j0; j < j1; ++j)
       l += std::exp(s[j - j0] - next);
@@ -98,6 +128,8 @@ float logSumExp(const Dims &m, const float *K, int64_t b, int64_t head, const fl
 void attention(KernelContext &c) {
   Dims m = dimsOf(c);
   F32In q(c.in[0]), k(c.in[1]), v(c.in[2]);
+  std::optional<F32In> bias;
+  readBias(c, m, bias);
   F32Out y(c.out[0]);
   float *lse = c.out.size() > 1 ? c.out[1].as<float>() : nullptr; // [b, sq, h]: row r
   int64_t rows = m.batch * m.sq * m.heads;
@@ -108,15 +140,18 @@ void attention(KernelContext &c) {
     for (int64_t r = 0; r < rows; ++r) {
       int64_t head = r % m.heads, i = r / m.heads % m.sq, b = r / m.heads / m.sq;
       const float *qi = q.data() + m.at(b, i, m.sq, head, m.d);
-      float mx = -std::numeric_limits<float>::infinity(), l = 0;
+      float mx = kMinusInf, l = 0;
       std::fill(acc.begin(), acc.end(), 0.0f);
       for (int64_t j0 = 0, n = m.keys(i); j0 < n; j0 += kKeyTile) {
-        float s[kKeyTile], tileMax = -std::numeric_limits<float>::infinity();
+        float s[kKeyTile], tileMax = kMinusInf;
         int64_t j1 = std::min(n, j0 + kKeyTile);
         for (int64_t j = j0; j < j1; ++j)
-          tileMax = std::max(
-              tileMax, s[j - j0] = dot(qi, k.data() + m.at(b, j, m.sk, head, m.d), m.d) * m.scale);
+          tileMax = std::max(tileMax, s[j - j0] = m.score(dot(qi, k.data() + m.at(b, j, m.sk, head,
+                                                                                  m.d), m.d),
+                                                          b, head, i, j));
         float next = std::max(mx, tileMax);
+        if (next == kMinusInf)
+          continue; // every score so far masked
         if (next != mx) { // rescale what the earlier tiles summed
           float correction = std::exp(mx - next);
           l *= correction;
@@ -145,6 +180,8 @@ void attention(KernelContext &c) {
 void attentionBackward(KernelContext &c) {
   Dims m = dimsOf(c);
   F32In q(c.in[0]), k(c.in[1]), v(c.in[2]), y(c.in[3]), dy(c.in[4]);
+  std::optional<F32In> bias;
+  readBias(c, m, bias);
   const float *savedLse =
       m.operands.lse >= 0 ? c.in[m.operands.lse].as<float>() : nullptr; // [b, sq, h]
   F32Out dq(c.out[0]), dk(c.out[1]), dv(c.out[2]);
@@ -164,9 +201,10 @@ void attentionBackward(KernelContext &c) {
       float D = dot(dyi, y.data() + m.at(b, i, m.sq, head, m.dv), m.dv);
       float *dqi = dq.data() + m.at(b, i, m.sq, head, m.d);
       std::fill_n(dqi, m.d, 0.0f);
-      for (int64_t j = 0, n = m.keys(i); j < n; ++j) {
+      for (int64_t j = 0, n = lse == kMinusInf ? 0 : m.keys(i); j < n; ++j) {
         const float *kj = K + m.at(b, j, m.sk, head, m.d), *vj = V + m.at(b, j, m.sk, head, m.dv);
-        float p = std::exp(dot(qi, kj, m.d) * m.scale - lse), drop = m.dropFactor(b, head, i, j);
+        float p = std::exp(m.score(dot(qi, kj, m.d), b, head, i, j) - lse),
+              drop = m.dropFactor(b, head, i, j);
         float ds = p * (drop * dot(dyi, vj, m.dv) - D) * m.scale;
         float *dkj = dk.data() + m.at(b, j, m.sk, head, m.d);
         float *dvj = dv.data() + m.at(b, j, m.sk, head, m.dv);

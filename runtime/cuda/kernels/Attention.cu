@@ -5,7 +5,8 @@
 // two launches without atomics: one warp per query row for dQ (which also
 // keeps each row's D = dy . y, and its log-sum-exp unless the forward kept
 // it as its second result: attention-lse), one warp per key row for dK and
-// dV. No tensor cores yet: this is the correct baseline, head_dim up to
+// dV. A bias is added to each scaled score; a row whose scores are all
+// -inf has no probabilities (output and gradients 0), as on the CPU. No tensor cores yet: this is the correct baseline, head_dim up to
 // 256; the sums run in another order than the CPU's (Accumulated).
 #include <cmath>
 
@@ -45,6 +46,19 @@ struct Dims {
   __device__ int64_t keys(int64_t i) const { return causal ? (i + 1 < sk ? i + 1 : sk) : sk; }
   /// The first query that sees key j.
   __device__ int64_t firstQuery(int64_t j) const { return causal ? j : 0; }
+  /// The additive bias (data null: none) and its strides over [b, heads,
+  /// sq, sk], 0 where broadcast.
+  View bias{nullptr, DType::F32, 0, 0, {}};
+  int64_t biasStride[4] = {0, 0, 0, 0};
+  /// Score (b, head, i, j) from its dot product (the CPU's Dims::score).
+  __device__ float score(float dot, int64_t b, int64_t head, int64_t i, int64_t j) const {
+    float s = dot * scale;
+    if (bias.data)
+      s += cuda::load(bias.data, bias.dtype,
+                      b * biasStride[0] + head * biasStride[1] + i * biasStride[2] +
+                          j * biasStride[3]);
+    return s;
+  }
 };
 
 Dims dimsOf(const LaunchContext &c) {
@@ -52,6 +66,14 @@ Dims dimsOf(const LaunchContext &c) {
   Dims m{q[0], q[1], k[1], q[2], q[3], v[3], 0, c.attrs.getBool("causal", false)};
   m.scale = float(c.attrs.getF64("scale", 1.0 / std::sqrt(double(m.d))));
   AttentionOperands operands = attentionOperandsOf(c.step, c.attrs);
+  if (operands.bias >= 0) {
+    const TensorRef &t = c.in[operands.bias];
+    m.bias = viewOf(t);
+    for (int d = 3, stride = 1; d >= 0; --d) {
+      m.biasStride[d] = t.shape[d] == 1 ? 0 : stride;
+      stride *= (int)t.shape[d];
+    }
+  }
   if (c.training && operands.dropout > 0) {
     m.iteration = c.in[operands.counter].as<uint64_t>();
     m.seed = c.seed;
@@ -114,8 +136,10 @@ __global__ void attentionForward(View q, View k, View v, View y, float *lse, Dim
     float mx = -INFINITY, l = 0;
     uint64_t stream = m.stream();
     for (int64_t j = 0, n = m.keys(i); j < n; ++j) {
-      float s = warpDot(qi, k, m.at(b, j, m.sk, head, m.d), m.d, lane) * m.scale;
+      float s = m.score(warpDot(qi, k, m.at(b, j, m.sk, head, m.d), m.d, lane), b, head, i, j);
       float next = fmaxf(mx, s);
+      if (next == -INFINITY)
+        continue; // every score so far masked
       if (next != mx) {
         float correction = expf(mx - next);
         l *= correction;
@@ -152,8 +176,10 @@ __global__ void attentionBackwardQuery(View q, View k, View v, View y, View dy, 
     float mx = -INFINITY, l = 0, D = 0;
     int64_t n = m.keys(i);
     for (int64_t j = 0; j < n && !savedLse; ++j) {
-      float s = warpDot(qi, k, m.at(b, j, m.sk, head, m.d), m.d, lane) * m.scale;
+      float s = m.score(warpDot(qi, k, m.at(b, j, m.sk, head, m.d), m.d, lane), b, head, i, j);
       float next = fmaxf(mx, s);
+      if (next == -INFINITY)
+        continue;
       l = l * (next == mx ? 1.0f : expf(mx - next)) + expf(s - next);
       mx = next;
     }
@@ -164,8 +190,10 @@ __global__ void attentionBackwardQuery(View q, View k, View v, View y, View dy, 
     float rowLse = savedLse ? savedLse[r] : mx + logf(l);
     uint64_t stream = m.stream();
     g.zero();
-    for (int64_t j = 0; j < n; ++j) {
-      float p = expf(warpDot(qi, k, m.at(b, j, m.sk, head, m.d), m.d, lane) * m.scale - rowLse);
+    for (int64_t j = 0; j < (rowLse == -INFINITY ? 0 : n); ++j) { // none: all masked
+      float p = expf(m.score(warpDot(qi, k, m.at(b, j, m.sk, head, m.d), m.d, lane), b, head, i,
+                             j) -
+                     rowLse);
       float drop = m.dropFactor(stream, b, head, i, j);
       float ds =
           p * (drop * warpDot(dyi, v, m.at(b, j, m.sk, head, m.dv), m.dv, lane) - D) * m.scale;
@@ -197,7 +225,11 @@ __global__ void attentionBackwardKey(View q, View k, View v, View dy, View dk, V
     uint64_t stream = m.stream();
     for (int64_t i = m.firstQuery(j); i < m.sq; ++i) {
       int64_t row = (b * m.sq + i) * m.heads + head;
-      float p = expf(warpDot(kj, q, m.at(b, i, m.sq, head, m.d), m.d, lane) * m.scale - lse[row]);
+      if (lse[row] == -INFINITY)
+        continue; // a row with every score masked
+      float p = expf(m.score(warpDot(kj, q, m.at(b, i, m.sq, head, m.d), m.d, lane), b, head, i,
+                             j) -
+                     lse[row]);
       float drop = m.dropFactor(stream, b, head, i, j);
       float ds =
           p * (drop * warpDot(vj, dy, m.at(b, i, m.sq, head, m.dv), m.dv, lane) - dot[row]) *
