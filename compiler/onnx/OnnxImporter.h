@@ -103,9 +103,9 @@ public:
     int rank;
     std::vector<int64_t> kPerm;
     /// A masked_fill of the scores (Where with a -inf fill), fused as
-    /// `causal` when its condition turns out causal at import; else the
-    /// matched nodes are imported one by one (`nodes`, in graph order, the
-    /// last MatMul last).
+    /// `causal` when its condition turns out causal at import, as a bias
+    /// when it is otherwise known at import; else the matched nodes are
+    /// imported one by one (`nodes`, in graph order, the last MatMul last).
     const onnx::NodeProto *mask = nullptr;
     /// An additive mask or bias of the scores (an Add): the fused op's bias
     /// where its shape broadcasts as the op's does; "" for none.

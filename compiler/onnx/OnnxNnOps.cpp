@@ -335,13 +335,12 @@ static bool isCausalMask(Importer &im, const NodeProto &mask, int64_t queries, i
 /// scores of rank `rank` ([batch, heads, seq_q, seq_k], or [batch·heads,
 /// seq_q, seq_k] as heads of 1): numpy's broadcast, each dimension that of
 /// the scores (`scores`, in the op's order) or 1; nullopt when it is not.
-std::optional<std::vector<int64_t>> biasShape(Tensor b, int rank,
+std::optional<std::vector<int64_t>> biasShape(const std::vector<int64_t> &b, int rank,
                                               const std::vector<int64_t> &scores) {
-  if (!graph::isFloatTensor(b.value().getType()) || b.rank() > rank)
+  if ((int)b.size() > rank)
     return std::nullopt;
-  std::vector<int64_t> shape(rank - b.rank(), 1);
-  for (int d = 0; d < b.rank(); ++d)
-    shape.push_back(b.dim(d));
+  std::vector<int64_t> shape(rank - b.size(), 1);
+  shape.insert(shape.end(), b.begin(), b.end());
   if (rank == 3)
     shape.insert(shape.begin() + 1, 1);
   for (int d = 0; d < 4; ++d)
@@ -366,6 +365,23 @@ bool dependsOnParam(mlir::Value v) {
   return false;
 }
 
+/// A masked_fill whose condition is known at import as an additive bias of
+/// the condition's shape: the fill where it hides a score, else 0 (the
+/// fill's exp is 0 either way); nullopt for a condition known only at run
+/// time.
+std::optional<HostTensor> maskAsBias(Importer &im, const NodeProto &mask) {
+  const HostTensor *cond = im.constantInput(mask, 0);
+  const HostTensor *first = im.constantInput(mask, 1), *second = im.constantInput(mask, 2);
+  bool fillFirst = first && first->data.size() == 1 && first->data[0] < -65504.0;
+  const HostTensor *fill = fillFirst ? first : second;
+  if (!cond || !fill || fill->data.size() != 1)
+    return std::nullopt;
+  HostTensor bias{"f32", cond->shape, std::vector<double>(cond->data.size())};
+  for (size_t e = 0; e < bias.data.size(); ++e)
+    bias.data[e] = ((cond->data[e] != 0) == fillFirst) ? fill->data[0] : 0.0;
+  return bias;
+}
+
 /// The matched nodes as they are: a mask the fused op does not take.
 void replay(Importer &im, const Importer::AttentionMatch &m) {
   for (const NodeProto *node : m.nodes)
@@ -376,23 +392,29 @@ void replay(Importer &im, const Importer::AttentionMatch &m) {
 void fusedAttention(Importer &im, const NodeProto &n, const Importer::AttentionMatch &m) {
   Tensor q = im.tensor(m.q), k = im.tensor(m.k), v = im.tensor(m.v);
   bool causal = false;
+  std::optional<HostTensor> maskBias; // a masked_fill that is not causal
   if (m.mask) {
     causal = q.rank() == m.rank && v.rank() == m.rank &&
              isCausalMask(im, *m.mask, q.dim(-2), v.dim(-2));
-    if (!causal) // another mask: the matched nodes as they are
+    if (!causal && !(maskBias = maskAsBias(im, *m.mask))) // known at run time only
       return replay(im, m);
   }
+  std::optional<Tensor> bias = m.bias.empty() ? std::nullopt : std::optional(im.tensor(m.bias));
   std::optional<std::vector<int64_t>> biasDims;
-  if (!m.bias.empty()) {
-    if (q.rank() != m.rank || v.rank() != m.rank)
+  if (bias || maskBias) {
+    if (q.rank() != m.rank || v.rank() != m.rank ||
+        (bias && (!graph::isFloatTensor(bias->value().getType()) || dependsOnParam(bias->value()))))
       return replay(im, m);
     // The scores [batch, heads, seq_q, seq_k] in the fused op's terms.
     std::vector<int64_t> scores = m.rank == 4
                                       ? std::vector<int64_t>{q.dim(0), q.dim(1), q.dim(2), v.dim(2)}
                                       : std::vector<int64_t>{q.dim(0), 1, q.dim(1), v.dim(1)};
-    biasDims = biasShape(im.tensor(m.bias), m.rank, scores);
-    if (!biasDims || dependsOnParam(im.tensor(m.bias).value()))
+    biasDims = biasShape(bias ? std::vector<int64_t>(bias->shape()) : maskBias->shape, m.rank,
+                         scores);
+    if (!biasDims)
       return replay(im, m);
+    if (maskBias)
+      bias = im.b.constValue(im.nodeName(*m.mask) + ".bias", maskBias->shape, maskBias->data);
   }
   for (Tensor t : {q, k, v})
     requireRank(im, n, t, m.rank);
@@ -423,8 +445,7 @@ void fusedAttention(Importer &im, const NodeProto &n, const Importer::AttentionM
   if (biasDims) {
     Attrs shape;
     shape.set("shape", ints(im, *biasDims));
-    operands.push_back(im.emit(n, "reshape", {im.tensor(m.bias)}, shape,
-                               n.output(0) + ".bias", "bias"));
+    operands.push_back(im.emit(n, "reshape", {*bias}, shape, n.output(0) + ".bias", "bias"));
   }
   Tensor y = im.emit(n, "attention", operands, a, n.output(0) + ".attention", "attention");
   Attrs back;

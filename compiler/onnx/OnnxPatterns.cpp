@@ -14,8 +14,9 @@
 // (PyTorch folds its head split into k's), every inner value read once;
 // and a masked_fill of the scaled scores before the Softmax (a Where with
 // a -inf fill, as nanoGPT writes its causal mask), fused as causal when
-// the mask is, or an Add of a mask or bias to them, which the fused op
-// takes as its bias (OnnxNnOps.cpp, fusedAttention).
+// the mask is (else as a bias, where its condition is known at import), or
+// an Add of a mask or bias to them, which the fused op takes as its bias
+// (OnnxNnOps.cpp, fusedAttention).
 #include <algorithm>
 #include <cmath>
 
