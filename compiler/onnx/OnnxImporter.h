@@ -176,7 +176,7 @@ void hardSwish(Importer &im, const onnx::NodeProto &n);
 /// Einsum (OnnxEinsum.cpp), Pad (OnnxPad.cpp) and Expand (OnnxOps.cpp).
 void einsum(Importer &im, const onnx::NodeProto &n);
 /// A matched attention (findPatterns) as the fused op, written as node
-/// `n`'s output (OnnxNnOps.cpp).
+/// `n`'s output (OnnxAttention.cpp).
 void fusedAttention(Importer &im, const onnx::NodeProto &n, const Importer::AttentionMatch &m);
 void pad(Importer &im, const onnx::NodeProto &n);
 /// `x` with `begins[d]`/`ends[d]` elements of `value` added before/after

@@ -16,7 +16,7 @@
 // a -inf fill, as nanoGPT writes its causal mask), fused as causal when
 // the mask is (else as a bias, where its condition is known at import), or
 // an Add of a mask or bias to them, which the fused op takes as its bias
-// (OnnxNnOps.cpp, fusedAttention).
+// (OnnxAttention.cpp, fusedAttention).
 #include <algorithm>
 #include <cmath>
 
