@@ -71,9 +71,10 @@ void readBias(const KernelContext &c, Dims &m, std::optional<F32In> &holder) {
   const TensorRef &t = c.in[m.operands.bias];
   holder.emplace(t);
   m.bias = holder->data();
-  for (int d = 3, stride = 1; d >= 0; --d) {
+  int64_t stride = 1;
+  for (int d = 3; d >= 0; --d) {
     m.biasStride[d] = t.shape[d] == 1 ? 0 : stride;
-    stride *= (int)t.shape[d];
+    stride *= t.shape[d];
   }
 }
 

@@ -69,9 +69,10 @@ Dims dimsOf(const LaunchContext &c) {
   if (operands.bias >= 0) {
     const TensorRef &t = c.in[operands.bias];
     m.bias = viewOf(t);
-    for (int d = 3, stride = 1; d >= 0; --d) {
+    int64_t stride = 1;
+    for (int d = 3; d >= 0; --d) {
       m.biasStride[d] = t.shape[d] == 1 ? 0 : stride;
-      stride *= (int)t.shape[d];
+      stride *= t.shape[d];
     }
   }
   if (c.training && operands.dropout > 0) {
