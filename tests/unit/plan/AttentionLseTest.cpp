@@ -7,6 +7,7 @@
 
 #include "compiler/Lowering.h"
 #include "compiler/Pipelines.h"
+#include "compiler/GraphBuilder.h"
 #include "models/Models.h"
 #include "tests/unit/RuntimeTestUtil.h"
 
@@ -46,6 +47,27 @@ TEST(AttentionLse, TheBackwardReadsTheForwardsAndTrainsToTheSameBits) {
       EXPECT_EQ(savedAndRead(apart), std::make_pair(0, 0)) << what;
       test::expectSameResults(apart, fused, true, what);
     }
+}
+
+TEST(AttentionLse, ARecomputedCastOfTheSameParamCounts) {
+  // q, k and v are a param's f16 cast, which the backward reads recomputed
+  // (a `.recast` buffer); with a key mask and dropout.
+  mlir::MLIRContext ctx;
+  GraphBuilder b(ctx, "recast");
+  Tensor q = b.param("q", {2, 12, 2, 16}, Init::normal(1.0));
+  Tensor mask = b.constValue("mask", {2, 1, 1, 12}, std::vector<double>(24, 0.0));
+  Tensor y = b.attention(q, q, q, false, std::nullopt, "y", 0.25, 3, mask);
+  b.setLoss(b.reduceMean(y, {}, false, "loss"));
+  auto m = b.finish();
+  runTrainingPipeline(*m, AmpSettings{}, TrainSettings{});
+  test::dumpCudaPlan(*m);
+  rt::Plan fused = lowerToPlan(*m),
+           apart = lowerToPlan(*m, rt::cpuTarget(), test::fusionsWithout(plan::attentionLse));
+  int read = 0;
+  for (const rt::Step &s : fused.steps)
+    read += s.kernel == rt::Kernel::AttentionBackward && s.attrs.value("saved_lse", false);
+  EXPECT_EQ(read, 1);
+  test::expectSameResults(apart, fused, true, "recast");
 }
 
 TEST(AttentionLse, ABadLogSumExpIsRefusedBeforeItRuns) {
