@@ -13,6 +13,18 @@ namespace {
 using onnx::NodeProto;
 using Attrs = mlir::NamedAttrList;
 
+/// The fill of a masked_fill Where(c, fill, x) or Where(c, x, fill) known at
+/// import, and whether it is the first branch (hiding where c holds).
+struct MaskFill {
+  const HostTensor *value = nullptr;
+  bool first = false;
+};
+MaskFill maskFillOf(Importer &im, const NodeProto &mask) {
+  const HostTensor *first = im.constantInput(mask, 1);
+  bool isFirst = first && first->data.size() == 1 && first->data[0] < -65504.0;
+  return {isFirst ? first : im.constantInput(mask, 2), isFirst};
+}
+
 /// Whether the masked_fill `mask` (Where) hides exactly the keys after each
 /// query of a square [.., T, T] score block: nanoGPT's causal mask.
 bool isCausalMask(Importer &im, const NodeProto &mask, int64_t queries, int64_t keys) {
@@ -25,8 +37,7 @@ bool isCausalMask(Importer &im, const NodeProto &mask, int64_t queries, int64_t 
   for (size_t d = 0; d + 2 < rank; ++d)
     if (cond->shape[d] != 1)
       return false;
-  const HostTensor *first = im.constantInput(mask, 1); // Where(c, -inf, x): hidden where c
-  bool fillFirst = first && first->data.size() == 1 && first->data[0] < -65504.0;
+  bool fillFirst = maskFillOf(im, mask).first;
   for (int64_t i = 0; i < queries; ++i)
     for (int64_t j = 0; j < keys; ++j)
       if (((cond->data[i * keys + j] != 0) == fillFirst) != (j > i))
@@ -74,14 +85,12 @@ bool dependsOnParam(mlir::Value v) {
 /// time.
 std::optional<HostTensor> maskAsBias(Importer &im, const NodeProto &mask) {
   const HostTensor *cond = im.constantInput(mask, 0);
-  const HostTensor *first = im.constantInput(mask, 1), *second = im.constantInput(mask, 2);
-  bool fillFirst = first && first->data.size() == 1 && first->data[0] < -65504.0;
-  const HostTensor *fill = fillFirst ? first : second;
-  if (!cond || !fill || fill->data.size() != 1)
+  MaskFill fill = maskFillOf(im, mask);
+  if (!cond || !fill.value || fill.value->data.size() != 1)
     return std::nullopt;
   HostTensor bias{"f32", cond->shape, std::vector<double>(cond->data.size())};
   for (size_t e = 0; e < bias.data.size(); ++e)
-    bias.data[e] = ((cond->data[e] != 0) == fillFirst) ? fill->data[0] : 0.0;
+    bias.data[e] = ((cond->data[e] != 0) == fill.first) ? fill.value->data[0] : 0.0;
   return bias;
 }
 

@@ -55,15 +55,15 @@ rt::Step probeStep(const rt::Step &of, rt::Kernel kernel, const std::string &nam
   return probe;
 }
 
-/// A range probe of `read` (`inputs`: it, the ranges and a scale, if
-/// any), recorded under `named`, the value `of` computes, against `low`'s
-/// thresholds (its largest value counting as `overflow` where given).
-rt::Step rangeProbe(const rt::Plan &plan, const rt::Step &of, int named,
+/// A range probe (`kernel`, reading `inputs`) recorded under `named`, a
+/// value `of` computes, against `low`'s thresholds (its largest value
+/// counting as `overflow` where given).
+rt::Step rangeProbe(const rt::Step &of, rt::Kernel kernel, const std::string &named,
                     std::vector<int> inputs, bool backward, int64_t slot, rt::LowRange low,
                     double overflow) {
-  rt::Step p = probeStep(of, rt::Kernel::RecordRange, plan.buffers[named].name + ".range");
+  rt::Step p = probeStep(of, kernel, named + ".range");
   p.inputs = std::move(inputs);
-  p.attrs["of"] = plan.buffers[named].name;
+  p.attrs["of"] = named;
   p.attrs["step"] = of.name;
   p.attrs["kernel"] = rt::kernelName(of.kernel);
   p.attrs["backward"] = backward;
@@ -83,7 +83,8 @@ rt::Step fp8Probe(const rt::Plan &plan, const rt::Step &quantize, int state, int
   bool e4m3 = plan.buffers[quantize.outputs[0]].dtype == rt::DType::F8E4M3;
   rt::LowRange format{e4m3 ? 448.0 : 57344.0, std::ldexp(1.0, e4m3 ? -10 : -17),
                       std::ldexp(1.0, e4m3 ? -6 : -14)};
-  rt::Step p = rangeProbe(plan, quantize, quantize.outputs[0],
+  rt::Step p = rangeProbe(quantize, rt::Kernel::RecordRange,
+                          plan.buffers[quantize.outputs[0]].name,
                           {quantize.inputs[0], state, quantize.inputs[1]}, backward, slot,
                           format, format.max);
   p.attrs["fp8_scaled"] = true;
@@ -95,20 +96,13 @@ rt::Step fp8Probe(const rt::Plan &plan, const rt::Step &quantize, int state, int
 /// one element per score the causal mask keeps.
 rt::Step scoresProbe(const rt::Plan &plan, const rt::Step &attention, int state, int64_t slot,
                      rt::LowRange low) {
-  std::string name = plan.buffers[attention.outputs[0]].name + ".scores";
-  rt::Step p = probeStep(attention, rt::Kernel::RecordScoresRange, name + ".range");
-  p.inputs = {attention.inputs[0], attention.inputs[1], state};
+  rt::Step p = rangeProbe(attention, rt::Kernel::RecordScoresRange,
+                          plan.buffers[attention.outputs[0]].name + ".scores",
+                          {attention.inputs[0], attention.inputs[1], state}, false, slot, low,
+                          low.max / 2);
   for (const char *a : {"causal", "scale"})
     if (attention.attrs.contains(a))
       p.attrs[a] = attention.attrs[a];
-  p.attrs["of"] = name;
-  p.attrs["step"] = attention.name;
-  p.attrs["kernel"] = rt::kernelName(attention.kernel);
-  p.attrs["backward"] = false;
-  p.attrs["underflow"] = low.min;
-  p.attrs["overflow"] = low.max / 2;
-  p.attrs["subnormal"] = low.normal;
-  p.attrs["slot"] = slot;
   return p;
 }
 
@@ -184,8 +178,8 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
       std::vector<int> inputs = {read, state};
       if (i > loss && scale >= 0)
         inputs.push_back(scale);
-      after.push_back(
-          rangeProbe(plan, plan.steps[i], named, inputs, i > loss, slot++, low, low.max / 2));
+      after.push_back(rangeProbe(plan.steps[i], rt::Kernel::RecordRange, plan.buffers[named].name,
+                                 inputs, i > loss, slot++, low, low.max / 2));
     }
     if (plan.steps[i].kernel == rt::Kernel::Fp8Quantize)
       after.push_back(fp8Probe(plan, plan.steps[i], state, slot++, i > loss));

@@ -119,7 +119,6 @@ void applyConfig(const std::string &text, const std::string &path, AmpSettings &
     }
     if (isOneOf(key, kTrainingKeys) || isOneOf(key, kFp8Keys))
       continue; // flags' defaults: withConfigFlags
-
     const ListKey *list = nullptr;
     for (const ListKey &l : kLists)
       if (key == l.key)
