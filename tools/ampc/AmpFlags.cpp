@@ -123,8 +123,16 @@ void applyConfig(const std::string &text, const std::string &path, AmpSettings &
     for (const ListKey &l : kLists)
       if (key == l.key)
         list = &l;
-    if (!list)
-      throw CliError(path, "unknown config key \"" + key + "\"");
+    if (!list) {
+      std::vector<std::string> keys = {"level", "dtype"};
+      for (const ListKey &l : kLists)
+        keys.push_back(l.key);
+      keys.insert(keys.end(), std::begin(kTrainingKeys), std::end(kTrainingKeys));
+      keys.insert(keys.end(), std::begin(kFp8Keys), std::end(kFp8Keys));
+      std::string near = nearestName(key, keys);
+      throw CliError(path, "unknown config key \"" + key + "\"" +
+                               (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+    }
     std::vector<std::string> names;
     if (!it.value().is_array())
       throw CliError(path, "\"" + key + "\" must be a list of names");
