@@ -211,6 +211,10 @@ checks_against_cpu() {
   [[ $have_gpu == yes ]] && check nccl-one-rank $bin/ampc-nccl-check
   backend_check backend-models --tune-gemms .gpu/plans/models/*.json
   backend_check backend-kernels .gpu/plans/unit/*.json
+  # The attention's row kernels, which the tensor-core ones replace where
+  # they fit (f16/bf16, head_dim 64 or 128): held to the CPU as well.
+  check backend-attention-rows env AMPC_CUDA_ATTENTION=rows $bin/ampc-backend-check \
+    --candidate "${AMPC_CHECK_CANDIDATE:-cuda}" .gpu/plans/unit/Attention*.json
   backend_check backend-injected-inf --inject-inf 1 \
     .gpu/plans/models/{mlp,cnn,bert,resnet18}-o1-train*.json
   bisect_backend_failures
@@ -228,7 +232,8 @@ backend_check() {
 }
 
 # A failed comparison runs again with each switch of the newest unmeasured
-# code off (quads, the overlapped finite check: docs/cuda.md, "Status"), so
+# code off (quads, the overlapped finite check, the tensor-core attention:
+# docs/cuda.md, "Status"), so
 # that one short lease names the part at fault (a check that timed out is
 # not run again: a hang would take the lease). These runs inform; they do not
 # change the verdict.
@@ -236,8 +241,11 @@ bisect_backend_failures() {
   local name kept=$status kept_failed=("${failed[@]}")
   for name in "${!backend_args[@]}"; do
     [[ " ${failed[*]} " == *" $name "* && ${exits[$name]} -ne 124 ]] || continue
-    echo "== $name failed: again with AMPC_CUDA_QUADS=0, then with --no-overlap-checks"
+    echo "== $name failed: again with AMPC_CUDA_QUADS=0, with --no-overlap-checks," \
+      "with AMPC_CUDA_ATTENTION=rows"
     check "$name-no-quads" env AMPC_CUDA_QUADS=0 $bin/ampc-backend-check \
+      --candidate "${AMPC_CHECK_CANDIDATE:-cuda}" ${backend_args[$name]}
+    check "$name-attention-rows" env AMPC_CUDA_ATTENTION=rows $bin/ampc-backend-check \
       --candidate "${AMPC_CHECK_CANDIDATE:-cuda}" ${backend_args[$name]}
     check "$name-no-overlap-checks" $bin/ampc-backend-check \
       --candidate "${AMPC_CHECK_CANDIDATE:-cuda}" --no-overlap-checks ${backend_args[$name]}

@@ -96,11 +96,12 @@ constexpr KernelTraits kRows[] = {
      A::Accumulated},
     {K::MseLoss, kTwo, kOne, kMixedFloat, 0, F::PerInput, kNoRange, S::mse, A::Accumulated},
     // Fused attention (docs/runtime.md, "Attention"): sums in another
-    // order on another backend, and exp. A second result keeps each row's
+    // order on another backend, exp, and on tensor cores probabilities
+    // rounded to the operands' dtype (the attention agreement). A second result keeps each row's
     // log-sum-exp for the backward, which then reads it (attention-lse).
     // q, k, v[, bias][, the run counter, with `dropout`].
     {K::Attention, {3, 5}, {1, 2}, kReadsIteration, 0, F::Attention, kNoRange, S::attention,
-     A::Accumulated, {}, "dropout"},
+     A::Attention, {}, "dropout"},
     // Backward.
     {K::BroadcastTo, kOne, kOne, kMixedFloat, 0, F::PerOutput, kNoRange, S::broadcastTo},
     {K::ReduceTo, kOne, kOne, kMixedFloat, 0, F::PerOutput, kNoRange, S::reduceTo, A::Rounded},
@@ -135,7 +136,7 @@ constexpr KernelTraits kRows[] = {
     // recomputed from q and k.
     // q, k, v, y, dy[, bias][, the forward's log-sum-exp][, the run counter].
     {K::AttentionBackward, {5, 8}, kThree, kReadsIteration, 0, F::AttentionBackward, kNoRange,
-     S::attentionBackward, A::Accumulated, {}, "dropout"},
+     S::attentionBackward, A::Attention, {}, "dropout"},
     {K::SoftmaxCrossEntropyBackward,
      kThree,
      kOne,

@@ -84,6 +84,10 @@ enum class Agreement : uint8_t {
   Exact,       // the same bits: each element computed as the CPU computes it
   Rounded,     // within a few ulps per element: the device's exp, log, tanh, erf, pow
   Accumulated, // within a tolerance scaled by the tensor: sums in another order (GEMM, conv)
+  /// Accumulated, and in f16/bf16 twice as wide: a fused attention on
+  /// tensor cores rounds each probability and score gradient to the
+  /// operands' dtype before its products, where the CPU keeps them in f32.
+  Attention,
 };
 
 struct Arity {

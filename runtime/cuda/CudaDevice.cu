@@ -58,6 +58,7 @@ CudaDevice::CudaDevice() {
   AMPC_CUDA_CHECK(cudaGetDeviceProperties(&props, 0));
   name_ = props.name;
   capability_ = props.major * 10 + props.minor;
+  sharedPerBlock_ = props.sharedMemPerBlockOptin;
   AMPC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   AMPC_CUDA_CHECK(cudaStreamCreateWithFlags(&copyStream_, cudaStreamNonBlocking));
   for (UploadSlot &s : slots_) {

@@ -40,6 +40,8 @@ public:
   std::string name() const override { return name_; }
   /// The compute capability as major * 10 + minor (90: Hopper).
   int capability() const { return capability_; }
+  /// The most shared memory a block may ask for (opting in above 48 KiB).
+  size_t sharedPerBlock() const { return sharedPerBlock_; }
   DeviceMemory allocate(int64_t bytes, int64_t alignment) override;
   void upload(std::byte *device, const void *host, size_t bytes) override;
   void download(void *host, const std::byte *device, size_t bytes) override;
@@ -83,6 +85,7 @@ private:
   void track(int64_t bytes);
   std::string name_;
   int capability_ = 0;
+  size_t sharedPerBlock_ = 0;
   cudaStream_t stream_ = nullptr;
   cublasLtHandle_t blasLt_ = nullptr;
   cudnnHandle_t dnn_ = nullptr;

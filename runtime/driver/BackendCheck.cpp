@@ -199,6 +199,7 @@ const char *agreementName(Agreement agreement) {
   case Agreement::Exact: return "exact";
   case Agreement::Rounded: return "rounded";
   case Agreement::Accumulated: return "accumulated";
+  case Agreement::Attention: return "attention";
   }
   return "?";
 }
@@ -211,10 +212,14 @@ Tolerance toleranceFor(Agreement agreement, DType dtype) {
   // and an f16/bf16 result may then round the other way (one ulp, 2u).
   // Accumulated: sums in another order, at most a few times the output's
   // rounding (f16/bf16) or about 1e-4 of the tensor's scale (f32).
+  // Attention: in f16/bf16 its probabilities and score gradients are
+  // rounded once more before the products (each term off by up to u).
+  bool wide = dtype == DType::F32 || dtype == DType::F64;
   if (agreement == Agreement::Rounded)
-    return dtype == DType::F32 || dtype == DType::F64 ? Tolerance{16 * u, u} : Tolerance{2 * u, u};
-  return dtype == DType::F32 || dtype == DType::F64 ? Tolerance{1024 * u, 1024 * u}
-                                                     : Tolerance{4 * u, 4 * u};
+    return wide ? Tolerance{16 * u, u} : Tolerance{2 * u, u};
+  if (wide)
+    return {1024 * u, 1024 * u};
+  return agreement == Agreement::Attention ? Tolerance{8 * u, 8 * u} : Tolerance{4 * u, 4 * u};
 }
 
 BufferDiff compareBuffer(const std::vector<std::byte> &ref, const std::vector<std::byte> &got,

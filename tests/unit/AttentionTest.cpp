@@ -142,6 +142,9 @@ struct Variant {
   bool training = true;
   std::vector<int64_t> biasShape = {};
   std::vector<double> bias = {};
+  bool causal = false; // the fused op only
+  /// Dumps its CUDA plan for the GPU check even without dropout or bias.
+  bool gpuPlan = false;
 };
 
 /// Attention written out: transposes to [b, h, s, d], q k^T, the scale, the
@@ -175,7 +178,8 @@ std::vector<std::vector<float>> run(const Shape4 &s, bool fused, const char *lev
   std::optional<Tensor> bias;
   if (!variant.bias.empty())
     bias = b.constValue("bias", variant.biasShape, variant.bias);
-  Tensor y = fused ? b.attention(q, k, v, false, std::nullopt, "y", dropout, kDropoutSeed, bias)
+  Tensor y = fused ? b.attention(q, k, v, variant.causal, std::nullopt, "y", dropout, kDropoutSeed,
+                                 bias)
                    : unfused(b, q, k, v, scale, dropout, bias);
   Tensor r = b.constValue("R", y.shape(), test::randomValues(s.b * s.sq * s.h * s.dv, "f32", 9));
   b.setLoss(b.reduceSum(b.mul(b.cast(y, "f32"), r), {}, false, "loss"));
@@ -187,7 +191,7 @@ std::vector<std::vector<float>> run(const Shape4 &s, bool fused, const char *lev
   if (std::string(level) != "O0")
     runAmpPipeline(*module, amp);
   test::differentiateWithGradOutputs(*module);
-  if (dropout > 0 || bias)
+  if (dropout > 0 || bias || variant.gpuPlan)
     test::dumpCudaPlan(*module);
   rt::Plan plan = lowerToPlan(*module);
   rt::Executor ex(plan, {variant.training, 7});
@@ -311,6 +315,31 @@ TEST(Attention, O1StaysNearO0) {
     auto o1 = run(s, true, "O1", dtype);
     for (size_t i = 0; i < o0.size(); ++i)
       EXPECT_LT(relativeError(o1[i], o0[i]), tolerance) << dtype << " output " << i;
+  }
+}
+
+TEST(Attention, TensorCoreShapesStayNearO0) {
+  // The shapes the CUDA tensor-core kernels take (f16 and bf16, head_dim 64
+  // and 128): partial tiles, seq_q != seq_k, causal, a key mask with
+  // dropout. O1 stays near O0 here; their CUDA plans, dumped, hold those
+  // kernels to this CPU on a GPU (scripts/gpu-check.sh).
+  std::vector<double> mask(96, 0.0);
+  for (int64_t j = 86; j < 96; ++j)
+    mask[j] = -INFINITY;
+  std::vector<std::pair<Shape4, Variant>> cases = {
+      {{2, 130, 130, 2, 64, 64}, {0, true, {}, {}, true, true}},
+      {{1, 70, 200, 2, 128, 128}, {0, true, {}, {}, false, true}},
+      {{1, 96, 96, 2, 64, 64}, {0.1, true, {1, 1, 1, 96}, mask, false, true}},
+  };
+  for (const auto &[s, v] : cases) {
+    auto o0 = run(s, true, "O0", "f16", v);
+    for (auto [dtype, tolerance] : {std::pair{"f16", 5e-3}, {"bf16", 4e-2}}) {
+      auto o1 = run(s, true, "O1", dtype, v);
+      ASSERT_EQ(o1.size(), o0.size());
+      for (size_t i = 0; i < o0.size(); ++i)
+        EXPECT_LT(relativeError(o1[i], o0[i]), tolerance)
+            << dtype << " head_dim " << s.d << " output " << i;
+    }
   }
 }
 

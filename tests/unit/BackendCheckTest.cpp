@@ -70,6 +70,19 @@ TEST(BackendCheck, AccumulatedScalesWithTheTensor) {
   EXPECT_FALSE(compare({1000, 0.001}, {1000.2, 0.001}, DType::F32, Agreement::Accumulated).ok());
 }
 
+TEST(BackendCheck, AttentionIsAccumulatedTwiceAsWideInLowPrecision) {
+  // The tensor-core attention rounds its probabilities to f16 before the
+  // product with V. 24u off an element of 1 in a tensor whose largest is 4
+  // lies outside 4u·1 + 4u·4 (accumulated) and within 8u·1 + 8u·4.
+  double u = std::ldexp(1.0, -11);
+  std::vector<double> ref = {1, 4}, got = {1 + 24 * u, 4};
+  EXPECT_FALSE(compare(ref, got, DType::F16, Agreement::Accumulated).ok());
+  EXPECT_TRUE(compare(ref, got, DType::F16, Agreement::Attention).ok());
+  EXPECT_FALSE(compare(ref, {1 + 48 * u, 4}, DType::F16, Agreement::Attention).ok());
+  // f32 as accumulated.
+  EXPECT_FALSE(compare({1000, 0.001}, {1000.2, 0.001}, DType::F32, Agreement::Attention).ok());
+}
+
 TEST(BackendCheck, ACancellingSumIsJudgedByItsTerms) {
   // Attention's key-bias gradient on an H100: sums of terms near 1e-3
   // that cancel to rounding noise, 1.4e-10 here and 3.5e-10 there.

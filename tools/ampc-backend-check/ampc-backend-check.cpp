@@ -25,12 +25,13 @@ const char *kUsage =
     "                          [--verbose]\n"
     "Compares the candidate backend with the reference on each plan (compiled with\n"
     "ampc compile --device CANDIDATE): every step from the reference's inputs, under\n"
-    "its kernel's agreement (exact, rounded, accumulated), then N whole runs (4; 0\n"
-    "skips them) with and without graph replay; --inject-inf RUN puts an inf in\n"
-    "run RUN's first float input; --tune-gemms lets the candidate time its GEMMs'\n"
-    "algorithms (docs/cuda.md); --no-overlap-checks runs the finite check in its\n"
-    "place, not beside the backward (docs/cuda.md). Exit 0: all agree; 1: a\n"
-    "disagreement or an error; 77: the candidate's device is missing here.\n";
+    "its kernel's agreement (exact, rounded, accumulated, attention), then N whole\n"
+    "runs (4; 0 skips them) with and without graph replay; --inject-inf RUN puts\n"
+    "an inf in run RUN's first float input; --tune-gemms lets the candidate time\n"
+    "its GEMMs' algorithms (docs/cuda.md); --no-overlap-checks runs the finite\n"
+    "check in its place, not beside the backward (docs/cuda.md). Exit 0: all\n"
+    "agree; 1: a disagreement or an error; 77: the candidate's device is missing\n"
+    "here.\n";
 
 int fail(const std::string &what) { return ampc::cli::reportError("ampc-backend-check", what); }
 

@@ -1,65 +1,25 @@
-// Fused attention and its gradient on the GPU, shaped as the CPU reference
-// (runtime/cpu/kernels/Attention.cpp, docs/runtime.md "Attention"): one warp
-// per query row, its lanes splitting head_dim; keys one at a time with an
-// online softmax in f32; nothing seq_q x seq_k in memory. The backward is
-// two launches without atomics: one warp per query row for dQ (which also
-// keeps each row's D = dy . y, and its log-sum-exp unless the forward kept
-// it as its second result: attention-lse), one warp per key row for dK and
-// dV. A bias is added to each scaled score; a row whose scores are all
-// -inf has no probabilities (output and gradients 0), as on the CPU. No tensor cores yet: this is the correct baseline, head_dim up to
+// Fused attention and its gradient on the GPU (docs/runtime.md,
+// "Attention"). Where the tensor-core kernels take the step (f16 or bf16,
+// head_dim 64 or 128: AttentionTcForward.cu, AttentionTcBackward.cu), they
+// run; every other step runs the row kernels here, shaped as the CPU
+// reference (runtime/cpu/kernels/Attention.cpp): one warp per query row,
+// its lanes splitting head_dim; keys one at a time with an online softmax
+// in f32; nothing seq_q x seq_k in memory. Their backward is two launches
+// without atomics: one warp per query row for dQ (which also keeps each
+// row's D = dy . y, and its log-sum-exp unless the forward kept it as its
+// second result: attention-lse), one warp per key row for dK and dV. A bias
+// is added to each scaled score; a row whose scores are all -inf has no
+// probabilities (output and gradients 0), as on the CPU. Head_dim up to
 // 256; the sums run in another order than the CPU's (Accumulated).
 #include <cmath>
 
 #include "runtime/core/StepVariants.h"
-#include "runtime/cuda/CudaKernels.h"
-#include "runtime/numerics/Random.h"
+#include "runtime/cuda/kernels/AttentionDims.h"
 
 namespace ampc::rt::cuda {
-namespace {
+namespace attention {
 
 constexpr int kWarp = 32, kPerLane = 8, kMaxHeadDim = kWarp * kPerLane;
-
-struct Dims {
-  int64_t batch, sq, sk, heads, d, dv;
-  float scale;
-  bool causal;
-  /// Dropout (the CPU's Dims::dropFactor): the run counter on the device,
-  /// the run's and the op's seeds; rate 0: none.
-  const uint64_t *iteration = nullptr;
-  uint64_t seed = 0, opSeed = 0;
-  double rate = 0;
-  float keep = 1;
-  __device__ uint64_t stream() const {
-    return rate == 0 ? 0 : num::dropoutStream(seed, opSeed, iteration ? *iteration : 0);
-  }
-  __device__ float dropFactor(uint64_t stream, int64_t b, int64_t head, int64_t i,
-                              int64_t j) const {
-    if (rate == 0)
-      return 1.0f;
-    uint64_t at = (uint64_t)(((b * heads + head) * sq + i) * sk + j);
-    return num::uniformAt(stream, at) < rate ? 0.0f : keep;
-  }
-  __host__ __device__ int64_t at(int64_t b, int64_t pos, int64_t seq, int64_t head,
-                                 int64_t width) const {
-    return ((b * seq + pos) * heads + head) * width;
-  }
-  __device__ int64_t keys(int64_t i) const { return causal ? (i + 1 < sk ? i + 1 : sk) : sk; }
-  /// The first query that sees key j.
-  __device__ int64_t firstQuery(int64_t j) const { return causal ? j : 0; }
-  /// The additive bias (data null: none) and its strides over [b, heads,
-  /// sq, sk], 0 where broadcast.
-  View bias{nullptr, DType::F32, 0, 0, {}};
-  int64_t biasStride[4] = {0, 0, 0, 0};
-  /// Score (b, head, i, j) from its dot product (the CPU's Dims::score).
-  __device__ float score(float dot, int64_t b, int64_t head, int64_t i, int64_t j) const {
-    float s = dot * scale;
-    if (bias.data)
-      s += cuda::load(bias.data, bias.dtype,
-                      b * biasStride[0] + head * biasStride[1] + i * biasStride[2] +
-                          j * biasStride[3]);
-    return s;
-  }
-};
 
 Dims dimsOf(const LaunchContext &c) {
   const std::vector<int64_t> &q = c.in[0].shape, &k = c.in[1].shape, &v = c.in[2].shape;
@@ -87,6 +47,12 @@ Dims dimsOf(const LaunchContext &c) {
            " is not supported on CUDA");
   return m;
 }
+
+} // namespace attention
+
+namespace {
+
+using namespace attention;
 
 /// A row of `width` values split over the warp: lane l holds l, l + 32, ...
 struct LaneRow {
@@ -250,15 +216,19 @@ __global__ void attentionBackwardKey(View q, View k, View v, View dy, View dk, V
 
 unsigned warpBlocks(int64_t rows) { return blocksFor(rows * kWarp); }
 
-void attention(LaunchContext &c) {
+void attentionStep(LaunchContext &c) {
   Dims m = dimsOf(c);
+  float *lse = c.out.size() > 1 ? c.out[1].as<float>() : nullptr;
+  if (tensorCoresTake(c, m)) {
+    forwardOnTensorCores(c, m, lse);
+    return;
+  }
   attentionForward<<<warpBlocks(m.batch * m.sq * m.heads), kThreads, 0, c.stream()>>>(
-      viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.out[0]),
-      c.out.size() > 1 ? c.out[1].as<float>() : nullptr, m);
+      viewOf(c.in[0]), viewOf(c.in[1]), viewOf(c.in[2]), viewOf(c.out[0]), lse, m);
   launched(c);
 }
 
-void attentionBackward(LaunchContext &c) {
+void attentionBackwardStep(LaunchContext &c) {
   Dims m = dimsOf(c);
   int64_t rows = m.batch * m.sq * m.heads;
   if (!c.state) // each query row's log-sum-exp and D, kept for the step
@@ -266,6 +236,10 @@ void attentionBackward(LaunchContext &c) {
   float *lse = reinterpret_cast<float *>(c.state.get()), *dot = lse + rows;
   int lseInput = attentionOperandsOf(c.step, c.attrs).lse;
   const float *savedLse = lseInput >= 0 ? c.in[lseInput].as<float>() : nullptr;
+  if (tensorCoresTake(c, m)) {
+    backwardOnTensorCores(c, m, savedLse, lse, dot);
+    return;
+  }
   View q = viewOf(c.in[0]), k = viewOf(c.in[1]), v = viewOf(c.in[2]);
   attentionBackwardQuery<<<warpBlocks(rows), kThreads, 0, c.stream()>>>(
       q, k, v, viewOf(c.in[3]), viewOf(c.in[4]), viewOf(c.out[0]), savedLse, lse, dot, m);
@@ -279,8 +253,8 @@ void attentionBackward(LaunchContext &c) {
 } // namespace
 
 void addAttentionKernels(KernelTable &t) {
-  t[Kernel::Attention] = attention;
-  t[Kernel::AttentionBackward] = attentionBackward;
+  t[Kernel::Attention] = attentionStep;
+  t[Kernel::AttentionBackward] = attentionBackwardStep;
 }
 
 } // namespace ampc::rt::cuda
