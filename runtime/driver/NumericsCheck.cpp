@@ -7,6 +7,7 @@
 #include "runtime/core/Probes.h"
 #include "runtime/core/StepAttrs.h"
 #include "runtime/driver/F32Replay.h"
+#include "runtime/numerics/AttentionScores.h"
 
 namespace ampc::rt {
 namespace {
@@ -34,6 +35,24 @@ std::vector<float> valuesOf(const StepInput &in) {
   std::vector<float> v(in.bytes.size() / dtypeSize(in.dtype));
   toF32(in.bytes.data(), in.dtype, v.data(), v.size());
   return v;
+}
+
+/// The largest |score| of attention step `s` from its q and k as read.
+double scoresMaxAbs(const Plan &plan, const Step &s, const StepInput &q, const StepInput &k) {
+  std::vector<float> qv = valuesOf(q), kv = valuesOf(k);
+  StepAttrs attrs(s);
+  const std::vector<int64_t> &qs = plan.buffers[s.inputs[0]].shape;
+  int64_t batch = qs[0], sq = qs[1], heads = qs[2], d = qs[3];
+  float scale = float(attrs.getF64("scale", 1.0 / std::sqrt(double(d))));
+  double top = 0;
+  num::forEachAttentionScore(qv.data(), kv.data(), batch, sq,
+                             plan.buffers[s.inputs[1]].shape[1], heads, d,
+                             attrs.getBool("causal", false), scale, [&](float score) {
+                               top = std::isnan(score) || std::isnan(top)
+                                         ? NAN
+                                         : std::max(top, (double)std::fabs(score));
+                             });
+  return top;
 }
 
 } // namespace
@@ -186,6 +205,8 @@ NonFiniteFinding NumericsCheck::classify(const Culprit &c, bool apply, bool firs
         f.maxInputAbs = std::max(f.maxInputAbs, top);
     }
   f.input = c.input;
+  if (s.kernel == Kernel::Attention || s.kernel == Kernel::AttentionBackward)
+    f.scoresMaxAbs = scoresMaxAbs(plan_, s, c.inputs[0], c.inputs[1]);
   if (c.roundingOverflow) {
     f.cause = f.backward ? NonFiniteCause::BackwardOverflowInL : NonFiniteCause::ForwardOverflowInL;
     f.f32MaxAbs = c.rawInputAbs;

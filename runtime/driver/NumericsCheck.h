@@ -58,6 +58,10 @@ struct NonFiniteFinding {
   /// halvings made the run finite.
   double lossScale = 1;
   int halvings = 0;
+  /// An attention (forward or backward): the largest |q k^T scale| of the
+  /// scores it computed in f32 from q and k as it read them (NaN if one
+  /// is); -1 for any other op.
+  double scoresMaxAbs = -1;
 };
 
 struct NumericsReport {

@@ -10,6 +10,7 @@
 #include "runtime/core/Probes.h"
 #include "runtime/driver/Doctor.h"
 #include "runtime/driver/Trainer.h"
+#include "runtime/numerics/Half.h"
 #include "tests/unit/RuntimeTestUtil.h"
 
 using namespace ampc;
@@ -88,6 +89,47 @@ TEST(NumericsCheck, NamesTheInputThatCarriesANaN) {
   EXPECT_FALSE(f.backward);
   EXPECT_EQ(r.numerics->total(), 2);
   EXPECT_EQ(r.skipped, 2);
+}
+
+TEST(NumericsCheck, AnAttentionReportsItsScores) {
+  // A fused attention whose backward overflows f16 at the first loss scale
+  // (large values of v make large score gradients): named as the first op,
+  // with the largest |score| it computed in f32, as f64 computes it.
+  mlir::MLIRContext ctx;
+  GraphBuilder b(ctx, "attention");
+  std::vector<int64_t> shape = {1, 16, 1, 64};
+  Tensor q = b.param("q", shape, Init::normal(2.0)), k = b.param("k", shape, Init::normal(2.0)),
+         v = b.param("v", shape, Init::normal(300.0));
+  Tensor y = b.attention(q, k, v, true, std::nullopt, "attn");
+  b.setLoss(b.reduceSum(b.mul(b.cast(y, "f32"), b.input("r", shape)), {}, false, "loss"));
+  auto m = b.finish();
+  AmpSettings amp;
+  amp.level = "O1";
+  TrainSettings train;
+  train.lossScaling = "dynamic";
+  train.initLossScaling = 1024;
+  runTrainingPipeline(*m, amp, train);
+  rt::Plan plan = lowerToPlan(*m, rt::cpuTarget(), ProbeOptions{ProbeOptions::Mode::NonFinite, "f16"});
+  rt::TrainOptions options;
+  options.steps = 1;
+  options.checkNumerics = true;
+  rt::TrainResult r = rt::Trainer(plan, std::nullopt, options).run();
+  ASSERT_TRUE(r.numerics && r.numerics->first);
+  const rt::NonFiniteFinding &f = *r.numerics->first;
+  EXPECT_EQ(f.kernel, "attention_backward");
+  EXPECT_EQ(f.cause, rt::NonFiniteCause::LossScaleOverflow);
+  rt::Executor params(plan); // the Trainer's initial params (seed 0)
+  auto asF16 = [](float x) { return num::f16ToF32(num::f32ToF16(x)); };
+  std::vector<float> qv = params.readF32(params.id("q")), kv = params.readF32(params.id("k"));
+  double want = 0;
+  for (int64_t i = 0; i < 16; ++i)
+    for (int64_t j = 0; j <= i; ++j) {
+      double dot = 0;
+      for (int64_t x = 0; x < 64; ++x)
+        dot += (double)asF16(qv[i * 64 + x]) * asF16(kv[j * 64 + x]);
+      want = std::max(want, std::fabs(dot / 8));
+    }
+  EXPECT_NEAR(f.scoresMaxAbs, want, 1e-5 * want);
 }
 
 TEST(Doctor, RowsAndVerdictFollowTheRanges) {

@@ -51,6 +51,15 @@ std::string keepInF32(const rt::NonFiniteFinding &f, const AdviceContext &c) {
   return out;
 }
 
+/// An attention's scores, which the fused op computes in f32 and never
+/// stores: their largest magnitude (`ampc doctor` says whether L holds it).
+std::string scoresLine(const rt::NonFiniteFinding &f) {
+  if (f.scoresMaxAbs < 0)
+    return "";
+  return "  its scores q.k^T.scale reach |s| = " + num(f.scoresMaxAbs) +
+         ", computed in f32 inside the fused op\n";
+}
+
 std::string firstFinding(const rt::NonFiniteFinding &f, const AdviceContext &c) {
   std::string out = "check-numerics: step " + std::to_string(f.step);
   if (f.microBatch + 1 != f.step) // with --accumulate
@@ -66,6 +75,7 @@ std::string firstFinding(const rt::NonFiniteFinding &f, const AdviceContext &c) 
   else
     out += "its inputs " + quotedList(f.inputs) + " are finite (the largest |x| " +
            num(f.maxInputAbs) + "), its output '" + f.output + "' is not\n";
+  out += scoresLine(f);
   out += "  cause: " + causeLabel(f.cause, c.lowDtype) + ": ";
   switch (f.cause) {
   case rt::NonFiniteCause::ForwardOverflowInL:
@@ -201,6 +211,8 @@ rt::Json numericsJson(const rt::NumericsReport &report, const AdviceContext &c) 
                   {"f32_max_abs", number(f->f32MaxAbs)},
                   {"loss_scale", number(f->lossScale)},
                   {"scale_halvings", f->halvings},
+                  {"scores_max_abs", f->scoresMaxAbs < 0 ? rt::Json(nullptr)
+                                                         : number(f->scoresMaxAbs)},
                   {"black_varname", lowPrecisionCaused(f->cause) ? blackVarnameFor(*f, c.values)
                                                                  : std::string()}};
   }

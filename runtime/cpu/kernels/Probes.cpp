@@ -6,6 +6,7 @@
 
 #include "runtime/core/Probes.h"
 #include "runtime/cpu/kernels/KernelUtil.h"
+#include "runtime/numerics/AttentionScores.h"
 
 namespace ampc::rt {
 namespace {
@@ -88,32 +89,18 @@ void recordRange(KernelContext &c) {
   stats.commit(rangeRow(c, 1), (double)x.size(), c.in.size() > 2 ? scalarF32(c.in[2]) : 1.0);
 }
 
-/// The scores q_i . k_j * scale of an attention (causal: j <= i only), each
-/// an f32 dot product in order, as the row of a value with one element per
-/// score the mask keeps.
+/// The scores q_i . k_j * scale of an attention (num::forEachAttentionScore)
+/// as the row of a value with one element per score the mask keeps.
 void recordScoresRange(KernelContext &c) {
   F32In q(c.in[0]), k(c.in[1]);
   const std::vector<int64_t> &qs = c.in[0].shape;
-  int64_t batch = qs[0], sq = qs[1], heads = qs[2], d = qs[3], sk = c.in[1].shape[1];
-  bool causal = c.attrs.getBool("causal", false);
-  float scale = float(c.attrs.getF64("scale", 1.0 / std::sqrt(double(d))));
+  float scale = float(c.attrs.getF64("scale", 1.0 / std::sqrt(double(qs[3]))));
   RangeStats stats(c);
-  double elements = 0;
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t h = 0; h < heads; ++h)
-      for (int64_t i = 0; i < sq; ++i) {
-        const float *qi = q.data() + ((b * sq + i) * heads + h) * d;
-        int64_t keys = causal ? std::min(i + 1, sk) : sk;
-        for (int64_t j = 0; j < keys; ++j) {
-          const float *kj = k.data() + ((b * sk + j) * heads + h) * d;
-          float dot = 0;
-          for (int64_t x = 0; x < d; ++x)
-            dot += qi[x] * kj[x];
-          stats.add(std::fabs((double)(dot * scale)));
-        }
-        elements += (double)keys;
-      }
-  stats.commit(rangeRow(c, 2), elements, 1.0);
+  int64_t elements = num::forEachAttentionScore(
+      q.data(), k.data(), qs[0], qs[1], c.in[1].shape[1], qs[2], qs[3],
+      c.attrs.getBool("causal", false), scale,
+      [&](float score) { stats.add(std::fabs((double)score)); });
+  stats.commit(rangeRow(c, 2), (double)elements, 1.0);
 }
 
 } // namespace
