@@ -54,6 +54,15 @@ const std::vector<ModelInfo> &modelRegistry() {
                            "for bytes)"},
         {"batch", "16", "batch size"}},
        buildGpt2},
+      {"attention", "scaled dot-product attention alone, forward and backward, to measure it "
+                    "(defaults: 16k tokens, 2048 wide)",
+       {{"batch", "16", "batch size"},
+        {"seq", "1024", "sequence length"},
+        {"heads", "16", "heads"},
+        {"head_dim", "128", "head size"},
+        {"causal", "false", "true or false (true: fused only)"},
+        {"attention", "fused", "fused (one attention op) or unfused (matmul, softmax, matmul)"}},
+       buildAttentionCore},
   };
   return models;
 }

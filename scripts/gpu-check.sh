@@ -13,7 +13,7 @@
 #     sm_90 into .gpu/prebuilt (build-gpu-prebuilt/, about 10 minutes on two
 #     cores the first time). .gpu is ignored by git; carry it (about 55 MB).
 #
-#   scripts/gpu-check.sh [checks|e2e|bench|profile|quick|rest|all|fp8] [LOGDIR]
+#   scripts/gpu-check.sh [checks|e2e|bench|profile|quick|rest|all|fp8|attention] [LOGDIR]
 #   scripts/gpu-check.sh run CMD...   (CMD after the build, e.g. under ncu)
 #   AMPC_GPU_DRY_RUN=1 scripts/gpu-check.sh PHASE LOGDIR
 #     writes the checks a phase would run to LOGDIR/dry-run.txt (NAME:
@@ -54,6 +54,11 @@
 #       fp8     FP8 against bf16: GEMM TFLOP/s at 1024³, 4096³ and 8192³,
 #               and 200 steps of BERT-large and GPT-2 350M in each with
 #               their loss curves (bench/gpu/report.py fp8); not in `all`;
+#       attention  the attention core's TFLOP/s, fused and unfused, at seq
+#               128 to 2048, head_dim 64 and 128, causal or not, against
+#               PyTorch's flash and math attention, and BERT-base's step
+#               with attention fused (bench/gpu/report.py attention); not
+#               in `all`;
 #     `all` (the default) runs checks, e2e and bench; each alone fits in 10
 #     minutes. The runtime comes from .gpu/prebuilt where prepare built it
 #     from the same sources, else it is built there (a few minutes).
@@ -396,7 +401,7 @@ phase=all
 case "${1:-}" in
 prepare) prepare; exit 0 ;;
 run) phase=run; shift ;;
-checks | e2e | bench | profile | quick | rest | all | fp8) phase=$1; shift ;;
+checks | e2e | bench | profile | quick | rest | all | fp8 | attention) phase=$1; shift ;;
 esac
 if [[ $phase == run ]]; then # run CMD...: the command, after the build, with its libraries
   logs=build-gpu/logs
@@ -442,6 +447,12 @@ if [[ $have_gpu == yes ]]; then
   rest) checks_on_gpu quick; phase_e2e; runs extra; torch_peers gpt2; bench_compare; report ;;
   all) checks_on_gpu; phase_e2e; runs core; runs extra; torch_peers; bench_compare; report ;;
   fp8) runs fp8; device_name; python3 bench/gpu/report.py fp8 "$logs" ;;
+  attention)
+    runs attention
+    check attention-torch python3 bench/gpu/attention.py sweep "$logs/attention-sweep.json"
+    device_name
+    python3 bench/gpu/report.py attention "$logs"
+    ;;
   esac
 elif [[ $phase != checks ]]; then
   echo "gpu-check: no GPU here: the end-to-end runs and benchmarks need one"

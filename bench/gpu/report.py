@@ -6,6 +6,9 @@
                            also written as the dated benchmark page
                            LOGDIR/DATE-GPU.md, for docs/benchmarks/
   report.py fp8 LOGDIR     FP8 against bf16 (fp8.py), as LOGDIR/DATE-GPU-fp8.md
+  report.py attention LOGDIR
+                           attention's TFLOP/s against PyTorch's
+                           (attention_table.py), as LOGDIR/DATE-GPU-attention.md
 
 The GPU is the one LOGDIR/device.txt names (nvidia-smi's name); its peaks
 scale the percentages.
@@ -21,6 +24,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from compare_losses import compare  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attention_table  # noqa: E402
 import breakdown  # noqa: E402
 import fp8  # noqa: E402
 
@@ -273,11 +277,18 @@ if __name__ == "__main__":
     use_gpu(logs)
     if what == "e2e":
         sys.exit(0 if e2e(logs) else 1)
-    if what == "fp8":
-        text = "\n".join(fp8.report(lambda name: load(logs, name), PEAK_TFLOPS)) + "\n"
+    if what in ("fp8", "attention"):
+        loader = lambda name: load(logs, name)
+        if what == "fp8":
+            lines = fp8.report(loader, PEAK_TFLOPS)
+        else:
+            sweep = os.path.join(logs, "attention-sweep.json")
+            torch = json.load(open(sweep)) if os.path.exists(sweep) else {}
+            lines = attention_table.report(loader, torch, PEAK_TFLOPS)
+        text = "\n".join(lines) + "\n"
         print(text, end="")
         print(f"benchmark page: "
-              f"{dated_page(logs, text, os.environ.get('AMPC_REPORT_DATE'), '-fp8')}")
+              f"{dated_page(logs, text, os.environ.get('AMPC_REPORT_DATE'), '-' + what)}")
         sys.exit(0)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
