@@ -6,11 +6,11 @@
 // causal mask, keep each row's running maximum and sum in f32, and write
 // the probabilities, times their dropout factors, rounded to q's dtype;
 // then the output sums, kept in WMMA accumulators, are rescaled by
-// exp(m_old - m_new) row by row and take P V. At the end each row is divided
-// by its sum and rounded once. Where the row kernels (Attention.cu) keep
+// exp(m_old - m_new) row by row and take P V. At the end each row is
+// multiplied by the inverse of its sum and rounded once. Where the row kernels (Attention.cu) keep
 // each probability in f32, these round it to f16 or bf16 before the
 // product with V, as FlashAttention does: the `attention` agreement class
-// (docs/runtime.md, "Backend check") covers that rounding.
+// (docs/runtime.md, "Checking a backend") covers that rounding.
 #include <cstdlib>
 #include <string>
 
