@@ -30,13 +30,14 @@ __device__ float logSumExp(const BackwardLayout<T, D> &s, const View &k, const D
     stripTimesTileT<T, D>(scores, s.rowsA + warp * kStrip * kRowStride<D>, s.tileA);
     float sc[kHalfRow];
     float next = fmaxf(most, rowScores(sc, scores, m, b, head, i, k0)), sum = 0;
-    if (next == -INFINITY)
-      continue;
 #pragma unroll
     for (int t = 0; t < kHalfRow; ++t)
       sum += sc[t] == -INFINITY ? 0.0f : expf(sc[t] - next);
-    total = total * expf(most - next) + sum + __shfl_xor_sync(0xffffffffu, sum, 1);
-    most = next;
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1); // every lane: no branch before it
+    if (next != -INFINITY) { // else every score so far is masked
+      total = total * expf(most - next) + sum;
+      most = next;
+    }
   }
   return most + logf(total);
 }
