@@ -1,7 +1,7 @@
 // attention: scaled dot-product attention alone, forward and backward, to
 // measure it (scripts/gpu-check.sh attention, docs/benchmarks/): q, k and v
 // are params in the fused op's layout [batch, seq, heads, head_dim], and
-// the loss sum(attention(q, k, v) * r) gives its output a gradient r.
+// the loss mean(attention(q, k, v) * r) gives its output a gradient r/n.
 // Unfused, it is what the zoo's BERT writes: the heads transposed out, q
 // k^T, the scale, softmax, times v, and the heads merged back. Its defaults
 // are FlashAttention's benchmark shape: 16k tokens, 2,048 wide.
@@ -40,7 +40,7 @@ mlir::OwningOpRef<mlir::ModuleOp> buildAttentionCore(mlir::MLIRContext &ctx, con
                     "context");
   }
   b.output(y);
-  b.setLoss(b.reduceSum(b.mul(y, b.input("r", shape), "weighted"), {}, false, "loss"));
+  b.setLoss(b.reduceMean(b.mul(y, b.input("r", shape), "weighted"), {}, false, "loss"));
   return b.finish();
 }
 
