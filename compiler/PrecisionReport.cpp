@@ -39,8 +39,11 @@ double nodeFlops(Operation *op) {
     inputs.push_back(shapeOf(v));
   for (Value v : op->getResults())
     outputs.push_back(shapeOf(v));
-  auto transposeA = op->getAttrOfType<BoolAttr>("transpose_a");
-  return rt::kernelFlops(*traits, inputs, outputs, transposeA && transposeA.getValue());
+  auto flag = [&](llvm::StringRef name) {
+    auto a = op->getAttrOfType<BoolAttr>(name);
+    return a && a.getValue();
+  };
+  return rt::kernelFlops(*traits, inputs, outputs, {flag("transpose_a"), flag("causal")});
 }
 
 PrecisionReport makeReport(ModuleOp module) {

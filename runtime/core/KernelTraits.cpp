@@ -242,7 +242,7 @@ const KernelTraits *findKernelTraits(std::string_view name) {
 }
 
 double kernelFlops(const KernelTraits &traits, const std::vector<std::vector<int64_t>> &inputs,
-                   const std::vector<std::vector<int64_t>> &outputs, bool transposeA) {
+                   const std::vector<std::vector<int64_t>> &outputs, FlopAttrs attrs) {
   auto numel = [](const std::vector<int64_t> &shape) { return (double)numElements(shape); };
   switch (traits.flops) {
   case FlopRule::None:
@@ -255,7 +255,7 @@ double kernelFlops(const KernelTraits &traits, const std::vector<std::vector<int
     return inputs.empty() ? 0 : 5.0 * numel(inputs[0]);
   case FlopRule::Matmul: {
     const std::vector<int64_t> &a = inputs[0];
-    int64_t k = transposeA ? a.end()[-2] : a.back();
+    int64_t k = attrs.transposeA ? a.end()[-2] : a.back();
     return 2.0 * numel(outputs[0]) * k;
   }
   case FlopRule::Conv: {
@@ -264,10 +264,14 @@ double kernelFlops(const KernelTraits &traits, const std::vector<std::vector<int
   }
   case FlopRule::Attention:
   case FlopRule::AttentionBackward: {
-    // q [b, sq, h, d], k [b, sk, h, d], v [b, sk, h, dv]: 2 sq sk (d + dv)
-    // per head forward; the backward's five products 2 sq sk (3 d + 2 dv).
+    // q [b, sq, h, d], k [b, sk, h, d], v [b, sk, h, dv]: 2 (d + dv) per
+    // (query, key) pair forward; the backward's five products 2 (3 d + 2 dv).
+    // Causal: query i sees min(i + 1, sk) keys.
     const std::vector<int64_t> &q = inputs[0], &k = inputs[1], &v = inputs[2];
-    double pairs = double(q[0]) * q[2] * q[1] * k[1];
+    double sq = double(q[1]), sk = double(k[1]), seen = sq * sk;
+    if (attrs.causal)
+      seen = sq <= sk ? sq * (sq + 1) / 2 : sk * (sk + 1) / 2 + (sq - sk) * sk;
+    double pairs = double(q[0]) * q[2] * seen;
     return traits.flops == FlopRule::Attention ? 2.0 * pairs * (q[3] + v[3])
                                                : 2.0 * pairs * (3.0 * q[3] + 2.0 * v[3]);
   }

@@ -161,10 +161,16 @@ inline bool hasRoundedCopy(const Step &step) {
 /// again when an executor takes it (a plan may come from a file).
 void checkStepContract(const Plan &plan, const Step &step);
 
+/// The attributes a FLOP rule reads: matmul's `transpose_a`, attention's
+/// `causal` (only the pairs the mask keeps count, as FlashAttention counts).
+struct FlopAttrs {
+  bool transposeA = false, causal = false;
+};
+
 /// FLOPs of one node or step under its rule, from its operand and result
-/// shapes (`transposeA`: matmul's attribute).
+/// shapes and `attrs`.
 double kernelFlops(const KernelTraits &traits, const std::vector<std::vector<int64_t>> &inputs,
-                   const std::vector<std::vector<int64_t>> &outputs, bool transposeA);
+                   const std::vector<std::vector<int64_t>> &outputs, FlopAttrs attrs);
 
 } // namespace ampc::rt
 

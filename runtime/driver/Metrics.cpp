@@ -33,7 +33,8 @@ double stepFlops(const Plan &plan, const Step &s, FlopRule rule) {
     in.push_back(plan.buffers[id].shape);
   for (int id : s.outputs)
     out.push_back(plan.buffers[id].shape);
-  return kernelFlops(*traits, in, out, s.attrs.value("transpose_a", false));
+  return kernelFlops(*traits, in, out,
+                     {s.attrs.value("transpose_a", false), s.attrs.value("causal", false)});
 }
 
 /// FLOPs of one run of the plan's GEMM steps (matmul, matmul_bias).

@@ -77,6 +77,19 @@ TEST(KernelTraits, EveryGraphNodeOpLowersToAKernelWithARow) {
   EXPECT_GT(ops, 60);
 }
 
+TEST(KernelTraits, CausalAttentionCountsTheKeptPairs) {
+  // q [1, sq, 2, 8], k and v [1, sk, 2, 8]: 2 (8 + 8) FLOPs a pair forward,
+  // 2 (24 + 16) backward; causal, query i sees min(i + 1, sk) keys.
+  auto flops = [](rt::Kernel kernel, int64_t sq, int64_t sk, bool causal) {
+    std::vector<std::vector<int64_t>> in = {{1, sq, 2, 8}, {1, sk, 2, 8}, {1, sk, 2, 8}};
+    return rt::kernelFlops(rt::traitsOf(kernel), in, {in[0]}, {false, causal});
+  };
+  EXPECT_EQ(flops(rt::Kernel::Attention, 4, 4, false), 2 * 16.0 * 2 * 16);
+  EXPECT_EQ(flops(rt::Kernel::Attention, 4, 4, true), 2 * 16.0 * 2 * 10);
+  EXPECT_EQ(flops(rt::Kernel::Attention, 6, 4, true), 2 * 16.0 * 2 * (10 + 2 * 4));
+  EXPECT_EQ(flops(rt::Kernel::AttentionBackward, 3, 5, true), 2 * 40.0 * 2 * 6);
+}
+
 TEST(Backends, AreFoundByNameAndAMissingOneSaysWhy) {
   std::vector<std::string> names = rt::backendNames();
   EXPECT_TRUE(llvm::is_contained(names, "cpu"));
