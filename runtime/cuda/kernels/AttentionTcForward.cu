@@ -107,7 +107,8 @@ bool rowsOnly() {
 bool tensorCoresTake(const LaunchContext &c, const Dims &m) {
   DType t = c.in[0].dtype;
   if (rowsOnly() || m.d != m.dv || (m.d != 64 && m.d != 128) ||
-      (t != DType::F16 && t != DType::BF16) || m.heads > 65535 || m.batch > 65535)
+      (t != DType::F16 && t != DType::BF16) || m.heads > 65535 || m.batch > 65535 ||
+      m.batch * m.heads * m.sq * m.sk == 0) // a grid of 0 blocks is no launch
     return false;
   auto fits = [&](const TensorRef &x) {
     return x.dtype == t && reinterpret_cast<uintptr_t>(x.data) % 16 == 0;
