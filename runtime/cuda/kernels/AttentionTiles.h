@@ -169,8 +169,10 @@ __device__ void stripTimesTile(Acc (&out)[D / 16], const T *probs, const T *tile
 
 /// An accumulator whose every element holds its row: the row of each of a
 /// lane's elements in any accumulator. WMMA leaves the layout to the
-/// architecture, but all accumulators of one type share it. `scratch`: 256
-/// f32 of the warp's own.
+/// architecture, but one type has one layout: mma_sync adds to an
+/// accumulator that load_matrix_sync may have filled, so what it computes
+/// lands where a load puts the same element. `scratch`: 256 f32 of the
+/// warp's own.
 __device__ inline Acc rowsOfAccumulators(float *scratch) {
   for (int e = threadIdx.x % 32; e < 256; e += 32)
     scratch[e] = float(e / 16);
