@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,13 @@ inline View viewOf(const TensorRef &t) {
   for (int i = 0; i < v.rank; ++i)
     v.shape[i] = t.shape[i];
   return v;
+}
+
+/// Whether environment variable `name` is set to `value`: the switches that
+/// turn a path off to tell a fault of it from another (docs/cuda.md).
+inline bool envIs(const char *name, const char *value) {
+  const char *v = std::getenv(name);
+  return v && std::string(v) == value;
 }
 
 /// Strides of `shape` right-aligned to `out`'s rank, 0 on broadcast dims.

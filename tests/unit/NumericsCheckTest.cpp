@@ -64,6 +64,18 @@ TEST(NumericsProbes, RangeProbesTrainBitForBitAsWithout) {
   EXPECT_EQ(states[0], states[1]);
 }
 
+/// `module`'s training plan on the CPU with the non-finite probes (L =
+/// f16), and `steps` steps of it under --check-numerics.
+std::pair<rt::Plan, rt::TrainResult> trainChecked(mlir::ModuleOp module, int64_t steps) {
+  rt::Plan plan =
+      lowerToPlan(module, rt::cpuTarget(), ProbeOptions{ProbeOptions::Mode::NonFinite, "f16"});
+  rt::TrainOptions options;
+  options.steps = steps;
+  options.checkNumerics = true;
+  rt::TrainResult r = rt::Trainer(plan, std::nullopt, options).run();
+  return {std::move(plan), std::move(r)};
+}
+
 TEST(NumericsCheck, NamesTheInputThatCarriesANaN) {
   mlir::MLIRContext ctx;
   GraphBuilder b(ctx, "nan");
@@ -76,11 +88,7 @@ TEST(NumericsCheck, NamesTheInputThatCarriesANaN) {
   b.setLoss(b.mseLoss(y, t, "loss"));
   auto m = b.finish();
   runTrainingPipeline(*m, AmpSettings{}, TrainSettings{});
-  rt::Plan plan = lowerToPlan(*m, rt::cpuTarget(), ProbeOptions{ProbeOptions::Mode::NonFinite, "f16"});
-  rt::TrainOptions options;
-  options.steps = 2;
-  options.checkNumerics = true;
-  rt::TrainResult r = rt::Trainer(plan, std::nullopt, options).run();
+  auto [plan, r] = trainChecked(*m, 2);
   ASSERT_TRUE(r.numerics && r.numerics->first);
   const rt::NonFiniteFinding &f = *r.numerics->first;
   EXPECT_EQ(f.cause, rt::NonFiniteCause::NonFiniteInF32);
@@ -109,11 +117,7 @@ TEST(NumericsCheck, AnAttentionReportsItsScores) {
   train.lossScaling = "dynamic";
   train.initLossScaling = 1024;
   runTrainingPipeline(*m, amp, train);
-  rt::Plan plan = lowerToPlan(*m, rt::cpuTarget(), ProbeOptions{ProbeOptions::Mode::NonFinite, "f16"});
-  rt::TrainOptions options;
-  options.steps = 1;
-  options.checkNumerics = true;
-  rt::TrainResult r = rt::Trainer(plan, std::nullopt, options).run();
+  auto [plan, r] = trainChecked(*m, 1);
   ASSERT_TRUE(r.numerics && r.numerics->first);
   const rt::NonFiniteFinding &f = *r.numerics->first;
   EXPECT_EQ(f.kernel, "attention_backward");

@@ -54,7 +54,7 @@ struct Dims {
   int64_t keys(int64_t i) const { return causal ? std::min(i + 1, sk) : sk; }
   /// The bias, f32, and its strides over [b, heads, sq, sk] (0 where broadcast).
   const float *bias = nullptr;
-  int64_t biasStride[4] = {0, 0, 0, 0};
+  std::vector<int64_t> biasStride;
   /// Score (b, head, i, j) from its dot product q_i . k_j.
   float score(float dot, int64_t b, int64_t head, int64_t i, int64_t j) const {
     float s = dot * scale;
@@ -71,11 +71,7 @@ void readBias(const KernelContext &c, Dims &m, std::optional<F32In> &holder) {
   const TensorRef &t = c.in[m.operands.bias];
   holder.emplace(t);
   m.bias = holder->data();
-  int64_t stride = 1;
-  for (int d = 3; d >= 0; --d) {
-    m.biasStride[d] = t.shape[d] == 1 ? 0 : stride;
-    stride *= t.shape[d];
-  }
+  m.biasStride = broadcastStrides(t.shape, 4);
 }
 
 Dims dimsOf(const KernelContext &c) {

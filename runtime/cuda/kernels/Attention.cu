@@ -29,11 +29,7 @@ Dims dimsOf(const LaunchContext &c) {
   if (operands.bias >= 0) {
     const TensorRef &t = c.in[operands.bias];
     m.bias = viewOf(t);
-    int64_t stride = 1;
-    for (int d = 3; d >= 0; --d) {
-      m.biasStride[d] = t.shape[d] == 1 ? 0 : stride;
-      stride *= t.shape[d];
-    }
+    alignedStrides(t.shape, t.shape, m.biasStride);
   }
   if (c.training && operands.dropout > 0) {
     m.iteration = c.in[operands.counter].as<uint64_t>();

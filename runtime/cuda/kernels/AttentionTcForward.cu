@@ -11,9 +11,6 @@
 // each probability in f32, these round it to f16 or bf16 before the
 // product with V, as FlashAttention does: the `attention` agreement class
 // (docs/runtime.md, "Checking a backend") covers that rounding.
-#include <cstdlib>
-#include <string>
-
 #include "runtime/core/StepVariants.h"
 #include "runtime/cuda/kernels/AttentionTiles.h"
 
@@ -94,19 +91,12 @@ template <typename T, int D> void forward(LaunchContext &c, const Dims &m, float
   launched(c);
 }
 
-bool rowsOnly() {
-  static const bool rows = [] {
-    const char *v = std::getenv("AMPC_CUDA_ATTENTION");
-    return v && std::string(v) == "rows";
-  }();
-  return rows;
-}
-
 } // namespace
 
 bool tensorCoresTake(const LaunchContext &c, const Dims &m) {
+  static const bool rowsOnly = envIs("AMPC_CUDA_ATTENTION", "rows");
   DType t = c.in[0].dtype;
-  if (rowsOnly() || m.d != m.dv || (m.d != 64 && m.d != 128) ||
+  if (rowsOnly || m.d != m.dv || (m.d != 64 && m.d != 128) ||
       (t != DType::F16 && t != DType::BF16) || m.heads > 65535 || m.batch > 65535 ||
       m.batch * m.heads * m.sq * m.sk == 0) // a grid of 0 blocks is no launch
     return false;

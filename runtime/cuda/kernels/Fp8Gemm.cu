@@ -8,7 +8,6 @@
 // to y's dtype (C and D of one dtype, bf16 by graph-fp8). a's batch
 // dimensions fold into its rows (b is 2-D). Descriptors and the heuristic's
 // algorithm are made at the step's first run.
-#include <cstdlib>
 #include <string>
 
 #include "runtime/cuda/kernels/Fp8Gemm.h"
@@ -47,10 +46,7 @@ struct LtFp8 {
 };
 
 bool loopOnly() {
-  static const bool loop = [] {
-    const char *v = std::getenv("AMPC_CUDA_FP8_LOOP");
-    return v && std::string(v) == "1";
-  }();
+  static const bool loop = envIs("AMPC_CUDA_FP8_LOOP", "1");
   return loop;
 }
 

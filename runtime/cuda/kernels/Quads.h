@@ -9,9 +9,7 @@
 #ifndef AMPC_RUNTIME_CUDA_QUADS_H
 #define AMPC_RUNTIME_CUDA_QUADS_H
 
-#include <cstdlib>
 #include <initializer_list>
-#include <string>
 #include <type_traits>
 
 #include "runtime/cuda/CudaCommon.h"
@@ -31,10 +29,7 @@ template <int W> using Width = std::integral_constant<int, W>;
 /// Whether the passes may take quads: AMPC_CUDA_QUADS=0 turns them off, to
 /// tell a fault of theirs from another (docs/cuda.md).
 inline bool quadsEnabled() {
-  static const bool enabled = [] {
-    const char *v = std::getenv("AMPC_CUDA_QUADS");
-    return !v || std::string(v) != "0";
-  }();
+  static const bool enabled = !envIs("AMPC_CUDA_QUADS", "0");
   return enabled;
 }
 
