@@ -255,8 +255,8 @@ backend_check() {
   check "$name" $bin/ampc-backend-check --candidate "${AMPC_CHECK_CANDIDATE:-cuda}" "$@"
 }
 
-# A failed comparison runs again with each switch of the newest unmeasured
-# code off (quads, the overlapped finite check, the tensor-core attention:
+# A failed comparison runs again with each switch that puts an older path
+# back (quads, the overlapped finite check, the tensor-core attention:
 # docs/cuda.md, "Status"), so
 # that one short lease names the part at fault (a check that timed out is
 # not run again: a hang would take the lease). These runs inform; they do not
