@@ -1,86 +1,10 @@
-// The fused attention's forward on tensor cores (docs/runtime.md,
-// "Attention"), FlashAttention-2's loop: a block takes 64 queries of one
-// (batch, head), a warp 16 of them; for each tile of 64 keys the warp
-// computes its scores S = Q K^T on tensor cores (f32 sums), takes them
-// through shared memory to its lane pairs, which add the scale, bias and
-// causal mask, keep each row's running maximum and sum in f32, and write
-// the probabilities, times their dropout factors, rounded to q's dtype;
-// then the output sums, kept in WMMA accumulators, are rescaled by
-// exp(m_old - m_new) row by row and take P V. At the end each row is
-// multiplied by the inverse of its sum and rounded once. Where the row kernels (Attention.cu) keep
-// each probability in f32, these round it to f16 or bf16 before the
-// product with V, as FlashAttention does: the `attention` agreement class
-// (docs/runtime.md, "Checking a backend") covers that rounding.
+// The fused attention's forward on tensor cores: its launch and when it is taken
+// (the kernels: AttentionTcKernels.h).
 #include "runtime/core/StepVariants.h"
-#include "runtime/cuda/kernels/AttentionTiles.h"
+#include "runtime/cuda/kernels/AttentionTcKernels.h"
 
 namespace ampc::rt::cuda::attention {
 namespace {
-
-/// Multiplies each row of `sums` by factors[its row].
-template <int N> __device__ void scaleRows(Acc (&sums)[N], const Acc &rows, const float *factors) {
-#pragma unroll
-  for (int n = 0; n < N; ++n)
-#pragma unroll
-    for (int t = 0; t < sums[n].num_elements; ++t)
-      sums[n].x[t] *= factors[int(rows.x[t])];
-}
-
-/// Grid (query tiles, heads, batch), kTileThreads threads.
-template <typename T, int D>
-__global__ void __launch_bounds__(kTileThreads)
-    forwardTiles(View q, View k, View v, View y, float *lse, Dims m) {
-  extern __shared__ __align__(128) char shared[];
-  ForwardLayout<T, D> s(reinterpret_cast<uintptr_t>(shared));
-  int warp = threadIdx.x / 32, lane = threadIdx.x % 32, r = lane / 2, half = lane % 2;
-  int64_t q0 = int64_t(blockIdx.x) * kTile, head = blockIdx.y, b = blockIdx.z;
-  int64_t i = q0 + warp * kStrip + r; // the lane pair's query
-  float *scores = s.scores + warp * kStrip * kScoreStride, *factors = s.factors + warp * kStrip;
-  T *probs = s.probs + warp * kStrip * kProbStride;
-  Acc rows = rowsOfAccumulators(scores), sums[D / 16];
-#pragma unroll
-  for (Acc &o : sums)
-    wmma::fill_fragment(o, 0.0f);
-  loadTile<T, D>(s.q, q.data, b, q0, m.sq, m.heads, head);
-  float most = -INFINITY, total = 0; // the row's running maximum and sum
-  uint64_t stream = m.stream();
-  for (int64_t k0 = 0, keys = keysSeen(m, q0); k0 < keys; k0 += kTile) {
-    __syncthreads(); // every warp is done with the last tile
-    loadTile<T, D>(s.k, k.data, b, k0, m.sk, m.heads, head);
-    loadTile<T, D>(s.v, v.data, b, k0, m.sk, m.heads, head);
-    __syncthreads();
-    stripTimesTileT<T, D>(scores, s.q + warp * kStrip * kRowStride<D>, s.k);
-    float sc[kHalfRow];
-    float next = fmaxf(most, rowScores(sc, scores, m, b, head, i, k0)), sum = 0, correction = 1;
-    if (next != -INFINITY) { // else every score so far is masked: nothing to add
-      correction = expf(most - next);
-      most = next;
-    }
-#pragma unroll
-    for (int t = 0; t < kHalfRow; ++t) {
-      float p = sc[t] == -INFINITY ? 0.0f : expf(sc[t] - most);
-      sum += p;
-      float kept = p == 0.0f ? 0.0f : p * m.dropFactor(stream, b, head, i, k0 + 2 * t + half);
-      probs[r * kProbStride + 2 * t + half] = roundTo<T>(kept);
-    }
-    total = total * correction + sum + __shfl_xor_sync(0xffffffffu, sum, 1);
-    if (half == 0)
-      factors[r] = correction;
-    __syncwarp();
-    scaleRows(sums, rows, factors);
-    stripTimesTile<T, D>(sums, probs, s.v);
-  }
-  __syncwarp();
-  if (half == 0)
-    factors[r] = total > 0 ? 1.0f / total : 0.0f; // all masked: 0
-  __syncwarp();
-  scaleRows(sums, rows, factors);
-  if (lse && half == 0 && i < m.sq)
-    lse[(b * m.sq + i) * m.heads + head] = most + logf(total);
-  __syncthreads(); // the k and v tiles' space stages the results
-  float *staging = reinterpret_cast<float *>(s.k) + warp * kStrip * kStageStride<D>;
-  storeStrip<D>(sums, staging, y, b, q0 + warp * kStrip, m.sq, m.heads, head);
-}
 
 template <typename T, int D> void forward(LaunchContext &c, const Dims &m, float *lse) {
   size_t bytes = ForwardLayout<T, D>(0).bytes;

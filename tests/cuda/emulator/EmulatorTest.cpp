@@ -1,0 +1,117 @@
+// The CUDA emulation itself (Emulator.h): its barriers, shuffles and WMMA
+// products compute what CUDA's do, and what CUDA leaves undefined (a
+// missing barrier, a divergent one, a misaligned WMMA pointer) shows.
+#include "tests/cuda/emulator/Emulator.h"
+
+#include <cstring>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace ampc::emu {
+namespace {
+
+namespace wmma = nvcuda::wmma;
+
+alignas(128) char shared[4096];
+
+void run(unsigned threads, size_t bytes, const std::function<void()> &body, Options options = {}) {
+  launch(dim3(1), threads, shared, bytes, sizeof shared, body, options);
+}
+
+TEST(EmulatorTest, ShufflesExchangeLanePairs) {
+  std::vector<float> got(64);
+  run(64, 0, [&] { got[threadIdx.x] = __shfl_xor_sync(0xffffffffu, float(threadIdx.x), 1); });
+  for (int i = 0; i < 64; ++i)
+    EXPECT_EQ(got[i], float(i ^ 1));
+}
+
+// Each thread writes its slot and reads its neighbour's: with the barrier it
+// sees the value, without it the stale fill (NaN), in either order.
+void neighbours(bool barrier, bool reverse, std::vector<float> &got) {
+  run(32, 128, [&] {
+    float *cells = reinterpret_cast<float *>(shared);
+    cells[threadIdx.x] = float(threadIdx.x);
+    if (barrier)
+      __syncwarp();
+    got[threadIdx.x] = cells[(threadIdx.x + 1) % 32];
+  }, {.reverseOrder = reverse});
+}
+
+TEST(EmulatorTest, AMissingBarrierReadsTheStaleFill) {
+  std::vector<float> got(32);
+  neighbours(true, false, got);
+  EXPECT_EQ(got[0], 1.0f);
+  neighbours(false, false, got);
+  EXPECT_TRUE(std::isnan(got[0]));
+  neighbours(false, true, got);
+  EXPECT_TRUE(std::isnan(got[31]));
+}
+
+TEST(EmulatorTest, ADivergentSyncthreadsIsADeadlock) {
+  EXPECT_THROW(run(64, 0, [] {
+    if (threadIdx.x < 32)
+      __syncthreads();
+  }), Fault);
+  EXPECT_THROW(run(64, 0, [] {
+    if (threadIdx.x == 0)
+      __syncthreads();
+    __syncthreads();
+  }), Fault);
+}
+
+TEST(EmulatorTest, KernelFaultsStopTheLaunch) {
+  EXPECT_THROW(run(32, 0, [] { __syncwarp(0xffffu); }), Fault);
+  EXPECT_THROW(run(32, 8192, [] {}), Fault); // more shared memory than there is
+}
+
+// A 16 x 16 x 16 product through WMMA equals the direct one, in every
+// accumulator layout, B given row- or column-major.
+void product(bool shuffled) {
+  __half *a = reinterpret_cast<__half *>(shared), *b = a + 256;
+  float *c = reinterpret_cast<float *>(b + 256);
+  std::vector<float> want(256);
+  run(32, 2048, [&] {
+    for (int e = threadIdx.x; e < 256; e += 32) {
+      a[e] = __float2half(float(e % 7) - 3);
+      b[e] = __float2half(float(e % 5) * 0.5f);
+    }
+    __syncwarp();
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fill_fragment(acc, 1.0f);
+    wmma::load_matrix_sync(fa, a, 16);
+    wmma::load_matrix_sync(fb, b, 16); // column-major: B(k, n) = b[n * 16 + k]
+    wmma::mma_sync(acc, fa, fb, acc);
+    wmma::store_matrix_sync(c, acc, 16, wmma::mem_row_major);
+  }, {.shuffledAccumulator = shuffled});
+  for (int r = 0; r < 16; ++r)
+    for (int n = 0; n < 16; ++n) {
+      float sum = 1;
+      for (int k = 0; k < 16; ++k)
+        sum += (float((r * 16 + k) % 7) - 3) * (float((n * 16 + k) % 5) * 0.5f);
+      EXPECT_EQ(c[r * 16 + n], sum) << r << ", " << n;
+    }
+}
+
+TEST(EmulatorTest, WmmaProductsAreDirectProducts) {
+  product(false);
+  product(true);
+}
+
+TEST(EmulatorTest, WmmaRefusesMisalignedMatrices) {
+  EXPECT_THROW(run(32, 2048, [] {
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fill_fragment(acc, 0.0f);
+    wmma::store_matrix_sync(reinterpret_cast<float *>(shared) + 4, acc, 16, wmma::mem_row_major);
+  }), Fault);
+  EXPECT_THROW(run(32, 2048, [] {
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fill_fragment(acc, 0.0f);
+    wmma::store_matrix_sync(reinterpret_cast<float *>(shared), acc, 18, wmma::mem_row_major);
+  }), Fault);
+}
+
+} // namespace
+} // namespace ampc::emu
