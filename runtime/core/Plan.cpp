@@ -57,7 +57,9 @@ std::string planToJson(const Plan &plan) {
                  {"fused_casts", plan.target.fusedCasts},
                  {"in_order_lists", plan.target.inOrderLists},
                  {"gemm_epilogues", plan.target.gemmEpilogues},
-                 {"elementwise_chains", plan.target.elementwiseChains}};
+                 {"elementwise_chains", plan.target.elementwiseChains},
+                 {"max_attention_head_dim", plan.target.maxAttentionHeadDim},
+                 {"fp8_gemms_tn", plan.target.fp8GemmsTN}};
   out += "  \"target\": " + dumpJson(target) + ",\n";
   out += "  \"arena_bytes\": " + std::to_string(plan.arenaBytes) + ",\n";
   out += "  \"persistent_bytes\": " + std::to_string(plan.persistentBytes) + ",\n";
@@ -241,6 +243,10 @@ Plan planFromJson(const std::string &text) {
   plan.target.inOrderLists = target.boolean("in_order_lists");
   plan.target.gemmEpilogues = target.boolean("gemm_epilogues", false);
   plan.target.elementwiseChains = target.boolean("elementwise_chains", false);
+  plan.target.maxAttentionHeadDim =
+      target.has("max_attention_head_dim") ? target.integer("max_attention_head_dim", 0, 1 << 20)
+                                           : 0;
+  plan.target.fp8GemmsTN = target.boolean("fp8_gemms_tn", false);
   int64_t alignment = plan.target.alignment;
   if (alignment & (alignment - 1))
     target.fail("alignment must be a power of two up to 4096");

@@ -16,7 +16,11 @@ std::string describe(const Target &t) {
          (t.fusedCasts ? "fused casts" : "no fused casts") + ", " +
          (t.inOrderLists ? "in-order lists" : "whole lists") +
          (t.gemmEpilogues ? ", GEMM epilogues" : "") +
-         (t.elementwiseChains ? ", elementwise chains" : "") + ")";
+         (t.elementwiseChains ? ", elementwise chains" : "") +
+         (t.maxAttentionHeadDim ? ", attention head_dim up to " +
+                                      std::to_string(t.maxAttentionHeadDim)
+                                : std::string()) +
+         (t.fp8GemmsTN ? ", FP8 GEMMs TN" : "") + ")";
 }
 
 /// Every buffer lies inside its region, and every step's kernel (the plan

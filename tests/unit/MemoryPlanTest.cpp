@@ -104,6 +104,18 @@ TEST_P(ReuseOnModels, OutputsAreBitIdenticalWithoutReuse) {
   EXPECT_EQ(rt::planToJson(back), rt::planToJson(planned));
 }
 
+// A plan file keeps every field of its target: a CUDA plan read back fits
+// the CUDA backend (its attention head_dim limit and FP8 GEMM layout were
+// once left out, and every compiled CUDA plan was refused).
+TEST(MemoryPlan, PlanFilesKeepTheirTarget) {
+  mlir::MLIRContext ctx;
+  auto m = buildModel(ctx, "mlp", {});
+  for (const rt::Target *target : {&rt::cpuTarget(), &rt::cudaTarget()}) {
+    rt::Plan back = rt::planFromJson(rt::planToJson(lowerToPlan(*m, *target)));
+    EXPECT_EQ(back.target, *target) << target->name;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Zoo, ReuseOnModels,
     ::testing::Values(ModelCase{"mlp", {}, "O0"}, ModelCase{"mlp", {}, "O1"},

@@ -1,6 +1,7 @@
 // The fused attention's kernels on tensor cores (docs/runtime.md,
 // "Attention"), launched by AttentionTcForward.cu and AttentionTcBackward.cu;
-// tests/cuda/emulator runs them on the host against the CPU reference.
+// tests/cuda/AttentionEmulatedTest.cpp runs them on the host (runtime/cuda/emulator)
+// against the CPU reference.
 //
 // Forward, FlashAttention-2's loop: a block takes 64 queries of one (batch,
 // head), a warp 16 of them; for each tile of 64 keys the warp computes its

@@ -1,7 +1,7 @@
 // The CUDA emulation itself (Emulator.h): its barriers, shuffles and WMMA
 // products compute what CUDA's do, and what CUDA leaves undefined (a
 // missing barrier, a divergent one, a misaligned WMMA pointer) shows.
-#include "tests/cuda/emulator/Emulator.h"
+#include "runtime/cuda/emulator/Emulator.h"
 
 #include <cstring>
 #include <vector>
@@ -13,10 +13,8 @@ namespace {
 
 namespace wmma = nvcuda::wmma;
 
-alignas(128) char shared[4096];
-
 void run(unsigned threads, size_t bytes, const std::function<void()> &body, Options options = {}) {
-  launch(dim3(1), threads, shared, bytes, sizeof shared, body, options);
+  launch(dim3(1), dim3(threads), bytes, body, options);
 }
 
 TEST(EmulatorTest, ShufflesExchangeLanePairs) {
@@ -30,7 +28,7 @@ TEST(EmulatorTest, ShufflesExchangeLanePairs) {
 // sees the value, without it the stale fill (NaN), in either order.
 void neighbours(bool barrier, bool reverse, std::vector<float> &got) {
   run(32, 128, [&] {
-    float *cells = reinterpret_cast<float *>(shared);
+    float *cells = reinterpret_cast<float *>(dynamicShared());
     cells[threadIdx.x] = float(threadIdx.x);
     if (barrier)
       __syncwarp();
@@ -62,13 +60,13 @@ TEST(EmulatorTest, ADivergentSyncthreadsIsADeadlock) {
 
 TEST(EmulatorTest, KernelFaultsStopTheLaunch) {
   EXPECT_THROW(run(32, 0, [] { __syncwarp(0xffffu); }), Fault);
-  EXPECT_THROW(run(32, 8192, [] {}), Fault); // more shared memory than there is
+  EXPECT_THROW(run(32, kSharedCapacity + 1, [] {}), Fault); // more than there is
 }
 
 // A 16 x 16 x 16 product through WMMA equals the direct one, in every
 // accumulator layout, B given row- or column-major.
 void product(bool shuffled) {
-  __half *a = reinterpret_cast<__half *>(shared), *b = a + 256;
+  __half *a = reinterpret_cast<__half *>(dynamicShared()), *b = a + 256;
   float *c = reinterpret_cast<float *>(b + 256);
   std::vector<float> want(256);
   run(32, 2048, [&] {
@@ -104,12 +102,12 @@ TEST(EmulatorTest, WmmaRefusesMisalignedMatrices) {
   EXPECT_THROW(run(32, 2048, [] {
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
     wmma::fill_fragment(acc, 0.0f);
-    wmma::store_matrix_sync(reinterpret_cast<float *>(shared) + 4, acc, 16, wmma::mem_row_major);
+    wmma::store_matrix_sync(reinterpret_cast<float *>(dynamicShared()) + 4, acc, 16, wmma::mem_row_major);
   }), Fault);
   EXPECT_THROW(run(32, 2048, [] {
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
     wmma::fill_fragment(acc, 0.0f);
-    wmma::store_matrix_sync(reinterpret_cast<float *>(shared), acc, 18, wmma::mem_row_major);
+    wmma::store_matrix_sync(reinterpret_cast<float *>(dynamicShared()), acc, 18, wmma::mem_row_major);
   }), Fault);
 }
 

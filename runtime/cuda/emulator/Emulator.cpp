@@ -2,11 +2,12 @@
 // of a block are fibers that one host thread resumes in turn; a barrier is a
 // count each thread raises when it arrives, and a thread waits (yields)
 // until every thread of its block, or of its warp, has raised it as far.
-#include "tests/cuda/emulator/Emulator.h"
+#include "runtime/cuda/emulator/Emulator.h"
 
 #include <ucontext.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -36,7 +37,7 @@ constexpr int kScratch = 3 * 256; // mma_sync's A, B and C
 
 struct Thread {
   ucontext_t context;
-  std::unique_ptr<char[]> stack;
+  char *stack = nullptr;
   unsigned index = 0;
   bool done = false;
   uint64_t blockArrivals = 0, warpArrivals = 0;
@@ -63,6 +64,11 @@ struct Block {
 };
 
 Block *current = nullptr;
+
+/// The dynamic shared memory, and the fibers' stacks, kept from launch to
+/// launch.
+alignas(128) char sharedMemory[kSharedCapacity];
+std::vector<std::unique_ptr<char[]>> stacks;
 
 // AddressSanitizer must know when a fiber's stack becomes the running one.
 void startSwitch(void **fakeStack, const void *bottom, size_t bytes) {
@@ -134,7 +140,13 @@ void barrier(uint64_t Thread::*arrivals, unsigned first, unsigned count, const c
 
 Warp &myWarp() { return current->warps[me().index / 32]; }
 
-void warpBarrier(const char *what) { barrier(&Thread::warpArrivals, me().index / 32 * 32, 32, what); }
+/// The lanes of the running thread's warp: 32, fewer in a block's last
+/// warp when the block is no multiple of 32.
+void warpBarrier(const char *what) {
+  unsigned first = me().index / 32 * 32;
+  unsigned lanes = std::min<unsigned>(32, (unsigned)current->threads.size() - first);
+  barrier(&Thread::warpArrivals, first, lanes, what);
+}
 
 void requireFullMask(unsigned mask, const char *what) {
   if (mask != 0xffffffffu)
@@ -172,7 +184,7 @@ void runBlock(Block &b, const Options &options) {
     t.done = false;
     t.blockArrivals = t.warpArrivals = 0;
     getcontext(&t.context);
-    t.context.uc_stack.ss_sp = t.stack.get();
+    t.context.uc_stack.ss_sp = t.stack;
     t.context.uc_stack.ss_size = kStackBytes;
     t.context.uc_link = &b.scheduler;
     makecontext(&t.context, enter, 0);
@@ -192,7 +204,7 @@ void runBlock(Block &b, const Options &options) {
       b.running = &t;
       threadIdx = {t.index, 0, 0};
       void *fake = nullptr;
-      startSwitch(&fake, t.stack.get(), kStackBytes);
+      startSwitch(&fake, t.stack, kStackBytes);
       swapcontext(&b.scheduler, &t.context);
       finishSwitch(fake, nullptr, nullptr);
       if (!b.fault.empty())
@@ -207,46 +219,81 @@ void runBlock(Block &b, const Options &options) {
 
 } // namespace
 
-void launch(dim3 grid, unsigned threads, char *shared, size_t sharedBytes, size_t capacity,
-            const std::function<void()> &body, const Options &options) {
-  if (threads == 0 || threads % 32 != 0)
-    throw Fault("the emulation runs whole warps: " + std::to_string(threads) + " threads");
-  if (sharedBytes > capacity)
+void launch(dim3 grid, dim3 block, size_t sharedBytes, const std::function<void()> &body,
+            const Options &options) {
+  unsigned threads = block.x;
+  if (threads == 0 || threads > 1024 || block.y != 1 || block.z != 1)
+    throw Fault("the emulation runs 1-D blocks of 1 to 1024 threads");
+  if (sharedBytes > kSharedCapacity)
     throw Fault("the kernel asks for " + std::to_string(sharedBytes) +
-                " bytes of shared memory; the emulation has " + std::to_string(capacity));
+                " bytes of shared memory; the emulation has " + std::to_string(kSharedCapacity));
+  if (current)
+    throw Fault("a launch from inside a kernel");
   Block b;
   b.body = &body;
   b.threads.resize(threads);
+  while (stacks.size() < threads)
+    stacks.emplace_back(new char[kStackBytes]);
   for (unsigned i = 0; i < threads; ++i) {
     b.threads[i].index = i;
-    b.threads[i].stack.reset(new char[kStackBytes]);
+    b.threads[i].stack = stacks[i].get();
   }
-  b.warps.resize(threads / 32);
+  b.warps.resize((threads + 31) / 32);
   b.accumulator = accumulatorLayout(options.shuffledAccumulator);
   gridDim = grid;
   blockDim = dim3(threads);
   current = &b;
   struct Restore { // the shared memory usable again, and no block running
-    char *shared;
-    size_t capacity;
     ~Restore() {
 #ifdef AMPC_EMULATOR_ASAN
-      ASAN_UNPOISON_MEMORY_REGION(shared, capacity);
+      ASAN_UNPOISON_MEMORY_REGION(sharedMemory, kSharedCapacity);
 #endif
       current = nullptr;
     }
-  } restore{shared, capacity};
+  } restore;
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
         blockIdx = {x, y, z};
 #ifdef AMPC_EMULATOR_ASAN
-        ASAN_UNPOISON_MEMORY_REGION(shared, capacity);
-        ASAN_POISON_MEMORY_REGION(shared + sharedBytes, capacity - sharedBytes);
+        ASAN_UNPOISON_MEMORY_REGION(sharedMemory, kSharedCapacity);
+        ASAN_POISON_MEMORY_REGION(sharedMemory + sharedBytes, kSharedCapacity - sharedBytes);
 #endif
-        std::memset(shared, 0xff, sharedBytes);
+        std::memset(sharedMemory, 0xff, sharedBytes);
         runBlock(b, options);
       }
+}
+
+char *dynamicShared() { return sharedMemory; }
+
+uint64_t globalTimer() {
+  return (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+namespace {
+bool capturing = false;
+std::vector<std::function<void()>> captured;
+} // namespace
+
+void submit(std::function<void()> work) {
+  if (capturing)
+    captured.push_back(std::move(work));
+  else
+    work();
+}
+
+void beginCapture() {
+  if (capturing)
+    throw Fault("a capture inside a capture");
+  capturing = true;
+  captured.clear();
+}
+
+std::vector<std::function<void()>> endCapture() {
+  capturing = false;
+  return std::move(captured);
 }
 
 namespace warp {
@@ -257,7 +304,8 @@ void requireUniform(uint64_t value, const char *what) {
   Warp &w = myWarp();
   w.uniform[lane()] = value;
   warpBarrier(what);
-  bool same = std::all_of(w.uniform, w.uniform + 32, [&](uint64_t v) { return v == w.uniform[0]; });
+  unsigned lanes = std::min<unsigned>(32, (unsigned)current->threads.size() - me().index / 32 * 32);
+  bool same = std::all_of(w.uniform, w.uniform + lanes, [&](uint64_t v) { return v == w.uniform[0]; });
   warpBarrier(what);
   if (!same)
     throw Fault(std::string(what) + " differs between the lanes of a warp");
@@ -287,6 +335,24 @@ void __syncwarp(unsigned mask) {
   ampc::emu::warpBarrier("__syncwarp");
 }
 
+/// Lane l + delta's value, or l's own where that lane is past the warp.
+float __shfl_down_sync(unsigned mask, float value, unsigned delta, int width) {
+  using namespace ampc::emu;
+  requireFullMask(mask, "__shfl_down_sync");
+  if (width != 32)
+    throw Fault("__shfl_down_sync: the emulation takes width 32");
+  Warp &w = myWarp();
+  unsigned lane = (unsigned)warp::lane();
+  w.shuffled[lane] = value;
+  warpBarrier("__shfl_down_sync");
+  unsigned from = lane + delta;
+  if (from < 32 && me().index - lane + from >= current->threads.size())
+    throw Fault("__shfl_down_sync: a lane the block does not have");
+  float got = from < 32 ? w.shuffled[from] : value;
+  warpBarrier("__shfl_down_sync");
+  return got;
+}
+
 float __shfl_xor_sync(unsigned mask, float value, int laneMask, int width) {
   using namespace ampc::emu;
   requireFullMask(mask, "__shfl_xor_sync");
@@ -296,6 +362,8 @@ float __shfl_xor_sync(unsigned mask, float value, int laneMask, int width) {
   int lane = warp::lane();
   w.shuffled[lane] = value;
   warpBarrier("__shfl_xor_sync");
+  if (me().index - lane + (lane ^ laneMask) >= current->threads.size())
+    throw Fault("__shfl_xor_sync: a lane the block does not have");
   float got = w.shuffled[lane ^ laneMask];
   warpBarrier("__shfl_xor_sync");
   return got;

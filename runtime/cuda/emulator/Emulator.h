@@ -28,10 +28,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 // Host compilers know no launch bounds.
 #define __launch_bounds__(...)
@@ -43,11 +45,33 @@ extern dim3 blockDim, gridDim;
 void __syncthreads();
 void __syncwarp(unsigned mask = 0xffffffffu);
 float __shfl_xor_sync(unsigned mask, float value, int laneMask, int width = 32);
+float __shfl_down_sync(unsigned mask, float value, unsigned delta, int width = 32);
+inline unsigned __float_as_uint(float v) {
+  unsigned u;
+  std::memcpy(&u, &v, sizeof u);
+  return u;
+}
+namespace ampc::emu {
+/// %globaltimer: nanoseconds of the host's steady clock.
+uint64_t globalTimer();
+} // namespace ampc::emu
+// Device code's min and max (CUDA declares them for every arithmetic type).
+template <typename T> inline T min(T a, T b) { return b < a ? b : a; }
+template <typename T> inline T max(T a, T b) { return a < b ? b : a; }
+// cuda_runtime.h's overload for a kernel, which it declares for nvcc only.
+template <typename T> cudaError_t cudaFuncSetAttribute(T *kernel, cudaFuncAttribute attr, int value) {
+  return ::cudaFuncSetAttribute(reinterpret_cast<const void *>(kernel), attr, value);
+}
 // One host thread runs every CUDA thread: an atomic is a plain update.
 inline int atomicCAS(int *address, int compare, int value) {
   int old = *address;
   if (old == compare)
     *address = value;
+  return old;
+}
+inline unsigned atomicMax(unsigned *address, unsigned value) {
+  unsigned old = *address;
+  *address = old < value ? value : old;
   return old;
 }
 
@@ -66,13 +90,44 @@ struct Options {
   bool reverseOrder = false;
 };
 
+/// The most dynamic shared memory a block may take (sm_90's 227 KiB).
+constexpr size_t kSharedCapacity = 227 * 1024;
+
 /// Runs `body` as every thread of every block of `grid` (blocks one after
-/// another, `threads` threads each). Before each block the first
-/// `sharedBytes` of `shared` (the kernel's dynamic shared memory) are filled
-/// with 0xff; under AddressSanitizer the rest of its `capacity` is poisoned.
-/// Throws Fault.
-void launch(dim3 grid, unsigned threads, char *shared, size_t sharedBytes, size_t capacity,
-            const std::function<void()> &body, const Options &options = {});
+/// another, `block.x` threads each; 1-D blocks). Before each block the
+/// first `sharedBytes` of the dynamic shared memory are filled with 0xff;
+/// under AddressSanitizer the rest is poisoned. Throws Fault.
+void launch(dim3 grid, dim3 block, size_t sharedBytes, const std::function<void()> &body,
+            const Options &options = {});
+
+/// The running block's dynamic shared memory (`extern __shared__`), 128-byte
+/// aligned.
+char *dynamicShared();
+
+/// Runs `work` now, or, while a stream is being captured into a CUDA graph,
+/// records it for the graph (Runtime.cpp).
+void submit(std::function<void()> work);
+void beginCapture();
+std::vector<std::function<void()>> endCapture();
+
+/// `kernel<<<grid, block, shared, stream>>>(args)` as hostify.py writes it:
+/// launchKernel(grid, block, shared, stream)(kernel, args). The arguments are
+/// taken when the launch is queued, as CUDA takes them; every stream is the
+/// host's one order of work.
+struct KernelLaunch {
+  dim3 grid, block;
+  size_t shared;
+  template <typename Kernel, typename... Args> void operator()(Kernel kernel, Args... args) const {
+    submit([grid = grid, block = block, shared = shared, kernel, args...] {
+      launch(grid, block, shared, [&] { kernel(args...); });
+    });
+  }
+};
+inline KernelLaunch launchKernel(dim3 grid, dim3 block, size_t shared = 0,
+                                 cudaStream_t stream = nullptr) {
+  (void)stream;
+  return {grid, block, shared};
+}
 
 /// What the WMMA emulation needs of the running warp.
 namespace warp {

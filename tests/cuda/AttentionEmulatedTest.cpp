@@ -6,7 +6,7 @@
 // masked whole, dropout, the backward with and without the forward's
 // log-sum-exp, and the accumulator in another layout with the threads
 // resumed in the other order.
-#include "tests/cuda/emulator/Emulator.h"
+#include "runtime/cuda/emulator/Emulator.h"
 
 #include "runtime/cuda/kernels/AttentionTcKernels.h"
 
@@ -17,11 +17,6 @@
 
 #include "runtime/cpu/Kernels.h"
 #include "runtime/driver/BackendCheck.h"
-
-namespace ampc::rt::cuda::attention {
-/// The kernels' dynamic shared memory (their `extern __shared__`).
-alignas(128) char shared[128 * 1024];
-} // namespace ampc::rt::cuda::attention
 
 namespace ampc::rt {
 namespace {
@@ -126,10 +121,9 @@ template <typename T, int D> void checkCase(const Case &k) {
     m.keep = 1.0f / float(1.0 - k.dropout);
   }
   using cuda::viewOf;
-  size_t capacity = sizeof(tc::shared);
   Tensor gotY(dtype, y.ref.shape), gotLse(DType::F32, lse.ref.shape);
   emu::launch(dim3(unsigned((k.sq + 63) / 64), unsigned(k.heads), unsigned(k.batch)),
-              tc::kTileThreads, tc::shared, tc::ForwardLayout<T, D>(0).bytes, capacity, [&] {
+              dim3(tc::kTileThreads), tc::ForwardLayout<T, D>(0).bytes, [&] {
                 tc::forwardTiles<T, D>(viewOf(q.ref), viewOf(key.ref), viewOf(v.ref),
                                        viewOf(gotY.ref), gotLse.ref.as<float>(), m);
               }, k.options);
@@ -152,13 +146,13 @@ template <typename T, int D> void checkCase(const Case &k) {
   const float *saved = k.savedLse ? lse.ref.as<float>() : nullptr;
   size_t bytes = tc::BackwardLayout<T, D>(0).bytes;
   emu::launch(dim3(unsigned((k.sq + 63) / 64), unsigned(k.heads), unsigned(k.batch)),
-              tc::kTileThreads, tc::shared, bytes, capacity, [&] {
+              dim3(tc::kTileThreads), bytes, [&] {
                 tc::queryGradTiles<T, D>(viewOf(q.ref), viewOf(key.ref), viewOf(v.ref),
                                          viewOf(y.ref), viewOf(dy.ref), viewOf(gotDq.ref), saved,
                                          rowLse.ref.as<float>(), rowDot.ref.as<float>(), m);
               }, k.options);
   emu::launch(dim3(unsigned((k.sk + 63) / 64), unsigned(k.heads), unsigned(k.batch)),
-              tc::kTileThreads, tc::shared, bytes, capacity, [&] {
+              dim3(tc::kTileThreads), bytes, [&] {
                 tc::keyGradTiles<T, D>(viewOf(q.ref), viewOf(key.ref), viewOf(v.ref),
                                        viewOf(dy.ref), viewOf(gotDk.ref), viewOf(gotDv.ref),
                                        saved ? saved : rowLse.ref.as<float>(),
