@@ -18,6 +18,12 @@
 #     it.
 #
 #   scripts/gpu-check.sh [checks|e2e|bench|profile|quick|rest|all|fp8|attention] [LOGDIR]
+#   scripts/gpu-check.sh emulated [LOGDIR]
+#     here, after prepare: the backend checks of `checks` on the CUDA backend
+#     built for the host (--device cuda-emulated, docs/cuda.md "The CUDA
+#     emulation"), every model and kernel-test plan, no GPU needed (about
+#     an hour on two cores): what a lease would find in the kernels'
+#     indices, barriers, dispatch and graphs, found before it
 #   scripts/gpu-check.sh run CMD...   (CMD after the build, e.g. under ncu)
 #   AMPC_GPU_DRY_RUN=1 scripts/gpu-check.sh PHASE LOGDIR
 #     writes the checks a phase would run to LOGDIR/dry-run.txt (NAME:
@@ -230,9 +236,11 @@ declare -A exits
 # The kernels held to the CPU: the shared numerics, every kernel-test plan and
 # model plan step by step and whole, with an injected inf.
 checks_against_cpu() {
-  check numerics $bin/ampc-numerics-device-check
-  check gemm-tuning-choice $bin/ampc-tuning-check
-  [[ $have_gpu == yes ]] && check nccl-one-rank $bin/ampc-nccl-check
+  if [[ $phase != emulated ]]; then
+    check numerics $bin/ampc-numerics-device-check
+    check gemm-tuning-choice $bin/ampc-tuning-check
+    [[ $have_gpu == yes ]] && check nccl-one-rank $bin/ampc-nccl-check
+  fi
   backend_check backend-models --tune-gemms .gpu/plans/models/*.json
   backend_check backend-kernels .gpu/plans/unit/*.json
   # The attention's row kernels, which the tensor-core ones replace where
@@ -420,7 +428,7 @@ phase=all
 case "${1:-}" in
 prepare) prepare; exit 0 ;;
 run) phase=run; shift ;;
-checks | e2e | bench | profile | quick | rest | all | fp8 | attention) phase=$1; shift ;;
+checks | e2e | bench | profile | quick | rest | all | fp8 | attention | emulated) phase=$1; shift ;;
 esac
 if [[ $phase == run ]]; then # run CMD...: the command, after the build, with its libraries
   logs=build-gpu/logs
@@ -440,6 +448,14 @@ unpack
 if [[ ! -d .gpu/debs || ! -d .gpu/plans ]]; then
   echo "gpu-check: no .gpu here: run 'scripts/gpu-check.sh prepare' first and carry .gpu" >&2
   exit 1
+fi
+# emulated: the backend checks here, on the CUDA backend built for the host.
+if [[ $phase == emulated ]]; then
+  bin=build/bin libs=""
+  export AMPC_CHECK_CANDIDATE=cuda-emulated AMPC_CHECK_TIMEOUT=${AMPC_CHECK_TIMEOUT:-7200}
+  checks_against_cpu
+  [[ ${#failed[@]} -eq 0 ]] || echo "gpu-check: FAILED: ${failed[*]}"
+  exit $status
 fi
 have_gpu=no
 nvidia-smi -L 2>/dev/null | grep -q GPU && have_gpu=yes

@@ -49,7 +49,8 @@ Executor::Executor(Plan plan, ExecOptions options)
     : plan_(std::move(plan)), options_(std::move(options)),
       backend_(createBackend(options_.device)) {
   const Target &target = backend_->target();
-  if (plan_.target.name != target.name)
+  // A backend may take plans of another name (cuda-emulated takes cuda's).
+  if (plan_.target.name != target.name && !backend_->accepts(plan_.target))
     throw PlanError("the plan was compiled for the " + plan_.target.name +
                     " target; the " + backend_->name() + " backend runs " + target.name +
                     " plans (recompile with ampc compile --device " + backend_->name() + ")");

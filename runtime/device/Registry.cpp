@@ -113,6 +113,12 @@ std::unique_ptr<Backend> createBackend(const std::string &name) {
   throw RuntimeError("--device " + name + ": unknown device; this ampc has: " + known);
 }
 
+Target targetOfDevice(const std::string &name) {
+  if (const Target *t = findTarget(name))
+    return *t;
+  return createBackend(name)->target();
+}
+
 void registerCommunicator(const std::string &name, CommunicatorFactory factory) {
   communicators()[name] = std::move(factory);
 }

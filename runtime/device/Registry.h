@@ -27,6 +27,9 @@ void registerPluginBackend(const std::string &name, const std::string &library,
 std::vector<std::string> backendNames();
 /// A new backend; throws RuntimeError naming what is missing.
 std::unique_ptr<Backend> createBackend(const std::string &name);
+/// The target the plans of device `name` are compiled for: the target of
+/// that name (cpu, cuda), else the backend's own (cuda-emulated runs cuda's).
+Target targetOfDevice(const std::string &name);
 
 /// Communicators by name ("mpi"), registered the same way.
 using CommunicatorFactory = std::function<std::unique_ptr<Communicator>()>;

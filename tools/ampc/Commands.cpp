@@ -1,6 +1,7 @@
 // The command table and the graph commands: model, rewrite, report.
 #include "tools/ampc/Commands.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "compiler/Diagnostics.h"
@@ -26,8 +27,13 @@ const std::string &inputFile(const Args &args) {
 
 std::string deviceFrom(const Args &args) {
   std::string device = args.get("device").value_or("cpu");
-  if (!rt::findTarget(device))
-    throw UsageError("--device must be cpu or cuda, got '" + device + "'");
+  std::vector<std::string> names = rt::backendNames();
+  if (!rt::findTarget(device) && std::find(names.begin(), names.end(), device) == names.end()) {
+    std::string known;
+    for (size_t i = 0; i < names.size(); ++i)
+      known += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    throw UsageError("--device must be " + known + ", got '" + device + "'");
+  }
   rt::createBackend(device); // says now, before compiling, why it cannot run
   return device;
 }

@@ -13,6 +13,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "runtime/core/JsonText.h"
 #include "runtime/core/KernelTraits.h"
+#include "runtime/device/Registry.h"
 #include "runtime/driver/Checkpoint.h"
 #include "runtime/driver/Metrics.h"
 #include "tools/ampc/AmpFlags.h"
@@ -140,7 +141,7 @@ static int runOnInputs(const Args &args, const std::string &in, const AmpSetting
   checkOutput(args, "outputs");
   std::string device = deviceFrom(args);
   rt::Plan plan = onFile(
-      in, [&] { return planFor(in, settings, *rt::findTarget(device), fusionsFrom(args, nullptr)); });
+      in, [&] { return planFor(in, settings, rt::targetOfDevice(device), fusionsFrom(args, nullptr)); });
   rt::Executor ex(plan, {/*training=*/false, (uint64_t)args.getInt("seed", 0, 0),
                          /*profile=*/false, device, !args.has("no-cuda-graph"), nullptr,
                          args.has("tune-gemms")});
@@ -174,7 +175,7 @@ int runRun(const Args &args) {
     if (args.has("steps"))
       options.steps = args.getInt("steps", 0);
     rt::Plan plan =
-        planFor(in, settings, *rt::findTarget(options.device), fusionsFrom(args, nullptr));
+        planFor(in, settings, rt::targetOfDevice(options.device), fusionsFrom(args, nullptr));
     rt::Runner runner(plan, options);
     loadWeightsFrom(args, runner.executor());
     if (args.has("batch") && args.getInt("batch", 0) != runner.batchSize())

@@ -11,6 +11,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "runtime/core/Convert.h"
 #include "runtime/core/Files.h"
+#include "runtime/device/Registry.h"
 #include "runtime/driver/Checkpoint.h"
 #include "runtime/driver/TokenData.h"
 #include "runtime/driver/Weights.h"
@@ -101,7 +102,7 @@ int runSample(const Args &args) {
                        std::to_string(vocab) + " (a byte-level model: ampc model gpt2 --set "
                        "vocab=256; GPT-2's BPE tokens need its tokenizer)");
     runAmpPipeline(*module, settings);
-    return lowerToPlan(*module, *rt::findTarget(device), {ProbeOptions{}, fusionsFrom(args, nullptr)});
+    return lowerToPlan(*module, rt::targetOfDevice(device), {ProbeOptions{}, fusionsFrom(args, nullptr)});
   });
   rt::Executor ex(plan, {/*training=*/false, (uint64_t)args.getInt("seed", 0, 0),
                          /*profile=*/false, device, true, nullptr, false});

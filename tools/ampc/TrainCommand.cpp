@@ -199,7 +199,7 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     job.userValues = userValueNames(*forward);
     OwningOpRef<ModuleOp> training = forward->clone();
     runAmpPipeline(*forward, job.amp);
-    const rt::Target &target = *rt::findTarget(options.device);
+    rt::Target target = rt::targetOfDevice(options.device);
     job.evalPlan = lowerToPlan(*forward, target, job.fusions);
     runTrainingPipeline(*training, job.amp, job.settings);
     job.trainPlan = lowerToPlan(*training, target, {probes, job.fusions});

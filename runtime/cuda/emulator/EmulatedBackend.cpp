@@ -3,7 +3,8 @@
 // program, device, dispatch and kernels, with the CPU's kernels standing in
 // where CUDA's call a library the host does not have: cuBLASLt's GEMMs
 // (matmul and its epilogue kinds; fp8_matmul takes CUDA's own loop) and
-// cuDNN's convolutions. Plans compiled for cuda run on it as they are.
+// cuDNN's convolutions. Plans compiled for cuda run on it as they are
+// (ampc-plan-run PLAN --device cuda-emulated).
 #include <memory>
 
 #include "runtime/cpu/Kernels.h"
@@ -28,13 +29,14 @@ void onCpu(LaunchContext &c) {
 class EmulatedBackend : public Backend {
 public:
   std::string name() const override { return "cuda-emulated"; }
-  const Target &target() const override {
-    static const Target t = [] {
-      Target renamed = cudaTarget();
-      renamed.name = "cuda-emulated";
-      return renamed;
-    }();
-    return t;
+  const Target &target() const override { return cudaTarget(); }
+  /// Plans for cuda, and for cuda renamed to this backend (the backend
+  /// check names the candidate's target after it).
+  bool accepts(const Target &plan) const override {
+    Target asCuda = plan;
+    if (asCuda.name == name())
+      asCuda.name = cudaTarget().name;
+    return asCuda == cudaTarget();
   }
   Device &device() override { return cuda_->device(); }
   std::vector<std::string> kernelNames() const override { return cuda_->kernelNames(); }

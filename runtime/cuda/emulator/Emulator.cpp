@@ -1,10 +1,11 @@
 // The CUDA emulation's threads, barriers and warps (Emulator.h): the threads
-// of a block are fibers that one host thread resumes in turn; a barrier is a
-// count each thread raises when it arrives, and a thread waits (yields)
-// until every thread of its block, or of its warp, has raised it as far.
+// of a block run on fibers (StackSwitch.h) that one host thread resumes in
+// turn; a barrier
+// is a count each thread raises when it arrives, and a thread waits (its
+// fiber yields) until every thread of its block, or of its warp, has raised
+// it as far.
 #include "runtime/cuda/emulator/Emulator.h"
-
-#include <ucontext.h>
+#include "runtime/cuda/emulator/StackSwitch.h"
 
 #include <algorithm>
 #include <chrono>
@@ -36,15 +37,34 @@ constexpr size_t kStackBytes = 256 * 1024;
 constexpr int kScratch = 3 * 256; // mma_sync's A, B and C
 
 struct Thread {
-  ucontext_t context;
-  char *stack = nullptr;
   unsigned index = 0;
   bool done = false;
   uint64_t blockArrivals = 0, warpArrivals = 0;
+};
+
+/// A fiber runs threads one after another until one waits at a barrier;
+/// then the scheduler starts another fiber for the threads not yet started.
+/// A kernel without barriers so runs a whole block on one fiber.
+struct Fiber {
+  void *sp = nullptr; // its stack pointer while switched away
+  char *stack = nullptr;
+  Thread *thread = nullptr; // the one it runs now
+  bool finished = false;
+  bool waiting = false; // at a barrier not yet complete: not resumed until woken
   void *fakeStack = nullptr; // AddressSanitizer's, while switched away
 };
 
+/// A barrier's state for a group of threads (a warp, the block): how many
+/// times it completed, and how many threads have arrived since. No thread
+/// passes a barrier before every one has arrived, so each arriving thread
+/// arrives for the next completion.
+struct Group {
+  uint64_t completed = 0;
+  unsigned arrived = 0;
+};
+
 struct Warp {
+  Group barrier;
   float scratch[kScratch];
   float shuffled[32];
   uint64_t uniform[32];
@@ -53,10 +73,14 @@ struct Warp {
 struct Block {
   const std::function<void()> *body = nullptr;
   std::vector<Thread> threads;
+  std::vector<unsigned> order; // the order threads start in
+  size_t started = 0;          // threads of `order` started
+  std::vector<Fiber> fibers;   // reserved for one a thread: never moved
+  std::vector<Fiber *> fiberOf; // by thread, once started
   std::vector<Warp> warps;
-  ucontext_t scheduler;
-  Thread *running = nullptr;
-  uint64_t progress = 0; // arrivals and exits: a round without any is a deadlock
+  Group blockBarrier;
+  void *scheduler = nullptr; // the scheduler's stack pointer while a fiber runs
+  Fiber *running = nullptr;
   std::string fault;     // the first fault: the launch stops there
   std::vector<int> accumulator; // lane * 8 + slot -> row * 16 + column
   const void *schedulerStack = nullptr;
@@ -86,55 +110,69 @@ void finishSwitch(void *fakeStack, const void **bottom, size_t *bytes) {
 #endif
 }
 
-Thread &me() { return *current->running; }
+Thread &me() { return *current->running->thread; }
 
-/// Back to the scheduler until it resumes this thread.
+/// Back to the scheduler until it resumes this fiber.
 void yield() {
   Block &b = *current;
-  Thread &t = me();
-  startSwitch(&t.fakeStack, b.schedulerStack, b.schedulerStackBytes);
-  swapcontext(&t.context, &b.scheduler);
-  finishSwitch(t.fakeStack, &b.schedulerStack, &b.schedulerStackBytes);
+  Fiber &f = *b.running;
+  startSwitch(&f.fakeStack, b.schedulerStack, b.schedulerStackBytes);
+  ampcEmulatorSwitch(&f.sp, b.scheduler);
+  finishSwitch(f.fakeStack, &b.schedulerStack, &b.schedulerStackBytes);
 }
 
-/// A fiber's life: the kernel, then back to the scheduler (uc_link).
+/// A fiber's life: threads not yet started, each to its end, then back to
+/// the scheduler for good.
 void enter() {
   Block &b = *current;
-  Thread &t = me();
+  Fiber &f = *b.running;
   finishSwitch(nullptr, &b.schedulerStack, &b.schedulerStackBytes);
-  try {
-    (*b.body)();
-  } catch (const std::exception &e) {
-    if (b.fault.empty())
-      b.fault = "thread " + std::to_string(t.index) + " of block (" +
-                std::to_string(blockIdx.x) + ", " + std::to_string(blockIdx.y) + ", " +
-                std::to_string(blockIdx.z) + "): " + e.what();
+  while (b.fault.empty() && b.started < b.order.size()) {
+    Thread &t = b.threads[b.order[b.started++]];
+    f.thread = &t;
+    b.fiberOf[t.index] = &f;
+    threadIdx = {t.index, 0, 0};
+    try {
+      (*b.body)();
+    } catch (const std::exception &e) {
+      if (b.fault.empty())
+        b.fault = "thread " + std::to_string(t.index) + " of block (" +
+                  std::to_string(blockIdx.x) + ", " + std::to_string(blockIdx.y) + ", " +
+                  std::to_string(blockIdx.z) + "): " + e.what();
+    }
+    t.done = true;
+    for (Fiber &g : b.fibers) // whoever waits for it looks again (and faults)
+      g.waiting = false;
   }
-  t.done = true;
-  ++b.progress;
+  f.finished = true;
   startSwitch(nullptr, b.schedulerStack, b.schedulerStackBytes);
+  ampcEmulatorSwitch(&f.sp, b.scheduler);
+  __builtin_unreachable(); // a finished fiber is never resumed
 }
 
 /// Raises `arrivals` and waits until every thread in [first, first + count)
-/// has raised its own as far.
-void barrier(uint64_t Thread::*arrivals, unsigned first, unsigned count, const char *what) {
+/// has arrived at `g`; the last to arrive wakes the others.
+void barrier(uint64_t Thread::*arrivals, Group &g, unsigned first, unsigned count,
+             const char *what) {
   Block &b = *current;
   uint64_t mine = ++(me().*arrivals);
-  ++b.progress;
+  if (++g.arrived == count) {
+    g.completed = mine;
+    g.arrived = 0;
+    for (unsigned i = first; i < first + count; ++i)
+      if (Fiber *f = b.fiberOf[i])
+        f->waiting = false;
+    return;
+  }
   for (;;) {
-    bool all = true;
-    for (unsigned i = first; i < first + count; ++i) {
-      const Thread &t = b.threads[i];
-      if (t.*arrivals >= mine)
-        continue;
-      if (t.done)
+    b.running->waiting = true;
+    yield();
+    if (g.completed >= mine)
+      return;
+    for (unsigned i = first; i < first + count; ++i) // woken by a thread's exit
+      if (b.threads[i].done && b.threads[i].*arrivals < mine)
         throw Fault(std::string(what) + ": thread " + std::to_string(i) +
                     " exited without reaching it");
-      all = false;
-    }
-    if (all)
-      return;
-    yield();
   }
 }
 
@@ -145,7 +183,7 @@ Warp &myWarp() { return current->warps[me().index / 32]; }
 void warpBarrier(const char *what) {
   unsigned first = me().index / 32 * 32;
   unsigned lanes = std::min<unsigned>(32, (unsigned)current->threads.size() - first);
-  barrier(&Thread::warpArrivals, first, lanes, what);
+  barrier(&Thread::warpArrivals, current->warps[first / 32].barrier, first, lanes, what);
 }
 
 void requireFullMask(unsigned mask, const char *what) {
@@ -179,40 +217,47 @@ std::string deadlock(const Block &b) {
   return what + ")";
 }
 
-void runBlock(Block &b, const Options &options) {
-  for (Thread &t : b.threads) {
-    t.done = false;
-    t.blockArrivals = t.warpArrivals = 0;
-    getcontext(&t.context);
-    t.context.uc_stack.ss_sp = t.stack;
-    t.context.uc_stack.ss_size = kStackBytes;
-    t.context.uc_link = &b.scheduler;
-    makecontext(&t.context, enter, 0);
-  }
-  std::vector<unsigned> order(b.threads.size());
-  std::iota(order.begin(), order.end(), 0u);
-  if (options.reverseOrder)
-    std::reverse(order.begin(), order.end());
+void resume(Block &b, Fiber &f) {
+  b.running = &f;
+  if (f.thread)
+    threadIdx = {f.thread->index, 0, 0};
+  void *fake = nullptr;
+  startSwitch(&fake, f.stack, kStackBytes);
+  ampcEmulatorSwitch(&b.scheduler, f.sp);
+  finishSwitch(fake, nullptr, nullptr);
+  if (!b.fault.empty())
+    throw Fault(b.fault);
+}
+
+/// Each round resumes every fiber that can go on, then starts fibers for
+/// the threads not yet started (each runs threads until one waits); a
+/// round in which nothing can run is a deadlock.
+void runBlock(Block &b) {
+  for (Thread &t : b.threads)
+    t = Thread{t.index};
+  b.started = 0;
+  b.fibers.clear();
+  b.fiberOf.assign(b.threads.size(), nullptr);
+  b.blockBarrier = {};
+  for (Warp &w : b.warps)
+    w.barrier = {};
   for (;;) {
-    uint64_t before = b.progress;
-    bool left = false;
-    for (unsigned i : order) {
-      Thread &t = b.threads[i];
-      if (t.done)
-        continue;
-      left = true;
-      b.running = &t;
-      threadIdx = {t.index, 0, 0};
-      void *fake = nullptr;
-      startSwitch(&fake, t.stack, kStackBytes);
-      swapcontext(&b.scheduler, &t.context);
-      finishSwitch(fake, nullptr, nullptr);
-      if (!b.fault.empty())
-        throw Fault(b.fault);
+    bool ran = false;
+    for (Fiber &f : b.fibers)
+      if (!f.finished && !f.waiting) {
+        resume(b, f);
+        ran = true;
+      }
+    while (b.started < b.order.size()) {
+      Fiber &f = b.fibers.emplace_back();
+      f.stack = stacks[b.fibers.size() - 1].get();
+      f.sp = prepareStack(f.stack, kStackBytes, enter);
+      resume(b, f);
+      ran = true;
     }
-    if (!left)
+    if (std::all_of(b.threads.begin(), b.threads.end(), [](const Thread &t) { return t.done; }))
       return;
-    if (b.progress == before)
+    if (!ran)
       throw Fault(deadlock(b));
   }
 }
@@ -232,12 +277,14 @@ void launch(dim3 grid, dim3 block, size_t sharedBytes, const std::function<void(
   Block b;
   b.body = &body;
   b.threads.resize(threads);
-  while (stacks.size() < threads)
-    stacks.emplace_back(new char[kStackBytes]);
+  b.order.resize(threads);
   for (unsigned i = 0; i < threads; ++i) {
     b.threads[i].index = i;
-    b.threads[i].stack = stacks[i].get();
+    b.order[i] = options.reverseOrder ? threads - 1 - i : i;
   }
+  b.fibers.reserve(threads);
+  while (stacks.size() < threads)
+    stacks.emplace_back(new char[kStackBytes]);
   b.warps.resize((threads + 31) / 32);
   b.accumulator = accumulatorLayout(options.shuffledAccumulator);
   gridDim = grid;
@@ -260,7 +307,7 @@ void launch(dim3 grid, dim3 block, size_t sharedBytes, const std::function<void(
         ASAN_POISON_MEMORY_REGION(sharedMemory + sharedBytes, kSharedCapacity - sharedBytes);
 #endif
         std::memset(sharedMemory, 0xff, sharedBytes);
-        runBlock(b, options);
+        runBlock(b);
       }
 }
 
@@ -327,7 +374,8 @@ int accumulatorElement(int lane, int slot) { return current->accumulator[lane * 
 
 void __syncthreads() {
   using namespace ampc::emu;
-  barrier(&Thread::blockArrivals, 0, (unsigned)current->threads.size(), "__syncthreads");
+  barrier(&Thread::blockArrivals, current->blockBarrier, 0, (unsigned)current->threads.size(),
+          "__syncthreads");
 }
 
 void __syncwarp(unsigned mask) {

@@ -1,26 +1,25 @@
-// CUDA kernels on the host, for tests without a GPU: the part of CUDA that
-// our tensor-core kernels use (threadIdx and the other launch built-ins,
-// __syncthreads, __syncwarp, __shfl_xor_sync, WMMA's 16 x 16 x 16
-// fragments), enough to compile a kernel header with the host compiler and
-// run it block by block. Include it before the kernel's header.
+// The part of CUDA that the CUDA backend's kernels use, on the host
+// (docs/cuda.md, "The CUDA emulation"): the launch built-ins, __syncthreads,
+// __syncwarp, the warp shuffles, the atomics, WMMA's 16 x 16 x 16 fragments,
+// and launches; hostify.py puts it first in every rewritten CUDA source.
 //
-// Each CUDA thread of a block is a fiber (ucontext) of one host thread; a
-// fiber runs until it waits at a barrier, so a thread that reads what
-// another has not yet written (a missing __syncwarp or __syncthreads) reads
-// the stale fill that every block's shared memory starts with (0xff bytes:
-// NaN in f32, f16 and bf16). The emulation fails loudly instead of hanging
-// or guessing: a barrier that some threads never reach (a deadlock), a
-// thread that exits before a warp operation, a warp operation whose lanes
-// disagree on its arguments, a WMMA pointer that is not 32-byte aligned or
-// a leading dimension that is not 16 bytes a step: each is an
-// ampc::emu::Fault.
+// The threads of a block run on fibers of one host thread, one
+// block after another; a thread runs until it waits at a barrier, so a
+// thread that reads what another has not yet written (a missing __syncwarp
+// or __syncthreads) reads the fill that every block's dynamic shared memory
+// starts with (0xff bytes: NaN in f32, f16 and bf16). What CUDA leaves
+// undefined or would hang on is an ampc::emu::Fault naming the thread and
+// block: a barrier some threads never reach (a deadlock), a thread that
+// exits before a warp operation, a warp operation whose lanes disagree on a
+// pointer, a WMMA pointer not 32-byte aligned or a leading dimension not a
+// multiple of 16 bytes.
 //
 // WMMA: a fragment holds 8 elements a lane. The accumulator's layout is
 // mma.sync's m16n8 layout (two of them side by side) or a fixed shuffle of
 // it, so that a kernel that assumes one layout shows; products are exact
-// and summed in f32, as tensor cores sum.
-#ifndef AMPC_TESTS_CUDA_EMULATOR_EMULATOR_H
-#define AMPC_TESTS_CUDA_EMULATOR_EMULATOR_H
+// and summed in f32.
+#ifndef AMPC_RUNTIME_CUDA_EMULATOR_EMULATOR_H
+#define AMPC_RUNTIME_CUDA_EMULATOR_EMULATOR_H
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -51,10 +50,6 @@ inline unsigned __float_as_uint(float v) {
   std::memcpy(&u, &v, sizeof u);
   return u;
 }
-namespace ampc::emu {
-/// %globaltimer: nanoseconds of the host's steady clock.
-uint64_t globalTimer();
-} // namespace ampc::emu
 // Device code's min and max (CUDA declares them for every arithmetic type).
 template <typename T> inline T min(T a, T b) { return b < a ? b : a; }
 template <typename T> inline T max(T a, T b) { return a < b ? b : a; }
@@ -104,6 +99,9 @@ void launch(dim3 grid, dim3 block, size_t sharedBytes, const std::function<void(
 /// aligned.
 char *dynamicShared();
 
+/// %globaltimer: nanoseconds of the host's steady clock.
+uint64_t globalTimer();
+
 /// Runs `work` now, or, while a stream is being captured into a CUDA graph,
 /// records it for the graph (Runtime.cpp).
 void submit(std::function<void()> work);
@@ -111,9 +109,9 @@ void beginCapture();
 std::vector<std::function<void()>> endCapture();
 
 /// `kernel<<<grid, block, shared, stream>>>(args)` as hostify.py writes it:
-/// launchKernel(grid, block, shared, stream)(kernel, args). The arguments are
-/// taken when the launch is queued, as CUDA takes them; every stream is the
-/// host's one order of work.
+/// launchKernel(grid, block, shared, stream)(a lambda calling kernel, args).
+/// The arguments are taken when the launch is queued, as CUDA takes them;
+/// every stream is the host's one order of work.
 struct KernelLaunch {
   dim3 grid, block;
   size_t shared;
@@ -132,8 +130,8 @@ inline KernelLaunch launchKernel(dim3 grid, dim3 block, size_t shared = 0,
 /// What the WMMA emulation needs of the running warp.
 namespace warp {
 int lane();
-/// Every lane of the warp passes `value` (a pointer, a leading dimension)
-/// and gets back whether all passed the same; a warp barrier.
+/// Every lane of the warp passes `value` (a pointer, a leading dimension);
+/// a Fault unless all passed the same. A warp barrier.
 void requireUniform(uint64_t value, const char *what);
 /// The warp's shared scratch: `count` f32 that the lanes fill before
 /// `exchange()` and read after it.
