@@ -72,5 +72,7 @@ if os.path.exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz")
 # fails instead of skipping.
 if config.ampc_has_cuda:
     config.available_features.add("cuda-backend")
+if config.ampc_has_cuda_emulated:
+    config.available_features.add("cuda-emulated")
 if shutil.which("nvidia-smi") and probe("gpu", ["nvidia-smi", "-L"]):
     config.available_features.add("gpu")
