@@ -1,9 +1,8 @@
 // The CUDA emulation's threads, barriers and warps (Emulator.h): the threads
 // of a block run on fibers (StackSwitch.h) that one host thread resumes in
-// turn; a barrier
-// is a count each thread raises when it arrives, and a thread waits (its
-// fiber yields) until every thread of its block, or of its warp, has raised
-// it as far.
+// turn. A thread that arrives at a barrier before the rest of its group (its
+// warp, its block) waits: its fiber yields and is not resumed until the last
+// to arrive wakes it.
 #include "runtime/cuda/emulator/Emulator.h"
 #include "runtime/cuda/emulator/StackSwitch.h"
 
