@@ -53,7 +53,7 @@ Executor::Executor(Plan plan, ExecOptions options)
   if (plan_.target.name != target.name && !backend_->accepts(plan_.target))
     throw PlanError("the plan was compiled for the " + plan_.target.name +
                     " target; the " + backend_->name() + " backend runs " + target.name +
-                    " plans (recompile with ampc compile --device " + backend_->name() + ")");
+                    " plans (recompile with ampc compile --device " + target.name + ")");
   if (!backend_->accepts(plan_.target))
     throw PlanError("the plan's target " + describe(plan_.target) + " does not fit this " +
                     backend_->name() + " backend's " + describe(target) +

@@ -1,10 +1,11 @@
 // The CUDA runtime calls of our CUDA backend, on the host (docs/cuda.md,
 // "The CUDA emulation"): device memory is host memory, every stream is the
-// host's one order of work (an event is done once recorded), and a graph is
-// the list of launches and copies a stream's capture recorded, replayed on
-// each graph launch. The device is an sm_90 with 227 KiB of shared memory a
-// block. cuBLASLt and cuDNN handles are made, never used: their kernels are
-// the CPU's in the emulated backend (StandIns.cpp).
+// host's one order of work (an event is done once recorded and holds the
+// host's time then), and a graph is the list of launches and copies a
+// stream's capture recorded, replayed on each graph launch. The device is
+// an sm_90 with 227 KiB of shared memory a block. cuBLASLt and cuDNN
+// handles are made, never used: their kernels are the CPU's in the emulated
+// backend (EmulatedBackend.cpp).
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <new>
 #include <vector>
 
@@ -27,6 +29,13 @@ int handles = 0; // streams, events and library handles: distinct non-null point
 
 template <typename Handle> Handle newHandle() {
   return reinterpret_cast<Handle>(static_cast<intptr_t>(++handles));
+}
+
+/// When each event was last recorded (the host's clock, ns): the work
+/// before it has run, all of it on the host.
+std::map<cudaEvent_t, uint64_t> &eventTimes() {
+  static std::map<cudaEvent_t, uint64_t> times;
+  return times;
 }
 
 cudaError_t copy(void *dst, const void *src, size_t bytes) {
@@ -120,11 +129,14 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int) {
   return cudaEventCreate(event);
 }
 cudaError_t cudaEventDestroy(cudaEvent_t) { return cudaSuccess; }
-cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t) {
+  ampc::emu::submit([event] { eventTimes()[event] = ampc::emu::globalTimer(); });
+  return cudaSuccess;
+}
 cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }
 cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
-cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t) {
-  *ms = 0;
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end) {
+  *ms = float(double(eventTimes()[end] - eventTimes()[start]) * 1e-6);
   return cudaSuccess;
 }
 
