@@ -51,10 +51,14 @@ set_target_properties(${AMPC_TOOLS} PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS ${AMPC_TOOLS} RUNTIME DESTINATION bin)
 # The CUDA plugin beside the libraries: the registry looks in the program's
 # ../lib, and a user's program finds it through the rpath the package adds.
-if(TARGET ampc-cuda)
-  set_target_properties(ampc-cuda PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
-  install(TARGETS ampc-cuda LIBRARY DESTINATION lib)
-endif()
+# So is the CUDA backend built for the host (cuda-emulated), which the
+# registry lists wherever it was built.
+foreach(plugin ampc-cuda ampc-cuda-emulated)
+  if(TARGET ${plugin})
+    set_target_properties(${plugin} PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+    install(TARGETS ${plugin} LIBRARY DESTINATION lib)
+  endif()
+endforeach()
 
 # The public headers: the entry points below and every header of ours they
 # include, installed under include/ampc/ with their includes prefixed.

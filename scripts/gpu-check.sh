@@ -21,8 +21,8 @@
 #   scripts/gpu-check.sh emulated [LOGDIR]
 #     here, after prepare: the backend checks of `checks` on the CUDA backend
 #     built for the host (--device cuda-emulated, docs/cuda.md "The CUDA
-#     emulation"), every model and kernel-test plan, no GPU needed (about
-#     an hour on two cores): what a lease would find in the kernels'
+#     emulation"), every model and kernel-test plan, no GPU needed (tens
+#     of minutes on two cores): what a lease would find in the kernels'
 #     indices, barriers, dispatch and graphs, found before it
 #   scripts/gpu-check.sh run CMD...   (CMD after the build, e.g. under ncu)
 #   AMPC_GPU_DRY_RUN=1 scripts/gpu-check.sh PHASE LOGDIR

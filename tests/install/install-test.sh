@@ -78,6 +78,12 @@ train-plan)
   # The checkpoint is a regular one: `ampc-plan-run --resume` continues it.
   "$prefix/bin/ampc-plan-run" mlp.train.plan.json 2 --resume mlp.ckpt.safetensors > resume.log ||
     { cat resume.log; fail "ampc-plan-run cannot resume train_plan's checkpoint"; }
+  # The installed CUDA backend built for the host runs a CUDA plan.
+  if [ -e "$prefix/lib/libampc-cuda-emulated.so" ]; then
+    "$ampc" compile mlp.json --train --device cuda -o mlp.cuda.plan.json
+    "$prefix/bin/ampc-plan-run" mlp.cuda.plan.json 2 --device cuda-emulated > emulated.log ||
+      { cat emulated.log; fail "the installed ampc-plan-run cannot run --device cuda-emulated"; }
+  fi
   ;;
 custom-layer)
   build_project "$source/examples/custom-layer" custom-layer
