@@ -1,9 +1,9 @@
 // The `cuda-emulated` backend (docs/cuda.md, "The CUDA emulation"): the CUDA
-// backend built for the host (hostify.py, Emulator.h, Runtime.cpp), its own
-// program, device, dispatch and kernels, with the CPU's kernels standing in
-// where CUDA's call a library the host does not have: cuBLASLt's GEMMs
-// (matmul and its epilogue kinds; fp8_matmul takes CUDA's own loop) and
-// cuDNN's convolutions. Plans compiled for cuda run on it as they are
+// backend built for the host (hostify.py, Emulator.h, Runtime.cpp,
+// CublasLt.cpp), its own program, device, dispatch and kernels, with the
+// CPU's kernels standing in where CUDA's call a library the emulation does
+// not have: cuDNN's convolutions (and fp8_matmul takes CUDA's own loop, not
+// cuBLASLt's FP8 GEMM). Plans compiled for cuda run on it as they are
 // (ampc-plan-run PLAN --device cuda-emulated).
 #include <memory>
 
@@ -51,12 +51,7 @@ private:
 
 } // namespace
 
-// The kernel families that call libraries: the CPU's kernels stand in.
-void addMatmulKernels(KernelTable &t) {
-  for (Kernel k : {Kernel::Matmul, Kernel::MatmulBias, Kernel::MatmulActGrad,
-                   Kernel::MatmulBiasGrad})
-    t[k] = onCpu;
-}
+// cuDNN's convolutions: the CPU's kernels stand in.
 void addConvKernels(KernelTable &t) {
   for (Kernel k : {Kernel::Conv2d, Kernel::Conv2dBackwardInput, Kernel::Conv2dBackwardFilter})
     t[k] = onCpu;

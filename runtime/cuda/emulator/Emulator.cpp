@@ -319,28 +319,30 @@ uint64_t globalTimer() {
 }
 
 namespace {
-bool capturing = false;
+bool capturingNow = false;
 std::vector<std::function<void()>> captured;
 } // namespace
 
 void submit(std::function<void()> work) {
-  if (capturing)
+  if (capturingNow)
     captured.push_back(std::move(work));
   else
     work();
 }
 
 void beginCapture() {
-  if (capturing)
+  if (capturingNow)
     throw Fault("a capture inside a capture");
-  capturing = true;
+  capturingNow = true;
   captured.clear();
 }
 
 std::vector<std::function<void()>> endCapture() {
-  capturing = false;
+  capturingNow = false;
   return std::move(captured);
 }
+
+bool capturing() { return capturingNow; }
 
 namespace warp {
 

@@ -107,6 +107,7 @@ uint64_t globalTimer();
 void submit(std::function<void()> work);
 void beginCapture();
 std::vector<std::function<void()>> endCapture();
+bool capturing();
 
 /// `kernel<<<grid, block, shared, stream>>>(args)` as hostify.py writes it:
 /// launchKernel(grid, block, shared, stream)(a lambda calling kernel, args).

@@ -1,0 +1,219 @@
+// The part of cuBLASLt that Matmul.cu calls, on the host (docs/cuda.md,
+// "The CUDA emulation"): column-major D = alpha op(A) op(B) + beta C in f32,
+// batched by stride, with the BIAS, RELU_BIAS and GELU_BIAS epilogues (the
+// tanh GELU) and one rounding to D's type. Descriptors are checked as
+// cuBLASLt checks them (each operand's rows and columns against m, n and k,
+// a leading dimension at least its rows, one batch count), so a wrong
+// layout is an error here as there. It offers no algorithm for the
+// epilogues that keep an auxiliary output or take gradients: those steps
+// then run a plain GEMM and finish in ampc's own kernels (MatmulFallback.cu),
+// which the emulation so holds to the CPU as well.
+#include <cublasLt.h>
+
+#include <cstring>
+#include <vector>
+
+#include "runtime/cuda/emulator/Emulator.h"
+#include "runtime/numerics/Activations.h"
+#include "runtime/numerics/Half.h"
+
+namespace {
+
+struct Desc {
+  cublasOperation_t transA = CUBLAS_OP_N, transB = CUBLAS_OP_N;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  const void *bias = nullptr;
+};
+
+struct Layout {
+  cudaDataType type;
+  uint64_t rows, cols;
+  int64_t ld;
+  int32_t batch = 1;
+  int64_t stride = 0;
+};
+
+Desc &descOf(cublasLtMatmulDesc_t d) { return *reinterpret_cast<Desc *>(d); }
+const Layout &layoutOf(cublasLtMatrixLayout_t l) { return *reinterpret_cast<Layout *>(l); }
+
+bool supported(cudaDataType type) {
+  return type == CUDA_R_32F || type == CUDA_R_16F || type == CUDA_R_16BF;
+}
+
+float loadAt(const void *p, cudaDataType type, int64_t i) {
+  switch (type) {
+  case CUDA_R_16F: return ampc::num::f16ToF32(static_cast<const uint16_t *>(p)[i]);
+  case CUDA_R_16BF: return ampc::num::bf16ToF32(static_cast<const uint16_t *>(p)[i]);
+  default: return static_cast<const float *>(p)[i];
+  }
+}
+
+void storeAt(void *p, cudaDataType type, int64_t i, float v) {
+  switch (type) {
+  case CUDA_R_16F: static_cast<uint16_t *>(p)[i] = ampc::num::f32ToF16(v); return;
+  case CUDA_R_16BF: static_cast<uint16_t *>(p)[i] = ampc::num::f32ToBf16(v); return;
+  default: static_cast<float *>(p)[i] = v;
+  }
+}
+
+size_t sizeOf(cudaDataType type) { return type == CUDA_R_32F ? 4 : 2; }
+
+/// m, n and k of the problem, or false where the layouts do not fit one.
+bool dimsOf(const Desc &d, const Layout &a, const Layout &b, const Layout &c, const Layout &dl,
+            int64_t &m, int64_t &n, int64_t &k) {
+  m = (int64_t)dl.rows, n = (int64_t)dl.cols;
+  k = (int64_t)(d.transA == CUBLAS_OP_N ? a.cols : a.rows);
+  bool aFits = (int64_t)(d.transA == CUBLAS_OP_N ? a.rows : a.cols) == m;
+  bool bFits = d.transB == CUBLAS_OP_N ? (int64_t)b.rows == k && (int64_t)b.cols == n
+                                       : (int64_t)b.cols == k && (int64_t)b.rows == n;
+  bool cFits = c.rows == dl.rows && c.cols == dl.cols;
+  bool lds = a.ld >= (int64_t)a.rows && b.ld >= (int64_t)b.rows && c.ld >= (int64_t)c.rows &&
+             dl.ld >= (int64_t)dl.rows;
+  bool batches = a.batch == dl.batch && b.batch == dl.batch && c.batch == dl.batch;
+  bool types = supported(a.type) && a.type == b.type && supported(dl.type);
+  return aFits && bFits && cFits && lds && batches && types;
+}
+
+} // namespace
+
+extern "C" {
+
+cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *desc, cublasComputeType_t compute,
+                                        cudaDataType_t scale) {
+  if (compute != CUBLAS_COMPUTE_32F || scale != CUDA_R_32F)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  *desc = reinterpret_cast<cublasLtMatmulDesc_t>(new Desc);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
+  delete reinterpret_cast<Desc *>(desc);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
+                                              cublasLtMatmulDescAttributes_t attr,
+                                              const void *buf, size_t bytes) {
+  Desc &d = descOf(desc);
+  switch (attr) {
+  case CUBLASLT_MATMUL_DESC_TRANSA: std::memcpy(&d.transA, buf, sizeof d.transA); break;
+  case CUBLASLT_MATMUL_DESC_TRANSB: std::memcpy(&d.transB, buf, sizeof d.transB); break;
+  case CUBLASLT_MATMUL_DESC_EPILOGUE: std::memcpy(&d.epilogue, buf, sizeof d.epilogue); break;
+  case CUBLASLT_MATMUL_DESC_BIAS_POINTER: std::memcpy(&d.bias, buf, sizeof d.bias); break;
+  case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER:
+  case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD: break; // no algorithm takes them here
+  default: return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
+  (void)bytes;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *layout, cudaDataType type,
+                                          uint64_t rows, uint64_t cols, int64_t ld) {
+  *layout = reinterpret_cast<cublasLtMatrixLayout_t>(new Layout{type, rows, cols, ld});
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) {
+  delete reinterpret_cast<Layout *>(layout);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t layout,
+                                                cublasLtMatrixLayoutAttribute_t attr,
+                                                const void *buf, size_t bytes) {
+  Layout &l = *reinterpret_cast<Layout *>(layout);
+  if (attr == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT)
+    std::memcpy(&l.batch, buf, sizeof l.batch);
+  else if (attr == CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET)
+    std::memcpy(&l.stride, buf, sizeof l.stride);
+  else
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  (void)bytes;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *pref) {
+  *pref = reinterpret_cast<cublasLtMatmulPreference_t>(new char);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t pref) {
+  delete reinterpret_cast<char *>(pref);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t,
+                                                    cublasLtMatmulPreferenceAttributes_t,
+                                                    const void *, size_t) {
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t, cublasLtMatmulDesc_t desc,
+                                              cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                                              cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d,
+                                              cublasLtMatmulPreference_t, int requested,
+                                              cublasLtMatmulHeuristicResult_t results[],
+                                              int *returned) {
+  *returned = 0;
+  int64_t m, n, k;
+  if (!dimsOf(descOf(desc), layoutOf(a), layoutOf(b), layoutOf(c), layoutOf(d), m, n, k))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  cublasLtEpilogue_t e = descOf(desc).epilogue;
+  if (e != CUBLASLT_EPILOGUE_DEFAULT && e != CUBLASLT_EPILOGUE_BIAS &&
+      e != CUBLASLT_EPILOGUE_RELU_BIAS && e != CUBLASLT_EPILOGUE_GELU_BIAS)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (requested < 1)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  std::memset(&results[0], 0, sizeof results[0]);
+  results[0].state = CUBLAS_STATUS_SUCCESS;
+  *returned = 1;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const void *alpha,
+                              const void *A, cublasLtMatrixLayout_t aDesc, const void *B,
+                              cublasLtMatrixLayout_t bDesc, const void *beta, const void *C,
+                              cublasLtMatrixLayout_t cDesc, void *D, cublasLtMatrixLayout_t dDesc,
+                              const cublasLtMatmulAlgo_t *, void *, size_t, cudaStream_t) {
+  Desc d = descOf(desc);
+  Layout a = layoutOf(aDesc), b = layoutOf(bDesc), c = layoutOf(cDesc), dl = layoutOf(dDesc);
+  int64_t m, n, k;
+  if (!dimsOf(d, a, b, c, dl, m, n, k))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  float one = *static_cast<const float *>(alpha), other = *static_cast<const float *>(beta);
+  ampc::emu::submit([=] {
+    ampc::num::GeluTanh gelu;
+    ampc::num::Relu relu;
+    std::vector<float> column(k);
+    for (int32_t batch = 0; batch < dl.batch; ++batch) {
+      auto *pa = static_cast<const char *>(A) + batch * a.stride * sizeOf(a.type);
+      auto *pb = static_cast<const char *>(B) + batch * b.stride * sizeOf(b.type);
+      auto *pc = static_cast<const char *>(C) + batch * c.stride * sizeOf(c.type);
+      auto *pd = static_cast<char *>(D) + batch * dl.stride * sizeOf(dl.type);
+      for (int64_t j = 0; j < n; ++j) {
+        for (int64_t p = 0; p < k; ++p) // op(B)'s column j
+          column[p] = loadAt(pb, b.type, d.transB == CUBLAS_OP_N ? p + j * b.ld : j + p * b.ld);
+        for (int64_t i = 0; i < m; ++i) {
+          float sum = 0;
+          for (int64_t p = 0; p < k; ++p)
+            sum += loadAt(pa, a.type, d.transA == CUBLAS_OP_N ? i + p * a.ld : p + i * a.ld) *
+                   column[p];
+          float v = one * sum;
+          if (other != 0)
+            v += other * loadAt(pc, c.type, i + j * c.ld);
+          if (d.epilogue != CUBLASLT_EPILOGUE_DEFAULT)
+            v += loadAt(d.bias, dl.type, i);
+          if (d.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS)
+            v = relu.value(v);
+          else if (d.epilogue == CUBLASLT_EPILOGUE_GELU_BIAS)
+            v = gelu.value(v);
+          storeAt(pd, dl.type, i + j * dl.ld, v);
+        }
+      }
+    }
+  });
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+} // extern "C"
