@@ -185,21 +185,34 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
   ampc::emu::submit([=] {
     ampc::num::GeluTanh gelu;
     ampc::num::Relu relu;
-    std::vector<float> column(k);
+    // op(A) by rows and op(B) by columns, widened once: every sum then
+    // reads two contiguous rows of f32.
+    std::vector<float> rowsA(m * k), colsB(n * k);
     for (int32_t batch = 0; batch < dl.batch; ++batch) {
       auto *pa = static_cast<const char *>(A) + batch * a.stride * sizeOf(a.type);
       auto *pb = static_cast<const char *>(B) + batch * b.stride * sizeOf(b.type);
       auto *pc = static_cast<const char *>(C) + batch * c.stride * sizeOf(c.type);
       auto *pd = static_cast<char *>(D) + batch * dl.stride * sizeOf(dl.type);
-      for (int64_t j = 0; j < n; ++j) {
-        for (int64_t p = 0; p < k; ++p) // op(B)'s column j
-          column[p] = loadAt(pb, b.type, d.transB == CUBLAS_OP_N ? p + j * b.ld : j + p * b.ld);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t p = 0; p < k; ++p)
+          rowsA[i * k + p] =
+              loadAt(pa, a.type, d.transA == CUBLAS_OP_N ? i + p * a.ld : p + i * a.ld);
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t p = 0; p < k; ++p)
+          colsB[j * k + p] =
+              loadAt(pb, b.type, d.transB == CUBLAS_OP_N ? p + j * b.ld : j + p * b.ld);
+      for (int64_t j = 0; j < n; ++j)
         for (int64_t i = 0; i < m; ++i) {
-          float sum = 0;
-          for (int64_t p = 0; p < k; ++p)
-            sum += loadAt(pa, a.type, d.transA == CUBLAS_OP_N ? i + p * a.ld : p + i * a.ld) *
-                   column[p];
-          float v = one * sum;
+          const float *x = &rowsA[i * k], *y = &colsB[j * k];
+          float part[8] = {}; // eight partial sums, added in a fixed order
+          int64_t p = 0;
+          for (; p + 8 <= k; p += 8)
+            for (int q = 0; q < 8; ++q)
+              part[q] += x[p + q] * y[p + q];
+          for (; p < k; ++p)
+            part[0] += x[p] * y[p];
+          float v = one * (((part[0] + part[1]) + (part[2] + part[3])) +
+                           ((part[4] + part[5]) + (part[6] + part[7])));
           if (other != 0)
             v += other * loadAt(pc, c.type, i + j * c.ld);
           if (d.epilogue != CUBLASLT_EPILOGUE_DEFAULT)
@@ -210,7 +223,6 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
             v = gelu.value(v);
           storeAt(pd, dl.type, i + j * dl.ld, v);
         }
-      }
     }
   });
   return CUBLAS_STATUS_SUCCESS;
