@@ -56,6 +56,19 @@ TEST(EmulatorTest, ADivergentSyncthreadsIsADeadlock) {
       __syncthreads();
     __syncthreads();
   }), Fault);
+  // Every thread waits, each at a barrier another never reaches.
+  try {
+    run(64, 0, [] {
+      if (threadIdx.x == 0)
+        __syncwarp();
+      else
+        __syncthreads();
+    });
+    ADD_FAILURE() << "no fault";
+  } catch (const Fault &f) {
+    EXPECT_NE(std::string(f.what()).find("deadlock"), std::string::npos) << f.what();
+    EXPECT_NE(std::string(f.what()).find("thread 0 at __syncwarp"), std::string::npos);
+  }
 }
 
 TEST(EmulatorTest, KernelFaultsStopTheLaunch) {

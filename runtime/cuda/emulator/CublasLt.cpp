@@ -13,11 +13,16 @@
 #include <cstring>
 #include <vector>
 
+#include "runtime/cuda/CudaCommon.h"
 #include "runtime/cuda/emulator/Emulator.h"
 #include "runtime/numerics/Activations.h"
-#include "runtime/numerics/Half.h"
 
 namespace {
+
+using ampc::rt::DType;
+using ampc::rt::dtypeSize;
+using ampc::rt::cuda::load;
+using ampc::rt::cuda::store;
 
 struct Desc {
   cublasOperation_t transA = CUBLAS_OP_N, transB = CUBLAS_OP_N;
@@ -26,7 +31,7 @@ struct Desc {
 };
 
 struct Layout {
-  cudaDataType type;
+  DType type; // f32, f16 or bf16; else I64, which no GEMM here takes
   uint64_t rows, cols;
   int64_t ld;
   int32_t batch = 1;
@@ -36,27 +41,26 @@ struct Layout {
 Desc &descOf(cublasLtMatmulDesc_t d) { return *reinterpret_cast<Desc *>(d); }
 const Layout &layoutOf(cublasLtMatrixLayout_t l) { return *reinterpret_cast<Layout *>(l); }
 
-bool supported(cudaDataType type) {
-  return type == CUDA_R_32F || type == CUDA_R_16F || type == CUDA_R_16BF;
-}
-
-float loadAt(const void *p, cudaDataType type, int64_t i) {
+DType dtypeOf(cudaDataType type) {
   switch (type) {
-  case CUDA_R_16F: return ampc::num::f16ToF32(static_cast<const uint16_t *>(p)[i]);
-  case CUDA_R_16BF: return ampc::num::bf16ToF32(static_cast<const uint16_t *>(p)[i]);
-  default: return static_cast<const float *>(p)[i];
+  case CUDA_R_32F: return DType::F32;
+  case CUDA_R_16F: return DType::F16;
+  case CUDA_R_16BF: return DType::BF16;
+  default: return DType::I64;
   }
 }
 
-void storeAt(void *p, cudaDataType type, int64_t i, float v) {
-  switch (type) {
-  case CUDA_R_16F: static_cast<uint16_t *>(p)[i] = ampc::num::f32ToF16(v); return;
-  case CUDA_R_16BF: static_cast<uint16_t *>(p)[i] = ampc::num::f32ToBf16(v); return;
-  default: static_cast<float *>(p)[i] = v;
-  }
-}
+bool supported(DType type) { return type != DType::I64; }
 
-size_t sizeOf(cudaDataType type) { return type == CUDA_R_32F ? 4 : 2; }
+/// A new handle of cuBLASLt's opaque type `Handle` holding `value`, and its end.
+template <typename Handle, typename T> cublasStatus_t create(Handle *handle, T value) {
+  *handle = reinterpret_cast<Handle>(new T(value));
+  return CUBLAS_STATUS_SUCCESS;
+}
+template <typename T, typename Handle> cublasStatus_t destroy(Handle handle) {
+  delete reinterpret_cast<T *>(handle);
+  return CUBLAS_STATUS_SUCCESS;
+}
 
 /// m, n and k of the problem, or false where the layouts do not fit one.
 bool dimsOf(const Desc &d, const Layout &a, const Layout &b, const Layout &c, const Layout &dl,
@@ -82,14 +86,10 @@ cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *desc, cublasComput
                                         cudaDataType_t scale) {
   if (compute != CUBLAS_COMPUTE_32F || scale != CUDA_R_32F)
     return CUBLAS_STATUS_NOT_SUPPORTED;
-  *desc = reinterpret_cast<cublasLtMatmulDesc_t>(new Desc);
-  return CUBLAS_STATUS_SUCCESS;
+  return create(desc, Desc{});
 }
 
-cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
-  delete reinterpret_cast<Desc *>(desc);
-  return CUBLAS_STATUS_SUCCESS;
-}
+cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) { return destroy<Desc>(desc); }
 
 cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
                                               cublasLtMatmulDescAttributes_t attr,
@@ -110,13 +110,11 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
 
 cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *layout, cudaDataType type,
                                           uint64_t rows, uint64_t cols, int64_t ld) {
-  *layout = reinterpret_cast<cublasLtMatrixLayout_t>(new Layout{type, rows, cols, ld});
-  return CUBLAS_STATUS_SUCCESS;
+  return create(layout, Layout{dtypeOf(type), rows, cols, ld});
 }
 
 cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) {
-  delete reinterpret_cast<Layout *>(layout);
-  return CUBLAS_STATUS_SUCCESS;
+  return destroy<Layout>(layout);
 }
 
 cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t layout,
@@ -134,13 +132,11 @@ cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t layout,
 }
 
 cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *pref) {
-  *pref = reinterpret_cast<cublasLtMatmulPreference_t>(new char);
-  return CUBLAS_STATUS_SUCCESS;
+  return create(pref, char{}); // nothing it sets changes the choice here
 }
 
 cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t pref) {
-  delete reinterpret_cast<char *>(pref);
-  return CUBLAS_STATUS_SUCCESS;
+  return destroy<char>(pref);
 }
 
 cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t,
@@ -189,18 +185,18 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
     // reads two contiguous rows of f32.
     std::vector<float> rowsA(m * k), colsB(n * k);
     for (int32_t batch = 0; batch < dl.batch; ++batch) {
-      auto *pa = static_cast<const char *>(A) + batch * a.stride * sizeOf(a.type);
-      auto *pb = static_cast<const char *>(B) + batch * b.stride * sizeOf(b.type);
-      auto *pc = static_cast<const char *>(C) + batch * c.stride * sizeOf(c.type);
-      auto *pd = static_cast<char *>(D) + batch * dl.stride * sizeOf(dl.type);
+      auto *pa = static_cast<const char *>(A) + batch * a.stride * dtypeSize(a.type);
+      auto *pb = static_cast<const char *>(B) + batch * b.stride * dtypeSize(b.type);
+      auto *pc = static_cast<const char *>(C) + batch * c.stride * dtypeSize(c.type);
+      auto *pd = static_cast<char *>(D) + batch * dl.stride * dtypeSize(dl.type);
       for (int64_t i = 0; i < m; ++i)
         for (int64_t p = 0; p < k; ++p)
           rowsA[i * k + p] =
-              loadAt(pa, a.type, d.transA == CUBLAS_OP_N ? i + p * a.ld : p + i * a.ld);
+              load(pa, a.type, d.transA == CUBLAS_OP_N ? i + p * a.ld : p + i * a.ld);
       for (int64_t j = 0; j < n; ++j)
         for (int64_t p = 0; p < k; ++p)
           colsB[j * k + p] =
-              loadAt(pb, b.type, d.transB == CUBLAS_OP_N ? p + j * b.ld : j + p * b.ld);
+              load(pb, b.type, d.transB == CUBLAS_OP_N ? p + j * b.ld : j + p * b.ld);
       for (int64_t j = 0; j < n; ++j)
         for (int64_t i = 0; i < m; ++i) {
           const float *x = &rowsA[i * k], *y = &colsB[j * k];
@@ -214,14 +210,14 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
           float v = one * (((part[0] + part[1]) + (part[2] + part[3])) +
                            ((part[4] + part[5]) + (part[6] + part[7])));
           if (other != 0)
-            v += other * loadAt(pc, c.type, i + j * c.ld);
+            v += other * load(pc, c.type, i + j * c.ld);
           if (d.epilogue != CUBLASLT_EPILOGUE_DEFAULT)
-            v += loadAt(d.bias, dl.type, i);
+            v += load(d.bias, dl.type, i);
           if (d.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS)
             v = relu.value(v);
           else if (d.epilogue == CUBLASLT_EPILOGUE_GELU_BIAS)
             v = gelu.value(v);
-          storeAt(pd, dl.type, i + j * dl.ld, v);
+          store(pd, dl.type, i + j * dl.ld, v);
         }
     }
   });

@@ -38,7 +38,7 @@ constexpr int kScratch = 3 * 256; // mma_sync's A, B and C
 struct Thread {
   unsigned index = 0;
   bool done = false;
-  uint64_t blockArrivals = 0, warpArrivals = 0;
+  const char *waitsAt = nullptr; // the barrier it waits at, for a deadlock's message
 };
 
 /// A fiber runs threads one after another until one waits at a barrier;
@@ -149,12 +149,14 @@ void enter() {
   __builtin_unreachable(); // a finished fiber is never resumed
 }
 
-/// Raises `arrivals` and waits until every thread in [first, first + count)
-/// has arrived at `g`; the last to arrive wakes the others.
-void barrier(uint64_t Thread::*arrivals, Group &g, unsigned first, unsigned count,
-             const char *what) {
+/// Arrives at `g`, the barrier of the threads [first, first + count), and
+/// waits until all have arrived; the last to arrive wakes the others. No
+/// thread passes before all have arrived, so every thread arrives for the
+/// next completion, and a thread of the group that has exited meanwhile
+/// never will.
+void barrier(Group &g, unsigned first, unsigned count, const char *what) {
   Block &b = *current;
-  uint64_t mine = ++(me().*arrivals);
+  uint64_t mine = g.completed + 1;
   if (++g.arrived == count) {
     g.completed = mine;
     g.arrived = 0;
@@ -163,16 +165,18 @@ void barrier(uint64_t Thread::*arrivals, Group &g, unsigned first, unsigned coun
         f->waiting = false;
     return;
   }
+  me().waitsAt = what;
   for (;;) {
     b.running->waiting = true;
     yield();
     if (g.completed >= mine)
-      return;
+      break;
     for (unsigned i = first; i < first + count; ++i) // woken by a thread's exit
-      if (b.threads[i].done && b.threads[i].*arrivals < mine)
+      if (b.threads[i].done)
         throw Fault(std::string(what) + ": thread " + std::to_string(i) +
                     " exited without reaching it");
   }
+  me().waitsAt = nullptr;
 }
 
 Warp &myWarp() { return current->warps[me().index / 32]; }
@@ -182,7 +186,7 @@ Warp &myWarp() { return current->warps[me().index / 32]; }
 void warpBarrier(const char *what) {
   unsigned first = me().index / 32 * 32;
   unsigned lanes = std::min<unsigned>(32, (unsigned)current->threads.size() - first);
-  barrier(&Thread::warpArrivals, current->warps[first / 32].barrier, first, lanes, what);
+  barrier(current->warps[first / 32].barrier, first, lanes, what);
 }
 
 void requireFullMask(unsigned mask, const char *what) {
@@ -207,13 +211,11 @@ std::vector<int> accumulatorLayout(bool shuffled) {
 }
 
 std::string deadlock(const Block &b) {
-  std::string what = "deadlock: every thread left waits at a barrier (arrivals at __syncthreads "
-                     "and at warp barriers, by thread:";
+  std::string what = "deadlock: every thread left waits at a barrier that others never reach (";
   for (const Thread &t : b.threads)
-    if (!t.done)
-      what += " " + std::to_string(t.index) + ":" + std::to_string(t.blockArrivals) + "/" +
-              std::to_string(t.warpArrivals);
-  return what + ")";
+    if (t.waitsAt)
+      what += "thread " + std::to_string(t.index) + " at " + t.waitsAt + "; ";
+  return what.substr(0, what.size() - 2) + ")";
 }
 
 void resume(Block &b, Fiber &f) {
@@ -375,8 +377,7 @@ int accumulatorElement(int lane, int slot) { return current->accumulator[lane * 
 
 void __syncthreads() {
   using namespace ampc::emu;
-  barrier(&Thread::blockArrivals, current->blockBarrier, 0, (unsigned)current->threads.size(),
-          "__syncthreads");
+  barrier(current->blockBarrier, 0, (unsigned)current->threads.size(), "__syncthreads");
 }
 
 void __syncwarp(unsigned mask) {

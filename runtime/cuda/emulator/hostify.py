@@ -71,7 +71,7 @@ def rewrite_launches(text):
         text = text[:start] + call + text[args_end + 1:]
 
 
-def hostify(text):
+def hostify(text, source):
     text = re.sub(r"#include\s*<cub/[^>]*>", '#include "runtime/cuda/emulator/Cub.h"', text)
     text = re.sub(
         r"extern\s+__shared__\s+(?:__align__\(\d+\)\s+)?([\w:]+)\s+(\w+)\s*\[\s*\]\s*;",
@@ -80,15 +80,15 @@ def hostify(text):
     text = re.sub(r'asm\s+volatile\("mov\.u64 %0, %%globaltimer;"\s*:\s*"=l"\((\w+)\)\);',
                   r"\1 = ::ampc::emu::globalTimer();", text)
     text = rewrite_launches(text)
-    return '#include "runtime/cuda/emulator/Emulator.h"\n#line 1\n' + text
+    # Errors and warnings name the original file and line.
+    return f'#include "runtime/cuda/emulator/Emulator.h"\n#line 1 "{source}"\n' + text
 
 
 def main():
     source, target = sys.argv[1], sys.argv[2]
     with open(source) as f:
         text = f.read()
-    out = hostify(text)
-    out = out.replace("#line 1\n", f'#line 1 "{source}"\n', 1)
+    out = hostify(text, source)
     with open(target, "w") as f:
         f.write(out)
 
