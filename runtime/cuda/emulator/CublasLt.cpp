@@ -1,15 +1,27 @@
 // The part of cuBLASLt that Matmul.cu calls, on the host (docs/cuda.md,
 // "The CUDA emulation"): column-major D = alpha op(A) op(B) + beta C in f32,
-// batched by stride, with the BIAS, RELU_BIAS and GELU_BIAS epilogues (the
-// tanh GELU) and one rounding to D's type. Descriptors are checked as
-// cuBLASLt checks them (each operand's rows and columns against m, n and k,
-// a leading dimension at least its rows, one batch count), so a wrong
-// layout is an error here as there. It offers no algorithm for the
-// epilogues that keep an auxiliary output or take gradients: those steps
-// then run a plain GEMM and finish in ampc's own kernels (MatmulFallback.cu),
-// which the emulation so holds to the CPU as well.
+// batched by stride, with one rounding to D's type, and the epilogues
+// Matmul.cu sets, as cublasLt.h defines them: BIAS, RELU_BIAS and GELU_BIAS
+// (the tanh GELU); RELU_AUX_BIAS and GELU_AUX_BIAS, which also write the
+// relu bit mask (bit i + j·ld of the aux buffer: D(i, j) > 0) or the GELU's
+// input (D's type, leading dimension ld); DRELU_BGRAD and DGELU_BGRAD, which
+// multiply the product by the derivative the aux buffer gives and write the
+// bias gradient (the sum of each row of the f32 result); and BGRADA (the
+// sum of each row of op(A), over k). Descriptors are checked as cuBLASLt
+// checks them (each operand's rows and columns against m, n and k, a
+// leading dimension at least its rows, one batch count, an aux leading
+// dimension a multiple of 128 bits or 8 elements), so a wrong layout is an
+// error here as there. With AMPC_EMULATED_LT_AUX=0 it offers no algorithm
+// for the aux and gradient epilogues, as a cuBLASLt without them would:
+// those steps then run a plain GEMM and finish in ampc's own kernels
+// (MatmulFallback.cu), which the emulation so holds to the CPU as well.
+// FP8 GEMMs (Fp8Gemm.cu) take the rules of cuBLASLt's: E4M3 or E5M2
+// operands (not both E5M2) in the TN layout, m, n, k and the leading
+// dimensions multiples of 16, no epilogue, and D = scale_A · scale_B ·
+// op(A) op(B) from the A and B scale pointers.
 #include <cublasLt.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -21,17 +33,21 @@ namespace {
 
 using ampc::rt::DType;
 using ampc::rt::dtypeSize;
+using ampc::rt::isFp8;
 using ampc::rt::cuda::load;
 using ampc::rt::cuda::store;
 
 struct Desc {
   cublasOperation_t transA = CUBLAS_OP_N, transB = CUBLAS_OP_N;
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
-  const void *bias = nullptr;
+  const void *bias = nullptr; // the bias, or where a gradient epilogue writes its gradient
+  void *aux = nullptr; // the relu mask or GELU input: written forward, read backward
+  int64_t auxLd = 0;
+  const float *scaleA = nullptr, *scaleB = nullptr; // FP8's dequantizing scales
 };
 
 struct Layout {
-  DType type; // f32, f16 or bf16; else I64, which no GEMM here takes
+  DType type; // f32, f16, bf16 or an FP8; else I64, which no GEMM here takes
   uint64_t rows, cols;
   int64_t ld;
   int32_t batch = 1;
@@ -46,11 +62,27 @@ DType dtypeOf(cudaDataType type) {
   case CUDA_R_32F: return DType::F32;
   case CUDA_R_16F: return DType::F16;
   case CUDA_R_16BF: return DType::BF16;
+  case CUDA_R_8F_E4M3: return DType::F8E4M3;
+  case CUDA_R_8F_E5M2: return DType::F8E5M2;
   default: return DType::I64;
   }
 }
 
 bool supported(DType type) { return type != DType::I64; }
+
+/// Whether A and B of these types make a GEMM here: one type, or two FP8
+/// types as cuBLASLt's FP8 GEMMs take them.
+bool operandTypes(const Desc &d, const Layout &a, const Layout &b, const Layout &dl, int64_t m,
+                  int64_t n, int64_t k) {
+  if (!isFp8(a.type) && !isFp8(b.type))
+    return supported(a.type) && a.type == b.type && !isFp8(dl.type);
+  bool bothFp8 = isFp8(a.type) && isFp8(b.type) &&
+                 !(a.type == DType::F8E5M2 && b.type == DType::F8E5M2);
+  bool tn = d.transA == CUBLAS_OP_T && d.transB == CUBLAS_OP_N;
+  bool sixteens = m % 16 == 0 && n % 16 == 0 && k % 16 == 0 && a.ld % 16 == 0 &&
+                  b.ld % 16 == 0 && dl.ld % 16 == 0;
+  return bothFp8 && tn && sixteens && d.epilogue == CUBLASLT_EPILOGUE_DEFAULT;
+}
 
 /// A new handle of cuBLASLt's opaque type `Handle` holding `value`, and its end.
 template <typename Handle, typename T> cublasStatus_t create(Handle *handle, T value) {
@@ -74,8 +106,52 @@ bool dimsOf(const Desc &d, const Layout &a, const Layout &b, const Layout &c, co
   bool lds = a.ld >= (int64_t)a.rows && b.ld >= (int64_t)b.rows && c.ld >= (int64_t)c.rows &&
              dl.ld >= (int64_t)dl.rows;
   bool batches = a.batch == dl.batch && b.batch == dl.batch && c.batch == dl.batch;
-  bool types = supported(a.type) && a.type == b.type && supported(dl.type);
+  bool types = operandTypes(d, a, b, dl, m, n, k) && supported(dl.type) && c.type == dl.type;
   return aFits && bFits && cFits && lds && batches && types;
+}
+
+bool isReluMask(cublasLtEpilogue_t e) {
+  return e == CUBLASLT_EPILOGUE_RELU_AUX_BIAS || e == CUBLASLT_EPILOGUE_DRELU_BGRAD;
+}
+bool isGeluInput(cublasLtEpilogue_t e) {
+  return e == CUBLASLT_EPILOGUE_GELU_AUX_BIAS || e == CUBLASLT_EPILOGUE_DGELU_BGRAD;
+}
+bool isGradient(cublasLtEpilogue_t e) {
+  return e == CUBLASLT_EPILOGUE_DRELU_BGRAD || e == CUBLASLT_EPILOGUE_DGELU_BGRAD ||
+         e == CUBLASLT_EPILOGUE_BGRADA;
+}
+
+/// Whether an algorithm here runs `d`'s epilogue on an m-row D of `batch`
+/// batches: a CUBLAS_STATUS_ value, as the heuristic answers.
+cublasStatus_t epilogueStatus(const Desc &d, int64_t m, int32_t batch) {
+  cublasLtEpilogue_t e = d.epilogue;
+  if (e == CUBLASLT_EPILOGUE_DEFAULT)
+    return CUBLAS_STATUS_SUCCESS;
+  bool plain = e == CUBLASLT_EPILOGUE_BIAS || e == CUBLASLT_EPILOGUE_RELU_BIAS ||
+               e == CUBLASLT_EPILOGUE_GELU_BIAS;
+  bool aux = isReluMask(e) || isGeluInput(e);
+  if (!plain && !aux && e != CUBLASLT_EPILOGUE_BGRADA)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  const char *offered = std::getenv("AMPC_EMULATED_LT_AUX");
+  if (!plain && offered && std::strcmp(offered, "0") == 0)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (!d.bias)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  // No aux or bias batch strides are set: one batch.
+  if (!plain && batch != 1)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (aux && (!d.aux || d.auxLd < m || d.auxLd % (isReluMask(e) ? 128 : 8) != 0))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+/// Bit `bit` of the relu mask at `mask`.
+bool maskBit(const void *mask, int64_t bit) {
+  return (static_cast<const uint32_t *>(mask)[bit / 32] >> (bit % 32)) & 1u;
+}
+void setMaskBit(void *mask, int64_t bit, bool on) {
+  uint32_t &word = static_cast<uint32_t *>(mask)[bit / 32];
+  word = on ? word | (1u << (bit % 32)) : word & ~(1u << (bit % 32));
 }
 
 } // namespace
@@ -100,8 +176,10 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
   case CUBLASLT_MATMUL_DESC_TRANSB: std::memcpy(&d.transB, buf, sizeof d.transB); break;
   case CUBLASLT_MATMUL_DESC_EPILOGUE: std::memcpy(&d.epilogue, buf, sizeof d.epilogue); break;
   case CUBLASLT_MATMUL_DESC_BIAS_POINTER: std::memcpy(&d.bias, buf, sizeof d.bias); break;
-  case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER:
-  case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD: break; // no algorithm takes them here
+  case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER: std::memcpy(&d.aux, buf, sizeof d.aux); break;
+  case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD: std::memcpy(&d.auxLd, buf, sizeof d.auxLd); break;
+  case CUBLASLT_MATMUL_DESC_A_SCALE_POINTER: std::memcpy(&d.scaleA, buf, sizeof d.scaleA); break;
+  case CUBLASLT_MATMUL_DESC_B_SCALE_POINTER: std::memcpy(&d.scaleB, buf, sizeof d.scaleB); break;
   default: return CUBLAS_STATUS_NOT_SUPPORTED;
   }
   (void)bytes;
@@ -155,10 +233,9 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t, cublasLtMatmulDe
   int64_t m, n, k;
   if (!dimsOf(descOf(desc), layoutOf(a), layoutOf(b), layoutOf(c), layoutOf(d), m, n, k))
     return CUBLAS_STATUS_INVALID_VALUE;
-  cublasLtEpilogue_t e = descOf(desc).epilogue;
-  if (e != CUBLASLT_EPILOGUE_DEFAULT && e != CUBLASLT_EPILOGUE_BIAS &&
-      e != CUBLASLT_EPILOGUE_RELU_BIAS && e != CUBLASLT_EPILOGUE_GELU_BIAS)
-    return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (cublasStatus_t status = epilogueStatus(descOf(desc), m, layoutOf(d).batch);
+      status != CUBLAS_STATUS_SUCCESS)
+    return status;
   if (requested < 1)
     return CUBLAS_STATUS_INVALID_VALUE;
   std::memset(&results[0], 0, sizeof results[0]);
@@ -177,13 +254,17 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
   int64_t m, n, k;
   if (!dimsOf(d, a, b, c, dl, m, n, k))
     return CUBLAS_STATUS_INVALID_VALUE;
+  if (cublasStatus_t status = epilogueStatus(d, m, dl.batch); status != CUBLAS_STATUS_SUCCESS)
+    return status;
   float one = *static_cast<const float *>(alpha), other = *static_cast<const float *>(beta);
   ampc::emu::submit([=] {
     ampc::num::GeluTanh gelu;
     ampc::num::Relu relu;
     // op(A) by rows and op(B) by columns, widened once: every sum then
     // reads two contiguous rows of f32.
-    std::vector<float> rowsA(m * k), colsB(n * k);
+    std::vector<float> rowsA(m * k), colsB(n * k), gradient(m);
+    float scale = one * (d.scaleA ? *d.scaleA : 1.0f) * (d.scaleB ? *d.scaleB : 1.0f);
+    cublasLtEpilogue_t e = d.epilogue;
     for (int32_t batch = 0; batch < dl.batch; ++batch) {
       auto *pa = static_cast<const char *>(A) + batch * a.stride * dtypeSize(a.type);
       auto *pb = static_cast<const char *>(B) + batch * b.stride * dtypeSize(b.type);
@@ -207,18 +288,36 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
               part[q] += x[p + q] * y[p + q];
           for (; p < k; ++p)
             part[0] += x[p] * y[p];
-          float v = one * (((part[0] + part[1]) + (part[2] + part[3])) +
+          float v = scale * (((part[0] + part[1]) + (part[2] + part[3])) +
                            ((part[4] + part[5]) + (part[6] + part[7])));
           if (other != 0)
             v += other * load(pc, c.type, i + j * c.ld);
-          if (d.epilogue != CUBLASLT_EPILOGUE_DEFAULT)
+          int64_t at = i + j * d.auxLd; // the aux element (or bit) of D(i, j)
+          if (e == CUBLASLT_EPILOGUE_DRELU_BGRAD)
+            v *= maskBit(d.aux, at) ? 1.0f : 0.0f;
+          else if (e == CUBLASLT_EPILOGUE_DGELU_BGRAD)
+            v *= gelu.derivative(load(d.aux, dl.type, at), 0.0f);
+          else if (e != CUBLASLT_EPILOGUE_DEFAULT && e != CUBLASLT_EPILOGUE_BGRADA)
             v += load(d.bias, dl.type, i);
-          if (d.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS)
+          if (e == CUBLASLT_EPILOGUE_GELU_AUX_BIAS)
+            store(d.aux, dl.type, at, v);
+          if (e == CUBLASLT_EPILOGUE_RELU_AUX_BIAS)
+            setMaskBit(d.aux, at, v > 0.0f);
+          if (e == CUBLASLT_EPILOGUE_RELU_BIAS || e == CUBLASLT_EPILOGUE_RELU_AUX_BIAS)
             v = relu.value(v);
-          else if (d.epilogue == CUBLASLT_EPILOGUE_GELU_BIAS)
+          else if (e == CUBLASLT_EPILOGUE_GELU_BIAS || e == CUBLASLT_EPILOGUE_GELU_AUX_BIAS)
             v = gelu.value(v);
+          if (e == CUBLASLT_EPILOGUE_DRELU_BGRAD || e == CUBLASLT_EPILOGUE_DGELU_BGRAD)
+            gradient[i] += v;
           store(pd, dl.type, i + j * dl.ld, v);
         }
+      if (e == CUBLASLT_EPILOGUE_BGRADA)
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t p = 0; p < k; ++p)
+            gradient[i] += rowsA[i * k + p];
+      if (isGradient(e))
+        for (int64_t i = 0; i < m; ++i)
+          store(const_cast<void *>(d.bias), dl.type, i, gradient[i]);
     }
   });
   return CUBLAS_STATUS_SUCCESS;

@@ -301,7 +301,7 @@ void tune(LaunchContext &c, Plan &plan) {
 }
 
 void matmul(LaunchContext &c) {
-  const TensorRef &a = c.in[0], &b = c.in[1], &y = c.out[0];
+  const TensorRef &a = c.in[0], &y = c.out[0];
   if (y.size() == 0)
     return;
   int64_t k = c.attrs.getBool("transpose_a", false) ? a.dim(-2) : a.dim(-1);
