@@ -1,7 +1,7 @@
 // ampc-dp-check: data-parallel training checked under mpirun.
 //
 //   mpirun -np N ampc-dp-check PLAN_N PLAN_1 STEPS [--inject-inf STEP] [--lr X]
-//                              [--tolerance REL]
+//                              [--tolerance REL] [--device D]
 //
 // PLAN_N is a training plan compiled for N ranks (ampc compile --train
 // --world-size N) with batch b, PLAN_1 the same model for one rank with
@@ -12,7 +12,9 @@
 // (within REL of the largest param, 1e-5 by default), and the loss scales
 // and skipped steps. With --inject-inf, the last rank
 // puts an inf into its first float input at that step: every rank must skip
-// it and halve the scale. Exit status 0 when everything agrees.
+// it and halve the scale. With --device, the ranks run PLAN_N on that
+// backend (cuda-emulated: through its NCCL communicator), the reference
+// stays on the CPU. Exit status 0 when everything agrees.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -73,6 +75,7 @@ int main(int argc, char **argv) {
   }
   int inject = -1;
   double lr = 0.05, tolerance = 1e-5;
+  std::string device = "cpu";
   for (int i = 4; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--inject-inf"))
       inject = std::atoi(argv[i + 1]);
@@ -80,13 +83,15 @@ int main(int argc, char **argv) {
       lr = std::atof(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--tolerance"))
       tolerance = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--device"))
+      device = argv[i + 1];
   }
   int steps = std::atoi(argv[3]);
   std::unique_ptr<Communicator> comm = createCommunicator("mpi");
   int rank = comm->rank(), ranks = comm->size();
   try {
     Plan part = loadPlan(argv[1]), whole = loadPlan(argv[2]);
-    ExecOptions options{true, 7, false, "cpu", false, comm.get()};
+    ExecOptions options{true, 7, false, device, true, comm.get()};
     Executor ex(part, options), ref(whole, {true, 7});
     DataFeed feed(whole, "synthetic", true, 11, {"lr"});
     ex.writeScalar(ex.id("lr"), lr);

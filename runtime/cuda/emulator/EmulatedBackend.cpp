@@ -1,12 +1,11 @@
 // The `cuda-emulated` backend (docs/cuda.md, "The CUDA emulation"): the CUDA
 // backend built for the host (hostify.py, Emulator.h, Runtime.cpp,
-// CublasLt.cpp, Cudnn.cpp), its own program, device, dispatch and kernels;
-// one rank (no NCCL). Plans compiled for cuda run on it as they are
+// CublasLt.cpp, Cudnn.cpp, Nccl.cpp), its own program, device, dispatch,
+// kernels and NCCL communicator. Plans compiled for cuda run on it as they are
 // (ampc-plan-run PLAN --device cuda-emulated).
 #include <memory>
 
 #include "runtime/cuda/CudaKernels.h"
-#include "runtime/cuda/NcclCommunicator.h"
 #include "runtime/cuda/emulator/Emulator.h"
 #include "runtime/device/Backend.h"
 
@@ -28,6 +27,9 @@ public:
     return asCuda == cudaTarget();
   }
   Device &device() override { return cuda_->device(); }
+  std::unique_ptr<Communicator> deviceCommunicator(Communicator &host) override {
+    return cuda_->deviceCommunicator(host);
+  }
   std::vector<std::string> kernelNames() const override { return cuda_->kernelNames(); }
   std::unique_ptr<Program> prepare(const Plan &plan, const PlanMemory &memory,
                                    const ExecOptions &options) override {
@@ -39,11 +41,6 @@ private:
 };
 
 } // namespace
-
-std::unique_ptr<Communicator> ncclCommunicator(Communicator &, cudaStream_t) {
-  throw RuntimeError("--device cuda-emulated: one rank only (no NCCL on the host)");
-}
-
 } // namespace ampc::rt::cuda
 
 extern "C" ampc::rt::Backend *ampcCreateCudaEmulatedBackend() {
