@@ -21,6 +21,7 @@
 // op(A) op(B) from the A and B scale pointers.
 #include <cublasLt.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -36,6 +37,11 @@ using ampc::rt::dtypeSize;
 using ampc::rt::isFp8;
 using ampc::rt::cuda::load;
 using ampc::rt::cuda::store;
+
+// Each heuristic lists three algorithms that compute alike; the third fails
+// when run, as an algorithm can.
+constexpr int kCandidates = 3;
+constexpr uint64_t kFailing = 2;
 
 struct Desc {
   cublasOperation_t transA = CUBLAS_OP_N, transB = CUBLAS_OP_N;
@@ -238,9 +244,13 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t, cublasLtMatmulDe
     return status;
   if (requested < 1)
     return CUBLAS_STATUS_INVALID_VALUE;
-  std::memset(&results[0], 0, sizeof results[0]);
-  results[0].state = CUBLAS_STATUS_SUCCESS;
-  *returned = 1;
+  // GEMM tuning times them all, and must pass the failing one by.
+  *returned = std::min(requested, kCandidates);
+  for (int i = 0; i < *returned; ++i) {
+    std::memset(&results[i], 0, sizeof results[i]);
+    results[i].algo.data[0] = (uint64_t)i;
+    results[i].state = CUBLAS_STATUS_SUCCESS;
+  }
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -248,7 +258,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
                               const void *A, cublasLtMatrixLayout_t aDesc, const void *B,
                               cublasLtMatrixLayout_t bDesc, const void *beta, const void *C,
                               cublasLtMatrixLayout_t cDesc, void *D, cublasLtMatrixLayout_t dDesc,
-                              const cublasLtMatmulAlgo_t *, void *, size_t, cudaStream_t) {
+                              const cublasLtMatmulAlgo_t *algo, void *, size_t,
+                              cudaStream_t) {
   Desc d = descOf(desc);
   Layout a = layoutOf(aDesc), b = layoutOf(bDesc), c = layoutOf(cDesc), dl = layoutOf(dDesc);
   int64_t m, n, k;
@@ -256,6 +267,9 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
     return CUBLAS_STATUS_INVALID_VALUE;
   if (cublasStatus_t status = epilogueStatus(d, m, dl.batch); status != CUBLAS_STATUS_SUCCESS)
     return status;
+  if (!algo || algo->data[0] >= kFailing)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+
   float one = *static_cast<const float *>(alpha), other = *static_cast<const float *>(beta);
   ampc::emu::submit([=] {
     ampc::num::GeluTanh gelu;
