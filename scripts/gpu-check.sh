@@ -22,8 +22,9 @@
 #     here, after prepare: the backend checks of `checks` on the CUDA backend
 #     built for the host (--device cuda-emulated, docs/cuda.md "The CUDA
 #     emulation"), every model and kernel-test plan, no GPU needed (tens
-#     of minutes on two cores): what a lease would find in the kernels'
-#     indices, barriers, dispatch and graphs, found before it
+#     of minutes on two cores), and exact resume on it: what a lease would
+#     find in the kernels' indices, barriers, dispatch and graphs, found
+#     before it
 #   scripts/gpu-check.sh run CMD...   (CMD after the build, e.g. under ncu)
 #   AMPC_GPU_DRY_RUN=1 scripts/gpu-check.sh PHASE LOGDIR
 #     writes the checks a phase would run to LOGDIR/dry-run.txt (NAME:
@@ -325,23 +326,28 @@ phase_e2e() {
   runs e2e
   echo "== accuracy, one epoch, CPU against GPU"
   python3 bench/gpu/report.py e2e "$logs" || { status=1; failed+=(e2e-accuracy); }
-  # Exact resume: 200 steps equal 100, a checkpoint, and 100 more.
+  exact_resume cuda
+}
+
+# exact_resume DEVICE: 200 steps equal 100, a checkpoint, and 100 more; and
+# the checkpoint resumes on the CPU (its CPU plan: the same params).
+exact_resume() {
+  local device=$1 data=fashion-mnist:$PWD/.gpu/data/fashion-mnist
   local train=.gpu/plans/e2e/mlp-o1-cuda-train.json r=$logs/resume
   mkdir -p "$r"
-  check resume-whole $bin/ampc-plan-run $train 200 --data "$data" --lr 0.1 --device cuda \
+  check resume-whole $bin/ampc-plan-run $train 200 --data "$data" --lr 0.1 --device $device \
     --checkpoint "$r/whole.st"
-  check resume-half $bin/ampc-plan-run $train 100 --data "$data" --lr 0.1 --device cuda \
+  check resume-half $bin/ampc-plan-run $train 100 --data "$data" --lr 0.1 --device $device \
     --checkpoint "$r/half.st"
-  check resume-rest $bin/ampc-plan-run $train 100 --data "$data" --lr 0.1 --device cuda \
+  check resume-rest $bin/ampc-plan-run $train 100 --data "$data" --lr 0.1 --device $device \
     --resume "$r/half.st" --checkpoint "$r/rest.st"
   if cmp "$r/whole.st" "$r/rest.st"; then
-    echo "exact resume on the GPU: the checkpoints are byte-identical"
+    echo "exact resume on $device: the checkpoints are byte-identical"
   else
-    echo "exact resume on the GPU: FAIL, the checkpoints differ"
+    echo "exact resume on $device: FAIL, the checkpoints differ"
     status=1
     failed+=(resume-identical)
   fi
-  # A GPU checkpoint resumes on the CPU (its CPU plan: the same params).
   check resume-on-cpu $bin/ampc-plan-run .gpu/plans/e2e/mlp-o1-cpu-train.json 100 \
     --data "$data" --lr 0.1 --device cpu --resume "$r/half.st" --checkpoint "$r/cpu.st"
 }
@@ -454,6 +460,7 @@ if [[ $phase == emulated ]]; then
   bin=build/bin libs=""
   export AMPC_CHECK_CANDIDATE=cuda-emulated AMPC_CHECK_TIMEOUT=${AMPC_CHECK_TIMEOUT:-7200}
   checks_against_cpu
+  exact_resume cuda-emulated
   [[ ${#failed[@]} -eq 0 ]] || echo "gpu-check: FAILED: ${failed[*]}"
   exit $status
 fi
