@@ -6,7 +6,6 @@ import sys
 import time
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 from torch_models import MnistCnn, mlp
 

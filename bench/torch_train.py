@@ -11,7 +11,6 @@ import time
 
 import numpy as np
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 from torch_models import Gpt2, MnistCnn, mlp
 

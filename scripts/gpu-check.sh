@@ -22,9 +22,10 @@
 #     here, after prepare: the backend checks of `checks` on the CUDA backend
 #     built for the host (--device cuda-emulated, docs/cuda.md "The CUDA
 #     emulation"), every model and kernel-test plan, no GPU needed (tens
-#     of minutes on two cores), and exact resume on it: what a lease would
-#     find in the kernels' indices, barriers, dispatch and graphs, found
-#     before it
+#     of minutes on two cores), again with the blocks and threads run in
+#     reverse (AMPC_EMULATED_ORDER=reverse), and exact resume on it: what a
+#     lease would find in the kernels' indices, barriers, dispatch and
+#     graphs, found before it
 #   scripts/gpu-check.sh run CMD...   (CMD after the build, e.g. under ncu)
 #   AMPC_GPU_DRY_RUN=1 scripts/gpu-check.sh PHASE LOGDIR
 #     writes the checks a phase would run to LOGDIR/dry-run.txt (NAME:
@@ -460,6 +461,8 @@ if [[ $phase == emulated ]]; then
   bin=build/bin libs=""
   export AMPC_CHECK_CANDIDATE=cuda-emulated AMPC_CHECK_TIMEOUT=${AMPC_CHECK_TIMEOUT:-7200}
   checks_against_cpu
+  check backend-reversed env AMPC_EMULATED_ORDER=reverse $bin/ampc-backend-check \
+    --candidate cuda-emulated .gpu/plans/models/*.json .gpu/plans/unit/*.json
   exact_resume cuda-emulated
   [[ ${#failed[@]} -eq 0 ]] || echo "gpu-check: FAILED: ${failed[*]}"
   exit $status

@@ -46,6 +46,36 @@ TEST(EmulatorTest, AMissingBarrierReadsTheStaleFill) {
   EXPECT_TRUE(std::isnan(got[31]));
 }
 
+// A static __shared__ array (hostify.py: staleShared) starts each block as
+// the fill, not as the last block left it.
+TEST(EmulatorTest, StaticSharedStartsEachBlockStale) {
+  static float cells[32];
+  std::vector<float> got(64);
+  launch(dim3(2), dim3(32), 0, [&] {
+    staleShared(&cells, sizeof cells);
+    cells[threadIdx.x] = float(blockIdx.x * 32 + threadIdx.x);
+    got[blockIdx.x * 32 + threadIdx.x] = cells[(threadIdx.x + 1) % 32]; // no barrier
+  });
+  EXPECT_TRUE(std::isnan(got[0]));
+  EXPECT_TRUE(std::isnan(got[32])); // not block 0's 1
+  EXPECT_EQ(got[31], 0.0f);         // thread 0 wrote before thread 31 ran
+  EXPECT_EQ(got[63], 32.0f);
+}
+
+// A kernel that leans on the blocks' order (block 0 first, say) gives
+// another result in reverse (AMPC_EMULATED_ORDER=reverse for every launch).
+TEST(EmulatorTest, ReverseOrderRunsTheLastBlockFirst) {
+  for (bool reverse : {false, true}) {
+    std::vector<unsigned> blocks;
+    launch(dim3(3, 2), dim3(2), 0, [&] {
+      if (threadIdx.x == 0)
+        blocks.push_back(blockIdx.y * 3 + blockIdx.x);
+    }, {.reverseOrder = reverse});
+    std::vector<unsigned> forward{0, 1, 2, 3, 4, 5}, backward{5, 4, 3, 2, 1, 0};
+    EXPECT_EQ(blocks, reverse ? backward : forward);
+  }
+}
+
 TEST(EmulatorTest, ADivergentSyncthreadsIsADeadlock) {
   EXPECT_THROW(run(64, 0, [] {
     if (threadIdx.x < 32)

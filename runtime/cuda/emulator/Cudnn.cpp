@@ -13,6 +13,7 @@
 #include <cudnn.h>
 
 #include <cstring>
+#include <vector>
 
 #include "runtime/cuda/CudaCommon.h"
 #include "runtime/cuda/emulator/Emulator.h"
@@ -83,37 +84,45 @@ void eachProduct(const Tensor &x, const Filter &w, const Convolution &cv, const 
       int g = k / kPerGroup;
       for (int oh = 0; oh < y.h; ++oh)
         for (int ow = 0; ow < y.w; ++ow)
-          for (int c = 0; c < w.c; ++c)
-            for (int r = 0; r < w.h; ++r)
-              for (int s = 0; s < w.w; ++s) {
-                int ih = oh * cv.strideH - cv.padH + r * cv.dilationH;
-                int iw = ow * cv.strideW - cv.padW + s * cv.dilationW;
-                if (ih < 0 || ih >= x.h || iw < 0 || iw >= x.w)
-                  continue;
+          for (int r = 0; r < w.h; ++r)
+            for (int s = 0; s < w.w; ++s) {
+              int ih = oh * cv.strideH - cv.padH + r * cv.dilationH;
+              int iw = ow * cv.strideW - cv.padW + s * cv.dilationW;
+              if (ih < 0 || ih >= x.h || iw < 0 || iw >= x.w)
+                continue;
+              for (int c = 0; c < w.c; ++c)
                 f(x.at(n, g * w.c + c, ih, iw), w.at(k, c, r, s), y.at(n, k, oh, ow));
-              }
+            }
     }
 }
 
+/// The n elements at p as f32 (none where p is null: the result).
+std::vector<float> widened(const void *p, cudnnDataType_t type, int64_t n) {
+  std::vector<float> v(p ? n : 0);
+  for (int64_t i = 0; i < (int64_t)v.size(); ++i)
+    v[i] = load(p, dtypeOf(type), i);
+  return v;
+}
+
+int64_t elements(const Tensor &t) { return int64_t(t.n) * t.c * t.h * t.w; }
+
 /// out = alpha·sums + beta·out, each sum in f32 over the products of
-/// `pick` (the operand whose element the product adds to).
+/// `pick` (the operand whose element the product adds to): the two of x,
+/// w and y given read, widened once; the third the result.
 template <typename Pick>
 void convolve(const Tensor &x, const void *px, const Filter &w, const void *pw,
               const Convolution &cv, const Tensor &y, const void *py, const void *alpha,
               const void *beta, const Tensor &out, void *pout, Pick pick) {
   float a = *static_cast<const float *>(alpha), b = *static_cast<const float *>(beta);
-  int64_t count = int64_t(out.n) * out.c * out.h * out.w;
   ampc::emu::submit([=] {
-    std::vector<float> sums(count, 0.0f);
-    DType tx = dtypeOf(x.type), tw = dtypeOf(w.type), ty = dtypeOf(y.type);
+    std::vector<float> vx = widened(px, x.type, elements(x)), vw = widened(pw, w.type, elements(w)),
+                       vy = widened(py, y.type, elements(y)), sums(elements(out), 0.0f);
     eachProduct(x, w, cv, y, [&](int64_t xi, int64_t wi, int64_t yi) {
-      // Two of the three operands are read; the third is the result.
-      float vx = px ? load(px, tx, xi) : 1.0f, vw = pw ? load(pw, tw, wi) : 1.0f,
-            vy = py ? load(py, ty, yi) : 1.0f;
-      sums[pick(xi, wi, yi)] += vx * vw * vy;
+      float product = px && pw ? vx[xi] * vw[wi] : px ? vx[xi] * vy[yi] : vw[wi] * vy[yi];
+      sums[pick(xi, wi, yi)] += product;
     });
     DType to = dtypeOf(out.type);
-    for (int64_t i = 0; i < count; ++i)
+    for (int64_t i = 0; i < (int64_t)sums.size(); ++i)
       store(pout, to, i, a * sums[i] + (b != 0.0f ? b * load(pout, to, i) : 0.0f));
   });
 }

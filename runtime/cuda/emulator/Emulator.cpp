@@ -8,10 +8,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <numeric>
 #include <random>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -87,6 +90,8 @@ struct Block {
 };
 
 Block *current = nullptr;
+uint64_t blocksRun = 0; // the running block's serial number
+std::unordered_map<void *, uint64_t> filledIn; // static shared variable -> the block that filled it
 
 /// The dynamic shared memory, and the fibers' stacks, kept from launch to
 /// launch.
@@ -265,6 +270,23 @@ void runBlock(Block &b) {
 
 } // namespace
 
+void staleShared(void *variable, size_t bytes) {
+  uint64_t &block = filledIn[variable];
+  if (block != blocksRun) {
+    block = blocksRun;
+    std::memset(variable, 0xff, bytes);
+  }
+}
+
+const Options &launchOptions() {
+  static const Options options = [] {
+    const char *order = std::getenv("AMPC_EMULATED_ORDER");
+    bool reverse = order && std::string(order) == "reverse";
+    return Options{reverse, reverse};
+  }();
+  return options;
+}
+
 void launch(dim3 grid, dim3 block, size_t sharedBytes, const std::function<void()> &body,
             const Options &options) {
   unsigned threads = block.x;
@@ -299,15 +321,17 @@ void launch(dim3 grid, dim3 block, size_t sharedBytes, const std::function<void(
       current = nullptr;
     }
   } restore;
+  auto nth = [&](unsigned i, unsigned count) { return options.reverseOrder ? count - 1 - i : i; };
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
-        blockIdx = {x, y, z};
+        blockIdx = {nth(x, grid.x), nth(y, grid.y), nth(z, grid.z)};
 #ifdef AMPC_EMULATOR_ASAN
         ASAN_UNPOISON_MEMORY_REGION(sharedMemory, kSharedCapacity);
         ASAN_POISON_MEMORY_REGION(sharedMemory + sharedBytes, kSharedCapacity - sharedBytes);
 #endif
         std::memset(sharedMemory, 0xff, sharedBytes);
+        ++blocksRun;
         runBlock(b);
       }
 }

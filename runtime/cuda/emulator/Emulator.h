@@ -77,13 +77,17 @@ struct Fault : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// How the emulation runs a block: the accumulator's layout, and the order
-/// in which it resumes the threads (a missing barrier shows in one order or
-/// the other).
+/// How the emulation runs a launch: the accumulator's layout, and the order
+/// in which it runs the blocks and resumes the threads (a missing barrier
+/// shows in one order or the other).
 struct Options {
   bool shuffledAccumulator = false;
   bool reverseOrder = false;
 };
+
+/// The options of the kernels' launches: the defaults, or with
+/// AMPC_EMULATED_ORDER=reverse set, both switches on.
+const Options &launchOptions();
 
 /// The most dynamic shared memory a block may take (sm_90's 227 KiB).
 constexpr size_t kSharedCapacity = 227 * 1024;
@@ -98,6 +102,12 @@ void launch(dim3 grid, dim3 block, size_t sharedBytes, const std::function<void(
 /// The running block's dynamic shared memory (`extern __shared__`), 128-byte
 /// aligned.
 char *dynamicShared();
+
+/// A static `__shared__` variable (hostify.py) as the running block's first
+/// thread reaches it: filled with 0xff bytes, as dynamic shared memory
+/// starts, so that a read before the write it waits for reads NaN rather
+/// than the last block's value.
+void staleShared(void *variable, size_t bytes);
 
 /// %globaltimer: nanoseconds of the host's steady clock.
 uint64_t globalTimer();
@@ -118,7 +128,7 @@ struct KernelLaunch {
   size_t shared;
   template <typename Kernel, typename... Args> void operator()(Kernel kernel, Args... args) const {
     submit([grid = grid, block = block, shared = shared, kernel, args...] {
-      launch(grid, block, shared, [&] { kernel(args...); });
+      launch(grid, block, shared, [&] { kernel(args...); }, launchOptions());
     });
   }
 };

@@ -116,7 +116,7 @@ void storeAt(void *data, DType t, size_t i, double v) {
 double rounded(double v, DType t) {
   double held = v;
   if (t != DType::F64) {
-    uint32_t bits = 0;
+    uint64_t bits = 0; // room for any element type
     storeAt(&bits, t, 0, v);
     held = loadAt(&bits, t, 0);
   }

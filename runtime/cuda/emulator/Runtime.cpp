@@ -3,9 +3,8 @@
 // host's one order of work (an event is done once recorded and holds the
 // host's time then), and a graph is the list of launches and copies a
 // stream's capture recorded, replayed on each graph launch. The device is
-// an sm_90 with 227 KiB of shared memory a block. cuBLASLt and cuDNN
-// handles are made, never used: their kernels are the CPU's in the emulated
-// backend (EmulatedBackend.cpp).
+// an sm_90 with 227 KiB of shared memory a block. The cuBLASLt and cuDNN
+// handles stand for nothing: CublasLt.cpp and Cudnn.cpp need no state.
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>

@@ -9,6 +9,7 @@ compiler builds against the CUDA emulation (Emulator.h; docs/cuda.md,
   extern __shared__ [__align__(N)] T name[];
       -> T *name = reinterpret_cast<T *>(::ampc::emu::dynamicShared());
   __shared__ T name...;   -> static T name...;  (one block runs at a time)
+                             ::ampc::emu::staleShared(&name, sizeof name);
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
                           -> t = ::ampc::emu::globalTimer();  (the one PTX read)
   #include <cub/...>      -> the emulation's cub (Cub.h)
@@ -76,6 +77,10 @@ def hostify(text, source):
     text = re.sub(
         r"extern\s+__shared__\s+(?:__align__\(\d+\)\s+)?([\w:]+)\s+(\w+)\s*\[\s*\]\s*;",
         r"\1 *\2 = reinterpret_cast<\1 *>(::ampc::emu::dynamicShared());", text)
+    # A block's first thread to reach a static one fills it as dynamic
+    # shared memory starts (0xff: NaN), so no block reads the last one's.
+    text = re.sub(r"\b__shared__\s+([\w:<>, ]+?)\s+(\w+)((?:\s*\[[^\]]*\])*)\s*;",
+                  r"static \1 \2\3; ::ampc::emu::staleShared(&\2, sizeof \2);", text)
     text = re.sub(r"\b__shared__\b", "static", text)
     text = re.sub(r'asm\s+volatile\("mov\.u64 %0, %%globaltimer;"\s*:\s*"=l"\((\w+)\)\);',
                   r"\1 = ::ampc::emu::globalTimer();", text)

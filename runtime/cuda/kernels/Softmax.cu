@@ -47,7 +47,7 @@ Rows rowsOf(const LaunchContext &c, const TensorRef &t) {
   Rows r{1, t.shape[axis], 1};
   for (int64_t d = axis + 1; d < t.rank(); ++d)
     r.inner *= t.shape[d];
-  r.outer = r.dim * r.inner ? t.size() / (r.dim * r.inner) : 0;
+  r.outer = r.dim * r.inner != 0 ? t.size() / (r.dim * r.inner) : 0;
   return r;
 }
 
