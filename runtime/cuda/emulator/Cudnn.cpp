@@ -73,9 +73,10 @@ bool fits(const Tensor &x, const Filter &w, const Convolution &conv, const Tenso
          y.w == outputSize(x.w, conv.padW, w.w, conv.dilationW, conv.strideW);
 }
 
-/// Calls f(xAt, wAt, yAt) for every product of the convolution, grouped by
-/// `outer` (0: by y element, 1: by x element, 2: by w element) so that each
-/// sum runs over its own products in one fixed order.
+/// Calls f(xAt, wAt, yAt) for every product of the convolution, in one
+/// fixed order; xAt is -1 where the filter reads the padding. The padding's
+/// zeros are multiplied as the CPU's and cuDNN's GEMMs multiply them: by an
+/// inf, they give NaN.
 template <typename F>
 void eachProduct(const Tensor &x, const Filter &w, const Convolution &cv, const Tensor &y, F f) {
   int kPerGroup = w.n / cv.groups;
@@ -88,10 +89,10 @@ void eachProduct(const Tensor &x, const Filter &w, const Convolution &cv, const 
             for (int s = 0; s < w.w; ++s) {
               int ih = oh * cv.strideH - cv.padH + r * cv.dilationH;
               int iw = ow * cv.strideW - cv.padW + s * cv.dilationW;
-              if (ih < 0 || ih >= x.h || iw < 0 || iw >= x.w)
-                continue;
+              bool padding = ih < 0 || ih >= x.h || iw < 0 || iw >= x.w;
               for (int c = 0; c < w.c; ++c)
-                f(x.at(n, g * w.c + c, ih, iw), w.at(k, c, r, s), y.at(n, k, oh, ow));
+                f(padding ? -1 : x.at(n, g * w.c + c, ih, iw), w.at(k, c, r, s),
+                  y.at(n, k, oh, ow));
             }
     }
 }
@@ -118,8 +119,11 @@ void convolve(const Tensor &x, const void *px, const Filter &w, const void *pw,
     std::vector<float> vx = widened(px, x.type, elements(x)), vw = widened(pw, w.type, elements(w)),
                        vy = widened(py, y.type, elements(y)), sums(elements(out), 0.0f);
     eachProduct(x, w, cv, y, [&](int64_t xi, int64_t wi, int64_t yi) {
-      float product = px && pw ? vx[xi] * vw[wi] : px ? vx[xi] * vy[yi] : vw[wi] * vy[yi];
-      sums[pick(xi, wi, yi)] += product;
+      int64_t at = pick(xi, wi, yi);
+      if (at < 0) // the gradient of the padding: no element
+        return;
+      float xv = px && xi >= 0 ? vx[xi] : 0.0f;
+      sums[at] += px && pw ? xv * vw[wi] : px ? xv * vy[yi] : vw[wi] * vy[yi];
     });
     DType to = dtypeOf(out.type);
     for (int64_t i = 0; i < (int64_t)sums.size(); ++i)
