@@ -53,9 +53,15 @@ struct BufferDiff {
 /// Compares two copies of one buffer (`ref` and `got`, equal sizes, in
 /// `dtype`) under `agreement`; a sum's absolute tolerance scales with the
 /// larger of the reference's values and `termScale`, the magnitude of the
-/// terms it sums where they may cancel.
+/// terms it sums where they may cancel. With `overflowedInputs` (the step
+/// read an inf or NaN), a sum (Accumulated, Attention) agrees wherever
+/// either side is not finite: whether 0 · inf comes out NaN or 0 is the
+/// library's (cuBLASLt's relu gradient may select where the CPU
+/// multiplies; a convolution may skip its padding), and whether such a step
+/// is skipped is held by the whole runs.
 BufferDiff compareBuffer(const std::vector<std::byte> &ref, const std::vector<std::byte> &got,
-                         DType dtype, Agreement agreement, double termScale = 0);
+                         DType dtype, Agreement agreement, double termScale = 0,
+                         bool overflowedInputs = false);
 
 /// Compares two copies of a relu mask (runtime/core/ReluMask.h) bit by bit,
 /// given the two results `refY` and `gotY` (in `dtype`) it marks: a bit may

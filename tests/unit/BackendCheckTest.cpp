@@ -52,6 +52,22 @@ TEST(BackendCheck, ExactMeansTheSameBits) {
       << "integers keep their bits under any agreement";
 }
 
+TEST(BackendCheck, AnOverflowedStepLeavesZeroTimesInfToTheLibrary) {
+  auto diff = [](double ref, double got, Agreement agreement, bool overflowed) {
+    return rt::compareBuffer(bytesOf({ref, 1}, DType::F32), bytesOf({got, 1}, DType::F32),
+                             DType::F32, agreement, 0, overflowed);
+  };
+  // A relu gradient's masked element: 0 · inf multiplied (NaN) or selected (0).
+  EXPECT_FALSE(diff(NAN, 0, Agreement::Accumulated, false).ok());
+  EXPECT_TRUE(diff(NAN, 0, Agreement::Accumulated, true).ok());
+  EXPECT_TRUE(diff(INFINITY, NAN, Agreement::Attention, true).ok());
+  EXPECT_EQ(diff(NAN, 0, Agreement::Accumulated, true).differing, 1) << "still counted";
+  // Finite values keep their tolerance; elementwise results keep IEEE's.
+  EXPECT_FALSE(diff(2, 3, Agreement::Accumulated, true).ok());
+  EXPECT_FALSE(diff(NAN, 0, Agreement::Rounded, true).ok());
+  EXPECT_FALSE(diff(NAN, 0, Agreement::Exact, true).ok());
+}
+
 TEST(BackendCheck, RoundedAllowsAFewUlpsPerElement) {
   EXPECT_TRUE(compare({1, 3}, {ulpsAbove(1, 8), 3}, DType::F32, Agreement::Rounded).ok());
   EXPECT_FALSE(compare({1, 3}, {ulpsAbove(1, 64), 3}, DType::F32, Agreement::Rounded).ok());
