@@ -5,16 +5,18 @@
 // (the tanh GELU); RELU_AUX_BIAS and GELU_AUX_BIAS, which also write the
 // relu bit mask (bit i + j·ld of the aux buffer: D(i, j) > 0) or the GELU's
 // input (D's type, leading dimension ld); DRELU_BGRAD and DGELU_BGRAD, which
-// multiply the product by the derivative the aux buffer gives and write the
-// bias gradient (the sum of each row of the f32 result); and BGRADA (the
-// sum of each row of op(A), over k). Descriptors are checked as cuBLASLt
-// checks them (each operand's rows and columns against m, n and k, a
-// leading dimension at least its rows, one batch count, an aux leading
-// dimension a multiple of 128 bits or 8 elements), so a wrong layout is an
-// error here as there. With AMPC_EMULATED_LT_AUX=0 it offers no algorithm
-// for the aux and gradient epilogues, as a cuBLASLt without them would:
-// those steps then run a plain GEMM and finish in ampc's own kernels
-// (MatmulFallback.cu), which the emulation so holds to the CPU as well.
+// multiply the product by the derivative the aux buffer gives (or, for the
+// relu with AMPC_EMULATED_LT_DRELU=select, keep it where the mask is set
+// and write 0 elsewhere) and write the bias gradient (the sum of each row
+// of the f32 result); and BGRADA (the sum of each row of op(A), over k).
+// Descriptors are checked as cuBLASLt checks them (each operand's rows and
+// columns against m, n and k, a leading dimension at least its rows, one
+// batch count, an aux leading dimension a multiple of 128 bits or 8
+// elements), so a wrong layout is an error here as there. With
+// AMPC_EMULATED_LT_AUX=0 it offers no algorithm for the aux and gradient
+// epilogues, as a cuBLASLt without them would: those steps then run a plain
+// GEMM and finish in ampc's own kernels (MatmulFallback.cu), which the
+// emulation so holds to the CPU as well.
 // FP8 GEMMs (Fp8Gemm.cu) take the rules of cuBLASLt's: E4M3 or E5M2
 // operands (not both E5M2) in the TN layout, m, n, k and the leading
 // dimensions multiples of 16, no epilogue, and D = scale_A · scale_B ·
@@ -278,6 +280,10 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
     // reads two contiguous rows of f32.
     std::vector<float> rowsA(m * k), colsB(n * k), gradient(m);
     float scale = one * (d.scaleA ? *d.scaleA : 1.0f) * (d.scaleB ? *d.scaleB : 1.0f);
+    // cublasLt.h does not say whether the relu gradient multiplies by the
+    // mask (0 · inf is NaN, as on the CPU) or selects (0): both, by switch.
+    const char *drelu = std::getenv("AMPC_EMULATED_LT_DRELU");
+    bool selects = drelu && std::strcmp(drelu, "select") == 0;
     cublasLtEpilogue_t e = d.epilogue;
     for (int32_t batch = 0; batch < dl.batch; ++batch) {
       auto *pa = static_cast<const char *>(A) + batch * a.stride * dtypeSize(a.type);
@@ -307,7 +313,9 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
           if (other != 0)
             v += other * load(pc, c.type, i + j * c.ld);
           int64_t at = i + j * d.auxLd; // the aux element (or bit) of D(i, j)
-          if (e == CUBLASLT_EPILOGUE_DRELU_BGRAD)
+          if (e == CUBLASLT_EPILOGUE_DRELU_BGRAD && selects)
+            v = maskBit(d.aux, at) ? v : 0.0f;
+          else if (e == CUBLASLT_EPILOGUE_DRELU_BGRAD)
             v *= maskBit(d.aux, at) ? 1.0f : 0.0f;
           else if (e == CUBLASLT_EPILOGUE_DGELU_BGRAD)
             v *= gelu.derivative(load(d.aux, dl.type, at), 0.0f);
