@@ -3,7 +3,10 @@
 // as through MPI, it sums a packed f16 bucket, an unpacked f32 pair and a
 // bf16 tensor in place on the compute stream; over one rank every sum is
 // the value itself. Exit 77 (a skip) without a GPU or the CUDA backend.
+// `ampc-nccl-check cuda-emulated` runs the same on the CUDA backend built
+// for the host, through its emulated NCCL (docs/cuda.md).
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "runtime/core/Convert.h"
@@ -13,10 +16,11 @@
 
 using namespace ampc::rt;
 
-int main() {
+int main(int argc, char **argv) {
+  std::string name = argc > 1 ? argv[1] : "cuda";
   std::unique_ptr<Backend> backend;
   try {
-    backend = createBackend("cuda");
+    backend = createBackend(name);
   } catch (const DeviceUnavailable &e) {
     std::printf("skipped: %s\n", e.what());
     return 77;
@@ -24,7 +28,7 @@ int main() {
   std::unique_ptr<Communicator> host = localCommunicator();
   std::unique_ptr<Communicator> nccl = backend->deviceCommunicator(*host);
   if (!nccl || nccl->size() != 1 || nccl->rank() != 0) {
-    std::printf("FAIL: the CUDA backend made no one-rank NCCL communicator\n");
+    std::printf("FAIL: backend %s made no one-rank NCCL communicator\n", name.c_str());
     return 1;
   }
   Device &device = backend->device();
