@@ -140,8 +140,7 @@ cublasStatus_t epilogueStatus(const Desc &d, int64_t m, int32_t batch) {
   bool aux = isReluMask(e) || isGeluInput(e);
   if (!plain && !aux && e != CUBLASLT_EPILOGUE_BGRADA)
     return CUBLAS_STATUS_NOT_SUPPORTED;
-  const char *offered = std::getenv("AMPC_EMULATED_LT_AUX");
-  if (!plain && offered && std::strcmp(offered, "0") == 0)
+  if (!plain && ampc::emu::switchedOn("AMPC_EMULATED_LT_AUX", "0", "1"))
     return CUBLAS_STATUS_NOT_SUPPORTED;
   if (!d.bias)
     return CUBLAS_STATUS_INVALID_VALUE;
@@ -282,8 +281,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
     float scale = one * (d.scaleA ? *d.scaleA : 1.0f) * (d.scaleB ? *d.scaleB : 1.0f);
     // cublasLt.h does not say whether the relu gradient multiplies by the
     // mask (0 · inf is NaN, as on the CPU) or selects (0): both, by switch.
-    const char *drelu = std::getenv("AMPC_EMULATED_LT_DRELU");
-    bool selects = drelu && std::strcmp(drelu, "select") == 0;
+    bool selects = ampc::emu::switchedOn("AMPC_EMULATED_LT_DRELU", "select", "multiply");
     cublasLtEpilogue_t e = d.epilogue;
     for (int32_t batch = 0; batch < dl.batch; ++batch) {
       auto *pa = static_cast<const char *>(A) + batch * a.stride * dtypeSize(a.type);

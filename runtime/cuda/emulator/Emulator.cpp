@@ -4,6 +4,7 @@
 // warp, its block) waits: its fiber yields and is not resumed until the last
 // to arrive wakes it.
 #include "runtime/cuda/emulator/Emulator.h"
+#include "runtime/core/Errors.h"
 #include "runtime/cuda/emulator/StackSwitch.h"
 
 #include <algorithm>
@@ -278,10 +279,19 @@ void staleShared(void *variable, size_t bytes) {
   }
 }
 
+bool switchedOn(const char *name, const char *on, const char *off) {
+  const char *value = std::getenv(name);
+  if (!value || std::string(value) == off)
+    return false;
+  if (std::string(value) == on)
+    return true;
+  throw ampc::rt::RuntimeError(std::string(name) + "=" + value + ": expected " + on + " or " +
+                               off);
+}
+
 const Options &launchOptions() {
   static const Options options = [] {
-    const char *order = std::getenv("AMPC_EMULATED_ORDER");
-    bool reverse = order && std::string(order) == "reverse";
+    bool reverse = switchedOn("AMPC_EMULATED_ORDER", "reverse", "forward");
     return Options{reverse, reverse};
   }();
   return options;

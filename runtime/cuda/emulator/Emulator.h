@@ -89,6 +89,12 @@ struct Options {
 /// AMPC_EMULATED_ORDER=reverse set, both switches on.
 const Options &launchOptions();
 
+/// Whether the emulation's switch `name` (an environment variable) is set
+/// to `on`; unset or set to `off` is false. Any other value is an
+/// ampc::rt::RuntimeError naming both, so that a mistyped switch is never
+/// silently off.
+bool switchedOn(const char *name, const char *on, const char *off);
+
 /// The most dynamic shared memory a block may take (sm_90's 227 KiB).
 constexpr size_t kSharedCapacity = 227 * 1024;
 
