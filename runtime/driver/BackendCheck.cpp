@@ -353,6 +353,7 @@ std::vector<StepCheck> checkSteps(const Plan &plan, const CheckOptions &options)
     for (int id : step.inputs)
       overflowed = overflowed || !allFinite(ref.readBytes(id), plan.buffers[id].dtype);
     StepCheck check;
+    check.overflowed = overflowed;
     check.index = i;
     check.step = step.name;
     check.kernel = step.kernel;

@@ -101,6 +101,9 @@ struct StepCheck {
   /// The errors the step raised (such as an id out of range of the data),
   /// or "": both backends must raise one or neither, and the check stops.
   std::string referenceError, candidateError;
+  /// The step read an inf or NaN: its sums' non-finite elements were left
+  /// to the library (compareBuffer's overflowedInputs).
+  bool overflowed = false;
   bool ok() const;
   bool exact() const;
 };

@@ -70,7 +70,7 @@ bool reportSteps(const Plan &plan, const CheckOptions &o, bool verbose, bool &st
             !(checks.back().referenceError.empty() && checks.back().candidateError.empty());
   bool refused = stopped && checks.back().ok();
   std::map<std::string, KernelSummary> kernels;
-  int failed = 0, exact = 0;
+  int failed = 0, exact = 0, overflowed = 0;
   for (const StepCheck &c : checks) {
     KernelSummary &k = kernels[kernelName(c.kernel)];
     k.agreement = c.agreement;
@@ -81,6 +81,7 @@ bool reportSteps(const Plan &plan, const CheckOptions &o, bool verbose, bool &st
       k.worstShare = std::max(k.worstShare, b.second.worstShare);
     failed += !c.ok();
     exact += c.exact();
+    overflowed += c.overflowed;
     if (verbose ? !c.exact() : !c.ok() || !c.referenceError.empty())
       printStep(c, o);
   }
@@ -88,6 +89,10 @@ bool reportSteps(const Plan &plan, const CheckOptions &o, bool verbose, bool &st
   std::printf("steps: %zu of %zu, %d bit-exact, %d within tolerance, %d outside%s\n",
               checks.size(), plan.steps.size(), exact, near, failed,
               refused ? ", the last refused by both" : "");
+  if (overflowed)
+    std::printf("  %d read an inf or NaN: their sums may differ where a value is not finite "
+                "(0 x inf is the library's)\n",
+                overflowed);
   std::printf("  %-32s %-11s %5s %5s %6s %s\n", "kernel", "agreement", "steps", "exact", "failed",
               "worst share of allowance");
   for (const auto &[name, k] : kernels) {
