@@ -107,28 +107,47 @@ std::vector<float> widened(const void *p, cudnnDataType_t type, int64_t n) {
 
 int64_t elements(const Tensor &t) { return int64_t(t.n) * t.c * t.h * t.w; }
 
-/// out = alpha·sums + beta·out, each sum in f32 over the products of
-/// `pick` (the operand whose element the product adds to): the two of x,
-/// w and y given read, widened once; the third the result.
-template <typename Pick>
-void convolve(const Tensor &x, const void *px, const Filter &w, const void *pw,
-              const Convolution &cv, const Tensor &y, const void *py, const void *alpha,
-              const void *beta, const Tensor &out, void *pout, Pick pick) {
+/// Whether a convolution may run with `algo` and this workspace.
+bool runnable(int algo, const void *workspace, size_t bytes) {
+  return algo == 1 && workspace && bytes >= kWorkspace;
+}
+
+/// Which of x, w and y a call computes (the other two it reads).
+enum class Result { X, W, Y };
+
+/// The call's result = alpha·sums + beta·result, each sum in f32 over the
+/// products that add to the element, the two operands read widened once;
+/// BAD_PARAM where the descriptors do not make one convolution or the
+/// algorithm or workspace may not run.
+cudnnStatus_t convolve(cudnnTensorDescriptor_t xd, const void *px, cudnnFilterDescriptor_t wd,
+                       const void *pw, cudnnConvolutionDescriptor_t cd,
+                       cudnnTensorDescriptor_t yd, const void *py, int algo, void *workspace,
+                       size_t bytes, const void *alpha, const void *beta, Result result,
+                       void *out) {
+  const Tensor x = of<Tensor>(xd), y = of<Tensor>(yd);
+  const Filter w = of<Filter>(wd);
+  const Convolution cv = of<Convolution>(cd);
+  if (!fits(x, w, cv, y) || !runnable(algo, workspace, bytes))
+    return CUDNN_STATUS_BAD_PARAM;
+  const Tensor &to = result == Result::X ? x : result == Result::W ? w : y;
   float a = *static_cast<const float *>(alpha), b = *static_cast<const float *>(beta);
   ampc::emu::submit([=] {
     std::vector<float> vx = widened(px, x.type, elements(x)), vw = widened(pw, w.type, elements(w)),
-                       vy = widened(py, y.type, elements(y)), sums(elements(out), 0.0f);
+                       vy = widened(py, y.type, elements(y)), sums(elements(to), 0.0f);
     eachProduct(x, w, cv, y, [&](int64_t xi, int64_t wi, int64_t yi) {
-      int64_t at = pick(xi, wi, yi);
+      int64_t at = result == Result::X ? xi : result == Result::W ? wi : yi;
       if (at < 0) // the gradient of the padding: no element
         return;
-      float xv = px && xi >= 0 ? vx[xi] : 0.0f;
-      sums[at] += px && pw ? xv * vw[wi] : px ? xv * vy[yi] : vw[wi] * vy[yi];
+      // The result's factor is 1 (exact); the padding reads 0.
+      float xv = result == Result::X ? 1.0f : xi < 0 ? 0.0f : vx[xi];
+      float wv = result == Result::W ? 1.0f : vw[wi], yv = result == Result::Y ? 1.0f : vy[yi];
+      sums[at] += xv * wv * yv;
     });
-    DType to = dtypeOf(out.type);
+    DType type = dtypeOf(to.type);
     for (int64_t i = 0; i < (int64_t)sums.size(); ++i)
-      store(pout, to, i, a * sums[i] + (b != 0.0f ? b * load(pout, to, i) : 0.0f));
+      store(out, type, i, a * sums[i] + (b != 0.0f ? b * load(out, type, i) : 0.0f));
   });
+  return CUDNN_STATUS_SUCCESS;
 }
 
 template <typename Perf>
@@ -146,11 +165,6 @@ cudnnStatus_t offer(bool fit, int requested, int *returned, Perf *results) {
   results[1].memory = kWorkspace;
   *returned = 2;
   return CUDNN_STATUS_SUCCESS;
-}
-
-/// Whether a convolution may run with `algo` and this workspace.
-bool runnable(int algo, const void *workspace, size_t bytes) {
-  return algo == 1 && workspace && bytes >= kWorkspace;
 }
 
 } // namespace
@@ -254,14 +268,8 @@ cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t, const void *alpha,
                                       cudnnConvolutionFwdAlgo_t algo, void *workspace,
                                       size_t bytes, const void *beta,
                                       const cudnnTensorDescriptor_t yd, void *y) {
-  const Tensor &tx = of<Tensor>(xd), &ty = of<Tensor>(yd);
-  const Filter &tw = of<Filter>(wd);
-  const Convolution &cv = of<Convolution>(cd);
-  if (!fits(tx, tw, cv, ty) || !runnable(algo, workspace, bytes))
-    return CUDNN_STATUS_BAD_PARAM;
-  convolve(tx, x, tw, w, cv, ty, nullptr, alpha, beta, ty, y,
-           [](int64_t, int64_t, int64_t yi) { return yi; });
-  return CUDNN_STATUS_SUCCESS;
+  return convolve(xd, x, wd, w, cd, yd, nullptr, algo, workspace, bytes, alpha, beta, Result::Y,
+                  y);
 }
 
 cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t, const void *alpha,
@@ -271,14 +279,8 @@ cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t, const void *alpha,
                                            cudnnConvolutionBwdDataAlgo_t algo, void *workspace,
                                            size_t bytes, const void *beta,
                                            const cudnnTensorDescriptor_t dxd, void *dx) {
-  const Tensor &tdx = of<Tensor>(dxd), &tdy = of<Tensor>(dyd);
-  const Filter &tw = of<Filter>(wd);
-  const Convolution &cv = of<Convolution>(cd);
-  if (!fits(tdx, tw, cv, tdy) || !runnable(algo, workspace, bytes))
-    return CUDNN_STATUS_BAD_PARAM;
-  convolve(tdx, nullptr, tw, w, cv, tdy, dy, alpha, beta, tdx, dx,
-           [](int64_t xi, int64_t, int64_t) { return xi; });
-  return CUDNN_STATUS_SUCCESS;
+  return convolve(dxd, nullptr, wd, w, cd, dyd, dy, algo, workspace, bytes, alpha, beta,
+                  Result::X, dx);
 }
 
 cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t, const void *alpha,
@@ -288,14 +290,8 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t, const void *alpha,
                                              cudnnConvolutionBwdFilterAlgo_t algo,
                                              void *workspace, size_t bytes, const void *beta,
                                              const cudnnFilterDescriptor_t dwd, void *dw) {
-  const Tensor &tx = of<Tensor>(xd), &tdy = of<Tensor>(dyd);
-  const Filter &tdw = of<Filter>(dwd);
-  const Convolution &cv = of<Convolution>(cd);
-  if (!fits(tx, tdw, cv, tdy) || !runnable(algo, workspace, bytes))
-    return CUDNN_STATUS_BAD_PARAM;
-  convolve(tx, x, tdw, nullptr, cv, tdy, dy, alpha, beta, tdw, dw,
-           [](int64_t, int64_t wi, int64_t) { return wi; });
-  return CUDNN_STATUS_SUCCESS;
+  return convolve(xd, x, dwd, nullptr, cd, dyd, dy, algo, workspace, bytes, alpha, beta,
+                  Result::W, dw);
 }
 
 const char *cudnnGetErrorString(cudnnStatus_t status) {

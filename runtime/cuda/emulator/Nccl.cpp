@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "runtime/core/Errors.h"
-#include "runtime/cuda/CudaCommon.h"
+#include "runtime/core/Convert.h"
 #include "runtime/cuda/emulator/Emulator.h"
 
 namespace fs = std::filesystem;
@@ -100,27 +100,11 @@ bool dtypeOf(ncclDataType_t type, DType &dtype) {
   }
 }
 
-/// Element i of `data`, and v stored there rounded to the type (f64 kept).
-double loadAt(const void *data, DType t, size_t i) {
-  return t == DType::F64 ? static_cast<const double *>(data)[i]
-                         : ampc::rt::cuda::load(data, t, (int64_t)i);
-}
-void storeAt(void *data, DType t, size_t i, double v) {
-  if (t == DType::F64)
-    static_cast<double *>(data)[i] = v;
-  else
-    ampc::rt::cuda::store(data, t, (int64_t)i, (float)v);
-}
-
-/// v as the element type holds it.
+/// v as the element type holds it (storeElement rounds to nearest even).
 double rounded(double v, DType t) {
-  double held = v;
-  if (t != DType::F64) {
-    uint64_t bits = 0; // room for any element type
-    storeAt(&bits, t, 0, v);
-    held = loadAt(&bits, t, 0);
-  }
-  return held;
+  uint64_t bits = 0; // room for any element type
+  ampc::rt::storeElement(&bits, t, 0, v);
+  return ampc::rt::loadElement(&bits, t, 0);
 }
 
 } // namespace
@@ -178,12 +162,12 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataT
     int64_t call = c->calls++;
     std::vector<std::vector<char>> all = exchange(*c, call, send, bytes);
     for (size_t i = 0; i < count; ++i) {
-      double v = loadAt(all[0].data(), dtype, i);
+      double v = ampc::rt::loadElement(all[0].data(), dtype, (int64_t)i);
       for (int r = 1; r < c->ranks; ++r) {
-        double other = loadAt(all[r].data(), dtype, i);
+        double other = ampc::rt::loadElement(all[r].data(), dtype, (int64_t)i);
         v = rounded(op == ncclMax ? std::max(v, other) : v + other, dtype);
       }
-      storeAt(recv, dtype, i, op == ncclAvg ? v / c->ranks : v);
+      ampc::rt::storeElement(recv, dtype, (int64_t)i, op == ncclAvg ? v / c->ranks : v);
     }
   });
   return ncclSuccess;
