@@ -70,7 +70,8 @@ double scaleOf(const Plan &plan, Executor &ex) {
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: ampc-dp-check PLAN_N PLAN_1 STEPS [--inject-inf STEP] [--lr X]\n");
+    std::fprintf(stderr, "usage: ampc-dp-check PLAN_N PLAN_1 STEPS [--inject-inf STEP] [--lr X] "
+                         "[--tolerance REL] [--device D]\n");
     return 2;
   }
   int inject = -1;
