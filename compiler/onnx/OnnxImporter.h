@@ -173,6 +173,26 @@ void globalAvgPool(Importer &im, const onnx::NodeProto &n);
 void clip(Importer &im, const onnx::NodeProto &n);
 void hardSigmoidOp(Importer &im, const onnx::NodeProto &n);
 void hardSwish(Importer &im, const onnx::NodeProto &n);
+void instanceNorm(Importer &im, const onnx::NodeProto &n);
+/// Activations and reductions composed of graph ops (OnnxComposed.cpp).
+void leakyRelu(Importer &im, const onnx::NodeProto &n);
+void prelu(Importer &im, const onnx::NodeProto &n);
+void elu(Importer &im, const onnx::NodeProto &n);
+void selu(Importer &im, const onnx::NodeProto &n);
+void celu(Importer &im, const onnx::NodeProto &n);
+void softplus(Importer &im, const onnx::NodeProto &n);
+void reciprocal(Importer &im, const onnx::NodeProto &n);
+void reduceSum(Importer &im, const onnx::NodeProto &n);
+void reduceSumSquare(Importer &im, const onnx::NodeProto &n);
+void reduceL2(Importer &im, const onnx::NodeProto &n);
+/// A reduction's axes, normalised: the attribute, or input 1 from opset
+/// `inputFrom`; empty for all; nullopt where noop_with_empty_axes makes the
+/// reduction the identity.
+std::optional<std::vector<int64_t>> reduceAxes(Importer &im, const onnx::NodeProto &n, Tensor x,
+                                               int64_t inputFrom);
+/// Resize and Upsample (OnnxResize.cpp); ConvTranspose (OnnxConvTranspose.cpp).
+void resize(Importer &im, const onnx::NodeProto &n);
+void convTranspose(Importer &im, const onnx::NodeProto &n);
 /// Einsum (OnnxEinsum.cpp), Pad (OnnxPad.cpp) and Expand (OnnxOps.cpp).
 void einsum(Importer &im, const onnx::NodeProto &n);
 /// A matched attention (findPatterns) as the fused op, written as node

@@ -186,6 +186,52 @@ void layerNorm(Importer &im, const NodeProto &n) {
   im.emit(n, "layer_norm", {x, scale, bias}, a, n.output(0));
 }
 
+/// True when input `i` of `n` is a known constant whose every element is `v`.
+static bool allEqual(Importer &im, const NodeProto &n, int i, double v) {
+  const HostTensor *t = im.constantInput(n, i);
+  if (!t)
+    return false;
+  for (double d : t->data)
+    if (d != v)
+      return false;
+  return true;
+}
+
+/// InstanceNormalization: `layer_norm` over the spatial axes (2 on) with a
+/// unit scale and zero bias, then the per-channel scale and bias, left out
+/// where they are known ones and zeros (PyTorch exports GroupNorm so:
+/// a reshape to [N, groups, rest], this with constant ones and zeros, and
+/// the affine as a Mul and an Add).
+void instanceNorm(Importer &im, const NodeProto &n) {
+  Tensor x = im.input(n, 0);
+  if (x.rank() < 3)
+    throw im.fail(n, "needs an input of rank 3 or more ([N, C, spatial...]), got rank " +
+                         std::to_string(x.rank()));
+  for (int i : {1, 2})
+    if (im.input(n, i).rank() != 1 || im.input(n, i).dim(0) != x.dim(1))
+      throw im.fail(n, std::string(i == 1 ? "the scale" : "the bias") +
+                           " needs one value per channel (" + std::to_string(x.dim(1)) + ")");
+  std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
+  Attrs a;
+  a.set("epsilon", B(im).getF64FloatAttr(im.attrFloat(n, "epsilon", 1e-5)));
+  a.set("axis", B(im).getI64IntegerAttr(2));
+  bool affine = !allEqual(im, n, 1, 1.0) || !allEqual(im, n, 2, 0.0);
+  const std::string &out = n.output(0);
+  Tensor y = im.emit(n, "layer_norm",
+                     {x, im.fill(n, spatial, 1.0, x, "unit"), im.fill(n, spatial, 0.0, x, "zero")},
+                     a, affine ? out + ".normalized" : out, "normalized");
+  if (!affine)
+    return;
+  std::vector<int64_t> perChannel(x.rank() - 1, 1);
+  perChannel[0] = x.dim(1);
+  Attrs shape;
+  shape.set("shape", ints(im, perChannel));
+  Tensor scale = im.emit(n, "reshape", {im.input(n, 1)}, shape, out + ".scale", "scale");
+  Tensor bias = im.emit(n, "reshape", {im.input(n, 2)}, shape, out + ".bias", "bias");
+  y = im.emit(n, "mul", {y, scale}, {}, out + ".scaled", "scaled");
+  im.emit(n, "add", {y, bias});
+}
+
 /// ceil_mode: the windows that a rounded-up output adds, as extra padding
 /// after each spatial axis (PyTorch's rule: a window that would start in the
 /// padding after the input is dropped). `pads` is [top, bottom, left, right].

@@ -195,13 +195,11 @@ void squeeze(Importer &im, const NodeProto &n) {
 
 void reduceMean(Importer &im, const NodeProto &n) {
   Tensor x = im.input(n, 0);
-  std::vector<int64_t> axes = im.opset >= 18 && n.input_size() > 1 ? im.intsInput(n, 1)
-                              : im.attrInts(n, "axes").value_or(std::vector<int64_t>{});
-  for (int64_t &a : axes)
-    a = normalizeAxis(im, n, a, x.rank());
-  refuseAttr(im, n, "noop_with_empty_axes", 0);
+  std::optional<std::vector<int64_t>> axes = reduceAxes(im, n, x, 18);
+  if (!axes)
+    return im.alias(n, x);
   Attrs a;
-  a.set("axes", ints(im, axes));
+  a.set("axes", ints(im, *axes));
   a.set("keepdims", B(im).getBoolAttr(im.attrInt(n, "keepdims", 1)));
   im.emit(n, "reduce_mean", {x}, a);
 }
@@ -280,6 +278,20 @@ const std::map<std::string, Mapping> &mappings() {
       {"Div", binary("div")},
       {"Pow", pow},
       {"ReduceMean", reduceMean},
+      {"ReduceSum", reduceSum},
+      {"ReduceSumSquare", reduceSumSquare},
+      {"ReduceL2", reduceL2},
+      {"LeakyRelu", leakyRelu},
+      {"PRelu", prelu},
+      {"Elu", elu},
+      {"Selu", selu},
+      {"Celu", celu},
+      {"Softplus", softplus},
+      {"Reciprocal", reciprocal},
+      {"InstanceNormalization", instanceNorm},
+      {"Resize", resize},
+      {"Upsample", resize},
+      {"ConvTranspose", convTranspose},
       {"Softmax", softmax("softmax")},
       {"LogSoftmax", softmax("log_softmax")},
       {"MaxPool", pool("max_pool2d")},

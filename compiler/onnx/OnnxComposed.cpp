@@ -1,0 +1,173 @@
+// ONNX activations and reductions the graph dialect has no op of their own
+// for, each composed of graph ops whose gradients compose to its own
+// (docs/onnx.md, "Ops"): LeakyRelu, PRelu, Elu, Selu, Celu, Softplus,
+// Reciprocal, ReduceSum, ReduceSumSquare and ReduceL2. No new kernel, so
+// every backend runs them as it runs the ops they are made of.
+#include <cmath>
+
+#include "compiler/onnx/OnnxImporter.h"
+
+namespace ampc::onnx_import {
+
+using onnx::NodeProto;
+using Attrs = mlir::NamedAttrList;
+
+namespace {
+
+/// The name of an intermediate value of node `n`'s composition.
+std::string part(const NodeProto &n, const std::string &suffix) {
+  return n.output(0) + "." + suffix;
+}
+
+Tensor scaled(Importer &im, const NodeProto &n, Tensor x, double scale, double bias,
+              const std::string &out, const std::string &suffix) {
+  Attrs a;
+  a.set("scale", B(im).getF64FloatAttr(scale));
+  a.set("bias", B(im).getF64FloatAttr(bias));
+  return im.emit(n, "scale", {x}, a, out, suffix);
+}
+
+/// min(x, 0): the negative part, 0 elsewhere.
+Tensor negativePart(Importer &im, const NodeProto &n, Tensor x) {
+  return im.emit(n, "minimum", {x, im.fill(n, {}, 0.0, x, "zero")}, {}, part(n, "negative"),
+                 "negative");
+}
+
+} // namespace
+
+/// LeakyRelu: max(x, alpha x) for alpha in [0, 1] (x where x ≥ 0, alpha x
+/// below), min(x, alpha x) above 1; relu(x) + alpha min(x, 0) otherwise.
+void leakyRelu(Importer &im, const NodeProto &n) {
+  Tensor x = im.input(n, 0);
+  double alpha = im.attrFloat(n, "alpha", 0.01);
+  if (alpha >= 0) {
+    Tensor ax = scaled(im, n, x, alpha, 0.0, part(n, "slope"), "slope");
+    im.emit(n, alpha <= 1 ? "maximum" : "minimum", {x, ax});
+    return;
+  }
+  Tensor r = im.emit(n, "relu", {x}, {}, part(n, "positive"), "positive");
+  Tensor neg = scaled(im, n, negativePart(im, n, x), alpha, 0.0, part(n, "slope"), "slope");
+  im.emit(n, "add", {r, neg});
+}
+
+/// PRelu: relu(x) + slope · min(x, 0); the slope (a param, broadcast as
+/// ONNX broadcasts it) gets its gradient through the mul.
+void prelu(Importer &im, const NodeProto &n) {
+  Tensor x = im.input(n, 0), slope = im.input(n, 1);
+  Tensor r = im.emit(n, "relu", {x}, {}, part(n, "positive"), "positive");
+  Tensor neg = im.emit(n, "mul", {negativePart(im, n, x), slope}, {}, part(n, "slope"), "slope");
+  im.emit(n, "add", {r, neg});
+}
+
+namespace {
+
+/// gamma · (relu(x) + alpha (exp(min(x, 0) / width) - 1)): Elu (width 1,
+/// gamma 1), Selu (width 1) and Celu (width alpha, gamma 1). The exp runs
+/// on the negative part alone, so no positive x overflows it.
+void exponentialUnit(Importer &im, const NodeProto &n, double alpha, double width,
+                     double gamma) {
+  Tensor x = im.input(n, 0);
+  Tensor m = negativePart(im, n, x);
+  if (width != 1)
+    m = scaled(im, n, m, 1 / width, 0.0, part(n, "width"), "width");
+  Tensor e = im.emit(n, "exp", {m}, {}, part(n, "exp"), "exp");
+  Tensor tail = scaled(im, n, e, alpha, -alpha, part(n, "tail"), "tail");
+  Tensor r = im.emit(n, "relu", {x}, {}, part(n, "positive"), "positive");
+  if (gamma == 1) {
+    im.emit(n, "add", {r, tail});
+    return;
+  }
+  Tensor sum = im.emit(n, "add", {r, tail}, {}, part(n, "sum"), "sum");
+  scaled(im, n, sum, gamma, 0.0, n.output(0), "");
+}
+
+} // namespace
+
+void elu(Importer &im, const NodeProto &n) {
+  exponentialUnit(im, n, im.attrFloat(n, "alpha", 1.0), 1.0, 1.0);
+}
+
+void selu(Importer &im, const NodeProto &n) {
+  exponentialUnit(im, n, im.attrFloat(n, "alpha", 1.67326319217681884765625), 1.0,
+                  im.attrFloat(n, "gamma", 1.05070102214813232421875));
+}
+
+void celu(Importer &im, const NodeProto &n) {
+  double alpha = im.attrFloat(n, "alpha", 1.0);
+  if (!(alpha > 0))
+    throw im.fail(n, "alpha must be positive");
+  exponentialUnit(im, n, alpha, alpha, 1.0);
+}
+
+/// Softplus: relu(x) + log(1 + exp(-|x|)), which never overflows (the
+/// textbook log(1 + exp(x)) is inf from x = 89 in f32).
+void softplus(Importer &im, const NodeProto &n) {
+  Tensor x = im.input(n, 0);
+  Tensor a = im.emit(n, "abs", {x}, {}, part(n, "abs"), "abs");
+  Tensor e = im.emit(n, "exp", {scaled(im, n, a, -1.0, 0.0, part(n, "neg"), "neg")}, {},
+                     part(n, "exp"), "exp");
+  Tensor l = im.emit(n, "log", {scaled(im, n, e, 1.0, 1.0, part(n, "one_plus"), "one_plus")},
+                     {}, part(n, "log"), "log");
+  Tensor r = im.emit(n, "relu", {x}, {}, part(n, "positive"), "positive");
+  im.emit(n, "add", {r, l});
+}
+
+void reciprocal(Importer &im, const NodeProto &n) {
+  Tensor x = im.input(n, 0);
+  im.emit(n, "div", {im.fill(n, {}, 1.0, x, "one"), x});
+}
+
+/// A reduction's axes: the attribute, or input 1 from `inputFrom` (13 for
+/// ReduceSum, 18 for the others); none means all unless
+/// noop_with_empty_axes, which makes it the identity (an empty optional).
+std::optional<std::vector<int64_t>> reduceAxes(Importer &im, const NodeProto &n, Tensor x,
+                                               int64_t inputFrom) {
+  std::vector<int64_t> axes = im.opset >= inputFrom
+                                  ? (n.input_size() > 1 && !n.input(1).empty()
+                                         ? im.intsInput(n, 1)
+                                         : std::vector<int64_t>{})
+                                  : im.attrInts(n, "axes").value_or(std::vector<int64_t>{});
+  if (axes.empty() && im.attrInt(n, "noop_with_empty_axes", 0))
+    return std::nullopt;
+  for (int64_t &a : axes)
+    a = normalizeAxis(im, n, a, x.rank());
+  return axes;
+}
+
+namespace {
+
+/// ReduceSum of `x` over the node's axes, written as `out`.
+Tensor sumOver(Importer &im, const NodeProto &n, Tensor x, llvm::ArrayRef<int64_t> axes,
+               const std::string &out, const std::string &suffix) {
+  Attrs a;
+  a.set("axes", ints(im, axes));
+  a.set("keepdims", B(im).getBoolAttr(im.attrInt(n, "keepdims", 1)));
+  return im.emit(n, "reduce_sum", {x}, a, out, suffix);
+}
+
+/// ReduceSum (squares first) and ReduceL2 (a sqrt after): an identity
+/// where noop_with_empty_axes leaves the input as it is.
+Mapping reduction(bool square, bool root) {
+  return [square, root](Importer &im, const NodeProto &n) {
+    Tensor x = im.input(n, 0);
+    std::optional<std::vector<int64_t>> axes =
+        reduceAxes(im, n, x, square || root ? 18 : 13);
+    if (!axes && root) // sqrt(x²) of each element
+      return (void)im.emit(n, "abs", {x});
+    if (square)
+      x = im.emit(n, "square", {x}, {}, axes ? part(n, "squares") : n.output(0), "squares");
+    if (!axes)
+      return square ? void() : im.alias(n, x);
+    if (!root)
+      return (void)sumOver(im, n, x, *axes, n.output(0), "");
+    im.emit(n, "sqrt", {sumOver(im, n, x, *axes, part(n, "sum"), "sum")});
+  };
+}
+
+} // namespace
+
+void reduceSum(Importer &im, const NodeProto &n) { reduction(false, false)(im, n); }
+void reduceSumSquare(Importer &im, const NodeProto &n) { reduction(true, false)(im, n); }
+void reduceL2(Importer &im, const NodeProto &n) { reduction(true, true)(im, n); }
+
+} // namespace ampc::onnx_import

@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""Exports, with PyTorch, the modules whose ONNX ops ampc imports as
+compositions of graph ops (docs/onnx.md, "Ops"): activations (LeakyReLU,
+PReLU, ELU, SELU, CELU, Softplus, Mish), GroupNorm and InstanceNorm2d,
+Upsample and interpolate in every mode, ConvTranspose2d (strided, padded,
+grouped, dilated), F.normalize, sums and reciprocals; and two models made
+of them, a small U-Net and a DCGAN-style generator. Each as NAME.onnx with
+an input batch and PyTorch's outputs (NAME.inputs/.expected.safetensors);
+the two models also with a target (NAME.train.safetensors) and PyTorch's
+losses over 5 SGD steps from the exported weights (NAME.peer.json, as
+bench/compare_losses.py reads it), to hold ampc's gradients to PyTorch's.
+
+Usage: export-composed.py OUTDIR. Exits 77 (a skip) where PyTorch is missing."""
+import json
+import os
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+try:
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+except ImportError as e:
+    print(f"skipped: {e}")
+    sys.exit(77)
+import safetensors_io
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+torch.manual_seed(0)
+
+
+class Lambda(nn.Module):
+    def __init__(self, f):
+        super().__init__()
+        self.f = f
+
+    def forward(self, x):
+        return self.f(x)
+
+
+def export(name, model, x, opset=14):
+    model.eval()
+    torch.onnx.export(model, x, f"{out}/{name}.onnx", input_names=["x"], output_names=["y"],
+                      opset_version=opset, do_constant_folding=False)
+    with torch.no_grad():
+        y = model(x)
+    safetensors_io.write(f"{out}/{name}.inputs.safetensors", {"x": x.numpy()})
+    safetensors_io.write(f"{out}/{name}.expected.safetensors", {"y": y.numpy()})
+    return y
+
+
+x = torch.randn(2, 8, 6, 5)
+ops = {
+    "leaky_relu": nn.LeakyReLU(0.2),
+    "prelu": nn.PReLU(8, init=0.3),
+    "elu": nn.ELU(0.7),
+    "selu": nn.SELU(),
+    "celu": nn.CELU(1.5),
+    "softplus": nn.Softplus(),
+    "mish": nn.Mish(),
+    "group_norm": nn.GroupNorm(2, 8),
+    "instance_norm": nn.InstanceNorm2d(8, affine=True),
+    "upsample_nearest": nn.Upsample(scale_factor=2, mode="nearest"),
+    "upsample_nearest_size": nn.Upsample(size=(9, 7), mode="nearest"),
+    "upsample_bilinear": nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False),
+    "upsample_bilinear_corners": nn.Upsample(scale_factor=2, mode="bilinear",
+                                             align_corners=True),
+    "upsample_bicubic": nn.Upsample(size=(11, 8), mode="bicubic", align_corners=False),
+    "downsample_bilinear": Lambda(lambda t: F.interpolate(t, size=(4, 3), mode="bilinear")),
+    "conv_transpose": nn.ConvTranspose2d(8, 4, 4, stride=2, padding=1),
+    "conv_transpose_odd": nn.ConvTranspose2d(8, 6, 3, stride=2, padding=1, output_padding=1,
+                                             bias=False),
+    "conv_transpose_grouped": nn.ConvTranspose2d(8, 4, 3, stride=(1, 2), padding=(2, 0),
+                                                 dilation=2, groups=2),
+    "conv_transpose_1x1": nn.ConvTranspose2d(8, 3, 1, stride=2),
+    "normalize": Lambda(lambda t: F.normalize(t, dim=1)),
+    "sums": Lambda(lambda t: t.sum(dim=(2, 3)) + 1 / (t.pow(2).mean(dim=(2, 3)) + 1)),
+}
+for name, m in ops.items():
+    with torch.no_grad():  # biases and slopes that are not their defaults
+        for p in m.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    export(name, m, x)
+
+
+class UNet(nn.Module):
+    """Two levels: GroupNorm, SiLU, a strided conv down, a ConvTranspose2d
+    up, a skip concat, and nearest upsampling on the way out."""
+
+    def __init__(self):
+        super().__init__()
+        block = lambda i, o: nn.Sequential(nn.Conv2d(i, o, 3, padding=1), nn.GroupNorm(2, o),
+                                           nn.SiLU())
+        self.inc, self.down = block(3, 8), nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.mid = block(16, 16)
+        self.up = nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1)
+        self.dec = block(16, 8)
+        self.out = nn.Sequential(nn.Upsample(scale_factor=2), nn.Conv2d(8, 3, 1))
+
+    def forward(self, t):
+        skip = self.inc(t)
+        h = self.mid(self.down(skip))
+        return self.out(self.dec(torch.cat([self.up(h), skip], 1)))
+
+
+class Generator(nn.Module):
+    """DCGAN's generator, small: ConvTranspose2d, InstanceNorm, LeakyReLU,
+    bilinear upsampling, Tanh."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.ConvTranspose2d(16, 16, 4, 1, 0), nn.InstanceNorm2d(16, affine=True),
+            nn.LeakyReLU(0.2), nn.ConvTranspose2d(16, 8, 4, 2, 1), nn.LeakyReLU(0.2),
+            nn.Upsample(scale_factor=2, mode="bilinear"), nn.Conv2d(8, 3, 3, padding=1),
+            nn.Tanh())
+
+    def forward(self, z):
+        return self.net(z)
+
+
+for name, model, x in (("unet", UNet(), torch.randn(2, 3, 16, 16)),
+                       ("generator", Generator(), torch.randn(4, 16, 1, 1))):
+    y = export(name, model, x)
+    target = torch.randn_like(y)
+    safetensors_io.write(f"{out}/{name}.train.safetensors",
+                         {"x": x.numpy(), "labels": target.numpy()})
+    model.train()
+    sgd = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for _ in range(5):
+        loss = F.mse_loss(model(x), target)
+        losses.append(loss.item())
+        sgd.zero_grad()
+        loss.backward()
+        sgd.step()
+    with open(f"{out}/{name}.peer.json", "w") as f:
+        json.dump({"model": name, "mode": "f32", "losses": losses}, f)
+print("exported", len(ops) + 2, "models to", out)
