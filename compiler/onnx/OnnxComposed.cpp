@@ -1,7 +1,7 @@
 // ONNX activations and reductions the graph dialect has no op of their own
 // for, each composed of graph ops whose gradients compose to its own
 // (docs/onnx.md, "Ops"): LeakyRelu, PRelu, Elu, Selu, Celu, Softplus,
-// Reciprocal, ReduceSum, ReduceSumSquare and ReduceL2. No new kernel, so
+// Softsign, Mean, Reciprocal, ReduceSum, ReduceSumSquare and ReduceL2. No new kernel, so
 // every backend runs them as it runs the ops they are made of.
 #include <cmath>
 
@@ -110,6 +110,26 @@ void softplus(Importer &im, const NodeProto &n) {
                      {}, part(n, "log"), "log");
   Tensor r = im.emit(n, "relu", {x}, {}, part(n, "positive"), "positive");
   im.emit(n, "add", {r, l});
+}
+
+/// Softsign: x / (1 + |x|).
+void softsign(Importer &im, const NodeProto &n) {
+  Tensor x = im.input(n, 0);
+  Tensor a = im.emit(n, "abs", {x}, {}, part(n, "abs"), "abs");
+  im.emit(n, "div", {x, scaled(im, n, a, 1.0, 1.0, part(n, "one_plus"), "one_plus")});
+}
+
+/// Mean of any number of inputs: their sum (a chain of adds) over n.
+void mean(Importer &im, const NodeProto &n) {
+  if (n.input_size() < 1)
+    throw im.fail(n, "needs an input");
+  Tensor acc = im.input(n, 0);
+  if (n.input_size() == 1)
+    return im.alias(n, acc);
+  for (int i = 1; i < n.input_size(); ++i)
+    acc = im.emit(n, "add", {acc, im.input(n, i)}, {}, part(n, "sum" + std::to_string(i)),
+                  "sum" + std::to_string(i));
+  scaled(im, n, acc, 1.0 / n.input_size(), 0.0, n.output(0), "");
 }
 
 void reciprocal(Importer &im, const NodeProto &n) {

@@ -182,6 +182,13 @@ void selu(Importer &im, const onnx::NodeProto &n);
 void celu(Importer &im, const onnx::NodeProto &n);
 void softplus(Importer &im, const onnx::NodeProto &n);
 void reciprocal(Importer &im, const onnx::NodeProto &n);
+void softsign(Importer &im, const onnx::NodeProto &n);
+void mean(Importer &im, const onnx::NodeProto &n);
+void globalMaxPool(Importer &im, const onnx::NodeProto &n);
+/// DepthToSpace, SpaceToDepth and Tile (OnnxRearrange.cpp).
+void depthToSpace(Importer &im, const onnx::NodeProto &n);
+void spaceToDepth(Importer &im, const onnx::NodeProto &n);
+void tile(Importer &im, const onnx::NodeProto &n);
 void reduceSum(Importer &im, const onnx::NodeProto &n);
 void reduceSumSquare(Importer &im, const onnx::NodeProto &n);
 void reduceL2(Importer &im, const onnx::NodeProto &n);

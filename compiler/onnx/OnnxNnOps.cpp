@@ -350,6 +350,18 @@ void hardSwish(Importer &im, const NodeProto &n) {
   im.emit(n, "mul", {x, gate});
 }
 
+/// GlobalMaxPool: a max_pool2d whose window is the whole image.
+void globalMaxPool(Importer &im, const NodeProto &n) {
+  Tensor x = im.input(n, 0);
+  requireRank(im, n, x, 4);
+  Attrs a;
+  a.set("kernel", ints(im, {x.dim(2), x.dim(3)}));
+  a.set("strides", ints(im, {1, 1}));
+  a.set("padding", ints(im, {0, 0, 0, 0}));
+  a.set("layout", B(im).getStringAttr("NCHW"));
+  im.emit(n, "max_pool2d", {x}, a);
+}
+
 void globalAvgPool(Importer &im, const NodeProto &n) {
   Tensor x = im.input(n, 0);
   requireRank(im, n, x, 4);

@@ -3,7 +3,7 @@
 compositions of graph ops (docs/onnx.md, "Ops"): activations (LeakyReLU,
 PReLU, ELU, SELU, CELU, Softplus, Mish), GroupNorm and InstanceNorm2d,
 Upsample and interpolate in every mode, ConvTranspose2d (strided, padded,
-grouped, dilated), F.normalize, sums and reciprocals; and two models made
+grouped, dilated), PixelShuffle (DepthToSpace), Softsign, repeat (Tile), F.normalize, sums and reciprocals; and two models made
 of them, a small U-Net and a DCGAN-style generator. Each as NAME.onnx with
 an input batch and PyTorch's outputs (NAME.inputs/.expected.safetensors);
 the two models also with a target (NAME.train.safetensors) and PyTorch's
@@ -75,6 +75,9 @@ ops = {
     "conv_transpose_grouped": nn.ConvTranspose2d(8, 4, 3, stride=(1, 2), padding=(2, 0),
                                                  dilation=2, groups=2),
     "conv_transpose_1x1": nn.ConvTranspose2d(8, 3, 1, stride=2),
+    "pixel_shuffle": nn.PixelShuffle(2),
+    "softsign": nn.Softsign(),
+    "tile": Lambda(lambda t: t.repeat(1, 2, 1, 3)),
     "normalize": Lambda(lambda t: F.normalize(t, dim=1)),
     "sums": Lambda(lambda t: t.sum(dim=(2, 3)) + 1 / (t.pow(2).mean(dim=(2, 3)) + 1)),
 }
