@@ -59,10 +59,20 @@ void conv(Importer &im, const NodeProto &n) {
     requireRank(im, n, bias, 1);
   std::vector<int64_t> strides = pair(im, n, "strides"), dilations = pair(im, n, "dilations");
   std::vector<int64_t> kernel{w.dim(2), w.dim(3)};
+  std::vector<int64_t> pads = pads2d(im, n, x, kernel, strides, dilations); // [t, b, l, r]
+  // cuDNN pads both sides of an axis alike: the wider side's excess (SAME
+  // padding of an even window, as TensorFlow exports it) becomes zeros
+  // concatenated to the input, so the import runs on every backend.
+  if (pads[0] != pads[1] || pads[2] != pads[3]) {
+    int64_t h = std::min(pads[0], pads[1]), v = std::min(pads[2], pads[3]);
+    x = padded(im, n, x, {0, 0, pads[0] - h, pads[2] - v}, {0, 0, pads[1] - h, pads[3] - v}, 0.0,
+               n.output(0) + ".padded");
+    pads = {h, h, v, v};
+  }
   Attrs a;
   a.set("strides", ints(im, strides));
   a.set("dilations", ints(im, dilations));
-  a.set("padding", ints(im, pads2d(im, n, x, kernel, strides, dilations)));
+  a.set("padding", ints(im, pads));
   a.set("groups", B(im).getI64IntegerAttr(im.attrInt(n, "group", 1)));
   a.set("layout", B(im).getStringAttr("NCHW"));
   if (!bias) {
