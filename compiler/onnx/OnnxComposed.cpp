@@ -1,7 +1,8 @@
 // ONNX activations and reductions the graph dialect has no op of their own
 // for, each composed of graph ops whose gradients compose to its own
 // (docs/onnx.md, "Ops"): LeakyRelu, PRelu, Elu, Selu, Celu, Softplus,
-// Softsign, Mean, Reciprocal, ReduceSum, ReduceSumSquare and ReduceL2. No new kernel, so
+// Softsign, Mean, Reciprocal, ReduceSum, ReduceSumSquare, ReduceL2,
+// ReduceMax and ReduceMin. No new kernel, so
 // every backend runs them as it runs the ops they are made of.
 #include <cmath>
 
@@ -185,6 +186,63 @@ Mapping reduction(bool square, bool root) {
 }
 
 } // namespace
+
+/// ReduceMax (and ReduceMin, negated before and after): the reduced axes
+/// moved last and merged into the window of one `max_pool2d` over a
+/// [kept, 1, reduced, 1] view. Its gradient goes to each window's first
+/// maximum, as torch.max(dim)'s does.
+Mapping extreme(bool minimum) {
+  return [minimum](Importer &im, const NodeProto &n) {
+    Tensor x = im.input(n, 0);
+    std::optional<std::vector<int64_t>> axes = reduceAxes(im, n, x, 18);
+    if (!axes)
+      return im.alias(n, x);
+    std::vector<bool> reduced(x.rank(), axes->empty());
+    for (int64_t a : *axes)
+      reduced[a] = true;
+    std::vector<int64_t> perm, result;
+    int64_t kept = 1, window = 1;
+    for (int64_t d = 0; d < x.rank(); ++d)
+      if (!reduced[d]) {
+        perm.push_back(d);
+        kept = product({kept, x.dim(d)});
+      }
+    for (int64_t d = 0; d < x.rank(); ++d)
+      if (reduced[d]) {
+        perm.push_back(d);
+        window = product({window, x.dim(d)});
+      }
+    for (int64_t d = 0; d < x.rank(); ++d)
+      if (!reduced[d] || im.attrInt(n, "keepdims", 1))
+        result.push_back(reduced[d] ? 1 : x.dim(d));
+    if (minimum)
+      x = im.emit(n, "neg", {x}, {}, part(n, "negated"), "negated");
+    bool moved = false;
+    for (size_t i = 0; i < perm.size(); ++i)
+      moved = moved || perm[i] != (int64_t)i;
+    if (moved) {
+      Attrs t;
+      t.set("perm", ints(im, perm));
+      x = im.emit(n, "transpose", {x}, t, part(n, "reduced_last"), "reduced_last");
+    }
+    Attrs view, pool, back;
+    view.set("shape", ints(im, {kept, 1, window, 1}));
+    x = im.emit(n, "reshape", {x}, view, part(n, "windows"), "windows");
+    pool.set("kernel", ints(im, {window, 1}));
+    pool.set("strides", ints(im, {1, 1}));
+    pool.set("padding", ints(im, {0, 0, 0, 0}));
+    pool.set("layout", B(im).getStringAttr("NCHW"));
+    x = im.emit(n, "max_pool2d", {x}, pool, part(n, "max"), "max");
+    back.set("shape", ints(im, result));
+    if (!minimum)
+      return (void)im.emit(n, "reshape", {x}, back);
+    x = im.emit(n, "reshape", {x}, back, part(n, "negated_min"), "negated_min");
+    im.emit(n, "neg", {x});
+  };
+}
+
+void reduceMax(Importer &im, const NodeProto &n) { extreme(false)(im, n); }
+void reduceMin(Importer &im, const NodeProto &n) { extreme(true)(im, n); }
 
 void reduceSum(Importer &im, const NodeProto &n) { reduction(false, false)(im, n); }
 void reduceSumSquare(Importer &im, const NodeProto &n) { reduction(true, false)(im, n); }

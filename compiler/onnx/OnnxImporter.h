@@ -192,6 +192,8 @@ void tile(Importer &im, const onnx::NodeProto &n);
 void reduceSum(Importer &im, const onnx::NodeProto &n);
 void reduceSumSquare(Importer &im, const onnx::NodeProto &n);
 void reduceL2(Importer &im, const onnx::NodeProto &n);
+void reduceMax(Importer &im, const onnx::NodeProto &n);
+void reduceMin(Importer &im, const onnx::NodeProto &n);
 /// A reduction's axes, normalised: the attribute, or input 1 from opset
 /// `inputFrom`; empty for all; nullopt where noop_with_empty_axes makes the
 /// reduction the identity.

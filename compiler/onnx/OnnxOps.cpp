@@ -281,6 +281,8 @@ const std::map<std::string, Mapping> &mappings() {
       {"ReduceSum", reduceSum},
       {"ReduceSumSquare", reduceSumSquare},
       {"ReduceL2", reduceL2},
+      {"ReduceMax", reduceMax},
+      {"ReduceMin", reduceMin},
       {"LeakyRelu", leakyRelu},
       {"PRelu", prelu},
       {"Elu", elu},

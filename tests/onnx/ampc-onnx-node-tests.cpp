@@ -79,7 +79,7 @@ Outcome runCase(const fs::path &dir, std::string &why) {
           {"Reshape", 1}, {"Slice", 1}, {"Squeeze", 1}, {"Unsqueeze", 1},
           {"ConstantOfShape", 0}, {"Range", 0}, {"Pow", 1}, {"ReduceMean", 1},
           {"ReduceSum", 1}, {"ReduceL2", 1}, {"ReduceSumSquare", 1}, {"Resize", 1},
-          {"Upsample", 1}, {"Tile", 1}};
+          {"Upsample", 1}, {"Tile", 1}, {"ReduceMax", 1}, {"ReduceMin", 1}};
       auto it = firstStatic.find(n.op_type());
       if (it != firstStatic.end() && i >= it->second && inputIndex.count(n.input(i)))
         staticInputs.insert(n.input(i));

@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """Exports, with PyTorch, the modules whose ONNX ops ampc imports as
 compositions of graph ops (docs/onnx.md, "Ops"): activations (LeakyReLU,
-PReLU, ELU, SELU, CELU, Softplus, Mish), GroupNorm and InstanceNorm2d,
-Upsample and interpolate in every mode, ConvTranspose2d (strided, padded,
-grouped, dilated), PixelShuffle (DepthToSpace), Softsign, repeat (Tile), F.normalize, sums and reciprocals; and two models made
-of them, a small U-Net and a DCGAN-style generator. Each as NAME.onnx with
-an input batch and PyTorch's outputs (NAME.inputs/.expected.safetensors);
-the two models also with a target (NAME.train.safetensors) and PyTorch's
-losses over 5 SGD steps from the exported weights (NAME.peer.json, as
+PReLU, ELU, SELU, CELU, Softplus, Mish, Softsign), GroupNorm and
+InstanceNorm2d, Upsample and interpolate in every mode, ConvTranspose2d
+(strided, padded, grouped, dilated), PixelShuffle (DepthToSpace), repeat
+(Tile), amax and amin (ReduceMax, ReduceMin), F.normalize, sums and
+reciprocals; and three models made of them: a small U-Net, a DCGAN-style
+generator and PointNet's core. Each as NAME.onnx with an input batch and
+PyTorch's outputs (NAME.inputs/.expected.safetensors); the three models
+also with a target (NAME.train.safetensors) and PyTorch's losses over 5
+SGD steps from the exported weights (NAME.peer.json, as
 bench/compare_losses.py reads it), to hold ampc's gradients to PyTorch's.
 
 Usage: export-composed.py OUTDIR. Exits 77 (a skip) where PyTorch is missing."""
@@ -78,6 +80,8 @@ ops = {
     "pixel_shuffle": nn.PixelShuffle(2),
     "softsign": nn.Softsign(),
     "tile": Lambda(lambda t: t.repeat(1, 2, 1, 3)),
+    "amax": Lambda(lambda t: t.amax(dim=(2, 3))),
+    "amin_channels": Lambda(lambda t: t.amin(dim=1, keepdim=True)),
     "normalize": Lambda(lambda t: F.normalize(t, dim=1)),
     "sums": Lambda(lambda t: t.sum(dim=(2, 3)) + 1 / (t.pow(2).mean(dim=(2, 3)) + 1)),
 }
@@ -124,8 +128,22 @@ class Generator(nn.Module):
         return self.net(z)
 
 
+class PointNet(nn.Module):
+    """PointNet's core: a shared MLP over each point, a max over the points
+    (ReduceMax), an MLP head."""
+
+    def __init__(self):
+        super().__init__()
+        self.point = nn.Sequential(nn.Linear(3, 16), nn.ReLU(), nn.Linear(16, 32))
+        self.head = nn.Sequential(nn.Linear(32, 16), nn.ReLU(), nn.Linear(16, 4))
+
+    def forward(self, p):
+        return self.head(self.point(p).amax(dim=1))
+
+
 for name, model, x in (("unet", UNet(), torch.randn(2, 3, 16, 16)),
-                       ("generator", Generator(), torch.randn(4, 16, 1, 1))):
+                       ("generator", Generator(), torch.randn(4, 16, 1, 1)),
+                       ("pointnet", PointNet(), torch.randn(4, 64, 3))):
     y = export(name, model, x)
     target = torch.randn_like(y)
     safetensors_io.write(f"{out}/{name}.train.safetensors",
@@ -141,4 +159,4 @@ for name, model, x in (("unet", UNet(), torch.randn(2, 3, 16, 16)),
         sgd.step()
     with open(f"{out}/{name}.peer.json", "w") as f:
         json.dump({"model": name, "mode": "f32", "losses": losses}, f)
-print("exported", len(ops) + 2, "models to", out)
+print("exported", len(ops) + 3, "models to", out)
