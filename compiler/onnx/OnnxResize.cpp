@@ -8,6 +8,7 @@
 // (PyTorch's nn.Upsample(scale_factor=2)), is a `reshape`, an `add` of
 // zeros that broadcasts each element to its copies, and a `reshape` back:
 // no arithmetic, and the gradient sums each element's copies.
+#include <algorithm>
 #include <cmath>
 
 #include "compiler/onnx/OnnxImporter.h"
