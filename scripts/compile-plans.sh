@@ -15,6 +15,11 @@ while read -r target model sets options; do
   mkdir -p "$out/$(dirname "$target")"
   if [[ $model == file:* ]]; then
     graph=${model#file:}
+  elif [[ $model == onnx:* ]]; then
+    args=()
+    [[ $sets == loss=* ]] && args+=(--loss "${sets#loss=}")
+    graph=$graphs/$(basename "$target").json
+    "$ampc" import "${model#onnx:}" "${args[@]}" -o "$graph"
   else
     args=()
     [[ $sets == - ]] || for kv in ${sets//,/ }; do args+=(--set "$kv"); done
