@@ -1,10 +1,13 @@
 // ONNX ConvTranspose as graph ops (docs/onnx.md, "Ops").
 //
-// A transposed convolution with stride s, padding p and kernel k is the
-// convolution, with stride 1, of the input with s - 1 zeros between
-// neighbours and k_eff - 1 - p more at each border (k_eff = (k - 1) d + 1
-// with dilation d), by the filter flipped in both spatial axes with its
-// input and output channels exchanged (within each group). So:
+// Where each window is a whole number of strides (k = K s, undilated), the
+// output phases are convolutions of their own (phaseConvolutions below):
+// the transposed convolution's FLOPs, no zeros. Otherwise, a transposed
+// convolution with stride s, padding p and kernel k is the convolution,
+// with stride 1, of the input with s - 1 zeros between neighbours and
+// k_eff - 1 - p more at each border (k_eff = (k - 1) d + 1 with dilation
+// d), by the filter flipped in both spatial axes with its input and output
+// channels exchanged (within each group). So:
 //   x [N, C, H, W] -> reshape [N, C, H, 1, W, 1] -> concat zeros to
 //   [N, C, H, s, W, s] -> reshape [N, C, H s, W s]   (zeros inserted)
 //   w [C, O/g, kh, kw] -> [g, C/g, O/g, kh, kw] -> transpose -> [O, C/g, kh, kw]
@@ -12,9 +15,8 @@
 //   conv2d(x, w, padding = borders, dilations = d, groups = g) + bias
 // where a border wider on one side than the other is evened out by zeros
 // concatenated to the input (the GPU's convolutions pad symmetrically).
-// Every piece has a gradient, so the composition trains. It multiplies
-// s·s times the FLOPs the transposed form needs (the zeros), the price of
-// needing no kernel of its own.
+// Every piece has a gradient, so both forms train; the second multiplies
+// s·s times the products a transposed convolution needs (the zeros).
 #include "compiler/onnx/OnnxImporter.h"
 
 namespace ampc::onnx_import {
@@ -57,11 +59,11 @@ Tensor zerosBetween(Importer &im, const NodeProto &n, Tensor x, llvm::ArrayRef<i
 }
 
 /// `w` reversed along `axis`: its slices concatenated last first.
-Tensor flipped(Importer &im, const NodeProto &n, Tensor w, int64_t axis) {
+Tensor flipped(Importer &im, const NodeProto &n, Tensor w, int64_t axis,
+               const std::string &name) {
   int64_t k = w.dim(axis);
   if (k == 1)
     return w;
-  std::string name = axis == 2 ? "flip_h" : "flip_w";
   std::vector<Tensor> slices;
   for (int64_t i = k - 1; i >= 0; --i) {
     Attrs a;
@@ -82,6 +84,45 @@ std::vector<int64_t> pairOf(Importer &im, const NodeProto &n, const char *key, i
   if (v.size() != 2)
     throw im.fail(n, std::string(key) + " needs 2 values for a 2-D convolution");
   return v;
+}
+
+/// The transposed convolution as one convolution per output phase, where
+/// each window is a whole number of strides (k = K s) and undilated: output
+/// s m + r takes the taps r, r + s, ... of the filter, so phase r is a
+/// stride-1 convolution of the input (padded K - 1) by those taps reversed.
+/// The s_h s_w phases are one conv2d's output channels, interleaved into
+/// the image as DepthToSpace interleaves them, then cropped by the pads:
+/// the FLOPs of the transposed convolution itself, no zeros.
+Tensor phaseConvolutions(Importer &im, const NodeProto &n, Tensor x, Tensor w, int64_t groups,
+                         llvm::ArrayRef<int64_t> s, llvm::ArrayRef<int64_t> pads,
+                         llvm::ArrayRef<int64_t> extra, const std::string &out) {
+  int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3), Og = w.dim(1);
+  int64_t Kh = w.dim(2) / s[0], Kw = w.dim(3) / s[1];
+  // [C, Og, Kh s_h, Kw s_w] -> [g, C/g, Og, Kh, s_h, Kw, s_w], taps reversed
+  // -> [g, s_h, s_w, Og, C/g, Kh, Kw] -> [g s_h s_w Og, C/g, Kh, Kw]
+  Tensor f = reshaped(im, n, w, {groups, C / groups, Og, Kh, s[0], Kw, s[1]}, "filter_taps");
+  f = flipped(im, n, flipped(im, n, f, 3, "flip_h"), 5, "flip_w");
+  Attrs t;
+  t.set("perm", ints(im, {0, 4, 6, 2, 1, 3, 5}));
+  f = im.emit(n, "transpose", {f}, t, n.output(0) + ".filter_phases", "filter_phases");
+  f = reshaped(im, n, f, {groups * s[0] * s[1] * Og, C / groups, Kh, Kw}, "filter");
+  Attrs a;
+  a.set("strides", ints(im, {1, 1}));
+  a.set("dilations", ints(im, {1, 1}));
+  a.set("padding", ints(im, {Kh - 1, Kh - 1, Kw - 1, Kw - 1}));
+  a.set("groups", B(im).getI64IntegerAttr(groups));
+  a.set("layout", B(im).getStringAttr("NCHW"));
+  Tensor y = im.emit(n, "conv2d", {x, f}, a, n.output(0) + ".phases", "phases");
+  int64_t Hp = H + Kh - 1, Wp = W + Kw - 1;
+  y = reshaped(im, n, y, {N, groups, s[0], s[1], Og, Hp, Wp}, "phase_blocks");
+  Attrs p;
+  p.set("perm", ints(im, {0, 1, 4, 5, 2, 6, 3}));
+  y = im.emit(n, "transpose", {y}, p, n.output(0) + ".interleaved", "interleaved");
+  y = reshaped(im, n, y, {N, groups * Og, Hp * s[0], Wp * s[1]}, "full");
+  // The full output is s (in - 1) + k long; the pads crop it, and
+  // output_padding beyond it adds rows no input reaches (zeros).
+  return padded(im, n, y, {0, 0, -pads[0], -pads[1]},
+                {0, 0, extra[0] - pads[2], extra[1] - pads[3]}, 0.0, out);
 }
 
 } // namespace
@@ -130,6 +171,18 @@ void convTranspose(Importer &im, const NodeProto &n) {
     if (x.dim(2 + i) * s[i] + begin[i] + end[i] < span[i])
       throw im.fail(n, "the padding leaves no output");
   }
+  bool phases = (s[0] > 1 || s[1] > 1) && d[0] == 1 && d[1] == 1 && k[0] % s[0] == 0 &&
+                k[1] % s[1] == 0;
+  if (phases) {
+    if (!bias) {
+      phaseConvolutions(im, n, x, w, groups, s, pads, extra, n.output(0));
+      return;
+    }
+    requireRank(im, n, bias, 1);
+    Tensor y = phaseConvolutions(im, n, x, w, groups, s, pads, extra, n.output(0) + ".cropped");
+    im.emit(n, "add", {y, reshaped(im, n, bias, {bias.dim(0), 1, 1}, "bias")});
+    return;
+  }
   // The convolution pads both sides of an axis alike (cuDNN's rule);
   // the rest of a border is added as zeros, or cropped where negative.
   std::vector<int64_t> both(2), before{0, 0, 0, 0}, after{0, 0, 0, 0};
@@ -146,7 +199,7 @@ void convTranspose(Importer &im, const NodeProto &n) {
   t.set("perm", ints(im, {0, 2, 1, 3, 4}));
   f = im.emit(n, "transpose", {f}, t, n.output(0) + ".filter_swapped", "filter_swapped");
   f = reshaped(im, n, f, {O, C / groups, k[0], k[1]}, "filter");
-  f = flipped(im, n, flipped(im, n, f, 2), 3);
+  f = flipped(im, n, flipped(im, n, f, 2, "flip_h"), 3, "flip_w");
   Attrs a;
   a.set("strides", ints(im, {1, 1}));
   a.set("dilations", ints(im, d));
