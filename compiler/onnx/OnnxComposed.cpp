@@ -122,15 +122,10 @@ void softsign(Importer &im, const NodeProto &n) {
 
 /// Mean of any number of inputs: their sum (a chain of adds) over n.
 void mean(Importer &im, const NodeProto &n) {
-  if (n.input_size() < 1)
-    throw im.fail(n, "needs an input");
-  Tensor acc = im.input(n, 0);
   if (n.input_size() == 1)
-    return im.alias(n, acc);
-  for (int i = 1; i < n.input_size(); ++i)
-    acc = im.emit(n, "add", {acc, im.input(n, i)}, {}, part(n, "sum" + std::to_string(i)),
-                  "sum" + std::to_string(i));
-  scaled(im, n, acc, 1.0 / n.input_size(), 0.0, n.output(0), "");
+    return im.alias(n, im.input(n, 0));
+  Tensor sum = chained(im, n, "add", part(n, "sum"));
+  scaled(im, n, sum, 1.0 / n.input_size(), 0.0, n.output(0), "");
 }
 
 void reciprocal(Importer &im, const NodeProto &n) {
@@ -168,21 +163,19 @@ Tensor sumOver(Importer &im, const NodeProto &n, Tensor x, llvm::ArrayRef<int64_
 
 /// ReduceSum (squares first) and ReduceL2 (a sqrt after): an identity
 /// where noop_with_empty_axes leaves the input as it is.
-Mapping reduction(bool square, bool root) {
-  return [square, root](Importer &im, const NodeProto &n) {
-    Tensor x = im.input(n, 0);
-    std::optional<std::vector<int64_t>> axes =
-        reduceAxes(im, n, x, square || root ? 18 : 13);
-    if (!axes && root) // sqrt(x²) of each element
-      return (void)im.emit(n, "abs", {x});
-    if (square)
-      x = im.emit(n, "square", {x}, {}, axes ? part(n, "squares") : n.output(0), "squares");
-    if (!axes)
-      return square ? void() : im.alias(n, x);
-    if (!root)
-      return (void)sumOver(im, n, x, *axes, n.output(0), "");
-    im.emit(n, "sqrt", {sumOver(im, n, x, *axes, part(n, "sum"), "sum")});
-  };
+void reduction(Importer &im, const NodeProto &n, bool square, bool root) {
+  Tensor x = im.input(n, 0);
+  std::optional<std::vector<int64_t>> axes =
+      reduceAxes(im, n, x, square || root ? 18 : 13);
+  if (!axes && root) // sqrt(x²) of each element
+    return (void)im.emit(n, "abs", {x});
+  if (square)
+    x = im.emit(n, "square", {x}, {}, axes ? part(n, "squares") : n.output(0), "squares");
+  if (!axes)
+    return square ? void() : im.alias(n, x);
+  if (!root)
+    return (void)sumOver(im, n, x, *axes, n.output(0), "");
+  im.emit(n, "sqrt", {sumOver(im, n, x, *axes, part(n, "sum"), "sum")});
 }
 
 } // namespace
@@ -191,61 +184,59 @@ Mapping reduction(bool square, bool root) {
 /// moved last and merged into the window of one `max_pool2d` over a
 /// [kept, 1, reduced, 1] view. Its gradient goes to each window's first
 /// maximum, as torch.max(dim)'s does.
-Mapping extreme(bool minimum) {
-  return [minimum](Importer &im, const NodeProto &n) {
-    Tensor x = im.input(n, 0);
-    std::optional<std::vector<int64_t>> axes = reduceAxes(im, n, x, 18);
-    if (!axes)
-      return im.alias(n, x);
-    std::vector<bool> reduced(x.rank(), axes->empty());
-    for (int64_t a : *axes)
-      reduced[a] = true;
-    std::vector<int64_t> perm, result;
-    int64_t kept = 1, window = 1;
-    for (int64_t d = 0; d < x.rank(); ++d)
-      if (!reduced[d]) {
-        perm.push_back(d);
-        kept = product({kept, x.dim(d)});
-      }
-    for (int64_t d = 0; d < x.rank(); ++d)
-      if (reduced[d]) {
-        perm.push_back(d);
-        window = product({window, x.dim(d)});
-      }
-    for (int64_t d = 0; d < x.rank(); ++d)
-      if (!reduced[d] || im.attrInt(n, "keepdims", 1))
-        result.push_back(reduced[d] ? 1 : x.dim(d));
-    if (minimum)
-      x = im.emit(n, "neg", {x}, {}, part(n, "negated"), "negated");
-    bool moved = false;
-    for (size_t i = 0; i < perm.size(); ++i)
-      moved = moved || perm[i] != (int64_t)i;
-    if (moved) {
-      Attrs t;
-      t.set("perm", ints(im, perm));
-      x = im.emit(n, "transpose", {x}, t, part(n, "reduced_last"), "reduced_last");
+void extreme(Importer &im, const NodeProto &n, bool minimum) {
+  Tensor x = im.input(n, 0);
+  std::optional<std::vector<int64_t>> axes = reduceAxes(im, n, x, 18);
+  if (!axes)
+    return im.alias(n, x);
+  std::vector<bool> reduced(x.rank(), axes->empty());
+  for (int64_t a : *axes)
+    reduced[a] = true;
+  std::vector<int64_t> perm, result;
+  int64_t kept = 1, window = 1;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (!reduced[d]) {
+      perm.push_back(d);
+      kept = product({kept, x.dim(d)});
     }
-    Attrs view, pool, back;
-    view.set("shape", ints(im, {kept, 1, window, 1}));
-    x = im.emit(n, "reshape", {x}, view, part(n, "windows"), "windows");
-    pool.set("kernel", ints(im, {window, 1}));
-    pool.set("strides", ints(im, {1, 1}));
-    pool.set("padding", ints(im, {0, 0, 0, 0}));
-    pool.set("layout", B(im).getStringAttr("NCHW"));
-    x = im.emit(n, "max_pool2d", {x}, pool, part(n, "max"), "max");
-    back.set("shape", ints(im, result));
-    if (!minimum)
-      return (void)im.emit(n, "reshape", {x}, back);
-    x = im.emit(n, "reshape", {x}, back, part(n, "negated_min"), "negated_min");
-    im.emit(n, "neg", {x});
-  };
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (reduced[d]) {
+      perm.push_back(d);
+      window = product({window, x.dim(d)});
+    }
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (!reduced[d] || im.attrInt(n, "keepdims", 1))
+      result.push_back(reduced[d] ? 1 : x.dim(d));
+  if (minimum)
+    x = im.emit(n, "neg", {x}, {}, part(n, "negated"), "negated");
+  bool moved = false;
+  for (size_t i = 0; i < perm.size(); ++i)
+    moved = moved || perm[i] != (int64_t)i;
+  if (moved) {
+    Attrs t;
+    t.set("perm", ints(im, perm));
+    x = im.emit(n, "transpose", {x}, t, part(n, "reduced_last"), "reduced_last");
+  }
+  Attrs view, pool, back;
+  view.set("shape", ints(im, {kept, 1, window, 1}));
+  x = im.emit(n, "reshape", {x}, view, part(n, "windows"), "windows");
+  pool.set("kernel", ints(im, {window, 1}));
+  pool.set("strides", ints(im, {1, 1}));
+  pool.set("padding", ints(im, {0, 0, 0, 0}));
+  pool.set("layout", B(im).getStringAttr("NCHW"));
+  x = im.emit(n, "max_pool2d", {x}, pool, part(n, "max"), "max");
+  back.set("shape", ints(im, result));
+  if (!minimum)
+    return (void)im.emit(n, "reshape", {x}, back);
+  x = im.emit(n, "reshape", {x}, back, part(n, "negated_min"), "negated_min");
+  im.emit(n, "neg", {x});
 }
 
-void reduceMax(Importer &im, const NodeProto &n) { extreme(false)(im, n); }
-void reduceMin(Importer &im, const NodeProto &n) { extreme(true)(im, n); }
+void reduceMax(Importer &im, const NodeProto &n) { extreme(im, n, false); }
+void reduceMin(Importer &im, const NodeProto &n) { extreme(im, n, true); }
 
-void reduceSum(Importer &im, const NodeProto &n) { reduction(false, false)(im, n); }
-void reduceSumSquare(Importer &im, const NodeProto &n) { reduction(true, false)(im, n); }
-void reduceL2(Importer &im, const NodeProto &n) { reduction(true, true)(im, n); }
+void reduceSum(Importer &im, const NodeProto &n) { reduction(im, n, false, false); }
+void reduceSumSquare(Importer &im, const NodeProto &n) { reduction(im, n, true, false); }
+void reduceL2(Importer &im, const NodeProto &n) { reduction(im, n, true, true); }
 
 } // namespace ampc::onnx_import

@@ -30,13 +30,6 @@ namespace {
 /// is the input's size times the stride.
 constexpr int64_t kMaxFactor = 1 << 12;
 
-Tensor reshaped(Importer &im, const NodeProto &n, Tensor x, llvm::ArrayRef<int64_t> shape,
-                const std::string &suffix) {
-  Attrs a;
-  a.set("shape", ints(im, shape));
-  return im.emit(n, "reshape", {x}, a, n.output(0) + "." + suffix, suffix);
-}
-
 /// x with s[i] - 1 zeros after each element of spatial axis i (2 and 3).
 Tensor zerosBetween(Importer &im, const NodeProto &n, Tensor x, llvm::ArrayRef<int64_t> s) {
   if (s[0] == 1 && s[1] == 1)

@@ -186,6 +186,19 @@ void softsign(Importer &im, const onnx::NodeProto &n);
 void mean(Importer &im, const onnx::NodeProto &n);
 void globalMaxPool(Importer &im, const onnx::NodeProto &n);
 /// DepthToSpace, SpaceToDepth and Tile (OnnxRearrange.cpp).
+/// `x` reshaped to `shape`, written as `<output>.<suffix>` (the node's
+/// output itself for an empty suffix).
+Tensor reshaped(Importer &im, const onnx::NodeProto &n, Tensor x, llvm::ArrayRef<int64_t> shape,
+                const std::string &suffix);
+/// Copies by broadcast: `x` reshaped to `split` (size-1 axes where copies
+/// go), an `add` of a zero `fill` shaped `copies`, reshaped to `result` as
+/// the node's output. The gradient sums the copies (Tile, Resize).
+void broadcastCopies(Importer &im, const onnx::NodeProto &n, Tensor x,
+                     llvm::ArrayRef<int64_t> split, llvm::ArrayRef<int64_t> copies,
+                     llvm::ArrayRef<int64_t> result);
+/// The chain op(op(x0, x1), x2)... of a node's inputs, the last written as
+/// `out` (Max, Min, Sum, Mean); the one input itself when there is one.
+Tensor chained(Importer &im, const onnx::NodeProto &n, const char *op, const std::string &out);
 void depthToSpace(Importer &im, const onnx::NodeProto &n);
 void spaceToDepth(Importer &im, const onnx::NodeProto &n);
 void tile(Importer &im, const onnx::NodeProto &n);

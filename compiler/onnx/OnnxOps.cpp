@@ -25,18 +25,12 @@ Mapping binary(const char *op) {
   };
 }
 
-/// Max and Min take any number of inputs: a chain of two-input ops.
+/// Max, Min and Sum take any number of inputs: a chain of two-input ops.
 Mapping variadic(const char *op) {
   return [op](Importer &im, const NodeProto &n) {
-    if (n.input_size() < 1)
-      throw im.fail(n, "needs an input");
-    Tensor acc = im.input(n, 0);
     if (n.input_size() == 1)
-      return im.alias(n, acc);
-    for (int i = 1; i + 1 < n.input_size(); ++i)
-      acc = im.emit(n, op, {acc, im.input(n, i)}, {},
-                    n.output(0) + "." + std::to_string(i), std::to_string(i));
-    im.emit(n, op, {acc, im.input(n, n.input_size() - 1)});
+      return im.alias(n, im.input(n, 0));
+    chained(im, n, op, n.output(0));
   };
 }
 
@@ -93,6 +87,18 @@ void concat(Importer &im, const NodeProto &n) {
 }
 
 } // namespace
+
+Tensor chained(Importer &im, const NodeProto &n, const char *op, const std::string &out) {
+  if (n.input_size() < 1)
+    throw im.fail(n, "needs an input");
+  Tensor acc = im.input(n, 0);
+  for (int i = 1; i < n.input_size(); ++i) {
+    bool last = i + 1 == n.input_size();
+    acc = im.emit(n, op, {acc, im.input(n, i)}, {},
+                  last ? out : n.output(0) + "." + std::to_string(i), last ? "" : std::to_string(i));
+  }
+  return acc;
+}
 
 /// Expand of a graph value: an add of zeros of the broadcast shape (its
 /// gradient sums back); Expand of constants folds at import.

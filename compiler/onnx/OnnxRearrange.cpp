@@ -9,14 +9,23 @@ namespace ampc::onnx_import {
 using onnx::NodeProto;
 using Attrs = mlir::NamedAttrList;
 
-namespace {
-
 Tensor reshaped(Importer &im, const NodeProto &n, Tensor x, llvm::ArrayRef<int64_t> shape,
-                const std::string &out, const std::string &suffix) {
+                const std::string &suffix) {
   Attrs a;
   a.set("shape", ints(im, shape));
-  return im.emit(n, "reshape", {x}, a, out, suffix);
+  return im.emit(n, "reshape", {x}, a, suffix.empty() ? n.output(0) : n.output(0) + "." + suffix,
+                 suffix);
 }
+
+void broadcastCopies(Importer &im, const NodeProto &n, Tensor x, llvm::ArrayRef<int64_t> split,
+                     llvm::ArrayRef<int64_t> copies, llvm::ArrayRef<int64_t> result) {
+  Tensor t = reshaped(im, n, x, split, "split");
+  t = im.emit(n, "add", {t, im.fill(n, copies, 0.0, t, "copies")}, {}, n.output(0) + ".copies",
+              "copies");
+  reshaped(im, n, t, result, "");
+}
+
+namespace {
 
 Tensor transposed(Importer &im, const NodeProto &n, Tensor x, llvm::ArrayRef<int64_t> perm,
                   const std::string &suffix) {
@@ -46,16 +55,15 @@ void depthToSpace(Importer &im, const NodeProto &n) {
   std::string mode = im.attrString(n, "mode", "DCR");
   if (mode != "DCR" && mode != "CRD")
     throw im.fail(n, "mode '" + mode + "' is not DCR or CRD");
-  const std::string &out = n.output(0);
   bool dcr = mode == "DCR";
   Tensor t = reshaped(im, n, x,
                       dcr ? std::vector<int64_t>{N, b, b, C / (b * b), H, W}
                           : std::vector<int64_t>{N, C / (b * b), b, b, H, W},
-                      out + ".blocks", "blocks");
+                      "blocks");
   t = transposed(im, n, t, dcr ? std::vector<int64_t>{0, 3, 4, 1, 5, 2}
                                : std::vector<int64_t>{0, 1, 4, 2, 5, 3},
                  "interleaved");
-  reshaped(im, n, t, {N, C / (b * b), H * b, W * b}, out, "");
+  reshaped(im, n, t, {N, C / (b * b), H * b, W * b}, "");
 }
 
 /// SpaceToDepth: [N, C, H, W] -> [N, C b², H / b, W / b], DCR's order.
@@ -66,10 +74,9 @@ void spaceToDepth(Importer &im, const NodeProto &n) {
   if (H % b || W % b)
     throw im.fail(n, "its " + std::to_string(H) + " x " + std::to_string(W) +
                          " image does not divide into blocks of " + std::to_string(b));
-  const std::string &out = n.output(0);
-  Tensor t = reshaped(im, n, x, {N, C, H / b, b, W / b, b}, out + ".blocks", "blocks");
+  Tensor t = reshaped(im, n, x, {N, C, H / b, b, W / b, b}, "blocks");
   t = transposed(im, n, t, {0, 3, 5, 1, 2, 4}, "stacked");
-  reshaped(im, n, t, {N, C * b * b, H / b, W / b}, out, "");
+  reshaped(im, n, t, {N, C * b * b, H / b, W / b}, "");
 }
 
 /// Tile: each axis d split as [1, n_d], an add of zeros broadcast to
@@ -90,10 +97,7 @@ void tile(Importer &im, const NodeProto &n) {
   }
   if (split == copies)
     return im.alias(n, x);
-  const std::string &out = n.output(0);
-  Tensor t = reshaped(im, n, x, split, out + ".split", "split");
-  t = im.emit(n, "add", {t, im.fill(n, copies, 0.0, t, "copies")}, {}, out + ".copies", "copies");
-  reshaped(im, n, t, result, out, "");
+  broadcastCopies(im, n, x, split, copies, result);
 }
 
 } // namespace ampc::onnx_import

@@ -245,14 +245,7 @@ void resize(Importer &im, const NodeProto &n) {
         copies.push_back(factor[d]);
       }
     }
-    Attrs s, back;
-    s.set("shape", ints(im, split));
-    Tensor y = im.emit(n, "reshape", {x}, s, name + ".split", "split");
-    y = im.emit(n, "add", {y, im.fill(n, copies, 0.0, y, "copies")}, {}, name + ".copies",
-                "copies");
-    back.set("shape", ints(im, out));
-    im.emit(n, "reshape", {y}, back);
-    return;
+    return broadcastCopies(im, n, x, split, copies, out);
   }
   for (int64_t d : resized) {
     std::string axis = "axis" + std::to_string(d);
