@@ -235,6 +235,36 @@ static Tensor labelsInput(Importer &im, const OnnxImportOptions &o, Tensor predi
   return im.b.input(name, shape, dtype);
 }
 
+/// The prediction with its classes on the last axis, as
+/// softmax_cross_entropy takes them: transposed there from --class-axis.
+static Tensor classesLast(Importer &im, const OnnxImportOptions &o, const std::string &name,
+                          Tensor prediction) {
+  int64_t rank = prediction.rank();
+  auto shapeText = [&] {
+    std::string s;
+    for (int64_t d : prediction.shape())
+      s += (s.empty() ? "" : ",") + std::to_string(d);
+    return "[" + s + "]";
+  };
+  if (!o.classAxis && rank >= 4)
+    throw GraphError("--loss softmax_cross_entropy: the output '" + name + "' is " + shapeText() +
+                     ": give the axis of its classes, --class-axis 1 as PyTorch's "
+                     "CrossEntropyLoss reads [N, C, H, W], or --class-axis -1 for the last");
+  int64_t axis = o.classAxis.value_or(-1);
+  if (axis < -rank || axis >= rank)
+    throw GraphError("--class-axis " + std::to_string(axis) + ": the output '" + name +
+                     "' is " + shapeText() + ", which has no such axis");
+  axis = axis < 0 ? axis + rank : axis;
+  if (axis == rank - 1)
+    return prediction;
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != axis)
+      perm.push_back(i);
+  perm.push_back(axis);
+  return im.b.transpose(prediction, perm, name + ".classes_last");
+}
+
 } // namespace onnx_import
 
 using namespace onnx_import;
@@ -342,6 +372,8 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &ctx, const std::
     if (!im.tensors.count(on))
       throw GraphError("--loss: the model has no output '" + on + "'");
     Tensor prediction = im.tensors[on];
+    if (options.loss == "softmax_cross_entropy")
+      prediction = classesLast(im, options, on, prediction);
     Tensor labels = labelsInput(im, options, prediction);
     if (options.loss == "softmax_cross_entropy")
       im.b.setLoss(im.b.softmaxCrossEntropy(prediction, labels, "loss"));

@@ -8,6 +8,8 @@
 #include <map>
 #include <string>
 
+#include <optional>
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
@@ -25,6 +27,10 @@ struct OnnxImportOptions {
   /// The labels input: NAME[:SHAPE:DTYPE], SHAPE as 32x10 (default: what the
   /// loss needs, i64 class ids or f32 targets).
   std::string labels;
+  /// The prediction's axis that holds the classes (softmax_cross_entropy),
+  /// negative from the end. Unset: the last, which rank 4 and up must not
+  /// assume (PyTorch's CrossEntropyLoss reads [N, C, H, W] on axis 1).
+  std::optional<int64_t> classAxis;
   /// The model file's folder: tensors stored in external files (models over
   /// 2 GB) are read from there. Empty: such tensors are refused.
   std::string modelDir;

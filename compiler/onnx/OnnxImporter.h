@@ -231,6 +231,14 @@ void expand(Importer &im, const onnx::NodeProto &n);
 /// (OnnxSelect.cpp).
 void split(Importer &im, const onnx::NodeProto &n);
 void where(Importer &im, const onnx::NodeProto &n);
+/// What liftedToImage lifts: a 1-D window's input [N, C, L] (pools), its
+/// input and filter [O, I, K] (Conv, ConvTranspose); an op whose result has
+/// its input's shape (batch norm: [N, C], [N, C, L], [N, C, D, H, W]); or a
+/// global pool ([N, C, L], [N, C, D, H, W] to [N, C, 1, ...]).
+enum class Lift { Window1d, WindowAndFilter1d, SameShape, GlobalPool };
+/// `twoD`, which maps the node's form over images [N, C, H, W], extended to
+/// the other ranks `lift` names through reshapes (OnnxLiftToImage.cpp).
+Mapping liftedToImage(Mapping twoD, Lift lift);
 /// Softmax/LogSoftmax and MaxPool/AveragePool, for the graph op `op`.
 Mapping softmax(const char *op);
 Mapping pool(const char *op);

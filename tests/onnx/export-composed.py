@@ -5,14 +5,17 @@ PReLU, ELU, SELU, CELU, Softplus, Mish, Softsign), GroupNorm and
 InstanceNorm2d, Upsample and interpolate in every mode, ConvTranspose2d
 (strided, padded, grouped, dilated), PixelShuffle (DepthToSpace), repeat
 (Tile), amax and amin (ReduceMax, ReduceMin), F.normalize, sums and
-reciprocals; and three models made of them: a small U-Net, a DCGAN-style
-generator and PointNet's core. Each as NAME.onnx with an input batch and
-PyTorch's outputs (NAME.inputs/.expected.safetensors); the three models
+reciprocals, the 1-D forms (Conv1d, ConvTranspose1d, the 1-D pools,
+BatchNorm1d); and five models made of them: a small U-Net, a DCGAN-style
+generator, PointNet's core, a 1-D CNN over audio and an MLP with
+BatchNorm1d. Each as NAME.onnx with an input batch and PyTorch's outputs
+(NAME.inputs/.expected.safetensors); the five models
 also with a target (NAME.train.safetensors) and PyTorch's losses over 5
 SGD steps from the exported weights (NAME.peer.json, as
 bench/compare_losses.py reads it), to hold ampc's gradients to PyTorch's.
 
 Usage: export-composed.py OUTDIR. Exits 77 (a skip) where PyTorch is missing."""
+import copy
 import json
 import os
 import sys
@@ -45,7 +48,8 @@ class Lambda(nn.Module):
 def export(name, model, x, opset=14):
     model.eval()
     torch.onnx.export(model, x, f"{out}/{name}.onnx", input_names=["x"], output_names=["y"],
-                      opset_version=opset, do_constant_folding=False)
+                      opset_version=opset, do_constant_folding=False,
+                      training=torch.onnx.TrainingMode.PRESERVE)  # keeps BatchNorm a node
     with torch.no_grad():
         y = model(x)
     safetensors_io.write(f"{out}/{name}.inputs.safetensors", {"x": x.numpy()})
@@ -95,6 +99,36 @@ for name, m in ops.items():
             p.add_(0.1 * torch.randn_like(p))
     export(name, m, x)
 
+# The 1-D forms (Conv1d, ConvTranspose1d, the 1-D pools, BatchNorm1d), on
+# [N, C, L] and BatchNorm1d also on [N, C].
+x1 = torch.randn(2, 8, 20)
+ops1d = {
+    "conv1d": nn.Conv1d(8, 6, 5, stride=2, padding=2),
+    "conv1d_dilated_grouped": nn.Conv1d(8, 4, 3, padding=2, dilation=2, groups=2),
+    "conv_transpose1d": nn.ConvTranspose1d(8, 4, 4, stride=2, padding=1),
+    "conv_transpose1d_odd": nn.ConvTranspose1d(8, 4, 3, stride=2, padding=1, output_padding=1),
+    "max_pool1d": nn.MaxPool1d(3, stride=2, padding=1),
+    "avg_pool1d": nn.AvgPool1d(4, stride=2, padding=1, count_include_pad=False),
+    "adaptive_avg_pool1d": nn.AdaptiveAvgPool1d(1),
+    "adaptive_max_pool1d": nn.AdaptiveMaxPool1d(1),
+    "batch_norm1d": nn.BatchNorm1d(8),
+}
+for name, m in ops1d.items():
+    with torch.no_grad():
+        for p in m.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+        for b in m.buffers():
+            if b.is_floating_point():
+                b.copy_(0.5 + torch.rand_like(b))
+    export(name, m, x1)
+    ops[name] = m
+with torch.no_grad():
+    flat = nn.BatchNorm1d(8)
+    flat.running_mean.copy_(torch.randn(8))
+    flat.running_var.copy_(0.5 + torch.rand(8))
+export("batch_norm1d_flat", flat, torch.randn(4, 8))
+ops["batch_norm1d_flat"] = flat
+
 
 class UNet(nn.Module):
     """Two levels: GroupNorm, SiLU, a strided conv down, a ConvTranspose2d
@@ -132,6 +166,33 @@ class Generator(nn.Module):
         return self.net(z)
 
 
+class AudioNet(nn.Module):
+    """A 1-D CNN over a waveform, M5-style: Conv1d, BatchNorm1d, ReLU,
+    MaxPool1d, a global average over time, a Linear head."""
+
+    def __init__(self):
+        super().__init__()
+        block = lambda i, o, k, s: nn.Sequential(nn.Conv1d(i, o, k, s, k // 2),
+                                                 nn.BatchNorm1d(o), nn.ReLU())
+        self.net = nn.Sequential(block(1, 8, 9, 2), nn.MaxPool1d(2), block(8, 16, 3, 1),
+                                 nn.AdaptiveAvgPool1d(1), nn.Flatten(), nn.Linear(16, 4))
+
+    def forward(self, w):
+        return self.net(w)
+
+
+class TabularMLP(nn.Module):
+    """An MLP with BatchNorm1d over features ([N, C])."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(10, 32), nn.BatchNorm1d(32), nn.ReLU(),
+                                 nn.Linear(32, 3))
+
+    def forward(self, t):
+        return self.net(t)
+
+
 class PointNet(nn.Module):
     """PointNet's core: a shared MLP over each point, a max over the points
     (ReduceMax), an MLP head."""
@@ -145,22 +206,33 @@ class PointNet(nn.Module):
         return self.head(self.point(p).amax(dim=1))
 
 
-for name, model, x in (("unet", UNet(), torch.randn(2, 3, 16, 16)),
-                       ("generator", Generator(), torch.randn(4, 16, 1, 1)),
-                       ("pointnet", PointNet(), torch.randn(4, 64, 3))):
-    y = export(name, model, x)
-    target = torch.randn_like(y)
-    safetensors_io.write(f"{out}/{name}.train.safetensors",
+def train_peer(name, kind, model, x, target, loss_fn):
+    """PyTorch's losses over 5 SGD steps from the model's weights
+    (NAME.KIND.peer.json), with the batch as NAME.KIND.safetensors, for
+    ampc train --data and bench/compare_losses.py."""
+    safetensors_io.write(f"{out}/{name}.{kind}.safetensors",
                          {"x": x.numpy(), "labels": target.numpy()})
     model.train()
     sgd = torch.optim.SGD(model.parameters(), lr=0.1)
     losses = []
     for _ in range(5):
-        loss = F.mse_loss(model(x), target)
+        loss = loss_fn(model(x), target)
         losses.append(loss.item())
         sgd.zero_grad()
         loss.backward()
         sgd.step()
-    with open(f"{out}/{name}.peer.json", "w") as f:
+    with open(f"{out}/{name}.{kind}.peer.json", "w") as f:
         json.dump({"model": name, "mode": "f32", "losses": losses}, f)
-print("exported", len(ops) + 3, "models to", out)
+
+
+for name, model, x in (("unet", UNet(), torch.randn(2, 3, 16, 16)),
+                       ("generator", Generator(), torch.randn(4, 16, 1, 1)),
+                       ("pointnet", PointNet(), torch.randn(4, 64, 3)),
+                       ("audionet", AudioNet(), torch.randn(4, 1, 64)),
+                       ("tabular", TabularMLP(), torch.randn(8, 10))):
+    y = export(name, model, x)
+    if name == "unet":  # as a segmentation: the classes on axis 1 of [N, C, H, W]
+        classes = torch.randint(0, y.shape[1], (y.shape[0],) + tuple(y.shape[2:]))
+        train_peer(name, "seg", copy.deepcopy(model), x, classes, F.cross_entropy)
+    train_peer(name, "train", model, x, torch.randn_like(y), F.mse_loss)
+print("exported", len(ops) + 5, "models to", out)

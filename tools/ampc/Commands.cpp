@@ -274,7 +274,8 @@ const std::vector<Command> &commands() {
        {{"output", true, false, "the .svg file to write"}},
        runPlot},
       {"import", "import MODEL.onnx -o OUT.json|.mlir [--batch N] [--set NAME=N] "
-                 "[--loss softmax_cross_entropy|mse [--labels NAME[:SHAPE:DTYPE]] [--loss-on OUT]] [--fuse-attention]",
+                 "[--loss softmax_cross_entropy|mse [--labels NAME[:SHAPE:DTYPE]] [--loss-on OUT] "
+                 "[--class-axis N]] [--fuse-attention]",
        "imports an ONNX model: initializers become params with their values and names",
        {{"output", true, false, "the graph file to write (.json or .mlir)"},
         {"batch", true, false, "fixes a dynamic first dimension of the inputs"},
@@ -282,6 +283,8 @@ const std::vector<Command> &commands() {
         {"loss", true, false, "adds a loss: softmax_cross_entropy or mse"},
         {"labels", true, false, "the loss's labels input: NAME[:SHAPE:DTYPE] (labels)"},
         {"loss-on", true, false, "the output the loss reads (the first)"},
+        {"class-axis", true, false,
+         "the output's axis of classes for softmax_cross_entropy (the last; 1 for [N, C, H, W])"},
         {"fuse-attention", false, false,
          "imports attention (MatMul, scale, Softmax, MatMul) as one fused attention op"}},
        runImport},

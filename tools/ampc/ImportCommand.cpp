@@ -35,6 +35,11 @@ static OnnxImportOptions importOptionsFrom(const Args &args) {
   o.fuseAttention = args.has("fuse-attention");
   if (o.loss.empty() && (args.has("labels") || args.has("loss-on")))
     throw UsageError("--labels and --loss-on go with --loss");
+  if (args.has("class-axis")) {
+    if (o.loss != "softmax_cross_entropy")
+      throw UsageError("--class-axis goes with --loss softmax_cross_entropy");
+    o.classAxis = args.getInt("class-axis", -1, -64, 63);
+  }
   return o;
 }
 
