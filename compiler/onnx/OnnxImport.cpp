@@ -338,8 +338,12 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &ctx, const std::
       throw im.fail(n, "takes " + std::to_string(schema->min_input()) + " to " +
                            std::to_string(schema->max_input()) + " inputs, got " +
                            std::to_string(n.input_size()));
+    // An empty first output is allowed where the schema makes it optional
+    // (an LSTM's Y where only its last state Y_h is read).
+    bool firstOptional = !schema->outputs().empty() &&
+                         schema->outputs()[0].GetOption() == onnx::OpSchema::Optional;
     if (n.output_size() < std::max(1, schema->min_output()) ||
-        n.output_size() > schema->max_output() || n.output(0).empty())
+        n.output_size() > schema->max_output() || (n.output(0).empty() && !firstOptional))
       throw im.fail(n, "takes " + std::to_string(std::max(1, schema->min_output())) + " to " +
                            std::to_string(schema->max_output()) + " outputs, got " +
                            std::to_string(n.output_size()));

@@ -215,6 +215,10 @@ std::optional<std::vector<int64_t>> reduceAxes(Importer &im, const onnx::NodePro
 /// Resize and Upsample (OnnxResize.cpp); ConvTranspose (OnnxConvTranspose.cpp).
 void resize(Importer &im, const onnx::NodeProto &n);
 void convTranspose(Importer &im, const onnx::NodeProto &n);
+/// LSTM, GRU and RNN unrolled over the sequence (OnnxRecurrent.cpp).
+void lstm(Importer &im, const onnx::NodeProto &n);
+void gru(Importer &im, const onnx::NodeProto &n);
+void rnn(Importer &im, const onnx::NodeProto &n);
 /// Einsum (OnnxEinsum.cpp), Pad (OnnxPad.cpp) and Expand (OnnxOps.cpp).
 void einsum(Importer &im, const onnx::NodeProto &n);
 /// A matched attention (findPatterns) as the fused op, written as node

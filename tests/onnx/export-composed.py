@@ -6,10 +6,11 @@ InstanceNorm2d, Upsample and interpolate in every mode, ConvTranspose2d
 (strided, padded, grouped, dilated), PixelShuffle (DepthToSpace), repeat
 (Tile), amax and amin (ReduceMax, ReduceMin), F.normalize, sums and
 reciprocals, the 1-D forms (Conv1d, ConvTranspose1d, the 1-D pools,
-BatchNorm1d); and five models made of them: a small U-Net, a DCGAN-style
-generator, PointNet's core, a 1-D CNN over audio and an MLP with
-BatchNorm1d. Each as NAME.onnx with an input batch and PyTorch's outputs
-(NAME.inputs/.expected.safetensors); the five models
+BatchNorm1d), the recurrent layers (LSTM, GRU, RNN); and seven models made
+of them: a small U-Net, a DCGAN-style generator, PointNet's core, a 1-D CNN
+over audio, an MLP with BatchNorm1d, an LSTM text classifier and a GRU
+forecaster. Each as NAME.onnx with an input batch and PyTorch's outputs
+(NAME.inputs/.expected.safetensors); the seven models
 also with a target (NAME.train.safetensors) and PyTorch's losses over 5
 SGD steps from the exported weights (NAME.peer.json, as
 bench/compare_losses.py reads it), to hold ampc's gradients to PyTorch's.
@@ -130,6 +131,37 @@ export("batch_norm1d_flat", flat, torch.randn(4, 8))
 ops["batch_norm1d_flat"] = flat
 
 
+
+class Recurrent(nn.Module):
+    """An nn.LSTM, nn.GRU or nn.RNN and what is read of its results."""
+
+    def __init__(self, rnn, pick):
+        super().__init__()
+        self.rnn, self.pick = rnn, pick
+
+    def forward(self, t):
+        y, state = self.rnn(t)
+        return self.pick(y, state)
+
+
+# The recurrent layers (LSTM, GRU, RNN), on [B, T, I] (batch_first) or
+# [T, B, I], reading their outputs Y or their last states.
+xs = torch.randn(3, 6, 8)
+recurrent = {
+    "lstm": Recurrent(nn.LSTM(8, 12), lambda y, s: y),
+    "lstm_stacked_bidirectional": Recurrent(
+        nn.LSTM(8, 12, num_layers=2, batch_first=True, bidirectional=True), lambda y, s: y),
+    "lstm_last_states": Recurrent(nn.LSTM(8, 12, batch_first=True),
+                                  lambda y, s: s[0] + 2 * s[1]),
+    "gru_bidirectional": Recurrent(nn.GRU(8, 12, batch_first=True, bidirectional=True),
+                                   lambda y, s: y),
+    "rnn_relu": Recurrent(nn.RNN(8, 12, nonlinearity="relu"), lambda y, s: s),
+}
+for name, m in recurrent.items():
+    export(name, m, xs)
+    ops[name] = m
+
+
 class UNet(nn.Module):
     """Two levels: GroupNorm, SiLU, a strided conv down, a ConvTranspose2d
     up, a skip concat, and nearest upsampling on the way out."""
@@ -193,6 +225,33 @@ class TabularMLP(nn.Module):
         return self.net(t)
 
 
+class Sentiment(nn.Module):
+    """A text classifier: embeddings, a bidirectional LSTM, a Linear head
+    on its last step."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 16)
+        self.lstm = nn.LSTM(16, 24, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(48, 3)
+
+    def forward(self, tokens):
+        y, _ = self.lstm(self.embed(tokens))
+        return self.head(y[:, -1])
+
+
+class Forecast(nn.Module):
+    """A two-layer GRU over a series, a Linear prediction at each step."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(4, 16, num_layers=2, batch_first=True)
+        self.head = nn.Linear(16, 1)
+
+    def forward(self, series):
+        return self.head(self.gru(series)[0])
+
+
 class PointNet(nn.Module):
     """PointNet's core: a shared MLP over each point, a max over the points
     (ReduceMax), an MLP head."""
@@ -235,4 +294,13 @@ for name, model, x in (("unet", UNet(), torch.randn(2, 3, 16, 16)),
         classes = torch.randint(0, y.shape[1], (y.shape[0],) + tuple(y.shape[2:]))
         train_peer(name, "seg", copy.deepcopy(model), x, classes, F.cross_entropy)
     train_peer(name, "train", model, x, torch.randn_like(y), F.mse_loss)
-print("exported", len(ops) + 5, "models to", out)
+
+sentiment = Sentiment()
+tokens = torch.randint(0, 50, (4, 10))
+export("sentiment", sentiment, tokens)
+train_peer("sentiment", "train", sentiment, tokens, torch.randint(0, 3, (4,)), F.cross_entropy)
+forecast = Forecast()
+series = torch.randn(4, 12, 4)
+y = export("forecast", forecast, series)
+train_peer("forecast", "train", forecast, series, torch.randn_like(y), F.mse_loss)
+print("exported", len(ops) + 7, "models to", out)
