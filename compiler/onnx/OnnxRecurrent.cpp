@@ -216,7 +216,10 @@ void recurrent(Importer &im, const NodeProto &n, Cell cell) {
   Tensor bias = im.optionalInput(n, 3), h0 = im.optionalInput(n, 5);
   Tensor c0 = cell == Cell::Lstm ? im.optionalInput(n, 6) : Tensor();
   requireRank(im, n, x, 3);
-  bool batchFirst = im.attrInt(n, "layout", 0) == 1;
+  int64_t layout = im.attrInt(n, "layout", 0);
+  if (layout != 0 && layout != 1)
+    throw im.fail(n, "layout " + std::to_string(layout) + " is not 0 or 1");
+  bool batchFirst = layout == 1;
   std::string direction = im.attrString(n, "direction", "forward");
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
     throw im.fail(n, "direction '" + direction + "' is not forward, reverse or bidirectional");
