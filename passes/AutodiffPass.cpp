@@ -6,7 +6,9 @@
 // order; for a node whose result has a gradient, ask its GradientOpInterface
 // rule for the gradients of the operands that depend on a param, appending
 // the backward nodes before the terminator; sum the contributions of values
-// with several consumers. Finally name each param's gradient `<param>.grad`
+// with several consumers, except that the gradients of adjacent slices of
+// one axis (an LSTM's gates, a split) join as a concat placed once, not as
+// zero-filled tensors added up (mergeSliceGradients). Finally name each param's gradient `<param>.grad`
 // (renaming a fresh backward value, or through an identity). Then place
 // backward work for memory (passes/BackwardPlacement.h): recompute activations
 // and f32 results of widened L values, recast forward casts, sink widening
@@ -26,6 +28,62 @@ using namespace mlir;
 
 namespace ampc {
 namespace {
+
+/// The sum of two slice gradients that place their dy's at adjacent ranges
+/// of one axis of the same shape: one slice_backward of their concat (the
+/// concat itself where it covers the whole input), with the two erased.
+/// The zeros either adds are exact, so the values are the same (but for
+/// the sign of a zero); null when the two are not such.
+Value mergeSliceGradients(graph::GradBuilder &gb, Value a, Value b) {
+  auto sa = a.getDefiningOp<graph::SliceBackwardOp>();
+  auto sb = b.getDefiningOp<graph::SliceBackwardOp>();
+  // Unread so far: a slice's rule makes its slice_backward for its one
+  // operand, whose gradient nothing reads until its producer is visited.
+  if (!sa || !sb || sa == sb || !a.use_empty() || !b.use_empty() || sa.getAxes().size() != 1 ||
+      sa.getAxes() != sb.getAxes() || sa.getInputShape() != sb.getInputShape() ||
+      a.getType() != b.getType())
+    return nullptr;
+  if (sb.getStarts()[0] < sa.getStarts()[0])
+    std::swap(sa, sb);
+  int64_t axis = sa.getAxes()[0];
+  llvm::ArrayRef<int64_t> shape = sa.getInputShape();
+  // Ranges as written (non-negative, in bounds) only: 0 <= a < a' = b < b' <= dim.
+  if (axis < 0 || axis >= (int64_t)shape.size() || sa.getStarts()[0] < 0 ||
+      sa.getEnds()[0] <= sa.getStarts()[0] || sa.getEnds()[0] != sb.getStarts()[0] ||
+      sb.getEnds()[0] <= sb.getStarts()[0] || sb.getEnds()[0] > shape[axis])
+    return nullptr;
+  // A run of merges (a dy that is the concat an earlier one made, read only
+  // here) extends that concat, so each element is copied once.
+  SmallVector<Value> parts;
+  SmallVector<Operation *> spliced;
+  for (graph::SliceBackwardOp side : {sa, sb}) {
+    auto earlier = side.getDy().getDefiningOp<graph::ConcatOp>();
+    if (earlier && static_cast<int64_t>(earlier.getAxis()) == axis && side.getDy().hasOneUse()) {
+      parts.append(earlier.getInputs().begin(), earlier.getInputs().end());
+      spliced.push_back(earlier);
+    } else {
+      parts.push_back(side.getDy());
+    }
+  }
+  NamedAttrList concat;
+  concat.set("axis", gb.builder().getI64IntegerAttr(axis));
+  gb.setForward(sb);
+  Value joined = gb.value("concat", parts, concat, "joined");
+  Value merged = joined;
+  if (sa.getStarts()[0] != 0 || sb.getEnds()[0] != shape[axis]) {
+    NamedAttrList place;
+    place.set("axes", sa.getAxesAttr());
+    place.set("starts", gb.builder().getDenseI64ArrayAttr({sa.getStarts()[0]}));
+    place.set("ends", gb.builder().getDenseI64ArrayAttr({sb.getEnds()[0]}));
+    place.set("input_shape", sa.getInputShapeAttr());
+    merged = gb.value("slice_backward", {joined}, place, "placed");
+  }
+  sa->erase();
+  sb->erase();
+  for (Operation *op : spliced)
+    op->erase();
+  return merged;
+}
 
 struct GraphAutodiffPass : impl::GraphAutodiffBase<GraphAutodiffPass> {
   using GraphAutodiffBase::GraphAutodiffBase;
@@ -95,8 +153,13 @@ void GraphAutodiffPass::runOnOperation() {
       if (!grad)
         continue;
       if (Value previous = gradOf.lookup(v)) {
-        gb.setForward(grad.getDefiningOp() ? grad.getDefiningOp() : op);
-        grad = gb.value("add", {previous, grad}, {}, "sum");
+        if (Value merged = mergeSliceGradients(gb, previous, grad)) {
+          fresh.erase(previous);
+          grad = merged;
+        } else {
+          gb.setForward(grad.getDefiningOp() ? grad.getDefiningOp() : op);
+          grad = gb.value("add", {previous, grad}, {}, "sum");
+        }
       }
       gradOf[v] = grad;
       fresh.insert(grad);

@@ -173,3 +173,46 @@ graph.graph @returned_gelu attributes {loss = "loss"} {
   %loss = graph.reduce_sum "loss"(%y) : (tensor<4x8xf32>) -> tensor<f32>
   graph.return %loss, %g : tensor<f32>, tensor<4x8xf32>
 }
+
+// -----
+
+// The gradients of adjacent slices of one axis (an LSTM's gates) join as
+// one concat: no zero-filled slice_backward each, no sum. Slices that leave
+// a gap keep their slice_backward and sum.
+// CHECK-LABEL: graph.graph @slices
+// CHECK-NOT: graph.slice_backward
+// CHECK: %[[J:.*]] = graph.concat "{{.*}}joined"(%{{.*}}, %{{.*}}, %{{.*}}) {axis = 1 : i64} : (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x6xf32>
+// CHECK-NOT: graph.slice_backward
+// CHECK-NOT: "{{.*}}sum"
+// CHECK: graph.return
+graph.graph @slices attributes {loss = "loss"} {
+  %x = graph.input "x" : tensor<2x6xf32>
+  %t = graph.input "t" : tensor<2x2xf32>
+  %w = graph.param "w" : tensor<2x6xf32>
+  %h = graph.mul "h"(%x, %w) : (tensor<2x6xf32>, tensor<2x6xf32>) -> tensor<2x6xf32>
+  %a = graph.slice "a"(%h) {axes = array<i64: 1>, starts = array<i64: 0>, ends = array<i64: 2>} : (tensor<2x6xf32>) -> tensor<2x2xf32>
+  %b = graph.slice "b"(%h) {axes = array<i64: 1>, starts = array<i64: 2>, ends = array<i64: 4>} : (tensor<2x6xf32>) -> tensor<2x2xf32>
+  %c = graph.slice "c"(%h) {axes = array<i64: 1>, starts = array<i64: 4>, ends = array<i64: 6>} : (tensor<2x6xf32>) -> tensor<2x2xf32>
+  %ab = graph.mul "ab"(%a, %b) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  %abc = graph.add "abc"(%ab, %c) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  %loss = graph.mse_loss "loss"(%abc, %t) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<f32>
+  graph.return %loss : tensor<f32>
+}
+
+// -----
+
+// CHECK-LABEL: graph.graph @gap
+// CHECK: graph.slice_backward {{.*}}ends = array<i64: 6>{{.*}}starts = array<i64: 4>
+// CHECK: graph.slice_backward {{.*}}ends = array<i64: 2>{{.*}}starts = array<i64: 0>
+// CHECK: graph.add "{{.*}}sum"
+graph.graph @gap attributes {loss = "loss"} {
+  %x = graph.input "x" : tensor<2x6xf32>
+  %t = graph.input "t" : tensor<2x2xf32>
+  %w = graph.param "w" : tensor<2x6xf32>
+  %h = graph.mul "h"(%x, %w) : (tensor<2x6xf32>, tensor<2x6xf32>) -> tensor<2x6xf32>
+  %a = graph.slice "a"(%h) {axes = array<i64: 1>, starts = array<i64: 0>, ends = array<i64: 2>} : (tensor<2x6xf32>) -> tensor<2x2xf32>
+  %c = graph.slice "c"(%h) {axes = array<i64: 1>, starts = array<i64: 4>, ends = array<i64: 6>} : (tensor<2x6xf32>) -> tensor<2x2xf32>
+  %ac = graph.mul "ac"(%a, %c) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  %loss = graph.mse_loss "loss"(%ac, %t) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<f32>
+  graph.return %loss : tensor<f32>
+}
