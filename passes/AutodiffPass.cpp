@@ -8,8 +8,9 @@
 // the backward nodes before the terminator; sum the contributions of values
 // with several consumers, except that the gradients of adjacent slices of
 // one axis (an LSTM's gates, a split) join as a concat placed once, not as
-// zero-filled tensors added up (mergeSliceGradients). Finally name each param's gradient `<param>.grad`
-// (renaming a fresh backward value, or through an identity). Then place
+// zero-filled tensors added up (mergeSliceGradients). Finally name each
+// param's gradient `<param>.grad` (renaming a fresh backward value, or
+// through an identity). Then place
 // backward work for memory (passes/BackwardPlacement.h): recompute activations
 // and f32 results of widened L values, recast forward casts, sink widening
 // casts.
@@ -33,8 +34,11 @@ namespace {
 /// of one axis of the same shape: one slice_backward of their concat (the
 /// concat itself where it covers the whole input), with the two erased.
 /// The zeros either adds are exact, so the values are the same (but for
-/// the sign of a zero); null when the two are not such.
-Value mergeSliceGradients(graph::GradBuilder &gb, Value a, Value b) {
+/// the sign of a zero); null when the two are not such. What it erases
+/// leaves `fresh`; a concat that is some param's gradient (`isParamGrad`)
+/// is read, not extended.
+Value mergeSliceGradients(graph::GradBuilder &gb, Value a, Value b, llvm::DenseSet<Value> &fresh,
+                          llvm::function_ref<bool(Value)> isParamGrad) {
   auto sa = a.getDefiningOp<graph::SliceBackwardOp>();
   auto sb = b.getDefiningOp<graph::SliceBackwardOp>();
   // Unread so far: a slice's rule makes its slice_backward for its one
@@ -58,7 +62,8 @@ Value mergeSliceGradients(graph::GradBuilder &gb, Value a, Value b) {
   SmallVector<Operation *> spliced;
   for (graph::SliceBackwardOp side : {sa, sb}) {
     auto earlier = side.getDy().getDefiningOp<graph::ConcatOp>();
-    if (earlier && static_cast<int64_t>(earlier.getAxis()) == axis && side.getDy().hasOneUse()) {
+    if (earlier && static_cast<int64_t>(earlier.getAxis()) == axis &&
+        side.getDy().hasOneUse() && !isParamGrad(side.getDy())) {
       parts.append(earlier.getInputs().begin(), earlier.getInputs().end());
       spliced.push_back(earlier);
     } else {
@@ -78,10 +83,11 @@ Value mergeSliceGradients(graph::GradBuilder &gb, Value a, Value b) {
     place.set("input_shape", sa.getInputShapeAttr());
     merged = gb.value("slice_backward", {joined}, place, "placed");
   }
-  sa->erase();
-  sb->erase();
-  for (Operation *op : spliced)
+  spliced.insert(spliced.begin(), {sa, sb}); // the readers of the concats go first
+  for (Operation *op : spliced) {
+    fresh.erase(op->getResult(0));
     op->erase();
+  }
   return merged;
 }
 
@@ -131,6 +137,9 @@ void GraphAutodiffPass::runOnOperation() {
   g->setAttr("grad_seed", builder.getStringAttr(graph::nodeName(seed)));
   gradOf[loss] = seed->getResult(0);
 
+  auto isParamGrad = [&](Value v) {
+    return llvm::any_of(params, [&](graph::ParamOp p) { return gradOf.lookup(p.getValue()) == v; });
+  };
   for (Operation *op : llvm::reverse(forward)) {
     Value dy = gradOf.lookup(op->getResult(0));
     if (!dy)
@@ -153,8 +162,7 @@ void GraphAutodiffPass::runOnOperation() {
       if (!grad)
         continue;
       if (Value previous = gradOf.lookup(v)) {
-        if (Value merged = mergeSliceGradients(gb, previous, grad)) {
-          fresh.erase(previous);
+        if (Value merged = mergeSliceGradients(gb, previous, grad, fresh, isParamGrad)) {
           grad = merged;
         } else {
           gb.setForward(grad.getDefiningOp() ? grad.getDefiningOp() : op);
