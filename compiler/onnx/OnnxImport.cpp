@@ -7,6 +7,7 @@
 #include "onnx/defs/schema.h"
 #include "compiler/NodeFactory.h"
 #include "ops/GraphNames.h"
+#include "ops/InferenceUtils.h"
 
 namespace ampc {
 namespace onnx_import {
@@ -240,21 +241,15 @@ static Tensor labelsInput(Importer &im, const OnnxImportOptions &o, Tensor predi
 static Tensor classesLast(Importer &im, const OnnxImportOptions &o, const std::string &name,
                           Tensor prediction) {
   int64_t rank = prediction.rank();
-  auto shapeText = [&] {
-    std::string s;
-    for (int64_t d : prediction.shape())
-      s += (s.empty() ? "" : ",") + std::to_string(d);
-    return "[" + s + "]";
-  };
+  std::string shape = graph::infer::shapeString(prediction.shape());
   if (!o.classAxis && rank >= 4)
-    throw GraphError("--loss softmax_cross_entropy: the output '" + name + "' is " + shapeText() +
+    throw GraphError("--loss softmax_cross_entropy: the output '" + name + "' is " + shape +
                      ": give the axis of its classes, --class-axis 1 as PyTorch's "
                      "CrossEntropyLoss reads [N, C, H, W], or --class-axis -1 for the last");
   int64_t axis = o.classAxis.value_or(-1);
-  if (axis < -rank || axis >= rank)
-    throw GraphError("--class-axis " + std::to_string(axis) + ": the output '" + name +
-                     "' is " + shapeText() + ", which has no such axis");
-  axis = axis < 0 ? axis + rank : axis;
+  if (!graph::infer::normaliseAxis(axis, rank))
+    throw GraphError("--class-axis " + std::to_string(o.classAxis.value_or(-1)) + ": the output '" + name +
+                     "' is " + shape + ", which has no such axis");
   if (axis == rank - 1)
     return prediction;
   std::vector<int64_t> perm;

@@ -10,6 +10,7 @@
 //   axes merged into [N, C, rest, last] (or [N, C, 1, 1]).
 // The reshapes move no data, and their gradients are exact.
 #include "compiler/onnx/OnnxImporter.h"
+#include "llvm/ADT/ScopeExit.h"
 
 namespace ampc::onnx_import {
 
@@ -79,13 +80,10 @@ Mapping liftedToImage(Mapping twoD, Lift lift) {
     }
     lifted.set_output(0, out + ".image_result");
     im.names[&lifted] = im.nodeName(n);
-    try {
+    {
+      auto forget = llvm::make_scope_exit([&] { im.names.erase(&lifted); });
       twoD(im, lifted);
-    } catch (...) {
-      im.names.erase(&lifted);
-      throw;
     }
-    im.names.erase(&lifted);
     Tensor y = im.tensors.at(out + ".image_result");
     std::vector<int64_t> shape = y.shape();
     if (window)

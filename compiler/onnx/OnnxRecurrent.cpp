@@ -29,9 +29,10 @@ struct Unroller {
   int64_t steps, batch, hidden;
   std::string base;
 
+  /// A node writing `<base>.<part>`, or ONNX value `out` where given.
   Tensor op(const std::string &part, llvm::StringRef type, llvm::ArrayRef<Tensor> in,
-            Attrs a = {}) {
-    return im.emit(n, type, in, a, base + "." + part, part);
+            Attrs a = {}, const std::string &out = "") {
+    return im.emit(n, type, in, a, out.empty() ? base + "." + part : out, part);
   }
   Tensor slice(const std::string &part, Tensor x, int64_t axis, int64_t begin, int64_t end) {
     Attrs a;
@@ -40,23 +41,25 @@ struct Unroller {
     a.set("ends", ints(im, {end}));
     return op(part, "slice", {x}, a);
   }
-  Tensor reshape(const std::string &part, Tensor x, llvm::ArrayRef<int64_t> shape,
-                 const std::string &out = "") {
+  Tensor reshape(const std::string &part, Tensor x, llvm::ArrayRef<int64_t> shape) {
     Attrs a;
     a.set("shape", ints(im, shape));
-    if (!out.empty())
-      return im.emit(n, "reshape", {x}, a, out, part);
     return op(part, "reshape", {x}, a);
   }
+  Tensor transpose(const std::string &part, Tensor x, llvm::ArrayRef<int64_t> perm,
+                   const std::string &out = "") {
+    Attrs a;
+    a.set("perm", ints(im, perm));
+    return op(part, "transpose", {x}, a, out);
+  }
+  /// One tensor is itself (an identity where it must be written as `out`).
   Tensor concat(const std::string &part, llvm::ArrayRef<Tensor> in, int64_t axis,
                 const std::string &out = "") {
     if (in.size() == 1)
-      return out.empty() ? in[0] : im.emit(n, "identity", in, {}, out, part);
+      return out.empty() ? in[0] : op(part, "identity", in, {}, out);
     Attrs a;
     a.set("axis", B(im).getI64IntegerAttr(axis));
-    if (!out.empty())
-      return im.emit(n, "concat", in, a, out, part);
-    return op(part, "concat", in, a);
+    return op(part, "concat", in, a, out);
   }
   /// x · w^T: w is [gates·H, K].
   Tensor matmulT(const std::string &part, Tensor x, Tensor w) {
@@ -254,14 +257,11 @@ void recurrent(Importer &im, const NodeProto &n, Cell cell) {
   bool linearBeforeReset = im.attrInt(n, "linear_before_reset", 0) != 0;
   // Batch first ([B, T, I], states [B, D, H]): the sequence's axis first.
   if (batchFirst) {
-    Attrs a;
-    a.set("perm", ints(im, {1, 0, 2}));
-    x = u.op("time_first", "transpose", {x}, a);
-    a.set("perm", ints(im, {1, 0, 2}));
+    x = u.transpose("time_first", x, {1, 0, 2});
     if (h0)
-      h0 = u.op("h0_time_first", "transpose", {h0}, a);
+      h0 = u.transpose("h0_time_first", h0, {1, 0, 2});
     if (c0)
-      c0 = u.op("c0_time_first", "transpose", {c0}, a);
+      c0 = u.transpose("c0_time_first", c0, {1, 0, 2});
   }
   Tensor x2d = u.reshape("rows", x, {u.steps * u.batch, I});
   size_t perDirection = f.size() / D;
@@ -270,6 +270,14 @@ void recurrent(Importer &im, const NodeProto &n, Cell cell) {
     runs.push_back(runDirection(u, d, direction == "reverse" || d == 1, x2d, w, r, bias, h0, c0,
                                 llvm::ArrayRef<std::string>(f).slice(d * perDirection, perDirection),
                                 linearBeforeReset));
+  // Output `i` as the concat of `parts` along axis 0, transposed by
+  // `batchPerm` where the layout is batch first.
+  auto write = [&](int i, const std::string &part, llvm::ArrayRef<Tensor> parts,
+                   llvm::ArrayRef<int64_t> batchPerm) {
+    if (!batchFirst)
+      return (void)u.concat(part, parts, 0, n.output(i));
+    u.transpose(part, u.concat(part + "_stacked", parts, 0), batchPerm, n.output(i));
+  };
   // Y [T, D, B, H] (batch first: [B, T, D, H]); Y_h and Y_c [D, B, H].
   if (wanted(im, n, 0)) {
     std::vector<Tensor> steps;
@@ -279,31 +287,17 @@ void recurrent(Importer &im, const NodeProto &n, Cell cell) {
         dirs.push_back(run.states[t]);
       steps.push_back(u.concat("y_t" + std::to_string(t), dirs, 1));
     }
-    if (batchFirst) {
-      Tensor y = u.concat("y_time_first", steps, 0);
-      Attrs a;
-      a.set("perm", ints(im, {2, 0, 1, 3}));
-      im.emit(n, "transpose", {y}, a, n.output(0), "y");
-    } else {
-      u.concat("y", steps, 0, n.output(0));
-    }
+    write(0, "y", steps, {2, 0, 1, 3});
   }
   for (int i : {1, 2}) {
     if (!wanted(im, n, i) || (i == 2 && cell != Cell::Lstm))
       continue;
+    std::string part = i == 1 ? "y_h" : "y_c";
     std::vector<Tensor> last;
     for (size_t d = 0; d < runs.size(); ++d)
-      last.push_back(u.reshape((i == 1 ? "h_last" : "c_last") + std::to_string(d),
-                               i == 1 ? runs[d].h : runs[d].c, {1, u.batch, H}));
-    std::string part = i == 1 ? "y_h" : "y_c";
-    if (!batchFirst) {
-      u.concat(part, last, 0, n.output(i));
-      continue;
-    }
-    Tensor s = u.concat(part + "_directions_first", last, 0);
-    Attrs a;
-    a.set("perm", ints(im, {1, 0, 2}));
-    im.emit(n, "transpose", {s}, a, n.output(i), part);
+      last.push_back(u.reshape(part + "_d" + std::to_string(d), i == 1 ? runs[d].h : runs[d].c,
+                               {1, u.batch, H}));
+    write(i, part, last, {1, 0, 2});
   }
 }
 
