@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""Every torchvision classification model through `ampc import` and `ampc
-run`, against PyTorch: each exported as docs/onnx.md advises (batch norms
-kept, their statistics calibrated as tests/onnx/export-torchvision.py
-does), run at O0 and O1, compared with PyTorch in f32; beside it, PyTorch's
+"""Every torchvision classification and video model through `ampc import`
+and `ampc run`, against PyTorch: each exported as docs/onnx.md advises
+(batch norms kept, their statistics calibrated as
+tests/onnx/export-torchvision.py does), run at O0 and O1, compared with PyTorch in f32; beside it, PyTorch's
 own f16 error (every leaf module's operands and results rounded to f16, as
 CUDA autocast would). Prints one line a model: the largest error over the
 largest logit at O0 and O1, and PyTorch's f16 error.
@@ -39,7 +39,7 @@ def emulate_f16(model):
             m.register_forward_pre_hook(lambda mod, inp: tuple(
                 r16(i) if torch.is_tensor(i) and i.is_floating_point() else i for i in inp))
             m.register_forward_hook(lambda mod, inp, o: r16(o) if torch.is_tensor(o) else o)
-            if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)):
+            if isinstance(m, (torch.nn.Conv2d, torch.nn.Conv3d, torch.nn.Linear)):
                 m.weight.data = r16(m.weight.data)
                 if m.bias is not None:
                     m.bias.data = r16(m.bias.data)
@@ -47,17 +47,21 @@ def emulate_f16(model):
 
 ampc, work = sys.argv[1], sys.argv[2]
 os.makedirs(work, exist_ok=True)
-for name in sys.argv[3:] or M.list_models(module=M):
+video = M.list_models(module=M.video)
+for name in sys.argv[3:] or M.list_models(module=M) + video:
     size = 224 if name.startswith(("vit", "swin", "maxvit", "alexnet", "vgg")) else 64
     size = 96 if name.startswith("inception") else size
+    if name in video:  # clips [T, H, W]: s3d's last pool and mvit's patches need 16 x 224²
+        size = (16, 224, 224) if name.startswith(("s3d", "mvit")) else (8, 64, 64)
     kw = {"aux_logits": False, "init_weights": True} if name in ("inception_v3", "googlenet") else {}
-    helpers["MODELS"][name] = (lambda name=name, kw=kw: getattr(M, name)(num_classes=10, **kw),
-                               size, True)
+    family = M.video if name in video else M
+    helpers["MODELS"][name] = (lambda name=name, kw=kw, family=family:
+                               getattr(family, name)(num_classes=10, **kw), size, True)
     start, f = time.time(), os.path.join(work, name)
     try:
         torch.manual_seed(0)
         model, size = helpers["build"](name)
-        x = torch.randn(2, 3, size, size)
+        x = torch.randn(2, 3, *helpers["dims"](size))
         torch.onnx.export(model, x, f + ".onnx", input_names=["x"], output_names=["y"],
                           opset_version=14, do_constant_folding=False,
                           training=torch.onnx.TrainingMode.PRESERVE)
@@ -74,7 +78,7 @@ for name in sys.argv[3:] or M.list_models(module=M):
     if r.returncode:
         print(name, "import failed:", r.stderr.strip()[:300], flush=True)
         continue
-    line = [name, f"{size}px"]
+    line = [name, f"{size}px" if isinstance(size, int) else "x".join(map(str, size))]
     for level in ("O0", "O1"):
         r = subprocess.run([ampc, "run", f + ".mlir", "--level", level, "--inputs",
                             f + ".in.safetensors", "--outputs", f + ".out.safetensors"],

@@ -104,6 +104,8 @@ Tensor Importer::fill(const NodeProto &node, llvm::ArrayRef<int64_t> shape, doub
   mlir::NamedAttrList a;
   a.set("value", b.opBuilder().getF64FloatAttr(value));
   std::string out = nodeName(node) + "." + suffix.str();
+  for (int n = 1; tensors.count(out); ++n) // a mapping that fills twice alike
+    out = nodeName(node) + "." + suffix.str() + "." + std::to_string(n);
   return emit(node, "fill", {}, a, out, suffix, {mlir::RankedTensorType::get(shape, element)});
 }
 

@@ -230,6 +230,12 @@ void pad(Importer &im, const onnx::NodeProto &n);
 /// Returns `x` when every count is 0.
 Tensor padded(Importer &im, const onnx::NodeProto &n, Tensor x, llvm::ArrayRef<int64_t> begins,
               llvm::ArrayRef<int64_t> ends, double value, const std::string &out);
+/// Every `step`-th element of `x` along axis `d` from the first (a strided
+/// Slice): the axis padded to a multiple of `step`, split into [size, step]
+/// and the first of each kept; the steps' values are `base`_whole, _groups,
+/// _firsts, the result `out`.
+Tensor everyStep(Importer &im, const onnx::NodeProto &n, Tensor x, int64_t d, int64_t step,
+                 const std::string &base, const std::string &out);
 void expand(Importer &im, const onnx::NodeProto &n);
 /// Split as slices, and Where on a graph value as a masked_fill
 /// (OnnxSelect.cpp).
@@ -240,9 +246,14 @@ void where(Importer &im, const onnx::NodeProto &n);
 /// its input's shape (batch norm: [N, C], [N, C, L], [N, C, D, H, W]); or a
 /// global pool ([N, C, L], [N, C, D, H, W] to [N, C, 1, ...]).
 enum class Lift { Window1d, WindowAndFilter1d, SameShape, GlobalPool };
+/// A 3-D window ([N, C, D, H, W]) as the 2-D op `twoD` maps (OnnxVolume.cpp).
+using Volume = void (*)(Importer &, const onnx::NodeProto &, const Mapping &twoD);
+void convVolume(Importer &im, const onnx::NodeProto &n, const Mapping &conv2d);
+void poolVolume(Importer &im, const onnx::NodeProto &n, const Mapping &pool2d);
 /// `twoD`, which maps the node's form over images [N, C, H, W], extended to
-/// the other ranks `lift` names through reshapes (OnnxLiftToImage.cpp).
-Mapping liftedToImage(Mapping twoD, Lift lift);
+/// the other ranks `lift` names through reshapes, and to 3-D windows by
+/// `volume` where given (OnnxLiftToImage.cpp).
+Mapping liftedToImage(Mapping twoD, Lift lift, Volume volume = nullptr);
 /// Softmax/LogSoftmax and MaxPool/AveragePool, for the graph op `op`.
 Mapping softmax(const char *op);
 Mapping pool(const char *op);

@@ -7,7 +7,8 @@
 //   [0, b, 0, e]), the result back to rank 3;
 // - batch norm (BatchNorm1d over [N, C] or [N, C, L], BatchNorm3d) and the
 //   global pools, which treat every spatial element alike: the spatial
-//   axes merged into [N, C, rest, last] (or [N, C, 1, 1]).
+//   axes merged into [N, C, rest, last] (or [N, C, 1, 1]);
+// - 3-D windows through `volume` (OnnxVolume.cpp), where the op has one.
 // The reshapes move no data, and their gradients are exact.
 #include "compiler/onnx/OnnxImporter.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -54,16 +55,19 @@ std::vector<int64_t> asImage(llvm::ArrayRef<int64_t> shape) {
 
 } // namespace
 
-Mapping liftedToImage(Mapping twoD, Lift lift) {
-  return [twoD, lift](Importer &im, const NodeProto &n) {
+Mapping liftedToImage(Mapping twoD, Lift lift, Volume volume) {
+  return [twoD, lift, volume](Importer &im, const NodeProto &n) {
     Tensor x = im.input(n, 0);
     int64_t rank = x.rank();
     bool window = lift == Lift::Window1d || lift == Lift::WindowAndFilter1d;
     if (rank == 4 || rank < 2 || (lift != Lift::SameShape && rank == 2))
       return twoD(im, n);
+    if (window && rank == 5 && volume)
+      return volume(im, n, twoD);
     if (window && rank != 3)
-      throw im.fail(n, "only 1-D and 2-D windows are supported, got a rank-" +
-                           std::to_string(rank) + " input");
+      throw im.fail(n, std::string(volume ? "only 1-D, 2-D and 3-D" : "only 1-D and 2-D") +
+                           " windows are supported, got a rank-" + std::to_string(rank) +
+                           " input");
     NodeProto lifted = n;
     if (window)
       widen(im, n, lifted);

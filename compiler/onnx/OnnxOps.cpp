@@ -136,28 +136,37 @@ void slice(Importer &im, const NodeProto &n) {
   const std::string &out = n.output(0);
   x = im.emit(n, "slice", {x}, a, out + ".range", "range");
   for (size_t i : strided) {
-    int64_t d = r.axes[i], step = r.steps[i], size = r.size(i), length = x.dim(d);
-    std::string axis = "axis" + std::to_string(d);
-    std::vector<int64_t> zeros(x.rank(), 0), after(x.rank(), 0);
-    after[d] = size * step - length;
-    if (after[d])
-      x = padded(im, n, x, zeros, after, 0.0, out + "." + axis + "_whole");
-    std::vector<int64_t> groups = x.shape().vec(), result = x.shape().vec();
-    groups[d] = size;
-    groups.insert(groups.begin() + d + 1, step);
-    result[d] = size;
-    Attrs split, first, back;
-    split.set("shape", ints(im, groups));
-    x = im.emit(n, "reshape", {x}, split, out + "." + axis + "_groups", axis + "_groups");
-    first.set("axes", ints(im, {d + 1}));
-    first.set("starts", ints(im, {0}));
-    first.set("ends", ints(im, {1}));
-    x = im.emit(n, "slice", {x}, first, out + "." + axis + "_firsts", axis + "_firsts");
-    back.set("shape", ints(im, result));
-    x = im.emit(n, "reshape", {x}, back, i == strided.back() ? out : out + "." + axis + "_every",
-                axis + "_every");
+    std::string base = out + ".axis" + std::to_string(r.axes[i]);
+    x = everyStep(im, n, x, r.axes[i], r.steps[i], base, i == strided.back() ? out : base + "_every");
   }
 }
+
+} // namespace
+
+Tensor everyStep(Importer &im, const NodeProto &n, Tensor x, int64_t d, int64_t step,
+                 const std::string &base, const std::string &out) {
+  int64_t length = x.dim(d), size = (length + step - 1) / step;
+  std::string axis = "axis" + std::to_string(d);
+  std::vector<int64_t> zeros(x.rank(), 0), after(x.rank(), 0);
+  after[d] = size * step - length;
+  if (after[d])
+    x = padded(im, n, x, zeros, after, 0.0, base + "_whole");
+  std::vector<int64_t> groups = x.shape().vec(), result = x.shape().vec();
+  groups[d] = size;
+  groups.insert(groups.begin() + d + 1, step);
+  result[d] = size;
+  Attrs split, first, back;
+  split.set("shape", ints(im, groups));
+  x = im.emit(n, "reshape", {x}, split, base + "_groups", axis + "_groups");
+  first.set("axes", ints(im, {d + 1}));
+  first.set("starts", ints(im, {0}));
+  first.set("ends", ints(im, {1}));
+  x = im.emit(n, "slice", {x}, first, base + "_firsts", axis + "_firsts");
+  back.set("shape", ints(im, result));
+  return im.emit(n, "reshape", {x}, back, out, axis + "_every");
+}
+
+namespace {
 
 /// Gather: a lookup in a 2-D table along axis 0 is an embedding; constant
 /// indices select with a slice (one index) otherwise.
@@ -266,7 +275,7 @@ const std::map<std::string, Mapping> &mappings() {
   static const std::map<std::string, Mapping> table = {
       {"Gemm", gemm},
       {"MatMul", binary("matmul")},
-      {"Conv", liftedToImage(conv, Lift::WindowAndFilter1d)},
+      {"Conv", liftedToImage(conv, Lift::WindowAndFilter1d, convVolume)},
       {"BatchNormalization", liftedToImage(batchNorm, Lift::SameShape)},
       {"LayerNormalization", layerNorm},
       {"Relu", unary("relu")},
@@ -312,8 +321,8 @@ const std::map<std::string, Mapping> &mappings() {
       {"ConvTranspose", liftedToImage(convTranspose, Lift::WindowAndFilter1d)},
       {"Softmax", softmax("softmax")},
       {"LogSoftmax", softmax("log_softmax")},
-      {"MaxPool", liftedToImage(pool("max_pool2d"), Lift::Window1d)},
-      {"AveragePool", liftedToImage(pool("avg_pool2d"), Lift::Window1d)},
+      {"MaxPool", liftedToImage(pool("max_pool2d"), Lift::Window1d, poolVolume)},
+      {"AveragePool", liftedToImage(pool("avg_pool2d"), Lift::Window1d, poolVolume)},
       {"GlobalAveragePool", liftedToImage(globalAvgPool, Lift::GlobalPool)},
       {"Flatten", flatten},
       {"Reshape", reshape},

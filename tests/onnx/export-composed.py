@@ -6,11 +6,12 @@ InstanceNorm2d, Upsample and interpolate in every mode, ConvTranspose2d
 (strided, padded, grouped, dilated), PixelShuffle (DepthToSpace), repeat
 (Tile), amax and amin (ReduceMax, ReduceMin), F.normalize, sums and
 reciprocals, the 1-D forms (Conv1d, ConvTranspose1d, the 1-D pools,
-BatchNorm1d), the recurrent layers (LSTM, GRU, RNN); and seven models made
-of them: a small U-Net, a DCGAN-style generator, PointNet's core, a 1-D CNN
-over audio, an MLP with BatchNorm1d, an LSTM text classifier and a GRU
-forecaster. Each as NAME.onnx with an input batch and PyTorch's outputs
-(NAME.inputs/.expected.safetensors); the seven models
+BatchNorm1d), the 3-D forms (Conv3d, the 3-D pools, BatchNorm3d), the
+recurrent layers (LSTM, GRU, RNN); and eight models made of them: a small
+U-Net, a DCGAN-style generator, PointNet's core, a 1-D CNN over audio, an
+MLP with BatchNorm1d, a small video classifier, an LSTM text classifier and
+a GRU forecaster. Each as NAME.onnx with an input batch and PyTorch's outputs
+(NAME.inputs/.expected.safetensors); the eight models
 also with a target (NAME.train.safetensors) and PyTorch's losses over 5
 SGD steps from the exported weights (NAME.peer.json, as
 bench/compare_losses.py reads it), to hold ampc's gradients to PyTorch's.
@@ -130,6 +131,33 @@ with torch.no_grad():
 export("batch_norm1d_flat", flat, torch.randn(4, 8))
 ops["batch_norm1d_flat"] = flat
 
+# The 3-D forms (Conv3d, MaxPool3d, AvgPool3d, BatchNorm3d, the global
+# pools), on [N, C, D, H, W]: r3d's stem, r(2+1)d's temporal and spatial
+# convolutions, s3d's pools; ConvTranspose3d only for its error.
+x3 = torch.randn(2, 4, 5, 6, 7)
+ops3d = {
+    "conv3d": nn.Conv3d(4, 6, 3, stride=(1, 2, 2), padding=1),
+    "conv3d_temporal": nn.Conv3d(4, 6, (3, 1, 1), padding=(1, 0, 0), bias=False),
+    "conv3d_strided_grouped": nn.Conv3d(4, 4, 3, stride=2, padding=(2, 1, 0),
+                                        dilation=(2, 1, 1), groups=2),
+    "conv3d_even": nn.Conv3d(4, 3, (2, 3, 4), padding=(1, 1, 2)),
+    "max_pool3d": nn.MaxPool3d(3, stride=2, padding=1),
+    "max_pool3d_ceil": nn.MaxPool3d((2, 3, 3), stride=(2, 2, 2), ceil_mode=True),
+    "avg_pool3d": nn.AvgPool3d(3, stride=2, padding=1, count_include_pad=False),
+    "avg_pool3d_counted": nn.AvgPool3d((2, 3, 3), stride=1, padding=1),
+    "adaptive_avg_pool3d": nn.AdaptiveAvgPool3d(1),
+    "batch_norm3d": nn.BatchNorm3d(4),
+    "conv_transpose3d": nn.ConvTranspose3d(4, 2, 2, stride=2),
+}
+for name, m in ops3d.items():
+    with torch.no_grad():
+        for p in m.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+        for b in m.buffers():
+            if b.is_floating_point():
+                b.copy_(0.5 + torch.rand_like(b))
+    export(name, m, x3)
+    ops[name] = m
 
 
 class Recurrent(nn.Module):
@@ -252,6 +280,26 @@ class Forecast(nn.Module):
         return self.head(self.gru(series)[0])
 
 
+class VideoNet(nn.Module):
+    """A small video classifier in torchvision's VideoResNet style: an r3d
+    stem (Conv3d 3 x 7 x 7, stride 1 x 2 x 2), an r(2+1)d block (a spatial
+    1 x 3 x 3 and a temporal 3 x 1 x 1 convolution), BatchNorm3d, ReLU,
+    MaxPool3d, AdaptiveAvgPool3d, a Linear head."""
+
+    def __init__(self):
+        super().__init__()
+        block = lambda i, o, k, s, p: nn.Sequential(nn.Conv3d(i, o, k, s, p, bias=False),
+                                                    nn.BatchNorm3d(o), nn.ReLU())
+        self.net = nn.Sequential(block(3, 8, (3, 7, 7), (1, 2, 2), (1, 3, 3)),
+                                 block(8, 8, (1, 3, 3), 1, (0, 1, 1)),
+                                 block(8, 16, (3, 1, 1), (2, 1, 1), (1, 0, 0)),
+                                 nn.MaxPool3d(2), nn.AdaptiveAvgPool3d(1), nn.Flatten(),
+                                 nn.Linear(16, 5))
+
+    def forward(self, clip):
+        return self.net(clip)
+
+
 class PointNet(nn.Module):
     """PointNet's core: a shared MLP over each point, a max over the points
     (ReduceMax), an MLP head."""
@@ -295,6 +343,10 @@ for name, model, x in (("unet", UNet(), torch.randn(2, 3, 16, 16)),
         train_peer(name, "seg", copy.deepcopy(model), x, classes, F.cross_entropy)
     train_peer(name, "train", model, x, torch.randn_like(y), F.mse_loss)
 
+video = VideoNet()
+clips = torch.randn(2, 3, 4, 16, 16)
+export("videonet", video, clips)
+train_peer("videonet", "train", video, clips, torch.randint(0, 5, (2,)), F.cross_entropy)
 sentiment = Sentiment()
 tokens = torch.randint(0, 50, (4, 10))
 export("sentiment", sentiment, tokens)
@@ -303,4 +355,4 @@ forecast = Forecast()
 series = torch.randn(4, 12, 4)
 y = export("forecast", forecast, series)
 train_peer("forecast", "train", forecast, series, torch.randn_like(y), F.mse_loss)
-print("exported", len(ops) + 7, "models to", out)
+print("exported", len(ops) + 8, "models to", out)

@@ -92,6 +92,11 @@ class Einsums(torch.nn.Module):
         return torch.cat([p.reshape(-1) for p in parts])
 
 
+def dims(size):
+    """An image's [H, W] from its side, or a clip's [T, H, W] as given."""
+    return (size, size) if isinstance(size, int) else size
+
+
 def build(name):
     make, size, calibrate = MODELS[name]
     model = make()
@@ -104,7 +109,7 @@ def build(name):
         model.train()
         with torch.no_grad():
             for _ in range(2):
-                model(torch.randn(4, 3, size, size))
+                model(torch.randn(4, 3, *dims(size)))
     return model.eval(), size
 
 

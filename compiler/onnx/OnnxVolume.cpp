@@ -1,0 +1,205 @@
+// ONNX's 3-D convolution and pools (PyTorch's Conv3d, MaxPool3d, AvgPool3d
+// over [N, C, D, H, W]) as the 2-D ops, so that they run on every backend
+// with the 2-D kernels and train with their gradients (docs/onnx.md,
+// "Volumes"):
+// - a convolution gathers its depth taps into channels: the input, depth
+//   first ([N, D, C, H, W]) and padded in depth, is sliced once per tap
+//   (tap t reads depths t·dilation + j·stride), the slices stacked as
+//   [N, D', C, kd, H, W] = [N·D', C·kd, H, W]; the filter [O, C/g, kd, kh, kw]
+//   is [O, C/g·kd, kh, kw] as it lies (channel c·kd + t on both sides, so
+//   groups stay whole), and one conv2d over H and W does the rest. The
+//   input is copied kd times (im2col in depth only); the FLOPs are the
+//   3-D convolution's own.
+// - a pool's box is the product of a depth window and an H x W window, and
+//   so are its maximum, its padding and its average's divisor (counting
+//   padding or not): a 2-D pool over the planes [N, C·D, H, W], then one
+//   over depth columns [N·C, 1, D, H'·W'] with a kd x 1 window.
+#include "compiler/onnx/OnnxImporter.h"
+#include "llvm/ADT/ScopeExit.h"
+
+namespace ampc::onnx_import {
+
+using onnx::NodeProto;
+using Attrs = mlir::NamedAttrList;
+
+namespace {
+
+/// The largest kernel, stride, dilation or pad taken: a convolution is
+/// sliced once per depth tap, so a malformed model must not ask for
+/// millions of slices.
+constexpr int64_t kLargestWindow = 1024;
+
+/// A 3-D window's attributes, its pads resolved (auto_pad included) as
+/// begins/ends per spatial axis (D, H, W).
+struct Window3d {
+  std::vector<int64_t> kernel, strides, dilations, begins, ends;
+};
+
+std::vector<int64_t> triple(Importer &im, const NodeProto &n, const char *key) {
+  std::vector<int64_t> v = im.attrInts(n, key).value_or(std::vector<int64_t>{1, 1, 1});
+  if (v.size() != 3)
+    throw im.fail(n, std::string(key) + " needs 3 values for a 3-D window, got " +
+                         std::to_string(v.size()));
+  for (int64_t d : v)
+    if (d < 1 || d > kLargestWindow)
+      throw im.fail(n, std::string(key) + " must be in [1, " + std::to_string(kLargestWindow) + "]");
+  return v;
+}
+
+Window3d window3d(Importer &im, const NodeProto &n, llvm::ArrayRef<int64_t> spatial,
+                  std::vector<int64_t> kernel) {
+  Window3d w{kernel, triple(im, n, "strides"), triple(im, n, "dilations"), {}, {}};
+  for (int64_t k : kernel)
+    if (k < 1 || k > kLargestWindow)
+      throw im.fail(n, "kernel_shape must be in [1, " + std::to_string(kLargestWindow) + "]");
+  std::vector<int64_t> p = im.attrInts(n, "pads").value_or(std::vector<int64_t>(6, 0));
+  if (p.size() != 6)
+    throw im.fail(n, "pads needs 6 values for a 3-D window, got " + std::to_string(p.size()));
+  std::string autoPad = im.attrString(n, "auto_pad", "NOTSET");
+  for (int i = 0; i < 3; ++i) {
+    int64_t begin = p[i], end = p[3 + i];
+    if (autoPad == "VALID") {
+      begin = end = 0;
+    } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t s = w.strides[i], out = (spatial[i] + s - 1) / s;
+      int64_t total = std::max<int64_t>(
+          0, (out - 1) * s + (kernel[i] - 1) * w.dilations[i] + 1 - spatial[i]);
+      begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      end = total - begin;
+    } else if (autoPad != "NOTSET") {
+      throw im.fail(n, "auto_pad '" + autoPad + "' is not supported");
+    }
+    if (begin < 0 || end < 0 || begin > kLargestWindow || end > kLargestWindow)
+      throw im.fail(n, "pads must be in [0, " + std::to_string(kLargestWindow) + "]");
+    w.begins.push_back(begin);
+    w.ends.push_back(end);
+  }
+  return w;
+}
+
+/// `n` as a 2-D node over `inputs`, writing `out`, with the given window
+/// attributes (ONNX's order: pads [h_begin, w_begin, h_end, w_end]) and no
+/// auto_pad (the pads are resolved).
+NodeProto planar(const NodeProto &n, llvm::ArrayRef<std::string> inputs, const std::string &out,
+                 llvm::ArrayRef<std::pair<const char *, std::vector<int64_t>>> window) {
+  NodeProto p = n;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    p.set_input(i, inputs[i]);
+  p.set_output(0, out);
+  auto *attrs = p.mutable_attribute();
+  for (int i = attrs->size() - 1; i >= 0; --i) {
+    const std::string &key = attrs->Get(i).name();
+    if (key == "auto_pad" || key == "pads" || key == "strides" || key == "dilations" ||
+        key == "kernel_shape")
+      attrs->DeleteSubrange(i, 1);
+  }
+  for (const auto &[key, values] : window) {
+    onnx::AttributeProto *a = p.add_attribute();
+    a->set_name(key);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : values)
+      a->add_ints(v);
+  }
+  return p;
+}
+
+/// Maps the 2-D node `p` (built from `n`) under the name `n` has plus
+/// `suffix`, and returns its result.
+Tensor mapPlanar(Importer &im, const NodeProto &n, const NodeProto &p, const std::string &suffix,
+                 const Mapping &twoD) {
+  im.names[&p] = im.nodeName(n) + suffix;
+  auto forget = llvm::make_scope_exit([&] { im.names.erase(&p); });
+  twoD(im, p);
+  return im.tensors.at(p.output(0));
+}
+
+Tensor transposed(Importer &im, const NodeProto &n, Tensor x, llvm::ArrayRef<int64_t> perm,
+                  const std::string &out, const std::string &suffix) {
+  Attrs a;
+  a.set("perm", ints(im, perm));
+  return im.emit(n, "transpose", {x}, a, out, suffix);
+}
+
+} // namespace
+
+void convVolume(Importer &im, const NodeProto &n, const Mapping &conv2d) {
+  Tensor x = im.input(n, 0), w = im.input(n, 1);
+  requireRank(im, n, w, 5);
+  const std::string &out = n.output(0);
+  int64_t N = x.dim(0), C = x.dim(1), D = x.dim(2), H = x.dim(3), W = x.dim(4);
+  int64_t O = w.dim(0), kd = w.dim(2);
+  Window3d win = window3d(im, n, {D, H, W}, {kd, w.dim(3), w.dim(4)});
+  int64_t depth = D + win.begins[0] + win.ends[0], reach = (kd - 1) * win.dilations[0] + 1;
+  if (depth < reach)
+    throw im.fail(n, "the window's depth " + std::to_string(reach) +
+                         " exceeds the padded input's " + std::to_string(depth));
+  int64_t outDepth = (depth - reach) / win.strides[0] + 1;
+
+  // The depth taps, stacked after the channels: [N·D', C·kd, H, W].
+  Tensor t = transposed(im, n, x, {0, 2, 1, 3, 4}, out + ".depth_major", "depth_major");
+  t = padded(im, n, t, {0, win.begins[0], 0, 0, 0}, {0, win.ends[0], 0, 0, 0}, 0.0,
+             out + ".depth_padded");
+  std::vector<Tensor> taps;
+  for (int64_t i = 0; i < kd; ++i) {
+    std::string tap = out + ".tap" + std::to_string(i);
+    int64_t start = i * win.dilations[0], end = start + (outDepth - 1) * win.strides[0] + 1;
+    Tensor s = t;
+    if (start != 0 || end != depth) {
+      Attrs a;
+      a.set("axes", ints(im, {1}));
+      a.set("starts", ints(im, {start}));
+      a.set("ends", ints(im, {end}));
+      s = im.emit(n, "slice", {t}, a, tap + "_range", "tap");
+    }
+    if (win.strides[0] > 1 && outDepth > 1)
+      s = everyStep(im, n, s, 1, win.strides[0], tap, tap + "_every");
+    taps.push_back(kd == 1 ? s : reshaped(im, n, s, {N, outDepth, C, 1, H, W}, "tap" + std::to_string(i)));
+  }
+  Tensor stacked = taps[0];
+  if (kd > 1) {
+    Attrs a;
+    a.set("axis", B(im).getI64IntegerAttr(3));
+    stacked = im.emit(n, "concat", taps, a, out + ".taps", "taps");
+  }
+  reshaped(im, n, stacked, {product({N, outDepth}), product({C, kd}), H, W}, "image");
+  reshaped(im, n, w, {O, product({w.dim(1), kd}), w.dim(3), w.dim(4)}, "image_filter");
+
+  std::vector<std::string> inputs{out + ".image", out + ".image_filter"};
+  NodeProto p = planar(n, inputs, out + ".image_result",
+                       {{"strides", {win.strides[1], win.strides[2]}},
+                        {"dilations", {win.dilations[1], win.dilations[2]}},
+                        {"pads", {win.begins[1], win.begins[2], win.ends[1], win.ends[2]}}});
+  Tensor y = mapPlanar(im, n, p, "", conv2d); // [N·D', O, H', W']
+  y = reshaped(im, n, y, {N, outDepth, O, y.dim(2), y.dim(3)}, "depth_major_result");
+  transposed(im, n, y, {0, 2, 1, 3, 4}, out, "");
+}
+
+void poolVolume(Importer &im, const NodeProto &n, const Mapping &pool2d) {
+  Tensor x = im.input(n, 0);
+  const std::string &out = n.output(0);
+  std::vector<int64_t> kernel = im.attrInts(n, "kernel_shape").value_or(std::vector<int64_t>{});
+  if (kernel.size() != 3)
+    throw im.fail(n, "kernel_shape needs 3 values for a 3-D window, got " +
+                         std::to_string(kernel.size()));
+  int64_t N = x.dim(0), C = x.dim(1), D = x.dim(2);
+  Window3d win = window3d(im, n, {D, x.dim(3), x.dim(4)}, kernel);
+  if (win.dilations != std::vector<int64_t>{1, 1, 1})
+    throw im.fail(n, "dilated pooling is not supported");
+
+  reshaped(im, n, x, {N, product({C, D}), x.dim(3), x.dim(4)}, "planes");
+  NodeProto planes = planar(n, {out + ".planes"}, out + ".planes_pooled",
+                            {{"kernel_shape", {kernel[1], kernel[2]}},
+                             {"strides", {win.strides[1], win.strides[2]}},
+                             {"pads", {win.begins[1], win.begins[2], win.ends[1], win.ends[2]}}});
+  Tensor y = mapPlanar(im, n, planes, ".planes", pool2d); // [N, C·D, H', W']
+  int64_t H = y.dim(2), W = y.dim(3);
+  reshaped(im, n, y, {product({N, C}), 1, D, product({H, W})}, "depth_columns");
+  NodeProto columns = planar(n, {out + ".depth_columns"}, out + ".depth_pooled",
+                             {{"kernel_shape", {kernel[0], 1}},
+                              {"strides", {win.strides[0], 1}},
+                              {"pads", {win.begins[0], 0, win.ends[0], 0}}});
+  y = mapPlanar(im, n, columns, ".depth", pool2d); // [N·C, 1, D', H'·W']
+  reshaped(im, n, y, {N, C, y.dim(2), H, W}, "");
+}
+
+} // namespace ampc::onnx_import
