@@ -250,6 +250,7 @@ enum class Lift { Window1d, WindowAndFilter1d, SameShape, GlobalPool };
 using Volume = void (*)(Importer &, const onnx::NodeProto &, const Mapping &twoD);
 void convVolume(Importer &im, const onnx::NodeProto &n, const Mapping &conv2d);
 void poolVolume(Importer &im, const onnx::NodeProto &n, const Mapping &pool2d);
+void convTransposeVolume(Importer &im, const onnx::NodeProto &n, const Mapping &);
 /// `twoD`, which maps the node's form over images [N, C, H, W], extended to
 /// the other ranks `lift` names through reshapes, and to 3-D windows by
 /// `volume` where given (OnnxLiftToImage.cpp).

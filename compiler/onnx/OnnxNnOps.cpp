@@ -196,8 +196,12 @@ void layerNorm(Importer &im, const NodeProto &n) {
   im.emit(n, "layer_norm", {x, scale, bias}, a, n.output(0));
 }
 
-/// True when input `i` of `n` is a known constant whose every element is `v`.
+/// True when input `i` of `n` is a known constant whose every element is
+/// `v`; never for a float initializer, which is a param that trains from
+/// whatever values it starts at (InstanceNorm3d's affine starts at ones).
 static bool allEqual(Importer &im, const NodeProto &n, int i, double v) {
+  if (n.input_size() > i && im.initializers.count(n.input(i)))
+    return false;
   const HostTensor *t = im.constantInput(n, i);
   if (!t)
     return false;
@@ -209,7 +213,7 @@ static bool allEqual(Importer &im, const NodeProto &n, int i, double v) {
 
 /// InstanceNormalization: `layer_norm` over the spatial axes (2 on) with a
 /// unit scale and zero bias, then the per-channel scale and bias, left out
-/// where they are known ones and zeros (PyTorch exports GroupNorm so:
+/// where they are constant ones and zeros (PyTorch exports GroupNorm so:
 /// a reshape to [N, groups, rest], this with constant ones and zeros, and
 /// the affine as a Mul and an Add).
 void instanceNorm(Importer &im, const NodeProto &n) {

@@ -318,7 +318,7 @@ const std::map<std::string, Mapping> &mappings() {
       {"GRU", gru},
       {"RNN", rnn},
       {"Upsample", resize},
-      {"ConvTranspose", liftedToImage(convTranspose, Lift::WindowAndFilter1d)},
+      {"ConvTranspose", liftedToImage(convTranspose, Lift::WindowAndFilter1d, convTransposeVolume)},
       {"Softmax", softmax("softmax")},
       {"LogSoftmax", softmax("log_softmax")},
       {"MaxPool", liftedToImage(pool("max_pool2d"), Lift::Window1d, poolVolume)},

@@ -14,6 +14,10 @@
 //   so are its maximum, its padding and its average's divisor (counting
 //   padding or not): a 2-D pool over the planes [N, C·D, H, W], then one
 //   over depth columns [N·C, 1, D, H'·W'] with a kd x 1 window.
+// - a transposed convolution whose window is its stride (nnU-Net's and the
+//   3-D U-Net's ConvTranspose3d(k, stride=k)) paints one k³ block per
+//   input voxel: one matmul of each voxel's channels by the filter as
+//   [C, O·kd·kh·kw], the blocks interleaved into the volume by a transpose.
 #include "compiler/onnx/OnnxImporter.h"
 #include "llvm/ADT/ScopeExit.h"
 
@@ -200,6 +204,60 @@ void poolVolume(Importer &im, const NodeProto &n, const Mapping &pool2d) {
                               {"pads", {win.begins[0], 0, win.ends[0], 0}}});
   y = mapPlanar(im, n, columns, ".depth", pool2d); // [N·C, 1, D', H'·W']
   reshaped(im, n, y, {N, C, y.dim(2), H, W}, "");
+}
+
+void convTransposeVolume(Importer &im, const NodeProto &n, const Mapping &) {
+  Tensor x = im.input(n, 0), w = im.input(n, 1), bias = im.optionalInput(n, 2);
+  requireRank(im, n, w, 5);
+  const std::string &out = n.output(0);
+  int64_t N = x.dim(0), C = x.dim(1), D = x.dim(2), H = x.dim(3), W = x.dim(4);
+  if (w.dim(0) != C)
+    throw im.fail(n, "the filter's " + std::to_string(w.dim(0)) +
+                         " input channels do not fit the input's " + std::to_string(C));
+  if (im.attrInt(n, "group", 1) != 1)
+    throw im.fail(n, "groups are not supported for 3-D transposed convolutions");
+  if (im.attr(n, "output_shape"))
+    throw im.fail(n, "output_shape is not supported: give pads and output_padding instead");
+  std::vector<int64_t> k{w.dim(2), w.dim(3), w.dim(4)};
+  std::vector<int64_t> strides = triple(im, n, "strides"), dilations = triple(im, n, "dilations");
+  if (strides != k || dilations != std::vector<int64_t>{1, 1, 1})
+    throw im.fail(n, "3-D transposed convolutions are supported where the window is the stride "
+                     "and undilated (PyTorch's ConvTranspose3d(k, stride=k))");
+  std::vector<int64_t> pads = im.attrInts(n, "pads").value_or(std::vector<int64_t>(6, 0)),
+                       extra = im.attrInts(n, "output_padding").value_or(std::vector<int64_t>(3, 0));
+  std::string autoPad = im.attrString(n, "auto_pad", "NOTSET");
+  if (autoPad != "NOTSET") // SAME and VALID both leave no padding where k = s
+    pads.assign(6, 0);
+  if (pads.size() != 6 || extra.size() != 3)
+    throw im.fail(n, "pads needs 6 values and output_padding 3 for a 3-D window");
+  std::vector<int64_t> begins(5, 0), ends(5, 0);
+  for (int i = 0; i < 3; ++i) {
+    if (pads[i] < 0 || pads[3 + i] < 0 || extra[i] < 0 || extra[i] >= k[i] ||
+        pads[i] + pads[3 + i] >= k[i] * (i == 0 ? D : i == 1 ? H : W))
+      throw im.fail(n, "pads must not be negative nor leave no output, output_padding below "
+                       "the stride");
+    begins[2 + i] = -pads[i];
+    ends[2 + i] = extra[i] - pads[3 + i];
+  }
+  int64_t O = w.dim(1), block = product({O, k[0], k[1], k[2]});
+  Tensor voxels = reshaped(im, n, x, {N, C, product({D, H, W})}, "voxels");
+  Tensor filter = reshaped(im, n, w, {C, block}, "blocks_filter");
+  Attrs t;
+  t.set("transpose_a", B(im).getBoolAttr(true));
+  Tensor blocks = im.emit(n, "matmul", {voxels, filter}, t, out + ".blocks", "blocks");
+  blocks = reshaped(im, n, blocks, {N, D, H, W, O, k[0], k[1], k[2]}, "block_cells");
+  blocks = transposed(im, n, blocks, {0, 4, 1, 5, 2, 6, 3, 7}, out + ".interleaved", "interleaved");
+  bool edges = std::any_of(begins.begin(), begins.end(), [](int64_t v) { return v; }) ||
+               std::any_of(ends.begin(), ends.end(), [](int64_t v) { return v; });
+  std::string volume = bias || edges ? out + ".volume" : out;
+  Tensor y = reshaped(im, n, blocks, {N, O, D * k[0], H * k[1], W * k[2]},
+                      volume == out ? "" : "volume");
+  if (edges)
+    y = padded(im, n, y, begins, ends, 0.0, bias ? out + ".cropped" : out);
+  if (bias) {
+    requireRank(im, n, bias, 1);
+    im.emit(n, "add", {y, reshaped(im, n, bias, {bias.dim(0), 1, 1, 1}, "bias")});
+  }
 }
 
 } // namespace ampc::onnx_import

@@ -7,11 +7,11 @@ InstanceNorm2d, Upsample and interpolate in every mode, ConvTranspose2d
 (Tile), amax and amin (ReduceMax, ReduceMin), F.normalize, sums and
 reciprocals, the 1-D forms (Conv1d, ConvTranspose1d, the 1-D pools,
 BatchNorm1d), the 3-D forms (Conv3d, the 3-D pools, BatchNorm3d), the
-recurrent layers (LSTM, GRU, RNN); and eight models made of them: a small
+recurrent layers (LSTM, GRU, RNN); and nine models made of them: a small
 U-Net, a DCGAN-style generator, PointNet's core, a 1-D CNN over audio, an
-MLP with BatchNorm1d, a small video classifier, an LSTM text classifier and
-a GRU forecaster. Each as NAME.onnx with an input batch and PyTorch's outputs
-(NAME.inputs/.expected.safetensors); the eight models
+MLP with BatchNorm1d, a small video classifier, a 3-D U-Net, an LSTM text
+classifier and a GRU forecaster. Each as NAME.onnx with an input batch and PyTorch's outputs
+(NAME.inputs/.expected.safetensors); the nine models
 also with a target (NAME.train.safetensors) and PyTorch's losses over 5
 SGD steps from the exported weights (NAME.peer.json, as
 bench/compare_losses.py reads it), to hold ampc's gradients to PyTorch's.
@@ -133,7 +133,8 @@ ops["batch_norm1d_flat"] = flat
 
 # The 3-D forms (Conv3d, MaxPool3d, AvgPool3d, BatchNorm3d, the global
 # pools), on [N, C, D, H, W]: r3d's stem, r(2+1)d's temporal and spatial
-# convolutions, s3d's pools; ConvTranspose3d only for its error.
+# convolutions, s3d's pools, nnU-Net's ConvTranspose3d (window = stride); an
+# overlapping ConvTranspose3d only for its error.
 x3 = torch.randn(2, 4, 5, 6, 7)
 ops3d = {
     "conv3d": nn.Conv3d(4, 6, 3, stride=(1, 2, 2), padding=1),
@@ -148,6 +149,10 @@ ops3d = {
     "adaptive_avg_pool3d": nn.AdaptiveAvgPool3d(1),
     "batch_norm3d": nn.BatchNorm3d(4),
     "conv_transpose3d": nn.ConvTranspose3d(4, 2, 2, stride=2),
+    "conv_transpose3d_cropped": nn.ConvTranspose3d(4, 3, (2, 3, 2), stride=(2, 3, 2),
+                                                   padding=(1, 0, 0), output_padding=(1, 0, 1),
+                                                   bias=False),
+    "conv_transpose3d_overlapping": nn.ConvTranspose3d(4, 2, 3, stride=2, padding=1),
 }
 for name, m in ops3d.items():
     with torch.no_grad():
@@ -300,6 +305,24 @@ class VideoNet(nn.Module):
         return self.net(clip)
 
 
+class UNet3d(nn.Module):
+    """A 3-D U-Net for volume segmentation, nnU-Net style: Conv3d,
+    InstanceNorm3d, LeakyReLU, a strided Conv3d down, ConvTranspose3d with
+    its window as its stride up, the skip concatenated, 2 classes a voxel."""
+
+    def __init__(self):
+        super().__init__()
+        block = lambda i, o, s: nn.Sequential(nn.Conv3d(i, o, 3, s, 1), nn.InstanceNorm3d(o, affine=True),
+                                              nn.LeakyReLU(0.01))
+        self.down1, self.down2 = block(1, 4, 1), block(4, 8, 2)
+        self.up = nn.ConvTranspose3d(8, 4, 2, stride=2)
+        self.fuse, self.head = block(8, 4, 1), nn.Conv3d(4, 2, 1)
+
+    def forward(self, v):
+        skip = self.down1(v)
+        return self.head(self.fuse(torch.cat([self.up(self.down2(skip)), skip], dim=1)))
+
+
 class PointNet(nn.Module):
     """PointNet's core: a shared MLP over each point, a max over the points
     (ReduceMax), an MLP head."""
@@ -347,6 +370,10 @@ video = VideoNet()
 clips = torch.randn(2, 3, 4, 16, 16)
 export("videonet", video, clips)
 train_peer("videonet", "train", video, clips, torch.randint(0, 5, (2,)), F.cross_entropy)
+unet3d = UNet3d()
+volumes = torch.randn(2, 1, 4, 8, 8)
+y = export("unet3d", unet3d, volumes)
+train_peer("unet3d", "seg", unet3d, volumes, torch.randint(0, 2, (2, 4, 8, 8)), F.cross_entropy)
 sentiment = Sentiment()
 tokens = torch.randint(0, 50, (4, 10))
 export("sentiment", sentiment, tokens)
@@ -355,4 +382,4 @@ forecast = Forecast()
 series = torch.randn(4, 12, 4)
 y = export("forecast", forecast, series)
 train_peer("forecast", "train", forecast, series, torch.randn_like(y), F.mse_loss)
-print("exported", len(ops) + 8, "models to", out)
+print("exported", len(ops) + 9, "models to", out)
