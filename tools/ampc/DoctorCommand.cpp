@@ -49,13 +49,29 @@ std::vector<const rt::ValueRange *> worst(const std::vector<rt::ValueRange> &val
   return rows;
 }
 
-std::string row(const std::string &a, const std::string &b, const std::string &c,
-                const std::string &d, const std::string &e) {
-  char text[256];
-  std::snprintf(text, sizeof text, "  %-28s %-30s %10s %13s %10s\n", a.c_str(), b.c_str(),
-                c.c_str(), d.c_str(), e.c_str());
-  return text;
+using Rows = std::vector<std::vector<std::string>>;
+
+/// `rows` as a table: the first `left` columns left-aligned and as wide as
+/// their longest entry (ONNX value names run long), at least `widths`; the
+/// others right-aligned in theirs.
+std::string columns(const Rows &rows, std::vector<size_t> widths, size_t left) {
+  for (const std::vector<std::string> &r : rows)
+    for (size_t i = 0; i < left; ++i)
+      widths[i] = std::max(widths[i], r[i].size());
+  std::string out;
+  for (const std::vector<std::string> &r : rows) {
+    out += " ";
+    for (size_t i = 0; i < r.size(); ++i) {
+      std::string pad(widths[i] > r[i].size() ? widths[i] - r[i].size() : 0, ' ');
+      out += " " + (i < left ? r[i] + pad : pad + r[i]);
+    }
+    out += "\n";
+  }
+  return out;
 }
+
+/// The value tables: value, op and three figures.
+std::string valueTable(const Rows &rows) { return columns(rows, {28, 30, 10, 13, 10}, 2); }
 
 /// The verdict's black varnames: the user's values behind the overflowing
 /// forward values (a value the user cannot name is left out).
@@ -99,20 +115,14 @@ std::string fp8Report(const std::vector<rt::ValueRange> &values, const rt::Docto
   std::stable_sort(rows.begin(), rows.end(), [](const rt::ValueRange *a, const rt::ValueRange *b) {
     return a->headroomLog2 < b->headroomLog2;
   });
-  auto fp8Row = [](const std::string &a, const std::string &b, const std::string &c,
-                   const std::string &d, const std::string &e) {
-    char text[256];
-    std::snprintf(text, sizeof text, "  %-34s %10s %13s %10s %10s\n", a.c_str(), b.c_str(),
-                  c.c_str(), d.c_str(), e.c_str());
-    return std::string(text);
-  };
+  Rows table{{"value", "max |x*s|", "headroom 2^k", "saturated", "flushed"}};
+  for (const rt::ValueRange *v : rows)
+    table.push_back({v->name + " (" + (v->dtype == rt::DType::F8E4M3 ? "e4m3" : "e5m2") + ")",
+                     num(v->maxAbs), num(v->headroomLog2), percent(v->nearMaxFraction),
+                     percent(v->flushFraction)});
   std::string out = "\nFP8 operands (x * scale as their codes hold it: E4M3 up to 448, E5M2 up to "
                     "57344; saturated: above it; flushed: rounded to 0):\n" +
-                    fp8Row("value", "max |x*s|", "headroom 2^k", "saturated", "flushed");
-  for (const rt::ValueRange *v : rows)
-    out += fp8Row(v->name + " (" + (v->dtype == rt::DType::F8E4M3 ? "e4m3" : "e5m2") + ")",
-                  num(v->maxAbs), num(v->headroomLog2), percent(v->nearMaxFraction),
-                  percent(v->flushFraction));
+                    columns(table, {34, 10, 13, 10, 10}, 1);
   if (d.fp8Margin > 0)
     verdict += "  FP8 operands saturate more than " + limit(rt::kFp8SaturateLimit) +
                " of their elements (up to 2^" + std::to_string(d.fp8Margin) +
@@ -132,11 +142,12 @@ std::string fp8Report(const std::vector<rt::ValueRange> &values, const rt::Docto
 /// The attentions' scores rows and verdict line ("" without attention).
 std::string scoresReport(const std::vector<rt::ValueRange> &values, const rt::DoctorVerdict &d,
                          const std::string &lowName, std::string &verdict) {
-  std::string out;
+  Rows table{{"value", "op", "max |s|", "headroom 2^k", "near max"}};
   for (const rt::ValueRange &v : values)
     if (v.scores && v.elements > 0)
-      out += row(v.name, v.kernel, num(v.maxAbs), num(v.headroomLog2), percent(v.nearMaxFraction));
-  if (out.empty())
+      table.push_back({v.name, v.kernel, num(v.maxAbs), num(v.headroomLog2),
+                       percent(v.nearMaxFraction)});
+  if (table.size() == 1)
     return "";
   if (!d.scoresBeyondLow.empty())
     verdict += "  " + std::to_string(d.scoresBeyondLow.size()) + " attention" +
@@ -144,8 +155,7 @@ std::string scoresReport(const std::vector<rt::ValueRange> &values, const rt::Do
                lowName + "'s range: the fused op holds them in f32, so nothing overflows; "
                "written unfused (matmul, scale, softmax) they would: keep attention fused\n";
   return "\nattention scores (q k^T scale, computed in f32 inside the fused op and never "
-         "stored; headroom against " + lowName + "):\n" +
-         row("value", "op", "max |s|", "headroom 2^k", "near max") + out;
+         "stored; headroom against " + lowName + "):\n" + valueTable(table);
 }
 
 /// The command line the verdict recommends: train with the doctor's
@@ -245,19 +255,20 @@ int runDoctor(const Args &args) {
   if (close.empty() && flushed.empty())
     out += "no value is stored in " + lowName + " at " + amp.level + "\n";
   if (!close.empty()) {
-    out += "\nclosest to overflow (forward values in " + lowName + "):\n" +
-           row("value", "op", "max |x|", "headroom 2^k", "near max");
+    Rows table{{"value", "op", "max |x|", "headroom 2^k", "near max"}};
     for (const rt::ValueRange *v : close)
-      out += row(v->name, v->kernel, num(v->maxAbs), num(v->headroomLog2),
-                 percent(v->nearMaxFraction));
+      table.push_back({v->name, v->kernel, num(v->maxAbs), num(v->headroomLog2),
+                       percent(v->nearMaxFraction)});
+    out += "\nclosest to overflow (forward values in " + lowName + "):\n" + valueTable(table);
   }
   if (!flushed.empty()) {
+    Rows table{{"value", "op", "flushed", "subnormal", "max |x|/S"}};
+    for (const rt::ValueRange *v : flushed)
+      table.push_back({v->name, v->kernel, percent(v->flushFraction),
+                       percent(v->subnormalFraction), num(v->maxAbsUnscaled)});
     out += "\ngradients lost to underflow at the loss scale (backward values in " + lowName +
            "; flushed: below " + num(low.min) + ", subnormal: below " + num(low.normal) +
-           "):\n" + row("value", "op", "flushed", "subnormal", "max |x|/S");
-    for (const rt::ValueRange *v : flushed)
-      out += row(v->name, v->kernel, percent(v->flushFraction), percent(v->subnormalFraction),
-                 num(v->maxAbsUnscaled));
+           "):\n" + valueTable(table);
   }
   std::string fp8Verdict, scoresVerdict;
   out += fp8Report(values, d, job, fp8Verdict);
