@@ -383,6 +383,12 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &ctx, const std::
     else
       throw GraphError("--loss: '" + options.loss + "' is not softmax_cross_entropy or mse");
   }
+  auto isOutput = [&](mlir::Operation *op) {
+    return llvm::any_of(outputs, [&](const Tensor &t) { return t.value() == op->getResult(0); });
+  };
+  for (auto op = im.removable.rbegin(); op != im.removable.rend(); ++op)
+    if ((*op)->use_empty() && !isOutput(*op))
+      (*op)->erase();
   return im.b.finish();
 }
 

@@ -114,6 +114,13 @@ public:
   };
   std::map<const onnx::NodeProto *, AttentionMatch> attentions;
   bool fuseAttention = false;
+  /// Volumes [N, C, D, H, W] also held depth first ([N, D, C, H, W]) by the
+  /// ops between 3-D convolutions, by ONNX name: the name of that form
+  /// (OnnxVolume.cpp).
+  std::map<std::string, std::string> depthMajor;
+  /// The transposes of those forms back to [N, C, D, H, W], erased after
+  /// the import where nothing reads them.
+  std::vector<mlir::Operation *> removable;
   /// A loss the model computes (SoftmaxCrossEntropyLoss as a graph output).
   std::string lossOutput;
   std::map<const onnx::NodeProto *, std::string> names; // unique node names
@@ -251,6 +258,12 @@ using Volume = void (*)(Importer &, const onnx::NodeProto &, const Mapping &twoD
 void convVolume(Importer &im, const onnx::NodeProto &n, const Mapping &conv2d);
 void poolVolume(Importer &im, const onnx::NodeProto &n, const Mapping &pool2d);
 void convTransposeVolume(Importer &im, const onnx::NodeProto &n, const Mapping &);
+/// What keptDepthFirst keeps depth first: an element-wise op of one input
+/// or of two of one shape, or a batch norm.
+enum class DepthFirst { Unary, Binary, BatchNorm };
+/// `canonical`, applied to the depth-first forms of its inputs where they
+/// all have one, its result kept depth first too (OnnxVolume.cpp).
+Mapping keptDepthFirst(Mapping canonical, DepthFirst kind);
 /// `twoD`, which maps the node's form over images [N, C, H, W], extended to
 /// the other ranks `lift` names through reshapes, and to 3-D windows by
 /// `volume` where given (OnnxLiftToImage.cpp).

@@ -9,7 +9,10 @@
 //   is [O, C/g·kd, kh, kw] as it lies (channel c·kd + t on both sides, so
 //   groups stay whole), and one conv2d over H and W does the rest. The
 //   input is copied kd times (im2col in depth only); the FLOPs are the
-//   3-D convolution's own.
+//   3-D convolution's own. Its result stays depth first through the batch
+//   norms, ReLUs and residual adds after it (keptDepthFirst), so that
+//   between two convolutions nothing is transposed: the transposes back
+//   to [N, C, D, H, W] are erased where nothing else reads them.
 // - a pool's box is the product of a depth window and an H x W window, and
 //   so are its maximum, its padding and its average's divisor (counting
 //   padding or not): a 2-D pool over the planes [N, C·D, H, W], then one
@@ -124,7 +127,46 @@ Tensor transposed(Importer &im, const NodeProto &n, Tensor x, llvm::ArrayRef<int
   return im.emit(n, "transpose", {x}, a, out, suffix);
 }
 
+/// `y` ([N, D, C, H, W], named `name`) made the depth-first form of the
+/// node's output, which is its transpose back, erased if nothing reads it.
+void keepDepthFirst(Importer &im, const NodeProto &n, Tensor y, const std::string &name) {
+  im.depthMajor[n.output(0)] = name;
+  Tensor back = transposed(im, n, y, {0, 2, 1, 3, 4}, n.output(0), "channels_first");
+  im.removable.push_back(back.value().getDefiningOp());
+}
+
 } // namespace
+
+Mapping keptDepthFirst(Mapping canonical, DepthFirst kind) {
+  return [canonical, kind](Importer &im, const NodeProto &n) {
+    std::vector<std::string> forms;
+    for (int i = 0; i < (kind == DepthFirst::Binary ? 2 : 1); ++i) {
+      auto form = i < n.input_size() ? im.depthMajor.find(n.input(i)) : im.depthMajor.end();
+      if (form == im.depthMajor.end())
+        return canonical(im, n);
+      forms.push_back(form->second);
+    }
+    if (kind == DepthFirst::Binary &&
+        im.tensors.at(forms[0]).shape() != im.tensors.at(forms[1]).shape())
+      return canonical(im, n);
+    const std::string &out = n.output(0);
+    std::string name = out + ".depth_major";
+    NodeProto p = n;
+    for (size_t i = 0; i < forms.size(); ++i)
+      p.set_input(i, forms[i]);
+    p.set_output(0, name);
+    if (kind != DepthFirst::BatchNorm)
+      return keepDepthFirst(im, n, mapPlanar(im, n, p, "", canonical), name);
+    // Per channel over [N·D, C, H, W]: the statistics of the same elements.
+    Tensor x = im.tensors.at(forms[0]);
+    reshaped(im, n, x, {product({x.dim(0), x.dim(1)}), x.dim(2), x.dim(3), x.dim(4)},
+             "depth_major_images");
+    p.set_input(0, out + ".depth_major_images");
+    p.set_output(0, out + ".depth_major_normalized");
+    Tensor y = mapPlanar(im, n, p, "", canonical);
+    keepDepthFirst(im, n, reshaped(im, n, y, x.shape(), "depth_major"), name);
+  };
+}
 
 void convVolume(Importer &im, const NodeProto &n, const Mapping &conv2d) {
   Tensor x = im.input(n, 0), w = im.input(n, 1);
@@ -140,7 +182,10 @@ void convVolume(Importer &im, const NodeProto &n, const Mapping &conv2d) {
   int64_t outDepth = (depth - reach) / win.strides[0] + 1;
 
   // The depth taps, stacked after the channels: [N·D', C·kd, H, W].
-  Tensor t = transposed(im, n, x, {0, 2, 1, 3, 4}, out + ".depth_major", "depth_major");
+  auto form = im.depthMajor.find(n.input(0));
+  Tensor t = form != im.depthMajor.end()
+                 ? im.tensors.at(form->second)
+                 : transposed(im, n, x, {0, 2, 1, 3, 4}, out + ".input_depth_major", "depth_major");
   t = padded(im, n, t, {0, win.begins[0], 0, 0, 0}, {0, win.ends[0], 0, 0, 0}, 0.0,
              out + ".depth_padded");
   std::vector<Tensor> taps;
@@ -174,8 +219,8 @@ void convVolume(Importer &im, const NodeProto &n, const Mapping &conv2d) {
                         {"dilations", {win.dilations[1], win.dilations[2]}},
                         {"pads", {win.begins[1], win.begins[2], win.ends[1], win.ends[2]}}});
   Tensor y = mapPlanar(im, n, p, "", conv2d); // [N·D', O, H', W']
-  y = reshaped(im, n, y, {N, outDepth, O, y.dim(2), y.dim(3)}, "depth_major_result");
-  transposed(im, n, y, {0, 2, 1, 3, 4}, out, "");
+  y = reshaped(im, n, y, {N, outDepth, O, y.dim(2), y.dim(3)}, "depth_major");
+  keepDepthFirst(im, n, y, out + ".depth_major");
 }
 
 void poolVolume(Importer &im, const NodeProto &n, const Mapping &pool2d) {
@@ -190,20 +235,32 @@ void poolVolume(Importer &im, const NodeProto &n, const Mapping &pool2d) {
   if (win.dilations != std::vector<int64_t>{1, 1, 1})
     throw im.fail(n, "dilated pooling is not supported");
 
+  // Depth first ([N, D, C, H, W]) where the input is held so: the planes
+  // are [N, D·C, H, W] and the depth columns [N, 1, D, C·H'·W'].
+  auto form = im.depthMajor.find(n.input(0));
+  bool depthFirst = form != im.depthMajor.end();
+  if (depthFirst)
+    x = im.tensors.at(form->second);
   reshaped(im, n, x, {N, product({C, D}), x.dim(3), x.dim(4)}, "planes");
   NodeProto planes = planar(n, {out + ".planes"}, out + ".planes_pooled",
                             {{"kernel_shape", {kernel[1], kernel[2]}},
                              {"strides", {win.strides[1], win.strides[2]}},
                              {"pads", {win.begins[1], win.begins[2], win.ends[1], win.ends[2]}}});
-  Tensor y = mapPlanar(im, n, planes, ".planes", pool2d); // [N, C·D, H', W']
+  Tensor y = mapPlanar(im, n, planes, ".planes_pool", pool2d); // [N, C·D, H', W']
   int64_t H = y.dim(2), W = y.dim(3);
-  reshaped(im, n, y, {product({N, C}), 1, D, product({H, W})}, "depth_columns");
+  std::vector<int64_t> columnsShape = depthFirst
+      ? std::vector<int64_t>{N, 1, D, product({C, H, W})}
+      : std::vector<int64_t>{product({N, C}), 1, D, product({H, W})};
+  reshaped(im, n, y, columnsShape, "depth_columns");
   NodeProto columns = planar(n, {out + ".depth_columns"}, out + ".depth_pooled",
                              {{"kernel_shape", {kernel[0], 1}},
                               {"strides", {win.strides[0], 1}},
                               {"pads", {win.begins[0], 0, win.ends[0], 0}}});
-  y = mapPlanar(im, n, columns, ".depth", pool2d); // [N·C, 1, D', H'·W']
-  reshaped(im, n, y, {N, C, y.dim(2), H, W}, "");
+  y = mapPlanar(im, n, columns, ".depth_pool", pool2d); // [·, 1, D', ·]
+  if (!depthFirst)
+    return (void)reshaped(im, n, y, {N, C, y.dim(2), H, W}, "");
+  keepDepthFirst(im, n, reshaped(im, n, y, {N, y.dim(2), C, H, W}, "depth_major"),
+                 out + ".depth_major");
 }
 
 void convTransposeVolume(Importer &im, const NodeProto &n, const Mapping &) {
