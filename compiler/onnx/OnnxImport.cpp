@@ -325,6 +325,19 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &ctx, const std::
       name = (n.name().empty() ? n.op_type() : n.name()) + "_" + std::to_string(k);
     im.names[&n] = name;
   }
+  // Every value is made once (ONNX graphs are in SSA form): a name given
+  // twice would leave the mappings reading whichever came last.
+  std::map<std::string, const NodeProto *> makers;
+  for (const NodeProto &n : g.node())
+    for (const std::string &out : n.output()) {
+      if (out.empty())
+        continue;
+      if (im.initializers.count(out) || im.tensors.count(out))
+        throw im.fail(n, "its output '" + out + "' is also a graph input or initializer");
+      if (auto [first, fresh] = makers.emplace(out, &n); !fresh)
+        throw im.fail(n, "its output '" + out + "' is made by node '" +
+                             im.nodeName(*first->second) + "' too");
+    }
   // Every node has the inputs and outputs its ONNX schema allows (for the
   // model's opset), so that the mappings may read them.
   for (const NodeProto &n : g.node()) {
