@@ -30,25 +30,32 @@ namespace {
 /// is the input's size times the stride.
 constexpr int64_t kMaxFactor = 1 << 12;
 
-/// x with s[i] - 1 zeros after each element of spatial axis i (2 and 3).
+} // namespace
+
 Tensor zerosBetween(Importer &im, const NodeProto &n, Tensor x, llvm::ArrayRef<int64_t> s) {
-  if (s[0] == 1 && s[1] == 1)
+  if (llvm::all_of(s, [](int64_t v) { return v == 1; }))
     return x;
-  int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
-  x = reshaped(im, n, x, {N, C, H, 1, W, 1}, "cells");
-  for (int i = 0; i < 2; ++i) {
+  static const char *const axes2d[] = {"h", "w"}, *const axes3d[] = {"d", "h", "w"};
+  const char *const *names = s.size() == 3 ? axes3d : axes2d;
+  std::vector<int64_t> cells{x.dim(0), x.dim(1)}, result{x.dim(0), x.dim(1)};
+  for (size_t i = 0; i < s.size(); ++i) {
+    cells.insert(cells.end(), {x.dim(2 + i), 1});
+    result.push_back(x.dim(2 + i) * s[i]);
+  }
+  x = reshaped(im, n, x, cells, "cells");
+  for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == 1)
       continue;
     int64_t axis = 3 + 2 * i;
     std::vector<int64_t> zeros = x.shape().vec();
     zeros[axis] = s[i] - 1;
-    std::string suffix = i ? "strided_w" : "strided_h";
+    std::string suffix = std::string("strided_") + names[i];
     Attrs a;
     a.set("axis", B(im).getI64IntegerAttr(axis));
     x = im.emit(n, "concat", {x, im.fill(n, zeros, 0.0, x, suffix + "_zeros")}, a,
                 n.output(0) + "." + suffix, suffix);
   }
-  return reshaped(im, n, x, {N, C, H * s[0], W * s[1]}, "strided");
+  return reshaped(im, n, x, result, "strided");
 }
 
 /// `w` reversed along `axis`: its slices concatenated last first.
@@ -70,6 +77,8 @@ Tensor flipped(Importer &im, const NodeProto &n, Tensor w, int64_t axis,
   a.set("axis", B(im).getI64IntegerAttr(axis));
   return im.emit(n, "concat", slices, a, n.output(0) + "." + name, name);
 }
+
+namespace {
 
 std::vector<int64_t> pairOf(Importer &im, const NodeProto &n, const char *key, int64_t fallback) {
   std::vector<int64_t> v =

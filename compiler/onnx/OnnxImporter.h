@@ -222,6 +222,11 @@ std::optional<std::vector<int64_t>> reduceAxes(Importer &im, const onnx::NodePro
 /// Resize and Upsample (OnnxResize.cpp); ConvTranspose (OnnxConvTranspose.cpp).
 void resize(Importer &im, const onnx::NodeProto &n);
 void convTranspose(Importer &im, const onnx::NodeProto &n);
+/// `x` [N, C, spatial...] with s[i] - 1 zeros after each element of
+/// spatial axis i, and `w` reversed along `axis` (OnnxConvTranspose.cpp).
+Tensor zerosBetween(Importer &im, const onnx::NodeProto &n, Tensor x, llvm::ArrayRef<int64_t> s);
+Tensor flipped(Importer &im, const onnx::NodeProto &n, Tensor w, int64_t axis,
+               const std::string &name);
 /// LSTM, GRU and RNN unrolled over the sequence (OnnxRecurrent.cpp).
 void lstm(Importer &im, const onnx::NodeProto &n);
 void gru(Importer &im, const onnx::NodeProto &n);

@@ -20,7 +20,9 @@
 // - a transposed convolution whose window is its stride (nnU-Net's and the
 //   3-D U-Net's ConvTranspose3d(k, stride=k)) paints one k³ block per
 //   input voxel: one matmul of each voxel's channels by the filter as
-//   [C, O·kd·kh·kw], the blocks interleaved into the volume by a transpose.
+//   [C, O·kd·kh·kw], the blocks interleaved into the volume by a transpose;
+//   any other (MONAI's k 3, s 2) is a 3-D convolution of the input with
+//   zeros inserted, as the 2-D fallback (OnnxConvTranspose.cpp).
 #include "compiler/onnx/OnnxImporter.h"
 #include "llvm/ADT/ScopeExit.h"
 
@@ -263,49 +265,80 @@ void poolVolume(Importer &im, const NodeProto &n, const Mapping &pool2d) {
                  out + ".depth_major");
 }
 
-void convTransposeVolume(Importer &im, const NodeProto &n, const Mapping &) {
-  Tensor x = im.input(n, 0), w = im.input(n, 1), bias = im.optionalInput(n, 2);
+namespace {
+
+/// A 3-D transposed convolution's attributes: per spatial axis the pads
+/// (auto_pad resolved as ONNX resolves it) and output_padding.
+struct Transposed3d {
+  std::vector<int64_t> kernel, strides, dilations, begins, ends, extra;
+  int64_t groups;
+};
+
+Transposed3d transposed3d(Importer &im, const NodeProto &n, Tensor x, Tensor w) {
   requireRank(im, n, w, 5);
-  const std::string &out = n.output(0);
-  int64_t N = x.dim(0), C = x.dim(1), D = x.dim(2), H = x.dim(3), W = x.dim(4);
-  if (w.dim(0) != C)
-    throw im.fail(n, "the filter's " + std::to_string(w.dim(0)) +
-                         " input channels do not fit the input's " + std::to_string(C));
-  if (im.attrInt(n, "group", 1) != 1)
-    throw im.fail(n, "groups are not supported for 3-D transposed convolutions");
+  Transposed3d t{{w.dim(2), w.dim(3), w.dim(4)}, triple(im, n, "strides"),
+                 triple(im, n, "dilations"), {}, {},
+                 im.attrInts(n, "output_padding").value_or(std::vector<int64_t>(3, 0)),
+                 im.attrInt(n, "group", 1)};
+  int64_t C = x.dim(1);
+  if (t.groups < 1 || C % t.groups || w.dim(0) != C)
+    throw im.fail(n, "the filter's " + std::to_string(w.dim(0)) + " input channels (in " +
+                         std::to_string(t.groups) + " groups) do not fit the input's " +
+                         std::to_string(C));
   if (im.attr(n, "output_shape"))
     throw im.fail(n, "output_shape is not supported: give pads and output_padding instead");
-  std::vector<int64_t> k{w.dim(2), w.dim(3), w.dim(4)};
-  std::vector<int64_t> strides = triple(im, n, "strides"), dilations = triple(im, n, "dilations");
-  if (strides != k || dilations != std::vector<int64_t>{1, 1, 1})
-    throw im.fail(n, "3-D transposed convolutions are supported where the window is the stride "
-                     "and undilated (PyTorch's ConvTranspose3d(k, stride=k))");
-  std::vector<int64_t> pads = im.attrInts(n, "pads").value_or(std::vector<int64_t>(6, 0)),
-                       extra = im.attrInts(n, "output_padding").value_or(std::vector<int64_t>(3, 0));
-  std::string autoPad = im.attrString(n, "auto_pad", "NOTSET");
-  if (autoPad != "NOTSET") // SAME and VALID both leave no padding where k = s
-    pads.assign(6, 0);
-  if (pads.size() != 6 || extra.size() != 3)
+  std::vector<int64_t> pads = im.attrInts(n, "pads").value_or(std::vector<int64_t>(6, 0));
+  if (pads.size() != 6 || t.extra.size() != 3)
     throw im.fail(n, "pads needs 6 values and output_padding 3 for a 3-D window");
+  std::string autoPad = im.attrString(n, "auto_pad", "NOTSET");
+  for (int i = 0; i < 3; ++i) {
+    int64_t k = t.kernel[i], s = t.strides[i], span = (k - 1) * t.dilations[i] + 1;
+    if (k < 1 || k > kLargestWindow || t.extra[i] < 0 || (t.extra[i] >= s && t.extra[i] >= t.dilations[i]))
+      throw im.fail(n, "the window must be in [1, " + std::to_string(kLargestWindow) +
+                           "], output_padding below the stride or the dilation");
+    int64_t begin = pads[i], end = pads[3 + i];
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t total = std::max<int64_t>(0, t.extra[i] + span - s);
+      begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      end = total - begin;
+    } else if (autoPad == "VALID") {
+      begin = end = 0;
+    } else if (autoPad != "NOTSET") {
+      throw im.fail(n, "auto_pad '" + autoPad + "' is not supported");
+    }
+    if (begin < 0 || end < 0 || begin > kLargestWindow || end > kLargestWindow ||
+        (x.dim(2 + i) - 1) * s + span + t.extra[i] - begin - end < 1)
+      throw im.fail(n, "pads must be in [0, " + std::to_string(kLargestWindow) +
+                           "] and leave an output");
+    t.begins.push_back(begin);
+    t.ends.push_back(end);
+  }
+  return t;
+}
+
+/// Where the window is the stride (undilated, ungrouped): each input voxel
+/// paints one k³ block, one matmul by the filter as [C, O·kd·kh·kw], the
+/// blocks interleaved into the volume, cropped and extended at its edges.
+void paintedBlocks(Importer &im, const NodeProto &n, Tensor x, Tensor w, Tensor bias,
+                   const Transposed3d &t) {
+  const std::string &out = n.output(0);
+  const std::vector<int64_t> &k = t.kernel;
+  int64_t N = x.dim(0), C = x.dim(1), D = x.dim(2), H = x.dim(3), W = x.dim(4);
   std::vector<int64_t> begins(5, 0), ends(5, 0);
   for (int i = 0; i < 3; ++i) {
-    if (pads[i] < 0 || pads[3 + i] < 0 || extra[i] < 0 || extra[i] >= k[i] ||
-        pads[i] + pads[3 + i] >= k[i] * (i == 0 ? D : i == 1 ? H : W))
-      throw im.fail(n, "pads must not be negative nor leave no output, output_padding below "
-                       "the stride");
-    begins[2 + i] = -pads[i];
-    ends[2 + i] = extra[i] - pads[3 + i];
+    begins[2 + i] = -t.begins[i];
+    ends[2 + i] = t.extra[i] - t.ends[i];
   }
   int64_t O = w.dim(1), block = product({O, k[0], k[1], k[2]});
   Tensor voxels = reshaped(im, n, x, {N, C, product({D, H, W})}, "voxels");
   Tensor filter = reshaped(im, n, w, {C, block}, "blocks_filter");
-  Attrs t;
-  t.set("transpose_a", B(im).getBoolAttr(true));
-  Tensor blocks = im.emit(n, "matmul", {voxels, filter}, t, out + ".blocks", "blocks");
+  Attrs a;
+  a.set("transpose_a", B(im).getBoolAttr(true));
+  Tensor blocks = im.emit(n, "matmul", {voxels, filter}, a, out + ".blocks", "blocks");
   blocks = reshaped(im, n, blocks, {N, D, H, W, O, k[0], k[1], k[2]}, "block_cells");
   blocks = transposed(im, n, blocks, {0, 4, 1, 5, 2, 6, 3, 7}, out + ".interleaved", "interleaved");
-  bool edges = std::any_of(begins.begin(), begins.end(), [](int64_t v) { return v; }) ||
-               std::any_of(ends.begin(), ends.end(), [](int64_t v) { return v; });
+  bool edges = llvm::any_of(begins, [](int64_t v) { return v; }) ||
+               llvm::any_of(ends, [](int64_t v) { return v; });
   std::string volume = bias || edges ? out + ".volume" : out;
   Tensor y = reshaped(im, n, blocks, {N, O, D * k[0], H * k[1], W * k[2]},
                       volume == out ? "" : "volume");
@@ -315,6 +348,72 @@ void convTransposeVolume(Importer &im, const NodeProto &n, const Mapping &) {
     requireRank(im, n, bias, 1);
     im.emit(n, "add", {y, reshaped(im, n, bias, {bias.dim(0), 1, 1, 1}, "bias")});
   }
+}
+
+/// Otherwise, as in 2-D (OnnxConvTranspose.cpp): the stride-1 convolution
+/// of the input with s - 1 zeros between neighbours and k_eff - 1 - p more
+/// at each border, by the filter flipped on each spatial axis with its
+/// input and output channels exchanged within each group, as a 3-D
+/// convolution (convVolume). It multiplies the inserted zeros too: s³
+/// times the products a transposed convolution needs.
+void zeroInserted(Importer &im, const NodeProto &n, Tensor x, Tensor w, const Transposed3d &t) {
+  const std::string &out = n.output(0);
+  // The borders: the convolution's pads, or crops where negative.
+  std::vector<int64_t> crops(10, 0), pads(6, 0);
+  for (int i = 0; i < 3; ++i) {
+    int64_t span = (t.kernel[i] - 1) * t.dilations[i] + 1;
+    int64_t begin = span - 1 - t.begins[i];
+    int64_t end = span - 1 - t.ends[i] + t.extra[i] - (t.strides[i] - 1);
+    crops[2 + i] = std::min<int64_t>(begin, 0);
+    crops[7 + i] = std::min<int64_t>(end, 0);
+    pads[i] = std::max<int64_t>(begin, 0);
+    pads[3 + i] = std::max<int64_t>(end, 0);
+  }
+  llvm::ArrayRef<int64_t> both(crops);
+  im.tensors[out + ".bordered"] = padded(im, n, zerosBetween(im, n, x, t.strides),
+                                         both.take_front(5), both.drop_front(5), 0.0,
+                                         out + ".bordered");
+  int64_t C = x.dim(1), g = t.groups, O = w.dim(1) * g;
+  const std::vector<int64_t> &k = t.kernel;
+  Tensor f = reshaped(im, n, w, {g, C / g, w.dim(1), k[0], k[1], k[2]}, "filter_groups");
+  f = transposed(im, n, f, {0, 2, 1, 3, 4, 5}, out + ".filter_swapped", "filter_swapped");
+  f = reshaped(im, n, f, {O, C / g, k[0], k[1], k[2]}, "filter");
+  f = flipped(im, n, flipped(im, n, flipped(im, n, f, 2, "flip_d"), 3, "flip_h"), 4, "flip_w");
+  im.tensors[out + ".filter_flipped"] = f;
+
+  NodeProto c = n;
+  c.set_op_type("Conv");
+  c.set_input(0, out + ".bordered");
+  c.set_input(1, out + ".filter_flipped");
+  c.clear_attribute();
+  for (const auto &[key, values] :
+       std::vector<std::pair<const char *, std::vector<int64_t>>>{
+           {"strides", {1, 1, 1}}, {"dilations", t.dilations}, {"pads", pads},
+           {"group", {g}}}) {
+    onnx::AttributeProto *a = c.add_attribute();
+    a->set_name(key);
+    if (std::string(key) == "group") {
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(values[0]);
+      continue;
+    }
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : values)
+      a->add_ints(v);
+  }
+  im.names[&c] = im.nodeName(n);
+  auto forget = llvm::make_scope_exit([&] { im.names.erase(&c); });
+  convVolume(im, c, conv);
+}
+
+} // namespace
+
+void convTransposeVolume(Importer &im, const NodeProto &n, const Mapping &) {
+  Tensor x = im.input(n, 0), w = im.input(n, 1), bias = im.optionalInput(n, 2);
+  Transposed3d t = transposed3d(im, n, x, w);
+  if (t.strides == t.kernel && t.dilations == std::vector<int64_t>{1, 1, 1} && t.groups == 1)
+    return paintedBlocks(im, n, x, w, bias, t);
+  zeroInserted(im, n, x, w, t);
 }
 
 } // namespace ampc::onnx_import

@@ -133,8 +133,8 @@ ops["batch_norm1d_flat"] = flat
 
 # The 3-D forms (Conv3d, MaxPool3d, AvgPool3d, BatchNorm3d, the global
 # pools), on [N, C, D, H, W]: r3d's stem, r(2+1)d's temporal and spatial
-# convolutions, s3d's pools, nnU-Net's ConvTranspose3d (window = stride); an
-# overlapping ConvTranspose3d only for its error.
+# convolutions, s3d's pools, nnU-Net's ConvTranspose3d (window = stride) and
+# MONAI's (k 3, s 2, p 1, output_padding 1).
 x3 = torch.randn(2, 4, 5, 6, 7)
 ops3d = {
     "conv3d": nn.Conv3d(4, 6, 3, stride=(1, 2, 2), padding=1),
@@ -152,7 +152,11 @@ ops3d = {
     "conv_transpose3d_cropped": nn.ConvTranspose3d(4, 3, (2, 3, 2), stride=(2, 3, 2),
                                                    padding=(1, 0, 0), output_padding=(1, 0, 1),
                                                    bias=False),
-    "conv_transpose3d_overlapping": nn.ConvTranspose3d(4, 2, 3, stride=2, padding=1),
+    "conv_transpose3d_overlapping": nn.ConvTranspose3d(4, 2, 3, stride=2, padding=1,
+                                                       output_padding=1),
+    "conv_transpose3d_grouped": nn.ConvTranspose3d(4, 4, (3, 2, 3), stride=(2, 1, 2),
+                                                   padding=(1, 0, 2), dilation=(1, 2, 1),
+                                                   groups=2),
 }
 for name, m in ops3d.items():
     with torch.no_grad():
