@@ -264,8 +264,8 @@ void convVolume(Importer &im, const onnx::NodeProto &n, const Mapping &conv2d);
 void poolVolume(Importer &im, const onnx::NodeProto &n, const Mapping &pool2d);
 void convTransposeVolume(Importer &im, const onnx::NodeProto &n, const Mapping &);
 /// What keptDepthFirst keeps depth first: an element-wise op of one input
-/// or of two of one shape, or a batch norm.
-enum class DepthFirst { Unary, Binary, BatchNorm };
+/// or of two of one shape, a batch norm, or a concat (inception branches).
+enum class DepthFirst { Unary, Binary, BatchNorm, Concat };
 /// `canonical`, applied to the depth-first forms of its inputs where they
 /// all have one, its result kept depth first too (OnnxVolume.cpp).
 Mapping keptDepthFirst(Mapping canonical, DepthFirst kind);

@@ -328,7 +328,7 @@ const std::map<std::string, Mapping> &mappings() {
       {"Flatten", flatten},
       {"Reshape", reshape},
       {"Transpose", transpose},
-      {"Concat", concat},
+      {"Concat", keptDepthFirst(concat, DepthFirst::Concat)},
       {"Slice", slice},
       {"Gather", gather},
       {"Unsqueeze", unsqueeze},

@@ -10,7 +10,7 @@
 //   groups stay whole), and one conv2d over H and W does the rest. The
 //   input is copied kd times (im2col in depth only); the FLOPs are the
 //   3-D convolution's own. Its result stays depth first through the batch
-//   norms, ReLUs and residual adds after it (keptDepthFirst), so that
+//   norms, ReLUs, residual adds and concats after it (keptDepthFirst), so that
 //   between two convolutions nothing is transposed: the transposes back
 //   to [N, C, D, H, W] are erased where nothing else reads them.
 // - a pool's box is the product of a depth window and an H x W window, and
@@ -142,7 +142,8 @@ void keepDepthFirst(Importer &im, const NodeProto &n, Tensor y, const std::strin
 Mapping keptDepthFirst(Mapping canonical, DepthFirst kind) {
   return [canonical, kind](Importer &im, const NodeProto &n) {
     std::vector<std::string> forms;
-    for (int i = 0; i < (kind == DepthFirst::Binary ? 2 : 1); ++i) {
+    int inputs = kind == DepthFirst::Binary ? 2 : kind == DepthFirst::Concat ? n.input_size() : 1;
+    for (int i = 0; i < inputs; ++i) {
       auto form = i < n.input_size() ? im.depthMajor.find(n.input(i)) : im.depthMajor.end();
       if (form == im.depthMajor.end())
         return canonical(im, n);
@@ -157,6 +158,12 @@ Mapping keptDepthFirst(Mapping canonical, DepthFirst kind) {
     for (size_t i = 0; i < forms.size(); ++i)
       p.set_input(i, forms[i]);
     p.set_output(0, name);
+    if (kind == DepthFirst::Concat) { // the axis as it lies in [N, D, C, H, W]
+      int64_t axis = normalizeAxis(im, n, im.attrInt(n, "axis", 0), 5);
+      for (onnx::AttributeProto &a : *p.mutable_attribute())
+        if (a.name() == "axis")
+          a.set_i(axis == 1 ? 2 : axis == 2 ? 1 : axis);
+    }
     if (kind != DepthFirst::BatchNorm)
       return keepDepthFirst(im, n, mapPlanar(im, n, p, "", canonical), name);
     // Per channel over [N·D, C, H, W]: the statistics of the same elements.
@@ -184,10 +191,16 @@ void convVolume(Importer &im, const NodeProto &n, const Mapping &conv2d) {
   int64_t outDepth = (depth - reach) / win.strides[0] + 1;
 
   // The depth taps, stacked after the channels: [N·D', C·kd, H, W].
+  // The input depth first: as an op before held it, or transposed here
+  // once for every reader after (the branches of an inception block).
   auto form = im.depthMajor.find(n.input(0));
-  Tensor t = form != im.depthMajor.end()
-                 ? im.tensors.at(form->second)
-                 : transposed(im, n, x, {0, 2, 1, 3, 4}, out + ".input_depth_major", "depth_major");
+  Tensor t;
+  if (form != im.depthMajor.end()) {
+    t = im.tensors.at(form->second);
+  } else {
+    t = transposed(im, n, x, {0, 2, 1, 3, 4}, out + ".input_depth_major", "depth_major");
+    im.depthMajor[n.input(0)] = out + ".input_depth_major";
+  }
   t = padded(im, n, t, {0, win.begins[0], 0, 0, 0}, {0, win.ends[0], 0, 0, 0}, 0.0,
              out + ".depth_padded");
   std::vector<Tensor> taps;

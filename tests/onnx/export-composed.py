@@ -131,6 +131,22 @@ with torch.no_grad():
 export("batch_norm1d_flat", flat, torch.randn(4, 8))
 ops["batch_norm1d_flat"] = flat
 
+class Inception3d(nn.Module):
+    """An S3D-style block: three branches of 3-D convolutions and a max pool,
+    concatenated on the channels, batch-normed."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv3d(4, 3, 1)
+        self.b = nn.Sequential(nn.Conv3d(4, 2, 1), nn.ReLU(),
+                               nn.Conv3d(2, 3, (3, 1, 1), padding=(1, 0, 0)))
+        self.c = nn.Sequential(nn.MaxPool3d(3, 1, 1), nn.Conv3d(4, 2, 1))
+        self.norm = nn.BatchNorm3d(8)
+
+    def forward(self, v):
+        return F.relu(self.norm(torch.cat([self.a(v), self.b(v), self.c(v)], dim=1)))
+
+
 # The 3-D forms (Conv3d, MaxPool3d, AvgPool3d, BatchNorm3d, the global
 # pools), on [N, C, D, H, W]: r3d's stem, r(2+1)d's temporal and spatial
 # convolutions, s3d's pools, nnU-Net's ConvTranspose3d (window = stride) and
@@ -148,6 +164,7 @@ ops3d = {
     "avg_pool3d_counted": nn.AvgPool3d((2, 3, 3), stride=1, padding=1),
     "adaptive_avg_pool3d": nn.AdaptiveAvgPool3d(1),
     "batch_norm3d": nn.BatchNorm3d(4),
+    "inception3d": Inception3d(),
     "conv_transpose3d": nn.ConvTranspose3d(4, 2, 2, stride=2),
     "conv_transpose3d_cropped": nn.ConvTranspose3d(4, 3, (2, 3, 2), stride=(2, 3, 2),
                                                    padding=(1, 0, 0), output_padding=(1, 0, 1),
