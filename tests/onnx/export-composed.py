@@ -101,6 +101,20 @@ for name, m in ops.items():
             p.add_(0.1 * torch.randn_like(p))
     export(name, m, x)
 
+def export_perturbed(modules, x):
+    """Exports each module on x with its params moved off their defaults
+    and its buffers (batch norms' statistics) in [0.5, 1.5)."""
+    for name, m in modules.items():
+        with torch.no_grad():
+            for p in m.parameters():
+                p.add_(0.1 * torch.randn_like(p))
+            for b in m.buffers():
+                if b.is_floating_point():
+                    b.copy_(0.5 + torch.rand_like(b))
+        export(name, m, x)
+        ops[name] = m
+
+
 # The 1-D forms (Conv1d, ConvTranspose1d, the 1-D pools, BatchNorm1d), on
 # [N, C, L] and BatchNorm1d also on [N, C].
 x1 = torch.randn(2, 8, 20)
@@ -115,15 +129,7 @@ ops1d = {
     "adaptive_max_pool1d": nn.AdaptiveMaxPool1d(1),
     "batch_norm1d": nn.BatchNorm1d(8),
 }
-for name, m in ops1d.items():
-    with torch.no_grad():
-        for p in m.parameters():
-            p.add_(0.1 * torch.randn_like(p))
-        for b in m.buffers():
-            if b.is_floating_point():
-                b.copy_(0.5 + torch.rand_like(b))
-    export(name, m, x1)
-    ops[name] = m
+export_perturbed(ops1d, x1)
 with torch.no_grad():
     flat = nn.BatchNorm1d(8)
     flat.running_mean.copy_(torch.randn(8))
@@ -175,15 +181,7 @@ ops3d = {
                                                    padding=(1, 0, 2), dilation=(1, 2, 1),
                                                    groups=2),
 }
-for name, m in ops3d.items():
-    with torch.no_grad():
-        for p in m.parameters():
-            p.add_(0.1 * torch.randn_like(p))
-        for b in m.buffers():
-            if b.is_floating_point():
-                b.copy_(0.5 + torch.rand_like(b))
-    export(name, m, x3)
-    ops[name] = m
+export_perturbed(ops3d, x3)
 
 
 class Recurrent(nn.Module):
