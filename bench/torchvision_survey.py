@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""Every torchvision classification and video model through `ampc import`
+"""Every torchvision classification, video and segmentation model through `ampc import`
 and `ampc run`, against PyTorch: each exported as docs/onnx.md advises
 (batch norms kept, their statistics calibrated as
 tests/onnx/export-torchvision.py does), run at O0 and O1, compared with PyTorch in f32; beside it, PyTorch's
 own f16 error (every leaf module's operands and results rounded to f16, as
 CUDA autocast would). Prints one line a model: the largest error over the
-largest logit at O0 and O1, and PyTorch's f16 error.
+largest logit at O0 and O1, and PyTorch's f16 error (a segmentation
+model's logits are its "out" map, [N, classes, H, W]).
 
 Usage: torchvision_survey.py AMPC WORKDIR [MODEL...] (all models by default;
 hours on two cores: the largest need 224 px and 20 GB)."""
@@ -48,13 +49,23 @@ def emulate_f16(model):
 ampc, work = sys.argv[1], sys.argv[2]
 os.makedirs(work, exist_ok=True)
 video = M.list_models(module=M.video)
-for name in sys.argv[3:] or M.list_models(module=M) + video:
+segmentation = M.list_models(module=M.segmentation)
+
+
+def logits(model, x):
+    y = model(x)
+    return y["out"] if isinstance(y, dict) else y  # segmentation: {"out", "aux"}
+
+
+for name in sys.argv[3:] or M.list_models(module=M) + video + segmentation:
     size = 224 if name.startswith(("vit", "swin", "maxvit", "alexnet", "vgg")) else 64
     size = 96 if name.startswith("inception") else size
     if name in video:  # clips [T, H, W]: s3d's last pool and mvit's patches need 16 x 224²
         size = (16, 224, 224) if name.startswith(("s3d", "mvit")) else (8, 64, 64)
     kw = {"aux_logits": False, "init_weights": True} if name in ("inception_v3", "googlenet") else {}
-    family = M.video if name in video else M
+    family = M.video if name in video else M.segmentation if name in segmentation else M
+    if name in segmentation:  # no auxiliary head, no downloaded backbone
+        kw = {"aux_loss": None, "weights_backbone": None}
     helpers["MODELS"][name] = (lambda name=name, kw=kw, family=family:
                                getattr(family, name)(num_classes=10, **kw), size, True)
     start, f = time.time(), os.path.join(work, name)
@@ -66,9 +77,9 @@ for name in sys.argv[3:] or M.list_models(module=M) + video:
                           opset_version=14, do_constant_folding=False,
                           training=torch.onnx.TrainingMode.PRESERVE)
         with torch.no_grad():
-            y = model(x).numpy().astype(np.float64)
+            y = logits(model, x).numpy().astype(np.float64)
             emulate_f16(model)
-            y16 = model(x).numpy().astype(np.float64)
+            y16 = logits(model, x).numpy().astype(np.float64)
         safetensors_io.write(f + ".in.safetensors", {"x": x.numpy()})
     except Exception as e:  # PyTorch cannot export it: say so and go on
         print(name, "export failed:", str(e).split("\n")[0][:150], flush=True)

@@ -17,11 +17,6 @@ mlir::DenseElementsAttr denseFromDoubles(mlir::RankedTensorType type,
 /// i64 beyond 2^53).
 std::vector<double> denseToDoubles(mlir::ElementsAttr value);
 
-/// The shortest decimal double that reads back as the f32 `v`, so that saved
-/// f32, f16 and bf16 numbers print as people wrote them (1e-05, not
-/// 9.99999974737875e-06).
-double shortestForFloat(float v);
-
 } // namespace ampc
 
 #endif

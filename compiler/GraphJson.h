@@ -25,6 +25,10 @@ Json attrToJson(mlir::Attribute attr);
 mlir::Attribute attrFromJson(mlir::MLIRContext *ctx, llvm::StringRef name,
                              const Json &value);
 
+/// A constant's elements as a JSON list: f32 and narrower floats as the
+/// shortest decimals that read back as them.
+Json denseToJson(mlir::ElementsAttr value);
+
 /// A param's `init` as JSON, and back: as attributes, except that the values
 /// of kind "data" are a plain list (read as f32 of the param's `shape`).
 Json initToJson(mlir::DictionaryAttr init);

@@ -36,7 +36,7 @@ Json attrToJson(Attribute attr) {
     auto type = cast<RankedTensorType>(e.getType());
     return Json{{"dtype", graph::dtypeName(type.getElementType())},
                 {"shape", std::vector<int64_t>(type.getShape())},
-                {"data", rt::tensorDataToJson(denseToDoubles(e))}};
+                {"data", denseToJson(e)}};
   }
   if (auto d = dyn_cast<DictionaryAttr>(attr)) {
     Json out = Json::object();
@@ -129,10 +129,15 @@ Json initFieldsToJson(DictionaryAttr init) {
   return out;
 }
 
+Json denseToJson(ElementsAttr value) {
+  auto f = dyn_cast<FloatType>(value.getElementType());
+  return rt::tensorDataToJson(denseToDoubles(value), f && !f.isF64());
+}
+
 Json initToJson(DictionaryAttr init) {
   Json out = initFieldsToJson(init);
   if (auto data = init.getAs<DenseElementsAttr>("data"))
-    out["data"] = rt::tensorDataToJson(denseToDoubles(data)); // after "kind": the long list last
+    out["data"] = denseToJson(data); // after "kind": the long list last
   return out;
 }
 

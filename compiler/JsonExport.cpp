@@ -79,7 +79,7 @@ std::string exportGraphJson(ModuleOp module) {
       values.push_back(j);
     } else if (auto c = dyn_cast<graph::ConstOp>(op)) {
       Json j = valueJson(c, "const");
-      j["data"] = rt::tensorDataToJson(denseToDoubles(c.getValue()));
+      j["data"] = denseToJson(c.getValue());
       values.push_back(j);
     } else {
       for (Value r : op.getResults())

@@ -1,5 +1,6 @@
 #include "runtime/core/JsonText.h"
 
+#include <charconv>
 #include <cmath>
 
 namespace ampc::rt {
@@ -32,11 +33,23 @@ std::string dumpJson(const Json &j, int indent) {
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
-Json tensorDataToJson(const std::vector<double> &data) {
+Json tensorDataToJson(const std::vector<double> &data, bool singlePrecision) {
   Json out = Json::array();
-  for (double x : data)
-    out.push_back(std::isfinite(x) ? Json(x) : Json(std::isnan(x) ? "nan" : x > 0 ? "inf" : "-inf"));
+  for (double x : data) {
+    if (!std::isfinite(x))
+      out.push_back(std::isnan(x) ? "nan" : x > 0 ? "inf" : "-inf");
+    else
+      out.push_back(singlePrecision ? shortestForFloat((float)x) : x);
+  }
   return out;
+}
+
+double shortestForFloat(float v) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), v);
+  double d = v; // from_chars (fast_float in libstdc++) is twice as fast as strtod
+  std::from_chars(buf, res.ptr, d);
+  return d;
 }
 
 std::optional<double> tensorElementFromJson(const Json &x) {

@@ -28,8 +28,14 @@ std::optional<Json> parseJson(std::string_view text, std::string &error);
 std::string dumpJson(const Json &j, int indent = -1);
 
 /// A tensor's elements as JSON numbers (graphs' and plans' "data"). JSON has
-/// no inf or NaN: those are the strings "inf", "-inf" and "nan".
-Json tensorDataToJson(const std::vector<double> &data);
+/// no inf or NaN: those are the strings "inf", "-inf" and "nan". With
+/// `singlePrecision` (values of f32 or a narrower float), each is written as
+/// the shortest decimal that reads back as its f32, as people write them
+/// (1e-05, not 9.99999974737875e-06).
+Json tensorDataToJson(const std::vector<double> &data, bool singlePrecision);
+
+/// The double nearest the shortest decimal that reads back as the f32 `v`.
+double shortestForFloat(float v);
 /// One element as tensorDataToJson writes it; nullopt for anything else.
 std::optional<double> tensorElementFromJson(const Json &x);
 

@@ -81,7 +81,7 @@ std::string planToJson(const Plan &plan) {
         j["copy_of"] = b.copyOf;
     }
     if (carriesData(b)) // an empty one too: the reader requires it
-      j["data"] = tensorDataToJson(b.data);
+      j["data"] = tensorDataToJson(b.data, isStoredFloat(b.dtype) && b.dtype != DType::F64);
     out += (i ? ",\n    " : "\n    ") + dumpJson(j);
   }
   out += "\n  ],\n  \"steps\": [";
