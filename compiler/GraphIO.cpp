@@ -7,6 +7,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_os_ostream.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "ops/GraphNames.h"
@@ -116,7 +117,8 @@ OwningOpRef<ModuleOp> parseGraph(MLIRContext &ctx, const std::string &text,
   }
   checkMlirNesting(text);
   llvm::SourceMgr sources;
-  sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
+  // `text` outlives the parse, which keeps no reference to it: no copy.
+  sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(text, name), llvm::SMLoc());
   ErrorCollector errors(&ctx);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sources, &ctx);
   if (!module)
@@ -141,7 +143,17 @@ void writeFileAtomically(const std::string &path, const std::string &text) {
 }
 
 void saveGraph(ModuleOp module, const std::string &path) {
-  writeFileAtomically(path, printGraph(module, path));
+  if (formatOf(path) == Format::Json)
+    return writeFileAtomically(path, exportGraphJson(module));
+  // Printed straight to the file: an imported model's weights are hundreds
+  // of MB of hex, which a string would copy as it grows.
+  std::string why = rt::writeFileAtomically(path, [&](std::ostream &out) {
+    llvm::raw_os_ostream os(out);
+    module.print(os);
+    return true;
+  });
+  if (!why.empty())
+    throw GraphError("cannot write the file: " + why);
 }
 
 } // namespace ampc
