@@ -5,8 +5,10 @@ import path their ONNX needs: mobilenet_v2 (Clip), mobilenet_v3_small
 and inception_v3 (Pad, AveragePool counting its padding), efficientnet_b0,
 and vit and swin in small configurations of torchvision's own classes
 (Equal/Where/Expand of the class token's batch; Mod, ScatterND, Pad, strided
-Slice of the shifted-window mask), maxvit small (Einsum), and a module of
-Einsum equations. Each comes with an input batch and PyTorch's outputs on
+Slice of the shifted-window mask), maxvit small (Einsum), a module of
+Einsum equations, and the segmentation model lraspp_mobilenet_v3_large (a
+per-pixel class map [N, classes, H, W]: bilinear Resize of half pixels,
+sigmoid-gated features). Each comes with an input batch and PyTorch's outputs on
 it.
 
 Batch norms' running statistics are calibrated on random batches first (the
@@ -52,6 +54,8 @@ MODELS = {  # name: (constructor, image size, calibrate batch norms)
                               block_channels=[16, 32], block_layers=[1, 1], head_dim=8,
                               stochastic_depth_prob=0.0, num_classes=10), 32, True),
     "einsums": (lambda: Einsums(), 4, False),
+    "lraspp": (lambda: M.segmentation.lraspp_mobilenet_v3_large(
+        num_classes=5, weights_backbone=None), 64, True),
     "sdpa": (lambda: Sdpa(), 4, False),
 }
 
@@ -127,6 +131,7 @@ for name in sys.argv[2:] or MODELS:
                       training=torch.onnx.TrainingMode.PRESERVE)
     with torch.no_grad():
         y = model(x)
+    y = y["out"] if isinstance(y, dict) else y  # a segmentation model's {"out": map}
     safetensors_io.write(f"{out}/{name}.inputs.safetensors", {"x": x.numpy()})
     safetensors_io.write(f"{out}/{name}.expected.safetensors", {"y": y.numpy()})
 print(f"exported {' '.join(sys.argv[2:] or MODELS)} to {out}")

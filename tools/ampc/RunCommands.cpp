@@ -187,8 +187,9 @@ int runRun(const Args &args) {
       if (!progress)
         progress = std::make_unique<Progress>("run", p.totalBatches);
       char status[96];
-      std::snprintf(status, sizeof status, "%.2f ms/batch loss %.4g", p.batchMs,
-                    p.loss.value_or(NAN));
+      int n = std::snprintf(status, sizeof status, "%.2f ms/batch", p.batchMs);
+      if (p.loss) // a graph without a loss has none to show (not "nan")
+        std::snprintf(status + n, sizeof status - n, " loss %.4g", *p.loss);
       progress->update(p.batch, status);
     });
     if (progress)
