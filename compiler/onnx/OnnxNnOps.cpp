@@ -138,8 +138,14 @@ Mapping softmax(const char *op) {
 }
 
 void batchNorm(Importer &im, const NodeProto &n) {
-  if (im.attrInt(n, "training_mode", 0) != 0 || n.output_size() > 1)
-    throw im.fail(n, "only inference batch normalization (one output) is supported");
+  // A training-mode export (PyTorch's TrainingMode.TRAINING) also returns the
+  // moved running statistics. batch_norm moves them itself, as the module
+  // does (docs/onnx.md): it imports when nothing else reads them.
+  for (int i = 1; i < n.output_size(); ++i)
+    if (!n.output(i).empty() && (im.read.count(n.output(i)) || im.graphOutputs.count(n.output(i))))
+      throw im.fail(n, "its output '" + n.output(i) + "' (the moved running " +
+                           (i == 1 ? "mean" : "variance") +
+                           ") is read: batch_norm moves its statistics itself and has no such output");
   for (int i : {3, 4})
     if (i < n.input_size())
       im.statistics.insert(n.input(i));
@@ -150,7 +156,7 @@ void batchNorm(Importer &im, const NodeProto &n) {
   a.set("momentum", B(im).getF64FloatAttr(im.attrFloat(n, "momentum", 0.9)));
   a.set("layout", B(im).getStringAttr("NCHW"));
   im.emit(n, "batch_norm",
-          {x, im.input(n, 1), im.input(n, 2), im.input(n, 3), im.input(n, 4)}, a);
+          {x, im.input(n, 1), im.input(n, 2), im.input(n, 3), im.input(n, 4)}, a, n.output(0));
 }
 
 /// LayerNormalization's optional outputs, the Mean and the InvStdDev over

@@ -5,7 +5,9 @@
 #include "compiler/onnx/OnnxFold.h"
 #include "compiler/onnx/OnnxImporter.h"
 
+#include "llvm/Support/xxhash.h"
 #include "ops/GraphNames.h"
+#include "runtime/core/JsonText.h"
 
 namespace ampc::onnx_import {
 namespace {
@@ -247,10 +249,27 @@ void dropout(Importer &im, const NodeProto &n) {
   // A rate of 0 is the identity in training too (swin's F.dropout(p=0.0)).
   const HostTensor *training = im.constantInput(n, 2), *ratio = im.constantInput(n, 1);
   bool noRate = ratio && ratio->data.size() == 1 && ratio->data[0] == 0;
-  if (!noRate && ((n.input_size() > 2 && !n.input(2).empty() && !training) ||
-                  (training && !training->data.empty() && training->data[0] != 0)))
-    throw im.fail(n, "only inference dropout (training_mode false, or a rate of 0) is supported");
-  im.alias(n, im.input(n, 0));
+  if (noRate || !training || training->data.empty() || training->data[0] == 0) {
+    if (!noRate && n.input_size() > 2 && !n.input(2).empty() && !training)
+      throw im.fail(n, "training_mode must be a constant known at import time");
+    im.alias(n, im.input(n, 0));
+    return;
+  }
+  // Training mode (PyTorch's TrainingMode.TRAINING): the module's dropout,
+  // which drops in `ampc train` and is the identity in `ampc run`
+  // (docs/onnx.md). Each node draws its own stream: its seed is a hash of
+  // its name, so that layers of one shape never share masks.
+  if (n.input_size() > 1 && !n.input(1).empty() && (!ratio || ratio->data.size() != 1))
+    throw im.fail(n, "the ratio must be one constant known at import time");
+  double rate = ratio ? ratio->data[0] : 0.5;
+  if (ratio && ratio->dtype != "f64") // PyTorch's p=0.3 as the f32 0.3, not 0.30000001192...
+    rate = rt::shortestForFloat((float)rate);
+  if (!(rate >= 0 && rate < 1))
+    throw im.fail(n, "the ratio must be in [0, 1), got " + std::to_string(rate));
+  Attrs a;
+  a.set("rate", B(im).getF64FloatAttr(rate));
+  a.set("seed", B(im).getI64IntegerAttr(llvm::xxh3_64bits(im.nodeName(n)) >> 1));
+  im.emit(n, "dropout", {im.input(n, 0)}, a, n.output(0));
 }
 
 /// SoftmaxCrossEntropyLoss with the mean reduction: softmax_cross_entropy,

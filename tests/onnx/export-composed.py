@@ -407,4 +407,35 @@ forecast = Forecast()
 series = torch.randn(4, 12, 4)
 y = export("forecast", forecast, series)
 train_peer("forecast", "train", forecast, series, torch.randn_like(y), F.mse_loss)
-print("exported", len(ops) + 10, "models to", out)
+
+
+def export_training(name, model, x):
+    """Exported in training mode (TrainingMode.TRAINING): BatchNormalization
+    with its moved running statistics as two more outputs, Dropout with
+    training_mode true. The batch norms' momentum is 0, so the export's own
+    training-mode pass leaves their statistics as they were, and the
+    eval-mode outputs (NAME.expected.safetensors) are those of the file."""
+    model.train()
+    torch.onnx.export(model, x, f"{out}/{name}.onnx", input_names=["x"], output_names=["y"],
+                      opset_version=14, do_constant_folding=False,
+                      training=torch.onnx.TrainingMode.TRAINING)
+    model.eval()
+    with torch.no_grad():
+        y = model(x)
+    safetensors_io.write(f"{out}/{name}.inputs.safetensors", {"x": x.numpy()})
+    safetensors_io.write(f"{out}/{name}.expected.safetensors", {"y": y.numpy()})
+    return y
+
+
+def conv_bn(i, o, k):
+    return [nn.Conv2d(i, o, k, padding=k // 2), nn.BatchNorm2d(o, momentum=0.0)]
+
+
+images = torch.randn(2, 3, 6, 6)
+export_training("trainmode", nn.Sequential(*conv_bn(3, 8, 3), nn.ReLU(), nn.Dropout(0.3),
+                                           *conv_bn(8, 4, 1)), images)
+trainmode_bn = nn.Sequential(*conv_bn(3, 8, 3), nn.ReLU(), *conv_bn(8, 4, 1))
+y = export_training("trainmode_bn", trainmode_bn, images)
+train_peer("trainmode_bn", "seg", trainmode_bn, images, torch.randint(0, 4, (2, 6, 6)),
+           F.cross_entropy)
+print("exported", len(ops) + 12, "models to", out)
