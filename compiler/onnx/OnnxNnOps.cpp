@@ -143,8 +143,10 @@ void batchNorm(Importer &im, const NodeProto &n) {
   // does (docs/onnx.md): it imports when nothing else reads them.
   for (int i = 1; i < n.output_size(); ++i)
     if (!n.output(i).empty() && (im.read.count(n.output(i)) || im.graphOutputs.count(n.output(i))))
-      throw im.fail(n, "its output '" + n.output(i) + "' (the moved running " +
-                           (i == 1 ? "mean" : "variance") +
+      throw im.fail(n, "its output '" + n.output(i) + "' (" +
+                           (i == 1   ? "the moved running mean"
+                            : i == 2 ? "the moved running variance"
+                                     : "a saved batch statistic") +
                            ") is read: batch_norm moves its statistics itself and has no such output");
   for (int i : {3, 4})
     if (i < n.input_size())
