@@ -244,10 +244,13 @@ static Tensor classesLast(Importer &im, const OnnxImportOptions &o, const std::s
                           Tensor prediction) {
   int64_t rank = prediction.rank();
   std::string shape = graph::infer::shapeString(prediction.shape());
-  if (!o.classAxis && rank >= 4)
+  if (!o.classAxis && rank >= 4) {
+    std::string spatial = rank == 4 ? "H, W" : rank == 5 ? "D, H, W" : "...";
     throw GraphError("--loss softmax_cross_entropy: the output '" + name + "' is " + shape +
                      ": give the axis of its classes, --class-axis 1 as PyTorch's "
-                     "CrossEntropyLoss reads [N, C, H, W], or --class-axis -1 for the last");
+                     "CrossEntropyLoss reads [N, C, " + spatial +
+                     "], or --class-axis -1 for the last");
+  }
   int64_t axis = o.classAxis.value_or(-1);
   if (!graph::infer::normaliseAxis(axis, rank))
     throw GraphError("--class-axis " + std::to_string(o.classAxis.value_or(-1)) + ": the output '" + name +
