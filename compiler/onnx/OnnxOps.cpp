@@ -7,7 +7,6 @@
 
 #include "llvm/Support/xxhash.h"
 #include "ops/GraphNames.h"
-#include "runtime/core/JsonText.h"
 
 namespace ampc::onnx_import {
 namespace {
@@ -261,9 +260,7 @@ void dropout(Importer &im, const NodeProto &n) {
   // its name, so that layers of one shape never share masks.
   if (n.input_size() > 1 && !n.input(1).empty() && (!ratio || ratio->data.size() != 1))
     throw im.fail(n, "the ratio must be one constant known at import time");
-  double rate = ratio ? ratio->data[0] : 0.5;
-  if (ratio && ratio->dtype != "f64") // PyTorch's p=0.3 as the f32 0.3, not 0.30000001192...
-    rate = rt::shortestForFloat((float)rate);
+  double rate = ratio ? ratio->data[0] : 0.5; // as stored, like every float attribute
   if (!(rate >= 0 && rate < 1))
     throw im.fail(n, "the ratio must be in [0, 1), got " + std::to_string(rate));
   Attrs a;
