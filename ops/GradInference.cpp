@@ -46,7 +46,8 @@ LogicalResult ReduceToOp::inferTypes(Location loc, Adaptor adaptor,
 LogicalResult UnaryBackwardOp::inferTypes(Location loc, Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   static const StringRef fns[] = {"relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "erf", "abs",
-                                  "exp",  "log",  "sqrt",      "rsqrt", "square", "pow"};
+                                  "exp",  "log",  "sqrt",      "rsqrt", "square", "pow",
+                                  "sin",  "cos"};
   if (!llvm::is_contained(fns, adaptor.getFn()))
     return opError<UnaryBackwardOp>(loc) << "unknown function '" << adaptor.getFn() << "'";
   Type dy = adaptor.getDy().getType();

@@ -28,7 +28,7 @@ def Graph_UnaryBackwardOp : Graph_GradOp<"unary_backward",
   let summary = "dx = dy * f'(x) for an elementwise function";
   let description = [{
     `fn` is one of relu, gelu, gelu_tanh, tanh, sigmoid, erf, abs, exp, log, sqrt,
-    rsqrt, square, pow; `x` is the forward input and `y` its output (each rule
+    rsqrt, square, pow, sin, cos; `x` is the forward input and `y` its output (each rule
     uses the one it needs). `exponent` is pow's.
   }];
 }

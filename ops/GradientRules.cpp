@@ -203,6 +203,8 @@ UNARY_RULE(LogOp, "log")
 UNARY_RULE(SqrtOp, "sqrt")
 UNARY_RULE(RsqrtOp, "rsqrt")
 UNARY_RULE(SquareOp, "square")
+UNARY_RULE(SinOp, "sin")
+UNARY_RULE(CosOp, "cos")
 #undef UNARY_RULE
 
 // relu's derivative reads its output in place of its input (y > 0 exactly

@@ -130,6 +130,16 @@ def Graph_LogOp : Graph_UnaryOp<"log", "Black", "Elementwise natural log">;
 def Graph_SqrtOp : Graph_UnaryOp<"sqrt", "Black", "Elementwise square root">;
 def Graph_RsqrtOp : Graph_UnaryOp<"rsqrt", "Black", "Elementwise 1/sqrt(x)">;
 def Graph_SquareOp : Graph_UnaryOp<"square", "Black", "Elementwise x*x">;
+def Graph_SinOp : Graph_UnaryOp<"sin", "Black", "Elementwise sine (radians)"> {
+  let description = [{
+    Black: an argument rounded to f16 keeps its phase only to half an ulp,
+    0.25 rad at 512 (the angles of rotary position embeddings reach the
+    sequence length).
+  }];
+}
+def Graph_CosOp : Graph_UnaryOp<"cos", "Black", "Elementwise cosine (radians)"> {
+  let description = [{ Black, as `sin` is. }];
+}
 def Graph_PowOp : Graph_UnaryOp<"pow", "Black", "Elementwise x^exponent",
     (ins F64Attr:$exponent)> {
   let description = [{ Raises every element to the scalar `exponent`. }];

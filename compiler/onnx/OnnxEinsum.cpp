@@ -7,8 +7,9 @@
 // transposed to [batch, rows or columns, contracted] order only where its
 // own order is neither that nor the one matmul's transpose flag reads,
 // groups of several labels are merged by a reshape, and the product is
-// reshaped and transposed to the output's order. One operand: a sum and a
-// transpose.
+// reshaped and transposed to the output's order. Without contracted labels
+// the einsum is an outer product, a broadcast `mul` as MatMul's K = 1 is
+// (OnnxOps.cpp). One operand: a sum and a transpose.
 #include "compiler/onnx/OnnxImporter.h"
 
 namespace ampc::onnx_import {
@@ -189,6 +190,19 @@ void einsum(Importer &im, const NodeProto &n) {
       }
       return false;
     };
+    if (contracted.empty()) { // an outer product: a broadcast mul, as for MatMul
+      std::vector<int64_t> sa = shapeOf(batch), sb = shapeOf(batch);
+      sa.insert(sa.end(), {product(rows), 1});
+      sb.insert(sb.end(), {1, product(cols)});
+      arrange(a, rows, "a_order");
+      arrange(b, cols, "b_order");
+      int column = steps.reshape(a.value, sa, "a_column"), row = steps.reshape(b.value, sb, "b_row");
+      result = {steps.add("mul", {column, row}, {}, "outer"), batch + rows + cols};
+      result.value = steps.reshape(result.value, shapeOf(result.labels), "unmerged");
+      if (result.labels != out)
+        result.value = steps.transpose(result.value, positions(result.labels, out), "order");
+      return steps.emit(values);
+    }
     bool aContractedFirst = arrange(a, rows, "a_order");
     bool bFreeLast = arrange(b, cols, "b_order"); // [.., K, N]: matmul's own form
     // Groups of labels other than one merge into one dimension (M, K or N).

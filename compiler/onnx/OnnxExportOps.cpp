@@ -23,6 +23,7 @@ void Exporter::emit(Operation *op) {
       {"maximum", "Max"}, {"minimum", "Min"},     {"neg", "Neg"},   {"abs", "Abs"},
       {"relu", "Relu"},   {"tanh", "Tanh"},       {"sigmoid", "Sigmoid"},
       {"erf", "Erf"},     {"exp", "Exp"},         {"log", "Log"},   {"sqrt", "Sqrt"},
+      {"sin", "Sin"},     {"cos", "Cos"},
       {"identity", "Identity"}, {"dropout", "Identity"}};
   if (auto it = same.find(op_); it != same.end()) {
     node(it->second, nodeName, {in[0]} , out);

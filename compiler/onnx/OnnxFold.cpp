@@ -242,7 +242,7 @@ bool fold(Importer &im, const NodeProto &n) {
   static const std::set<std::string> foldable = {
       "Add",     "Sub",  "Mul",   "Div",     "Gather",   "Unsqueeze",       "Squeeze",
       "Concat",  "Cast", "Reshape", "Identity", "Slice", "ConstantOfShape", "Range"};
-  if (!foldable.count(op) && !isLogicFold(op))
+  if (!foldable.count(op) && !isLogicFold(op) && !isMathFold(op))
     return false;
   // Every input known, none of them a float initializer: those are params.
   std::vector<const HostTensor *> in;
@@ -264,6 +264,8 @@ bool fold(Importer &im, const NodeProto &n) {
   std::optional<HostTensor> r;
   if (isLogicFold(op)) {
     r = foldLogic(im, n, in);
+  } else if (isMathFold(op)) {
+    r = foldMath(im, n, in);
   } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
     if (in.size() != 2 || !in[1] || in[1]->dtype != x.dtype)
       return false;

@@ -27,12 +27,22 @@ std::optional<HostTensor> broadcastEach(llvm::ArrayRef<const HostTensor *> in,
                                         const std::string &dtype,
                                         const std::function<double(const double *)> &f);
 /// Evaluates the comparison, logic, selection and indexing ops (Equal, Less,
-/// Greater, Not, And, Or, Where, Expand, Mod, ScatterND, Transpose) on known inputs;
+/// Greater, LessOrEqual, GreaterOrEqual, Not, And, Or, Xor, Where, Expand,
+/// Mod, ScatterND, Trilu, Transpose) on known inputs;
 /// nullopt when `op` is none of them or the result is too large.
 std::optional<HostTensor> foldLogic(Importer &im, const onnx::NodeProto &n,
                                     llvm::ArrayRef<const HostTensor *> in);
 /// Whether foldLogic evaluates `op`.
 bool isLogicFold(const std::string &op);
+/// Evaluates float math on known inputs (OnnxFoldMath.cpp: Sin, Cos, Neg,
+/// Sqrt, Exp, Log, Reciprocal, Tanh, Abs, Sign, Floor, Ceil, Round, Pow,
+/// MatMul, Einsum) in f64, rounded
+/// once to the dtype; nullopt when `op` is none of them, the inputs do not
+/// fit it, or the work is too large.
+std::optional<HostTensor> foldMath(Importer &im, const onnx::NodeProto &n,
+                                   llvm::ArrayRef<const HostTensor *> in);
+/// Whether foldMath evaluates `op`.
+bool isMathFold(const std::string &op);
 
 } // namespace ampc::onnx_import
 

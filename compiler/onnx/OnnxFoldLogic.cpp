@@ -1,5 +1,5 @@
 // Import-time evaluation of the ops exporters write to build masks, pads
-// and index tables from shapes: comparisons, Not/And/Or, Where, Expand, Mod,
+// and index tables from shapes: comparisons, Not/And/Or/Xor, Where, Expand, Mod,
 // ScatterND and Transpose on constants. vit's class-token batch logic (Equal, Where,
 // Expand of a shape) and swin's shifted-window mask (Mod, ScatterND, Equal,
 // Where) fold away this way on static shapes.
@@ -155,9 +155,10 @@ double mod(double a, double b, bool integer, bool fmod) {
 } // namespace
 
 bool isLogicFold(const std::string &op) {
-  static const std::set<std::string> ops = {"Equal", "Less",  "Greater", "Not",  "And",
-                                            "Or",    "Where", "Expand",  "Mod", "ScatterND", "Transpose",
-                                            "Trilu"};
+  static const std::set<std::string> ops = {
+      "Equal", "Less",   "Greater", "LessOrEqual", "GreaterOrEqual", "Not",       "And",
+      "Or",    "Xor",    "Where",   "Expand",      "Mod",            "ScatterND", "Transpose",
+      "Trilu"};
   return ops.count(op);
 }
 
@@ -181,12 +182,15 @@ std::optional<HostTensor> foldLogic(Importer &im, const NodeProto &n,
     if (!broadcastShape(shapes))
       throw im.fail(n, "the inputs' shapes do not broadcast");
   };
-  if (op == "Equal" || op == "Less" || op == "Greater" || op == "And" || op == "Or") {
+  if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+      op == "GreaterOrEqual" || op == "And" || op == "Or" || op == "Xor") {
     elementwise(2);
     return broadcastEach(in, "i1", [&op](const double *v) {
+      bool a = v[0] != 0, b = v[1] != 0;
       return op == "Equal" ? v[0] == v[1] : op == "Less" ? v[0] < v[1]
-             : op == "Greater" ? v[0] > v[1] : op == "And" ? (v[0] != 0 && v[1] != 0)
-                                                         : (v[0] != 0 || v[1] != 0);
+             : op == "Greater" ? v[0] > v[1] : op == "LessOrEqual" ? v[0] <= v[1]
+             : op == "GreaterOrEqual" ? v[0] >= v[1] : op == "And" ? a && b
+             : op == "Or" ? a || b : a != b;
     });
   }
   if (op == "Not") {

@@ -35,6 +35,21 @@ Mapping variadic(const char *op) {
   };
 }
 
+/// A MatMul whose inner dimension is 1 is an outer product: one product an
+/// element and no sum, so a broadcast `mul` ([.., M, 1] * [.., 1, N] has
+/// matmul's batch broadcasting) with no GEMM launch. As a `mul` it is gray
+/// and follows its operands: the angles of rotary position embeddings
+/// (positions times inverse frequencies) stay f32 under AMP, where a GEMM
+/// would be white and round them to f16.
+void matmul(Importer &im, const NodeProto &n) {
+  if (n.input_size() != 2)
+    throw im.fail(n, "takes 2 inputs, got " + std::to_string(n.input_size()));
+  Tensor a = im.input(n, 0), b = im.input(n, 1);
+  bool outer = a.rank() >= 2 && b.rank() >= 2 && a.dim(a.rank() - 1) == 1 &&
+               b.dim(b.rank() - 2) == 1;
+  im.emit(n, outer ? "mul" : "matmul", {a, b});
+}
+
 void pow(Importer &im, const NodeProto &n) {
   const HostTensor *e = im.constantInput(n, 1);
   if (!e || e->data.size() != 1)
@@ -290,7 +305,7 @@ void needsConstants(Importer &im, const NodeProto &n) {
 const std::map<std::string, Mapping> &mappings() {
   static const std::map<std::string, Mapping> table = {
       {"Gemm", gemm},
-      {"MatMul", binary("matmul")},
+      {"MatMul", matmul},
       {"Conv", liftedToImage(conv, Lift::WindowAndFilter1d, convVolume)},
       {"BatchNormalization",
        keptDepthFirst(liftedToImage(batchNorm, Lift::SameShape), DepthFirst::BatchNorm)},
@@ -302,6 +317,8 @@ const std::map<std::string, Mapping> &mappings() {
       {"Sqrt", unary("sqrt")},
       {"Exp", unary("exp")},
       {"Log", unary("log")},
+      {"Sin", unary("sin")},
+      {"Cos", unary("cos")},
       {"Neg", unary("neg")},
       {"Abs", unary("abs")},
       {"Add", keptDepthFirst(binary("add"), DepthFirst::Binary)},
@@ -371,6 +388,13 @@ const std::map<std::string, Mapping> &mappings() {
       {"Not", needsConstants},
       {"And", needsConstants},
       {"Or", needsConstants},
+      {"Xor", needsConstants},
+      {"LessOrEqual", needsConstants},
+      {"GreaterOrEqual", needsConstants},
+      {"Floor", needsConstants},
+      {"Ceil", needsConstants},
+      {"Round", needsConstants},
+      {"Sign", needsConstants},
       {"Where", where},
       {"Split", split},
       {"Trilu", needsConstants},

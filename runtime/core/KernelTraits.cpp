@@ -59,6 +59,8 @@ constexpr KernelTraits kRows[] = {
     {K::Rsqrt, kOne, kOne, kInPlace | kMixedFloat, 0, F::PerOutput, kNoRange, S::unary},
     {K::Square, kOne, kOne, kInPlace | kMixedFloat, 0, F::PerOutput, kNoRange, S::unary},
     {K::Pow, kOne, kOne, kInPlace | kMixedFloat, 0, F::PerOutput, kNoRange, S::unary, A::Rounded},
+    {K::Sin, kOne, kOne, kInPlace | kMixedFloat, 0, F::PerOutput, kNoRange, S::unary, A::Rounded},
+    {K::Cos, kOne, kOne, kInPlace | kMixedFloat, 0, F::PerOutput, kNoRange, S::unary, A::Rounded},
     // Precision and constants.
     {K::Cast, kOne, kOne, kAmpBookkeeping | kConvertsDtype, 0, F::None, kNoRange, S::cast},
     {K::Fill, kNone, kOne, 0, 0, F::None, kNoRange, S::fill},

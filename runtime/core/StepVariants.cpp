@@ -179,7 +179,8 @@ using num::UnaryFn;
 
 constexpr const char *kUnaryNames[] = {"neg",  "abs", "relu", "tanh",  "sigmoid",
                                        "erf",  "gelu", "gelu_tanh", "exp", "log",
-                                       "sqrt", "rsqrt", "square", "pow", "scale"};
+                                       "sqrt", "rsqrt", "square", "pow", "scale",
+                                       "sin",  "cos"};
 constexpr const char *kBinaryNames[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
 
 template <typename Fn, size_t N>
@@ -230,6 +231,8 @@ static std::optional<UnaryFn> unaryFnOf(Kernel kernel) {
   case Kernel::Square: return UnaryFn::Square;
   case Kernel::Pow: return UnaryFn::Pow;
   case Kernel::Scale: return UnaryFn::Scale;
+  case Kernel::Sin: return UnaryFn::Sin;
+  case Kernel::Cos: return UnaryFn::Cos;
   default: return std::nullopt;
   }
 }

@@ -76,6 +76,18 @@ struct Log {
   AMPC_HD float derivative(float x, float) const { return 1.0f / x; }
 };
 
+/// Radians; the phase of a large argument is as exact as its f32 value
+/// (rotary position embeddings compute theirs in f32 for this reason).
+struct Sin {
+  AMPC_HD float value(float x) const { return sinf(x); }
+  AMPC_HD float derivative(float x, float) const { return cosf(x); }
+};
+
+struct Cos {
+  AMPC_HD float value(float x) const { return cosf(x); }
+  AMPC_HD float derivative(float x, float) const { return -sinf(x); }
+};
+
 struct Sqrt {
   AMPC_HD float value(float x) const { return sqrtf(x); }
   AMPC_HD float derivative(float, float y) const { return 0.5f / y; }

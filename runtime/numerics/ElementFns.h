@@ -18,6 +18,7 @@ enum class UnaryFn : uint8_t {
   Neg, Abs, Relu, Tanh, Sigmoid, Erf, Gelu, GeluTanh, Exp, Log, Sqrt, Rsqrt, Square,
   Pow,   // p0: the exponent
   Scale, // p0 * x + p1
+  Sin, Cos,
 };
 
 /// a op b, in f32 or in the integer types of the integer kernels.
@@ -72,6 +73,8 @@ AMPC_HD auto withUnary(UnaryFn fn, float p0, float p1, F f) {
   case UnaryFn::Rsqrt: return f(Rsqrt{});
   case UnaryFn::Square: return f(Square{});
   case UnaryFn::Pow: return f(Pow{p0});
+  case UnaryFn::Sin: return f(Sin{});
+  case UnaryFn::Cos: return f(Cos{});
   default: return f(Scale{p0, p1});
   }
 }

@@ -3,7 +3,7 @@
 // plain arithmetic (IEEE +, -, *, / and sqrt, which CUDA rounds exactly
 // without fast math, and with --fmad=false so no multiply-add is fused), and
 // within a stated tolerance where it calls a transcendental (CUDA's expf,
-// tanhf, erff, logf and powf are not glibc's): 3 ulp, carried through the
+// tanhf, erff, logf, powf, sinf and cosf are not glibc's): 3 ulp, carried through the
 // arithmetic around it (allowance). The device's f32 to f16 conversion
 // (the hardware's) is compared with the integer rounding on all 2^32 f32
 // bit patterns. Prints one line per function.
@@ -43,7 +43,8 @@ const Function kFunctions[] = {
     {"square'", true},     {"exp", false},         {"log", false},
     {"tanh", false},       {"sigmoid", false},     {"gelu", false},
     {"gelu_tanh", false},  {"pow", false},         {"gelu'", false},
-    {"gelu_tanh'", false}, {"adam", false},
+    {"gelu_tanh'", false}, {"adam", false},        {"sin", false},
+    {"cos", false},
 };
 constexpr int kCount = sizeof(kFunctions) / sizeof(kFunctions[0]);
 
@@ -99,6 +100,8 @@ AMPC_HD float evaluate(int fn, float x, float y) {
     AdamUpdate::at(1e-3f, 0.9, 0.999, 1e-8, 0.01, 3)(p, x, m, v);
     return p;
   }
+  case 32: return Sin{}.value(x); // sin' and cos' are these functions
+  case 33: return Cos{}.value(x);
   }
   return 0;
 }

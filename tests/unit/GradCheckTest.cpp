@@ -133,7 +133,8 @@ std::vector<GradCase> cases() {
   c.push_back({"div", [=](GraphBuilder &b) { return b.div(p(b, "a", {2, 3}), p(b, "b", {3}, positive())); }});
   c.push_back({"maximum", [=](GraphBuilder &b) { return b.maximum(p(b, "a", {2, 3}), p(b, "b", {2, 3})); }});
   c.push_back({"minimum", [=](GraphBuilder &b) { return b.minimum(p(b, "a", {2, 3}), p(b, "b", {3})); }});
-  for (const char *op : {"neg", "abs", "relu", "tanh", "sigmoid", "erf", "exp", "square", "identity"})
+  for (const char *op : {"neg", "abs", "relu", "tanh", "sigmoid", "erf", "exp", "square", "identity",
+                         "sin", "cos"})
     c.push_back({op, [=](GraphBuilder &b) { return b.unary(op, p(b, "x", {3, 4})); }});
   for (const char *op : {"log", "sqrt", "rsqrt"})
     c.push_back({op, [=](GraphBuilder &b) { return b.unary(op, p(b, "x", {3, 4}, positive())); }});

@@ -245,7 +245,8 @@ TEST_P(Kernels, UnaryMathAndActivations) {
     pos[i] = std::fabs(x[i]) + 0.25;
   auto c = compile([&](GraphBuilder &g) {
     Tensor xi = g.input("x", {64}, dt()), pi = g.input("p", {64}, dt());
-    for (const char *op : {"neg", "abs", "relu", "tanh", "sigmoid", "erf", "exp", "square"})
+    for (const char *op : {"neg", "abs", "relu", "tanh", "sigmoid", "erf", "exp", "square",
+                           "sin", "cos"})
       g.output(g.unary(op, xi, op));
     for (const char *op : {"log", "sqrt", "rsqrt"})
       g.output(g.unary(op, pi, op));
@@ -272,6 +273,8 @@ TEST_P(Kernels, UnaryMathAndActivations) {
   expectClose(c.get("erf"), map(x, [](double v) { return std::erf(v); }));
   expectClose(c.get("exp"), map(x, [](double v) { return std::exp(v); }));
   expectClose(c.get("square"), map(x, [](double v) { return v * v; }));
+  expectClose(c.get("sin"), map(x, [](double v) { return std::sin(v); }));
+  expectClose(c.get("cos"), map(x, [](double v) { return std::cos(v); }));
   expectClose(c.get("log"), map(pos, [](double v) { return std::log(v); }));
   expectClose(c.get("sqrt"), map(pos, [](double v) { return std::sqrt(v); }));
   expectClose(c.get("rsqrt"), map(pos, [](double v) { return 1 / std::sqrt(v); }));

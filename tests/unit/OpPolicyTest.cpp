@@ -36,7 +36,7 @@ TEST(OpPolicy, DefaultListsFollowTheSpec) {
     EXPECT_EQ(policyOf(ctx, op).category, AmpCategory::Gray) << op;
     EXPECT_TRUE(policyOf(ctx, op).agnostic) << op;
   }
-  for (const char *op : {"exp", "log", "sqrt", "rsqrt", "pow", "square", "reduce_sum",
+  for (const char *op : {"exp", "log", "sqrt", "rsqrt", "pow", "square", "sin", "cos", "reduce_sum",
                          "reduce_mean", "softmax", "log_softmax", "layer_norm", "embedding",
                          "softmax_cross_entropy", "mse_loss"})
     EXPECT_EQ(policyOf(ctx, op).category, AmpCategory::Black) << op;
