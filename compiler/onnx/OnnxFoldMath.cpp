@@ -98,7 +98,8 @@ std::optional<HostTensor> matmulValues(const HostTensor &a, const HostTensor &b)
   if (!batch)
     return std::nullopt;
   int64_t count = product(*batch);
-  if (count * m * n > kMaxFolded || count * m * n * k > kMaxFoldWork)
+  double outputs = double(count) * m * n; // in double: no overflow to test
+  if (outputs > kMaxFolded || outputs * k > kMaxFoldWork)
     return std::nullopt;
   std::vector<int64_t> aAt = batchMatrices(*batch, aBatch), bAt = batchMatrices(*batch, bBatch);
   std::vector<int64_t> shape = *batch;
@@ -164,12 +165,16 @@ std::optional<HostTensor> einsumValues(const std::string &equation,
   }
   std::vector<char> labels;
   int64_t work = 1;
+  bool empty = false; // a label of size 0: nothing to visit, every sum 0
   for (auto [c, s] : size) {
     labels.push_back(c);
-    work *= std::max<int64_t>(s, 1);
-    if (work > kMaxFoldWork)
+    empty |= s == 0;
+    if (s > 0 && work > kMaxFoldWork / s)
       return std::nullopt;
+    work *= std::max<int64_t>(s, 1);
   }
+  if (empty)
+    work = 0;
   if (product(outShape) > kMaxFolded)
     return std::nullopt;
   // Each label's stride in each operand and in the output (a label repeated
@@ -186,7 +191,7 @@ std::optional<HostTensor> einsumValues(const std::string &equation,
   std::vector<int64_t> outStrides = stridesByLabel(out, outShape);
   std::vector<double> sums(product(outShape), 0.0);
   std::vector<int64_t> index(labels.size(), 0);
-  for (int64_t step = 0; step < work && !sums.empty(); ++step) {
+  for (int64_t step = 0; step < work; ++step) {
     double p = 1;
     for (size_t t = 0; t < terms.size(); ++t) {
       int64_t at = 0;
