@@ -6,12 +6,18 @@
 //     one comes from an L node, else F32-NEUTRAL. Inputs, params and consts
 //     count for neither; constant/fill are F32-NEUTRAL; an existing cast is L
 //     when it produces L.
-//  4. In reverse order, a precision-agnostic gray F32-NEUTRAL node with one
+//  4. In reverse order, a precision-agnostic gray F32-NEUTRAL node with a
 //     float input, no graph output and only L consumers becomes L: its cast
-//     moves upstream, where one cast can serve several such nodes.
+//     moves upstream, where one cast can serve several such nodes. A node
+//     of several float inputs (a concat) moves only where they all come
+//     from one value through such nodes (a 3-D convolution's depth taps,
+//     slices of one input): else it would trade one cast for several, and
+//     the pass runs again without it.
 // O2: everything not F32-BLACK by rule 1 is L. O3: everything but the loss.
 #include "passes/AmpDecision.h"
 
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "ops/GraphNames.h"
 
 using namespace mlir;
@@ -136,6 +142,34 @@ bool onlyLowConsumers(Operation *op, const Decisions &d) {
   return anyUse;
 }
 
+/// The values that get a cast because rule 4 moved `op` (decided Neutral
+/// by rules 1-3, Low after rule 4): its float operands, followed upstream
+/// through the nodes rule 4 moved as well. An operand made by an L node needs
+/// none, nor does a fill read only there (graph-fold-casts makes it an L fill:
+/// the zeros a convolution pads with).
+llvm::SmallPtrSet<void *, 4> castSources(Operation *op, const Decisions &before,
+                                         const Decisions &after) {
+  llvm::SmallPtrSet<void *, 4> sources;
+  for (Value v : op->getOperands()) {
+    if (!isFloat(v))
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (def && isa<graph::FillOp>(def) && def->hasOneUse())
+      continue;
+    auto b = def ? before.find(def) : before.end();
+    auto a = def ? after.find(def) : after.end();
+    if (b != before.end() && b->second == Precision::Low)
+      continue;
+    if (b != before.end() && a != after.end() && b->second == Precision::Neutral &&
+        a->second == Precision::Low)
+      for (void *s : castSources(def, before, after))
+        sources.insert(s);
+    else
+      sources.insert(v.getAsOpaquePointer());
+  }
+  return sources;
+}
+
 } // namespace
 
 Decisions decide(graph::GraphOp g, const AmpConfig &config) {
@@ -180,18 +214,32 @@ Decisions decide(graph::GraphOp g, const AmpConfig &config) {
 
   if (config.level != Level::O1 || !config.moveCastsUpstream)
     return d;
-  for (Operation *op : llvm::reverse(nodes)) {
-    auto iface = dyn_cast<graph::AmpOpInterface>(op);
-    if (d[op] != Precision::Neutral || !iface || !iface.isPrecisionAgnostic() ||
-        categoryOf(op, config) != AmpCategory::Gray)
-      continue;
-    if (llvm::count_if(op->getOperands(), isFloat) != 1 ||
-        !llvm::all_of(op->getResults(), isFloat) || feedsGraphOutput(op))
-      continue;
-    if (onlyLowConsumers(op, d))
-      d[op] = Precision::Low;
+  // Rule 4, run again without each node of several inputs that it moved
+  // onto more than one value (where one cast would become several).
+  llvm::DenseSet<Operation *> refused;
+  while (true) {
+    Decisions moved = d;
+    for (Operation *op : llvm::reverse(nodes)) {
+      auto iface = dyn_cast<graph::AmpOpInterface>(op);
+      if (moved[op] != Precision::Neutral || !iface || !iface.isPrecisionAgnostic() ||
+          categoryOf(op, config) != AmpCategory::Gray || refused.contains(op))
+        continue;
+      if (llvm::count_if(op->getOperands(), isFloat) == 0 ||
+          !llvm::all_of(op->getResults(), isFloat) || feedsGraphOutput(op))
+        continue;
+      if (onlyLowConsumers(op, moved))
+        moved[op] = Precision::Low;
+    }
+    Operation *spread = nullptr;
+    for (Operation *op : nodes)
+      if (moved[op] == Precision::Low && d[op] == Precision::Neutral &&
+          llvm::count_if(op->getOperands(), isFloat) > 1 &&
+          castSources(op, d, moved).size() > 1)
+        spread = op;
+    if (!spread)
+      return moved;
+    refused.insert(spread);
   }
-  return d;
 }
 
 } // namespace ampc::amp

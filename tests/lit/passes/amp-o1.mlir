@@ -127,6 +127,46 @@ graph.graph @agnostic_stays {
 
 // -----
 
+// A concat moves upstream where its inputs are views of one value (a 3-D
+// convolution's depth taps): x is cast once, and the slices and the concat
+// move f16. Concatenating two values keeps one cast after the concat.
+// CHECK-LABEL: graph.graph @agnostic_concat_one_value
+// CHECK: %x.cast_f16 = graph.cast "x.cast_f16"(%x) {to = f16}
+// CHECK: graph.slice "t0"(%x.cast_f16) {{.*}} -> tensor<4x8xf16>
+// CHECK: graph.slice "t1"(%x.cast_f16) {{.*}} -> tensor<4x8xf16>
+// CHECK: %taps = graph.concat "taps"(%t0, %t1) {{.*}} -> tensor<4x16xf16>
+// CHECK: graph.matmul "mm"(%taps, %w.cast_f16)
+// CHECK-NOT: "taps.cast_f16"
+graph.graph @agnostic_concat_one_value {
+  %x = graph.input "x" : tensor<5x8xf32>
+  %w = graph.param "w" : tensor<16x8xf32>
+  %t0 = graph.slice "t0"(%x) {axes = array<i64: 0>, starts = array<i64: 0>, ends = array<i64: 4>} : (tensor<5x8xf32>) -> tensor<4x8xf32>
+  %t1 = graph.slice "t1"(%x) {axes = array<i64: 0>, starts = array<i64: 1>, ends = array<i64: 5>} : (tensor<5x8xf32>) -> tensor<4x8xf32>
+  %taps = graph.concat "taps"(%t0, %t1) {axis = 1 : i64} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+  %mm = graph.matmul "mm"(%taps, %w) : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %l = graph.reduce_mean "l"(%mm) : (tensor<4x8xf32>) -> tensor<f32>
+  graph.return %l : tensor<f32>
+}
+
+// -----
+
+// CHECK-LABEL: graph.graph @agnostic_concat_two_values
+// CHECK: %both = graph.concat "both"(%x, %y) {{.*}} -> tensor<4x16xf32>
+// CHECK: %both.cast_f16 = graph.cast "both.cast_f16"(%both) {to = f16}
+// CHECK-NOT: "x.cast_f16"
+// CHECK-NOT: "y.cast_f16"
+graph.graph @agnostic_concat_two_values {
+  %x = graph.input "x" : tensor<4x8xf32>
+  %y = graph.input "y" : tensor<4x8xf32>
+  %w = graph.param "w" : tensor<16x8xf32>
+  %both = graph.concat "both"(%x, %y) {axis = 1 : i64} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+  %mm = graph.matmul "mm"(%both, %w) : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %l = graph.reduce_mean "l"(%mm) : (tensor<4x8xf32>) -> tensor<f32>
+  graph.return %l : tensor<f32>
+}
+
+// -----
+
 // Existing casts are kept: a cast to f16 counts as L for its consumers; a
 // cast to f32 counts as F32-NEUTRAL.
 // CHECK-LABEL: graph.graph @existing_casts
