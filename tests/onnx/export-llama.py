@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Exports a tiny decoder as LLaMA writes it (RMSNorm, rotary position
-embeddings, SwiGLU, no biases, a causal masked_fill, untied head) with
+embeddings, grouped-query attention, SwiGLU, no biases, a causal
+masked_fill, untied head) with
 PyTorch, twice: `llama`, whose rotary angles come from an arange of the
 sequence (constants at import: ampc folds their sin and cos), and
 `llama-positions`, which reads the positions as an input as Hugging Face's
@@ -28,7 +29,7 @@ import safetensors_io
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 torch.manual_seed(0)
-VOCAB, HIDDEN, HEADS, LAYERS, FF, SEQ, BATCH = 128, 64, 4, 2, 172, 32, 2
+VOCAB, HIDDEN, HEADS, KV_HEADS, LAYERS, FF, SEQ, BATCH = 128, 64, 4, 2, 2, 172, 32, 2
 
 
 class RMSNorm(torch.nn.Module):
@@ -46,19 +47,30 @@ def rotate_half(x):
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
+def repeat_kv(x):
+    """Grouped-query attention: each k and v head serves HEADS / KV_HEADS
+    query heads (Hugging Face's repeat_kv)."""
+    b, kv, s, d = x.shape
+    rep = HEADS // KV_HEADS
+    return x[:, :, None, :, :].expand(b, kv, rep, s, d).reshape(b, kv * rep, s, d)
+
+
 class Block(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.attn_norm, self.mlp_norm = RMSNorm(HIDDEN), RMSNorm(HIDDEN)
         linear = lambda i, o: torch.nn.Linear(i, o, bias=False)  # noqa: E731
-        self.q, self.k, self.v, self.o = (linear(HIDDEN, HIDDEN) for _ in range(4))
+        kv = HIDDEN // HEADS * KV_HEADS
+        self.q, self.o = linear(HIDDEN, HIDDEN), linear(HIDDEN, HIDDEN)
+        self.k, self.v = linear(HIDDEN, kv), linear(HIDDEN, kv)
         self.gate, self.up, self.down = linear(HIDDEN, FF), linear(HIDDEN, FF), linear(FF, HIDDEN)
 
     def forward(self, x, cos, sin):
         b, t, d = x.shape
         hd = d // HEADS
         y = self.attn_norm(x)
-        q, k, v = (p(y).view(b, t, HEADS, hd).transpose(1, 2) for p in (self.q, self.k, self.v))
+        q = self.q(y).view(b, t, HEADS, hd).transpose(1, 2)
+        k, v = (repeat_kv(p(y).view(b, t, KV_HEADS, hd).transpose(1, 2)) for p in (self.k, self.v))
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         att = (q @ k.transpose(-2, -1)) / math.sqrt(hd)
