@@ -1,8 +1,10 @@
 // exp in f32 written so that loops over it vectorise (glibc's expf does not
 // without -ffast-math): Cody-Waite range reduction and Cephes' polynomial,
-// within 2 ulp of the true value on [-87.3, 88.3]; inputs are clamped to that
-// range (below, no subnormal results; above, exp(88.37)). The softmax and
-// cross-entropy kernels call it on x - max <= 0. Host and device code.
+// within 2 ulp of the true value on [-87.3, 88.3]. Below, where the true
+// value is under f32's smallest normal, the result is 0 (no subnormal
+// results; a masked score, x - max near -30000, gets a probability of
+// exactly 0, as in f64); above, exp(88.37). The softmax and cross-entropy
+// kernels call it on x - max <= 0. Host and device code.
 #ifndef AMPC_RUNTIME_NUMERICS_EXP_H
 #define AMPC_RUNTIME_NUMERICS_EXP_H
 
@@ -11,7 +13,8 @@
 namespace ampc::num {
 
 AMPC_HD float vectorExp(float x) {
-  x = x < -87.33654f ? -87.33654f : x;
+  bool flushed = x < -87.33654f; // false for a NaN, which stays NaN
+  x = flushed ? -87.33654f : x;
   x = x > 88.37626f ? 88.37626f : x; // 2^127 at most: finite
   // n = round(x / ln 2) by the 1.5 * 2^23 trick (exact for |n| < 2^22);
   // a NaN x gets n = 0 (a defined conversion) and stays NaN through r.
@@ -25,7 +28,8 @@ AMPC_HD float vectorExp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  return p * floatOf(uint32_t(int32_t(n) + 127) << 23); // p * 2^n
+  float y = p * floatOf(uint32_t(int32_t(n) + 127) << 23); // p * 2^n
+  return flushed ? 0.0f : y;
 }
 
 } // namespace ampc::num

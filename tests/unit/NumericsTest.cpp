@@ -170,7 +170,10 @@ TEST(Numerics, VectorExpIsWithinTwoUlpOverEveryF16InputOfItsRange) {
   std::vector<float> inRange = where(finiteF16(), [](float x) { return x > -87.3f && x < 88.3f; });
   expectClose("vectorExp", inRange, vectorExp, [](double x) { return std::exp(x); }, 2);
   EXPECT_EQ(vectorExp(0.0f), 1.0f);
-  EXPECT_GT(vectorExp(-1000.0f), 0.0f); // clamped, no NaN
+  // Below the normal range: 0, so a masked score's probability is exactly 0.
+  EXPECT_EQ(vectorExp(-30000.0f), 0.0f);
+  EXPECT_EQ(vectorExp(-87.4f), 0.0f);
+  EXPECT_GT(vectorExp(-87.3f), 0.0f);
   EXPECT_TRUE(std::isfinite(vectorExp(1000.0f)));
   EXPECT_TRUE(std::isnan(vectorExp(NAN)));
 }
