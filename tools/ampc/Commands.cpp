@@ -2,6 +2,9 @@
 #include "tools/ampc/Commands.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "compiler/Diagnostics.h"
@@ -61,6 +64,14 @@ void checkOutput(const Args &args, const std::string &name) {
   std::string file = args.getFile(name);
   if (file.empty())
     return;
+  // A missing input file is named first: it is the first thing to fix.
+  if (args.positionals().size() == 1 && !args.positionals()[0].empty()) {
+    const std::string &in = args.positionals()[0];
+    if (std::FILE *f = std::fopen(in.c_str(), "rb"))
+      std::fclose(f);
+    else
+      throw CliError(in, std::string("cannot read the file: ") + std::strerror(errno));
+  }
   if (std::string why = rt::checkWritable(file); !why.empty())
     throw CliError(file, "cannot write the file: " + why);
 }

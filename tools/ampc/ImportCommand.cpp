@@ -49,11 +49,11 @@ int runImport(const Args &args) {
   OnnxImportOptions options = importOptionsFrom(args);
   size_t slash = in.find_last_of('/');
   options.modelDir = slash == std::string::npos ? "." : slash == 0 ? "/" : in.substr(0, slash);
-  checkOutput(args, "output");
   std::string error;
   std::optional<std::string> bytes = rt::readFile(in, error);
   if (!bytes)
     throw CliError(in, "cannot read the model: " + error);
+  checkOutput(args, "output"); // before the import, the long part
   std::string name = in.substr(in.find_last_of('/') + 1);
   name = name.substr(0, name.find('.'));
   MLIRContext ctx;
