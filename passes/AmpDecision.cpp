@@ -150,22 +150,27 @@ bool onlyLowConsumers(Operation *op, const Decisions &d) {
 llvm::SmallPtrSet<void *, 4> castSources(Operation *op, const Decisions &before,
                                          const Decisions &after) {
   llvm::SmallPtrSet<void *, 4> sources;
-  for (Value v : op->getOperands()) {
-    if (!isFloat(v))
-      continue;
-    Operation *def = v.getDefiningOp();
-    if (def && isa<graph::FillOp>(def) && def->hasOneUse())
-      continue;
-    auto b = def ? before.find(def) : before.end();
-    auto a = def ? after.find(def) : after.end();
-    if (b != before.end() && b->second == Precision::Low)
-      continue;
-    if (b != before.end() && a != after.end() && b->second == Precision::Neutral &&
-        a->second == Precision::Low)
-      for (void *s : castSources(def, before, after))
-        sources.insert(s);
-    else
-      sources.insert(v.getAsOpaquePointer());
+  llvm::SmallPtrSet<Operation *, 8> seen{op};
+  llvm::SmallVector<Operation *> todo{op};
+  while (!todo.empty()) {
+    Operation *at = todo.pop_back_val();
+    for (Value v : at->getOperands()) {
+      if (!isFloat(v))
+        continue;
+      Operation *def = v.getDefiningOp();
+      if (def && isa<graph::FillOp>(def) && def->hasOneUse())
+        continue;
+      auto b = def ? before.find(def) : before.end();
+      auto a = def ? after.find(def) : after.end();
+      if (b != before.end() && b->second == Precision::Low)
+        continue;
+      bool movedToo = b != before.end() && a != after.end() &&
+                      b->second == Precision::Neutral && a->second == Precision::Low;
+      if (!movedToo)
+        sources.insert(v.getAsOpaquePointer());
+      else if (seen.insert(def).second)
+        todo.push_back(def);
+    }
   }
   return sources;
 }
