@@ -6,14 +6,14 @@ M.data.safetensors`) and the two losses can be compared (docs/performance.md,
 
 Usage: python3 bench/same_init.py MODEL DIR [--steps N] [--mode f32|amp]
        [--device cpu|cuda] [--set key=value ...]
-MODEL: simplenet, mnist_cnn, bert or gpt2, with the zoo's `--set` keys
-(simplenet: batch, hidden; mnist_cnn: batch; bert and gpt2: batch, layers,
-hidden, heads, seq, vocab). Writes DIR/MODEL.init.safetensors and DIR/MODEL.data.safetensors
+MODEL: simplenet, mnist_cnn, bert, gpt2 or llama, with the zoo's `--set`
+keys (simplenet: batch, hidden; mnist_cnn: batch; bert and gpt2: batch,
+layers, hidden, heads, seq, vocab; llama also kv_heads and ffn). Writes DIR/MODEL.init.safetensors and DIR/MODEL.data.safetensors
 before training, then one JSON line, printed and in DIR/MODEL.peer.json: the
 model, the mode and the loss of every step (each the loss its forward
 computed, before its update).
 SGD (lr 0.01) for simplenet and mnist_cnn, AdamW (lr 1e-4, weight decay 0.01)
-for bert and gpt2, unless --optimizer picks another (with --lr, --weight-decay,
+for bert, gpt2 and llama, unless --optimizer picks another (with --lr, --weight-decay,
 --momentum, --nesterov, --betas, --eps, as ampc's flags of those names) and
 --clip-grad-norm X (clip_grad_norm_ after the unscale, its norms recorded as
 "grad_norms") and --lr-schedule one of ampc's schedules (onecycle: OneCycleLR with its
@@ -28,13 +28,15 @@ import struct
 import torch
 import torch.nn.functional as F
 
-from torch_models import Bert, Gpt2, MnistCnn, mlp
+from torch_models import Bert, Gpt2, Llama, MnistCnn, mlp
 
 SHAPES = {
     "simplenet": {"batch": 512, "hidden": 4096},
     "mnist_cnn": {"batch": 64},
     "bert": {"batch": 32, "layers": 12, "hidden": 768, "heads": 12, "seq": 128, "vocab": 30528},
     "gpt2": {"batch": 16, "layers": 12, "hidden": 768, "heads": 12, "seq": 1024, "vocab": 50304},
+    "llama": {"batch": 16, "layers": 12, "hidden": 768, "heads": 12, "kv_heads": 4, "ffn": 2048,
+              "seq": 1024, "vocab": 32000},
 }
 DTYPES = {torch.float32: "F32", torch.int64: "I64"}
 
@@ -126,6 +128,21 @@ def gpt2_weights(model, shape):
     return out
 
 
+def llama_weights(model, shape):
+    out = {"embeddings.token.w": model.embed_tokens.weight,
+           "head.norm.scale": model.norm.weight, "head.logits.w": model.lm_head.weight.t()}
+    names = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "out": "o_proj",
+             "gate": "gate_proj", "up": "up_proj", "down": "down_proj"}
+    for i, block in enumerate(model.layers):
+        p = "layer%d." % i
+        out[p + "attn.norm.scale"] = block.input_layernorm.weight
+        out[p + "mlp.norm.scale"] = block.post_attention_layernorm.weight
+        for ours, theirs in names.items():
+            part = "mlp." if ours in ("gate", "up", "down") else "attn."
+            out[p + part + ours + ".w"] = getattr(block, theirs).weight.t()
+    return out
+
+
 def build(name, shape, device):
     """(model, its weights in ampc's names, the batch in ampc's input names
     and PyTorch's, the loss, the optimizer)."""
@@ -142,10 +159,15 @@ def build(name, shape, device):
         y = torch.randint(0, 10, (b,), device=device)
         return (model, mnist_cnn_weights, {"x": x.view(b, 28, 28, 1), "labels": y}, x, y,
                 F.cross_entropy, torch.optim.SGD(model.parameters(), lr=0.01))
-    kind, weights, labels = (Gpt2, gpt2_weights, "targets") if name == "gpt2" else \
-        (Bert, bert_weights, "labels")
-    model = kind(shape["layers"], shape["hidden"], shape["heads"], shape["seq"],
-                 shape["vocab"]).to(device)
+    if name == "llama":
+        model, weights, labels = Llama(shape["layers"], shape["hidden"], shape["heads"],
+                                       shape["kv_heads"], shape["ffn"], shape["seq"],
+                                       shape["vocab"]).to(device), llama_weights, "targets"
+    else:
+        kind, weights, labels = (Gpt2, gpt2_weights, "targets") if name == "gpt2" else \
+            (Bert, bert_weights, "labels")
+        model = kind(shape["layers"], shape["hidden"], shape["heads"], shape["seq"],
+                     shape["vocab"]).to(device)
     ids = torch.randint(0, shape["vocab"], (b, shape["seq"]), device=device)
     y = torch.randint(0, shape["vocab"], (b, shape["seq"]), device=device)
     loss = lambda logits, labels: F.cross_entropy(logits.flatten(0, 1), labels.flatten())

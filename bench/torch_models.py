@@ -1,4 +1,4 @@
-"""The zoo's mlp, simplenet, mnist_cnn, resnet50, bert and gpt2 in PyTorch, for the benchmarks."""
+"""The zoo's mlp, simplenet, mnist_cnn, resnet50, bert, gpt2 and llama in PyTorch, for the benchmarks."""
 import math
 
 import torch
@@ -145,3 +145,81 @@ class Gpt2(nn.Module):
         for block in self.h:
             x = block(x)
         return self.ln_f(x) @ self.wte.weight.t()
+
+
+class RmsNorm(nn.Module):
+    def __init__(self, hidden, eps=1e-5):
+        super().__init__()
+        self.weight, self.eps = nn.Parameter(torch.ones(hidden)), eps
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class LlamaBlock(nn.Module):
+    """Hugging Face's LlamaDecoderLayer, written plainly: RMS norm, q k v o
+    without biases, rotary q and k, grouped-query causal attention, SwiGLU."""
+
+    def __init__(self, hidden, heads, kv_heads, ffn):
+        super().__init__()
+        self.heads, self.kv_heads, self.d = heads, kv_heads, hidden // heads
+        self.input_layernorm, self.post_attention_layernorm = RmsNorm(hidden), RmsNorm(hidden)
+        self.q_proj = nn.Linear(hidden, hidden, bias=False)
+        self.k_proj = nn.Linear(hidden, kv_heads * self.d, bias=False)
+        self.v_proj = nn.Linear(hidden, kv_heads * self.d, bias=False)
+        self.o_proj = nn.Linear(hidden, hidden, bias=False)
+        self.gate_proj = nn.Linear(hidden, ffn, bias=False)
+        self.up_proj = nn.Linear(hidden, ffn, bias=False)
+        self.down_proj = nn.Linear(ffn, hidden, bias=False)
+
+    def attention(self, x, cos, sin):
+        b, t, c = x.shape
+        q = self.q_proj(x).view(b, t, self.heads, self.d).transpose(1, 2)
+        k = self.k_proj(x).view(b, t, self.kv_heads, self.d).transpose(1, 2)
+        v = self.v_proj(x).view(b, t, self.kv_heads, self.d).transpose(1, 2)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        k = k.repeat_interleave(self.heads // self.kv_heads, dim=1)  # repeat_kv
+        v = v.repeat_interleave(self.heads // self.kv_heads, dim=1)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(self.d)
+        mask = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
+        y = att.masked_fill(mask, float("-inf")).softmax(-1) @ v
+        return self.o_proj(y.transpose(1, 2).reshape(b, t, c))
+
+    def forward(self, x, cos, sin):
+        x = x + self.attention(self.input_layernorm(x), cos, sin)
+        h = self.post_attention_layernorm(x)
+        return x + self.down_proj(F.silu(self.gate_proj(h)) * self.up_proj(h))
+
+
+class Llama(nn.Module):
+    """The zoo's llama as Hugging Face's LlamaForCausalLM computes it: token
+    table, rotary tables (computed in f64, rounded once to f32, as ampc's
+    constants are), the blocks, a final RMS norm, an untied lm_head; init
+    normal(0, 0.02), norm weights 1."""
+
+    def __init__(self, layers, hidden, heads, kv_heads, ffn, seq, vocab, theta=10000.0):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(vocab, hidden)
+        self.layers = nn.ModuleList(LlamaBlock(hidden, heads, kv_heads, ffn)
+                                    for _ in range(layers))
+        self.norm, self.lm_head = RmsNorm(hidden), nn.Linear(hidden, vocab, bias=False)
+        for p in self.parameters():
+            if p.dim() == 2:
+                nn.init.normal_(p, std=0.02)
+        d = hidden // heads
+        inv_freq = theta ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+        angles = torch.outer(torch.arange(seq, dtype=torch.float64), inv_freq)
+        angles = torch.cat((angles, angles), dim=-1)
+        self.register_buffer("cos", angles.cos().float(), persistent=False)
+        self.register_buffer("sin", angles.sin().float(), persistent=False)
+
+    def forward(self, ids):
+        x, t = self.embed_tokens(ids), ids.shape[1]
+        for block in self.layers:
+            x = block(x, self.cos[:t], self.sin[:t])
+        return self.lm_head(self.norm(x))

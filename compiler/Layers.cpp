@@ -45,6 +45,48 @@ Tensor layerNormLayer(GraphBuilder &b, Tensor x, llvm::StringRef name, double ep
   return b.layerNorm(x, scale, bias, epsilon);
 }
 
+Tensor rmsNormLayer(GraphBuilder &b, Tensor x, llvm::StringRef name, double epsilon) {
+  auto s = b.scope(name);
+  Tensor scale = b.param("scale", {x.dim(-1)}, Init::ones());
+  Tensor meanSquare = b.reduceMean(b.unary("square", x), {-1}, /*keepdims=*/true, "mean_square");
+  Tensor inverse = b.unary("rsqrt", b.scale(meanSquare, 1.0, epsilon, "plus_eps"), "inverse_rms");
+  return b.mul(b.mul(x, inverse, "normalized"), scale, "scaled");
+}
+
+RotaryTables rotaryTables(GraphBuilder &b, int64_t seq, int64_t headDim, double theta,
+                          llvm::StringRef name) {
+  auto s = b.scope(name);
+  if (headDim % 2 != 0)
+    throw GraphError("rotary embedding '" + b.qualify("") + "': head_dim " +
+                     std::to_string(headDim) + " is odd");
+  int64_t d = headDim, half = d / 2;
+  std::vector<double> cosines(seq * d), sines(seq * d);
+  for (int64_t t = 0; t < seq; ++t)
+    for (int64_t i = 0; i < d; ++i) {
+      double angle = (double)t * std::pow(theta, -2.0 * (double)(i % half) / (double)d);
+      cosines[t * d + i] = std::cos(angle);
+      sines[t * d + i] = std::sin(angle);
+    }
+  return {b.constant({seq, 1, d}, cosines, "f32", "cos"),
+          b.constant({seq, 1, d}, sines, "f32", "sin")};
+}
+
+Tensor rotaryEmbedding(GraphBuilder &b, Tensor x, const RotaryTables &tables,
+                       llvm::StringRef name) {
+  auto s = b.scope(name);
+  int64_t d = x.dim(3), half = d / 2;
+  if (tables.cos.dim(0) != x.dim(1) || tables.cos.dim(2) != d)
+    throw GraphError("rotary embedding '" + b.qualify("") + "': tables for seq " +
+                     std::to_string(tables.cos.dim(0)) + " and head_dim " +
+                     std::to_string(tables.cos.dim(2)) + ", not " + std::to_string(x.dim(1)) +
+                     " and " + std::to_string(d));
+  Tensor x1 = b.slice(x, {3}, {0}, {half}, "first_half");
+  Tensor x2 = b.slice(x, {3}, {half}, {d}, "second_half");
+  Tensor rotated = b.concat({b.unary("neg", x2, "negated"), x1}, 3, "rotated");
+  return b.add(b.mul(x, tables.cos, "times_cos"), b.mul(rotated, tables.sin, "times_sin"),
+               "sum");
+}
+
 Tensor embeddingLayer(GraphBuilder &b, Tensor ids, int64_t vocab, int64_t dim,
                       llvm::StringRef name, Tensor *table) {
   auto s = b.scope(name);
@@ -68,13 +110,24 @@ Tensor multiHeadAttention(GraphBuilder &b, Tensor x, int64_t heads, llvm::String
   if (options.causal && !fused)
     throw GraphError("attention '" + b.qualify("") +
                      "': causal attention is built as the fused op only");
-  auto split = [&](Tensor t, llvm::StringRef which) {
-    Tensor r = b.reshape(t, {batch, seq, heads, d}, (which + ".split").str());
-    return fused ? r : b.transpose(r, {0, 2, 1, 3}, (which + ".heads").str());
+  int64_t kvHeads = options.kvHeads ? options.kvHeads : heads;
+  if (kvHeads <= 0 || heads % kvHeads != 0)
+    throw GraphError("attention '" + b.qualify("") + "': " + std::to_string(heads) +
+                     " heads are not a multiple of " + std::to_string(kvHeads) + " kv heads");
+  auto project = [&](llvm::StringRef which, int64_t n) {
+    Tensor t = linear(b, x, n * d, which, options.bias, options.weights);
+    t = b.reshape(t, {batch, seq, n, d}, (which + ".split").str());
+    if (options.rotary && which != "v")
+      t = rotaryEmbedding(b, t, *options.rotary, (which + ".rotary").str());
+    if (n != heads) { // each kv head repeated for its group of query heads
+      t = b.reshape(t, {batch, seq, n, 1, d}, (which + ".groups").str());
+      std::vector<Tensor> copies(heads / n, t);
+      t = b.reshape(b.concat(copies, 3, (which + ".repeat").str()), {batch, seq, heads, d},
+                    (which + ".repeated").str());
+    }
+    return fused ? t : b.transpose(t, {0, 2, 1, 3}, (which + ".heads").str());
   };
-  Tensor q = split(linear(b, x, hidden, "q", true, options.weights), "q");
-  Tensor k = split(linear(b, x, hidden, "k", true, options.weights), "k");
-  Tensor v = split(linear(b, x, hidden, "v", true, options.weights), "v");
+  Tensor q = project("q", heads), k = project("k", kvHeads), v = project("v", kvHeads);
   Tensor ctx;
   if (fused) {
     ctx = b.attention(q, k, v, options.causal, std::nullopt, "context");
@@ -86,7 +139,7 @@ Tensor multiHeadAttention(GraphBuilder &b, Tensor x, int64_t heads, llvm::String
     ctx = b.transpose(ctx, {0, 2, 1, 3}, "context.merge");
   }
   ctx = b.reshape(ctx, {batch, seq, hidden}, "context.flat");
-  return linear(b, ctx, hidden, "out", true, options.outWeights);
+  return linear(b, ctx, hidden, "out", options.bias, options.outWeights);
 }
 
 } // namespace ampc

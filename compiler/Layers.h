@@ -25,6 +25,26 @@ Tensor batchNormLayer(GraphBuilder &b, Tensor x, llvm::StringRef name);
 Tensor layerNormLayer(GraphBuilder &b, Tensor x, llvm::StringRef name,
                       double epsilon = 1e-12);
 
+/// RMS norm over the last dimension (LLaMA's): x / sqrt(mean(x^2) + epsilon)
+/// times a learned `scale` (ones), no bias and no mean subtracted.
+Tensor rmsNormLayer(GraphBuilder &b, Tensor x, llvm::StringRef name, double epsilon = 1e-5);
+
+/// The cos and sin tables of rotary position embeddings (RoPE), [seq, 1,
+/// head_dim] constants shared by every layer: angle(t, i) = t *
+/// theta^(-2i/head_dim) for pair i, repeated in both halves of head_dim,
+/// computed in f64 and rounded once to f32.
+struct RotaryTables {
+  Tensor cos, sin;
+};
+RotaryTables rotaryTables(GraphBuilder &b, int64_t seq, int64_t headDim, double theta,
+                          llvm::StringRef name = "rotary");
+
+/// RoPE of x [batch, seq, heads, head_dim] in the half-split form of LLaMA's
+/// and Hugging Face's code: with x1, x2 the halves of head_dim, the result
+/// is [x1 cos - x2 sin, x2 cos + x1 sin].
+Tensor rotaryEmbedding(GraphBuilder &b, Tensor x, const RotaryTables &tables,
+                       llvm::StringRef name);
+
 /// Lookup in a [vocab, dim] table (normal, std 0.02). `table` receives it.
 Tensor embeddingLayer(GraphBuilder &b, Tensor ids, int64_t vocab, int64_t dim,
                       llvm::StringRef name, Tensor *table = nullptr);
@@ -39,6 +59,14 @@ struct AttentionOptions {
   bool causal = false;
   /// The q, k and v projections' weights, and the output projection's.
   Init weights = Init::xavierUniform(), outWeights = Init::xavierUniform();
+  /// Whether the four projections have biases (LLaMA's have none).
+  bool bias = true;
+  /// Grouped-query attention: k and v have this many heads (0: as many as
+  /// q), each shared by heads / kvHeads query heads.
+  int64_t kvHeads = 0;
+  /// Rotary position embeddings of q and k with these tables (none when
+  /// unset).
+  std::optional<RotaryTables> rotary;
 };
 
 /// Multi-head self-attention of x [batch, seq, hidden]: q, k, v projections,

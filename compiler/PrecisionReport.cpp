@@ -51,6 +51,10 @@ PrecisionReport makeReport(ModuleOp module) {
   PrecisionReport r;
   r.graph = g.getSymName().str();
   for (Operation &op : g.getBody().front()) {
+    if (auto p = dyn_cast<graph::ParamOp>(op)) {
+      int64_t n = cast<RankedTensorType>(p.getType()).getNumElements();
+      (p.getTrainable().value_or(true) ? r.trainableElements : r.stateElements) += n;
+    }
     if (isa<graph::ReturnOp>(op) || graph::isValueOp(&op))
       continue;
     std::string opName = op.getName().getStringRef().drop_front(6).str();
@@ -115,6 +119,9 @@ std::string reportText(const PrecisionReport &r) {
                   (long long)count("bf16"), (long long)other);
     out += line;
   }
+  std::snprintf(line, sizeof line, "parameters: %lld trainable, %lld state\n",
+                (long long)r.trainableElements, (long long)r.stateElements);
+  out += line;
   std::snprintf(line, sizeof line, "FLOPs: %.4g total, %.4g in low precision (%.2f%%)",
                 r.flopsTotal, r.flopsLowPrecision, 100.0 * share(r));
   out += line;
@@ -152,6 +159,8 @@ std::string reportJson(const PrecisionReport &r) {
   Json j = {{"graph", r.graph},
             {"nodes", r.nodes},
             {"casts", r.casts},
+            {"trainable_parameters", r.trainableElements},
+            {"state_parameters", r.stateElements},
             {"flops_total", r.flopsTotal},
             {"flops_low_precision", r.flopsLowPrecision},
             {"flops_fp8", r.flopsFp8},

@@ -17,6 +17,9 @@ struct PrecisionReport {
   int64_t nodes = 0, casts = 0;
   /// Low precision: f16, bf16 and FP8 (of which flopsFp8).
   double flopsTotal = 0, flopsLowPrecision = 0, flopsFp8 = 0;
+  /// Elements of the params: trained, and state (running statistics,
+  /// optimizer moments, loss scale).
+  int64_t trainableElements = 0, stateElements = 0;
   /// op -> compute dtype -> node count.
   std::map<std::string, std::map<std::string, int64_t>> ops;
   /// The execution plan's memory: arena (inputs and temporaries, with reuse)

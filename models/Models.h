@@ -51,6 +51,7 @@ mlir::OwningOpRef<mlir::ModuleOp> buildMnistCnn(mlir::MLIRContext &, const Model
 mlir::OwningOpRef<mlir::ModuleOp> buildResNet(mlir::MLIRContext &, const ModelArgs &);
 mlir::OwningOpRef<mlir::ModuleOp> buildBert(mlir::MLIRContext &, const ModelArgs &);
 mlir::OwningOpRef<mlir::ModuleOp> buildGpt2(mlir::MLIRContext &, const ModelArgs &);
+mlir::OwningOpRef<mlir::ModuleOp> buildLlama(mlir::MLIRContext &, const ModelArgs &);
 mlir::OwningOpRef<mlir::ModuleOp> buildAttentionCore(mlir::MLIRContext &, const ModelArgs &);
 
 } // namespace ampc

@@ -54,6 +54,18 @@ const std::vector<ModelInfo> &modelRegistry() {
                            "for bytes)"},
         {"batch", "16", "batch size"}},
        buildGpt2},
+      {"llama", "LLaMA-style decoder: RMS norm, rotary positions, grouped-query causal "
+                "attention, SwiGLU (defaults: 12 layers, 768 wide, 125M)",
+       {{"layers", "12", "decoder layers"},
+        {"hidden", "768", "hidden size"},
+        {"heads", "12", "query heads"},
+        {"kv_heads", "4", "key and value heads (grouped-query attention; = heads for none)"},
+        {"ffn", "auto", "feed-forward width (auto: 8/3 of hidden rounded up to 256)"},
+        {"seq", "1024", "sequence length (the context window)"},
+        {"vocab", "32000", "vocabulary size (LLaMA's 32000; 256 for byte-level tokens)"},
+        {"rope_theta", "10000", "rotary embeddings' base (LLaMA 3: 500000)"},
+        {"batch", "16", "batch size"}},
+       buildLlama},
       {"attention", "scaled dot-product attention alone, forward and backward, to measure it "
                     "(defaults: 16k tokens, 2048 wide)",
        {{"batch", "16", "batch size"},

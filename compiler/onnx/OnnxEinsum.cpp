@@ -10,6 +10,7 @@
 // reshaped and transposed to the output's order. Without contracted labels
 // the einsum is an outer product, a broadcast `mul` as MatMul's K = 1 is
 // (OnnxOps.cpp). One operand: a sum and a transpose.
+#include "compiler/onnx/EinsumEquation.h"
 #include "compiler/onnx/OnnxImporter.h"
 
 namespace ampc::onnx_import {
@@ -94,65 +95,31 @@ std::string keep(const std::string &labels, const std::function<bool(char)> &wan
 } // namespace
 
 void einsum(Importer &im, const NodeProto &n) {
-  std::string eq;
-  for (char c : im.attrString(n, "equation", ""))
-    if (c != ' ')
-      eq += c;
-  if (eq.find("...") != std::string::npos)
-    throw im.fail(n, "an ellipsis (...) is not supported");
-  size_t arrow = eq.find("->");
-  std::vector<std::string> terms{""};
-  for (char c : eq.substr(0, arrow))
-    c == ',' ? terms.push_back("") : (void)(terms.back() += c);
-  if (terms.size() > 2 || (int)terms.size() != n.input_size())
+  if (n.input_size() > 2)
     throw im.fail(n, "only one or two operands, one per term of the equation, are supported");
   std::vector<Tensor> values;
-  std::map<char, int64_t> size;
-  std::map<char, int> count;
-  for (size_t i = 0; i < terms.size(); ++i) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (int i = 0; i < n.input_size(); ++i) {
     values.push_back(im.input(n, i));
-    if ((int64_t)terms[i].size() != values[i].rank())
-      throw im.fail(n, "term '" + terms[i] + "' does not label the " +
-                           std::to_string(values[i].rank()) + " dimensions of input " +
-                           std::to_string(i));
-    for (size_t d = 0; d < terms[i].size(); ++d) {
-      char c = terms[i][d];
-      if (!std::isalpha((unsigned char)c))
-        throw im.fail(n, "'" + std::string(1, c) + "' is no label (a letter)");
-      if (terms[i].find(c) != d)
-        throw im.fail(n, "label '" + std::string(1, c) + "' repeats in term '" + terms[i] +
+    shapes.push_back(values.back().shape().vec());
+  }
+  EinsumEquation e;
+  std::string wrong = parseEinsum(im.attrString(n, "equation", ""), shapes, e);
+  if (!wrong.empty())
+    throw im.fail(n, wrong);
+  for (const std::string &t : e.terms)
+    for (size_t d = 0; d < t.size(); ++d)
+      if (t.find(t[d]) != d)
+        throw im.fail(n, "label '" + std::string(1, t[d]) + "' repeats in term '" + t +
                              "' (a diagonal), which is not supported");
-      if (size.count(c) && size[c] != values[i].dim(d))
-        throw im.fail(n, "label '" + std::string(1, c) + "' has sizes " +
-                             std::to_string(size[c]) + " and " +
-                             std::to_string(values[i].dim(d)));
-      size[c] = values[i].dim(d);
-      ++count[c];
-    }
-  }
-  std::string out;
-  if (arrow == std::string::npos) { // implicit: the labels used once, sorted
-    for (auto [c, k] : count)
-      if (k == 1)
-        out += c;
-  } else {
-    out = eq.substr(arrow + 2);
-  }
-  for (size_t i = 0; i < out.size(); ++i)
-    if (!size.count(out[i]) || out.find(out[i]) != i)
-      throw im.fail(n, "output label '" + std::string(1, out[i]) +
-                           "' is not an input's, or repeats");
+  const std::vector<std::string> &terms = e.terms;
+  const std::string &out = e.out;
   auto inOut = [&](char c) { return out.find(c) != std::string::npos; };
-  auto shapeOf = [&](const std::string &labels) {
-    std::vector<int64_t> s;
-    for (char c : labels)
-      s.push_back(size[c]);
-    return s;
-  };
+  auto shapeOf = [&](const std::string &labels) { return e.shapeOf(labels); };
   auto product = [&](const std::string &labels) {
     int64_t p = 1;
-    for (char c : labels)
-      p *= size[c];
+    for (int64_t s : e.shapeOf(labels))
+      p *= s;
     return p;
   };
 

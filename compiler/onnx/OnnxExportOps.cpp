@@ -1,6 +1,7 @@
 // Each graph op as ONNX nodes (docs/onnx.md, "Export"): one node with the
 // op's name, or a few where ONNX 17 has no counterpart (gelu, scale, the
 // losses).
+#include <cmath>
 #include <map>
 
 #include "compiler/DenseData.h"
@@ -167,12 +168,75 @@ void Exporter::emit(Operation *op) {
     node("Mul", freshNode(nodeName + ".squared"), {d, d}, {sq});
     setInt(node("ReduceMean", nodeName, {sq}, out), "keepdims", 0);
   } else if (op_ == "attention") { // ONNX's Attention is opset 23; ours is 17
-    throw GraphError("node '" + nodeName + "': 'attention' has no ONNX form in opset 17 "
-                     "(a model imported without --fuse-attention exports)");
+    attention(op, in, out[0], nodeName);
   } else {
     throw GraphError("node '" + nodeName + "': '" + op_ +
                      "' has no ONNX form (export takes forward graphs)");
   }
+}
+
+/// Attention as PyTorch exports its unfused form, which ONNX 17 runs and the
+/// importer's --fuse-attention reads back as one op: q, k and v to [batch,
+/// heads, seq, d] by Transposes, MatMul, Mul by the scale, the causal mask as
+/// nanoGPT's masked_fill (Where of an upper triangle, -inf) or the bias as
+/// an Add, Softmax, MatMul with v and a Transpose back. The scores and the
+/// softmax are f32 whatever the operands' dtype, as inside the fused op.
+/// Dropout is training's alone: an exported graph runs inference.
+void Exporter::attention(Operation *op, const std::vector<std::string> &in,
+                         const std::string &out, const std::string &nodeName) {
+  std::string dtype = dtypeOf(op->getResult(0));
+  ArrayRef<int64_t> q = shapeOf(op->getOperand(0)), k = shapeOf(op->getOperand(1));
+  auto step = [&](const std::string &type, const std::string &what,
+                  std::vector<std::string> inputs) -> std::pair<onnx::NodeProto *, std::string> {
+    std::string v = fresh(out + "." + what);
+    return {&node(type, freshNode(nodeName + "." + what), std::move(inputs), {v}), v};
+  };
+  auto transposed = [&](const std::string &v, const char *what, ArrayRef<int64_t> perm) {
+    auto [n, r] = step("Transpose", what, {v});
+    setInts(*n, "perm", perm);
+    return r;
+  };
+  auto toF32 = [&](const std::string &v, const char *what) {
+    if (dtype == "f32")
+      return v;
+    auto [n, r] = step("Cast", what, {v});
+    setInt(*n, "to", onnx_import::onnxTypeOf("f32"));
+    return r;
+  };
+  std::string qT = toF32(transposed(in[0], "q_heads", {0, 2, 1, 3}), "q_f32");
+  std::string kT = toF32(transposed(in[1], "k_heads", {0, 2, 3, 1}), "k_f32");
+  std::string vT = transposed(in[2], "v_heads", {0, 2, 1, 3});
+  std::string scores = step("MatMul", "scores", {qT, kT}).second;
+  double scale = floatAttr(op, "scale", 1.0 / std::sqrt((double)q[3]));
+  scores = step("Mul", "scaled", {scores, scalar(out + ".scale", scale, "f32")}).second;
+  if (boolAttr(op, "causal")) {
+    std::string &hidden = causalMasks_[{q[1], k[1]}];
+    if (hidden.empty()) { // above the diagonal: key j after query i; one per shape
+      std::string ones = fresh("causal_mask.ones");
+      auto *a = node("ConstantOfShape", freshNode("causal_mask.ones"),
+                     {ints("causal_mask.shape", {q[1], k[1]})}, {ones})
+                    .add_attribute();
+      a->set_name("value");
+      a->set_type(onnx::AttributeProto::TENSOR);
+      *a->mutable_t() = onnx_import::writeTensor({"i1", {1}, {1}}, "");
+      hidden = fresh("causal_mask");
+      node("Trilu", freshNode("causal_mask"), {ones, scalar("causal_mask.k", 1, "i64")}, {hidden});
+    }
+    scores = step("Where", "masked",
+                  {hidden, scalar(out + ".masked_value", -INFINITY, "f32"), scores})
+                 .second;
+  }
+  if (op->getNumOperands() == 4)
+    scores = step("Add", "biased", {scores, in[3]}).second;
+  auto [softmax, probs] = step("Softmax", "probs", {scores});
+  setInt(*softmax, "axis", -1);
+  if (dtype != "f32") {
+    auto [n, r] = step("Cast", "probs_" + dtype, {probs});
+    setInt(*n, "to", onnx_import::onnxTypeOf(dtype));
+    probs = r;
+  }
+  std::string context = step("MatMul", "context", {probs, vT}).second;
+  setInts(node("Transpose", nodeName, {context}, {out}), "perm", {0, 2, 1, 3});
 }
 
 } // namespace ampc::onnx_export

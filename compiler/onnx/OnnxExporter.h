@@ -3,6 +3,7 @@
 #ifndef AMPC_COMPILER_ONNX_ONNXEXPORTER_H
 #define AMPC_COMPILER_ONNX_ONNXEXPORTER_H
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -104,12 +105,16 @@ private:
   void param(graph::ParamOp p);
   bool fused(Operation *op);
   void emit(Operation *op);
+  void attention(Operation *op, const std::vector<std::string> &in, const std::string &out,
+                 const std::string &nodeName);
   void windowed(Operation *op, const std::string &type, std::vector<std::string> inputs,
                 const std::string &nodeName, const std::string &output);
 
   onnx::ModelProto model_;
   std::set<std::string> used_, usedNodes_;
   std::set<Operation *> done_;
+  /// The causal masks emitted, by [seq_q, seq_k]: one per shape.
+  std::map<std::pair<int64_t, int64_t>, std::string> causalMasks_;
   uint64_t seed_;
 };
 

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "compiler/onnx/EinsumEquation.h"
 #include "compiler/onnx/OnnxFold.h"
 #include "compiler/onnx/OnnxImporter.h"
 #include "runtime/core/DType.h"
@@ -124,45 +125,19 @@ std::optional<HostTensor> matmulValues(const HostTensor &a, const HostTensor &b)
 /// equation does not match the operands (the mapping then says why).
 std::optional<HostTensor> einsumValues(const std::string &equation,
                                        llvm::ArrayRef<const HostTensor *> in) {
-  std::string eq;
-  for (char c : equation)
-    if (c != ' ')
-      eq += c;
-  if (eq.find("...") != std::string::npos)
-    return std::nullopt;
-  size_t arrow = eq.find("->");
-  std::vector<std::string> terms{""};
-  for (char c : eq.substr(0, arrow))
-    c == ',' ? terms.push_back("") : (void)(terms.back() += c);
-  if (terms.size() != in.size())
-    return std::nullopt;
-  std::map<char, int64_t> size;
-  std::map<char, int> uses;
-  for (size_t t = 0; t < terms.size(); ++t) {
-    if (terms[t].size() != in[t]->shape.size() || in[t]->dtype != in[0]->dtype)
+  std::vector<std::vector<int64_t>> shapes;
+  for (const HostTensor *t : in) {
+    if (t->dtype != in[0]->dtype)
       return std::nullopt;
-    for (size_t d = 0; d < terms[t].size(); ++d) {
-      char c = terms[t][d];
-      if (!std::isalpha((unsigned char)c) || (size.count(c) && size[c] != in[t]->shape[d]))
-        return std::nullopt;
-      size[c] = in[t]->shape[d];
-      ++uses[c];
-    }
+    shapes.push_back(t->shape);
   }
-  std::string out;
-  if (arrow == std::string::npos) {
-    for (auto [c, n] : uses) // implicit: the labels used once, alphabetically
-      if (n == 1)
-        out += c;
-  } else {
-    out = eq.substr(arrow + 2);
-  }
-  std::vector<int64_t> outShape;
-  for (char c : out) {
-    if (!size.count(c) || out.find(c) != out.rfind(c))
-      return std::nullopt;
-    outShape.push_back(size[c]);
-  }
+  EinsumEquation e;
+  if (!parseEinsum(equation, shapes, e).empty())
+    return std::nullopt;
+  const std::vector<std::string> &terms = e.terms;
+  const std::string &out = e.out;
+  const std::map<char, int64_t> &size = e.size;
+  std::vector<int64_t> outShape = e.shapeOf(out);
   std::vector<char> labels;
   int64_t work = 1;
   bool empty = false; // a label of size 0: nothing to visit, every sum 0
@@ -203,7 +178,7 @@ std::optional<HostTensor> einsumValues(const std::string &equation,
     for (size_t l = 0; l < labels.size(); ++l)
       at += index[l] * outStrides[l];
     sums[at] += p;
-    for (int64_t l = (int64_t)labels.size() - 1; l >= 0 && ++index[l] == size[labels[l]]; --l)
+    for (int64_t l = (int64_t)labels.size() - 1; l >= 0 && ++index[l] == size.at(labels[l]); --l)
       index[l] = 0;
   }
   HostTensor r{in[0]->dtype, outShape, std::move(sums)};

@@ -60,18 +60,18 @@ const rt::Target &targetFrom(const Args &args) {
   return *target;
 }
 
+void checkInput(const Args &args) {
+  const std::string &in = inputFile(args);
+  if (std::FILE *f = std::fopen(in.c_str(), "rb"))
+    std::fclose(f);
+  else
+    throw CliError(in, std::string("cannot read the file: ") + std::strerror(errno));
+}
+
 void checkOutput(const Args &args, const std::string &name) {
   std::string file = args.getFile(name);
   if (file.empty())
     return;
-  // A missing input file is named first: it is the first thing to fix.
-  if (args.positionals().size() == 1 && !args.positionals()[0].empty()) {
-    const std::string &in = args.positionals()[0];
-    if (std::FILE *f = std::fopen(in.c_str(), "rb"))
-      std::fclose(f);
-    else
-      throw CliError(in, std::string("cannot read the file: ") + std::strerror(errno));
-  }
   if (std::string why = rt::checkWritable(file); !why.empty())
     throw CliError(file, "cannot write the file: " + why);
 }

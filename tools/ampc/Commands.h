@@ -115,6 +115,11 @@ const rt::Target &targetFrom(const Args &args);
 /// updates: the kernel traits').
 double printProfile(const rt::Profile &profile, const char *per, int64_t count);
 
+/// Checks that the input file (the single positional) can be read; throws
+/// CliError naming it. Called before checkOutput where the input is read
+/// only later: a missing input is the first thing to fix.
+void checkInput(const Args &args);
+
 /// Checks that the file option `name` (if given) can be written, so that a
 /// run fails at once rather than after its work; throws CliError naming it.
 void checkOutput(const Args &args, const std::string &name);

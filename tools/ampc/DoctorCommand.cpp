@@ -228,6 +228,7 @@ rt::Json valueJson(const rt::ValueRange &v) {
 int runDoctor(const Args &args) {
   MLIRContext ctx;
   OwningOpRef<ModuleOp> forward;
+  checkInput(args);
   checkOutput(args, "json");
   checkOutput(args, "dot");
   TrainJob job = compileTraining(args, ProbeOptions::Mode::Ranges, ctx, &forward);

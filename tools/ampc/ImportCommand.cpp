@@ -67,6 +67,7 @@ int runImport(const Args &args) {
 int runExport(const Args &args) {
   const std::string &in = inputFile(args);
   std::string out = outputFile(args);
+  checkInput(args);
   checkOutput(args, "output");
   // ONNX protobuf in a file named as a graph would mislead every reader.
   if (out.size() < 5 || out.compare(out.size() - 5, 5, ".onnx") != 0)

@@ -159,6 +159,7 @@ static int runOnInputs(const Args &args, const std::string &in, const AmpSetting
 
 int runRun(const Args &args) {
   const std::string &in = inputFile(args);
+  checkInput(args);
   AmpSettings settings = ampOptionsFrom(args);
   if (args.has("inputs") || args.has("outputs"))
     return runOnInputs(args, in, settings);

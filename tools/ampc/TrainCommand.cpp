@@ -184,6 +184,7 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     options.resume = args.getFile("resume");
     options.initFrom = args.getFile("init-from");
     options.initLayout = weightLayoutFrom(args);
+    checkInput(args);
     checkOutput(args, "metrics-json");
     options.profile = args.has("profile");
     options.graphs = !args.has("no-cuda-graph");

@@ -1,0 +1,66 @@
+// llama: a LLaMA-style decoder (docs/gpt.md, "LLaMA-style models"): no
+// position table but rotary embeddings of q and k, pre-norm layers with RMS
+// norm, causal grouped-query attention without biases, a SwiGLU feed-forward
+// block (down(silu(gate(x)) * up(x))), a final RMS norm and an output
+// projection of its own (not tied to the token table). Initialised as
+// Hugging Face's LlamaForCausalLM is: normal(0, 0.02) weights, norm scales 1.
+#include "compiler/Layers.h"
+#include "models/Models.h"
+
+namespace ampc {
+
+namespace {
+
+/// LLaMA's feed-forward width: 8/3 of hidden, rounded up to a multiple of 256.
+int64_t defaultFfn(int64_t hidden) { return (8 * hidden / 3 + 255) / 256 * 256; }
+
+} // namespace
+
+mlir::OwningOpRef<mlir::ModuleOp> buildLlama(mlir::MLIRContext &ctx, const ModelArgs &a) {
+  int64_t layers = a.getInt("layers"), hidden = a.getInt("hidden"),
+          heads = a.getInt("heads"), kvHeads = a.getInt("kv_heads"), seq = a.getInt("seq"),
+          vocab = a.getInt("vocab"), batch = a.getInt("batch"),
+          theta = a.getInt("rope_theta");
+  int64_t ffn = a.get("ffn") == "auto" ? defaultFfn(hidden) : a.getInt("ffn");
+  if (hidden % heads != 0 || (hidden / heads) % 2 != 0)
+    throw GraphError("llama: hidden " + std::to_string(hidden) + " over " +
+                     std::to_string(heads) + " heads is no even head size");
+  if (heads % kvHeads != 0)
+    throw GraphError("llama: heads " + std::to_string(heads) + " is not a multiple of kv_heads " +
+                     std::to_string(kvHeads));
+  const Init weights = Init::normal(0.02);
+  GraphBuilder b(ctx, "llama");
+  Tensor ids = b.input("ids", {batch, seq}, "i64");
+  Tensor targets = b.input("targets", {batch, seq}, "i64");
+  Tensor h;
+  {
+    auto s = b.scope("embeddings");
+    h = embeddingLayer(b, ids, vocab, hidden, "token");
+  }
+  AttentionOptions attn;
+  attn.form = AttentionForm::Fused;
+  attn.causal = true;
+  attn.weights = attn.outWeights = weights;
+  attn.bias = false;
+  attn.kvHeads = kvHeads;
+  attn.rotary = rotaryTables(b, seq, hidden / heads, (double)theta);
+  for (int64_t i = 0; i < layers; ++i) {
+    auto s = b.scope("layer" + std::to_string(i));
+    h = b.add(h, multiHeadAttention(b, rmsNormLayer(b, h, "attn.norm"), heads, "attn", attn),
+              "attn.residual");
+    Tensor x = rmsNormLayer(b, h, "mlp.norm");
+    Tensor gate = linear(b, x, ffn, "mlp.gate", false, weights);
+    Tensor up = linear(b, x, ffn, "mlp.up", false, weights);
+    Tensor silu = b.mul(gate, b.unary("sigmoid", gate, "mlp.sigmoid"), "mlp.silu");
+    Tensor down = linear(b, b.mul(silu, up, "mlp.gated"), hidden, "mlp.down", false, weights);
+    h = b.add(h, down, "mlp.residual");
+  }
+  {
+    auto s = b.scope("head");
+    Tensor logits = linear(b, rmsNormLayer(b, h, "norm"), vocab, "logits", false, weights);
+    b.setLoss(b.softmaxCrossEntropy(logits, targets, "loss"));
+  }
+  return b.finish();
+}
+
+} // namespace ampc
