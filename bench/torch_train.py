@@ -12,7 +12,7 @@ import time
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch_models import Gpt2, MnistCnn, mlp
+from torch_models import Gpt2, Llama, MnistCnn, mlp
 
 torch.set_num_threads(2)
 torch.manual_seed(0)
@@ -76,9 +76,20 @@ def gpt():
     print(f"gpt {ms:.3f}")
 
 
+def llama():
+    model = Llama(layers=2, hidden=128, heads=4, kv_heads=2, ffn=384, seq=64, vocab=256)
+    tokens = torch.randint(0, 256, (16, 65))
+    x, y = tokens[:, :-1], tokens[:, 1:]
+    ms = median_step_ms(model, torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.1),
+                        lambda m: F.cross_entropy(m(x).flatten(0, 1), y.flatten()))
+    print(f"llama {ms:.3f}")
+
+
 if sys.argv[1] == "accuracy":
     accuracy(sys.argv[2], float(sys.argv[3]))
 elif sys.argv[1] == "gpt":
     gpt()
+elif sys.argv[1] == "llama":
+    llama()
 else:
     step()

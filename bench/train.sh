@@ -4,8 +4,8 @@
 # simplenet (hidden 1024, batch 256) SGD step time at O0 and O1 against
 # PyTorch; planned training memory of BERT-base (seq 128, batch 8) at O0 and
 # O1; the step-time share of casts, finite check and scale update at O1; the
-# tiny GPT's AdamW step at O0 and O1 against PyTorch.
-# Usage: bench/train.sh [accuracy|step|memory|overhead|gpt]... (default: all)
+# tiny GPT's and tiny LLaMA's AdamW steps at O0 and O1 against PyTorch.
+# Usage: bench/train.sh [accuracy|step|memory|overhead|gpt|llama]... (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ampc=build/bin/ampc
@@ -13,7 +13,7 @@ torch_python=/usr/bin/python3 # Debian's python3-torch lives with the system Pyt
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS=2
-parts=${*:-accuracy step memory overhead gpt}
+parts=${*:-accuracy step memory overhead gpt llama}
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 
 for part in $parts; do case $part in
@@ -48,6 +48,16 @@ gpt)
     echo "ampc $level: $(field "$tmp/g.json" step_ms_median)"
   done
   echo "torch f32: $($torch_python bench/torch_train.py gpt | cut -d' ' -f2)" ;;
+llama)
+  echo "== tiny LLaMA (2 layers, 128 wide, 4 heads over 2 kv heads, ffn 384, seq 64, bytes, batch 16) AdamW step, median ms"
+  $ampc model llama --set layers=2 --set hidden=128 --set heads=4 --set kv_heads=2 --set ffn=384 \
+    --set seq=64 --set vocab=256 --set batch=16 -o "$tmp/llama.json"
+  for level in O0 O1; do
+    $ampc train "$tmp/llama.json" --level $level --optimizer adamw --steps 20 \
+      --metrics-json "$tmp/l.json" > /dev/null 2>&1
+    echo "ampc $level: $(field "$tmp/l.json" step_ms_median)"
+  done
+  echo "torch f32: $($torch_python bench/torch_train.py llama | cut -d' ' -f2)" ;;
 memory)
   echo "== planned training memory, BERT-base seq 128 batch 8 (bytes)"
   $ampc model bert -o "$tmp/bert.json"
