@@ -2,7 +2,8 @@
 // widens exactly folds into one cast, and a cast to its operand's own dtype
 // disappears (unless it writes a graph output, whose name must stay), and a
 // float cast that is a float fill's only reader becomes the fill, its value
-// rounded at compile time (imported clamp bounds and pads). A chain that
+// rounded at compile time (imported clamp bounds and pads), and so does a
+// float constant a cast alone reads. A chain that
 // narrows first is kept: narrowing rounds, and a user's f32 -> f16 -> f32
 // round trip is there to see that rounding.
 #include "mlir/IR/PatternMatch.h"
@@ -77,10 +78,49 @@ struct FoldCastOfFill : OpRewritePattern<CastOp> {
   }
 };
 
+/// cast(constant) -> the constant in the cast's dtype, when the cast is the
+/// constant's only reader, the constant is f32, f16 or bf16 and the cast
+/// to one of those or f64, and no element is NaN: each element
+/// rounded RNE as the runtime's cast rounds it (overflow is infinite), so
+/// the values are the same bits and no step casts them again (the rotary
+/// tables and imported constants a white op reads at O1). FP8 saturates
+/// instead and stays a cast.
+struct FoldCastOfConstant : OpRewritePattern<CastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CastOp cast, PatternRewriter &rewriter) const override {
+    auto constant = cast.getX().getDefiningOp<ConstantOp>();
+    auto ieee = [](Type t, bool orF64) {
+      t = getElementTypeOrSelf(t);
+      return (orF64 && t.isF64()) || t.isF32() || t.isF16() || t.isBF16();
+    };
+    if (!constant || !constant->hasOneUse() || feedsGraphOutput(cast) ||
+        !ieee(constant.getType(), false) || !ieee(cast.getType(), true))
+      return failure();
+    // A NaN's bits after the runtime's cast are its own: left to it.
+    auto values = llvm::dyn_cast<DenseFPElementsAttr>(constant.getValue());
+    if (!values || llvm::any_of(values.getValues<APFloat>(),
+                                [](const APFloat &v) { return v.isNaN(); }))
+      return failure();
+    auto to = llvm::cast<FloatType>(getElementTypeOrSelf(cast.getType()));
+    DenseElementsAttr rounded = values.mapValues(to, [&](const APFloat &v) {
+      APFloat r = v;
+      bool lost;
+      r.convert(to.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      return r.bitcastToAPInt();
+    });
+    rewriter.modifyOpInPlace(constant, [&] {
+      constant.setValueAttr(rounded);
+      constant.getResult().setType(cast.getType());
+    });
+    rewriter.replaceOp(cast, constant.getResult());
+    return success();
+  }
+};
+
 } // namespace
 
 void CastOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *ctx) {
-  patterns.add<FoldFloatCastChain, EraseNoOpCast, FoldCastOfFill>(ctx);
+  patterns.add<FoldFloatCastChain, EraseNoOpCast, FoldCastOfFill, FoldCastOfConstant>(ctx);
 }
 
 } // namespace ampc::graph

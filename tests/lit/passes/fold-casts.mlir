@@ -66,3 +66,37 @@ graph.graph @fills {
   %out = graph.cast "out"(%o) {to = f16} : (tensor<f32>) -> tensor<f16>
   graph.return %c, %shared, %out : tensor<4xf16>, tensor<f32>, tensor<f16>
 }
+
+// -----
+
+// A float constant read only by a cast becomes the constant of the cast's
+// dtype, each element rounded as the cast would round it (0.1 in f16 is
+// 0.0999755859375; 1e5 overflows to infinity; 1e-8 is below f16's smallest
+// subnormal and rounds to 0). A constant with other readers, one holding a
+// NaN, and a constant cast to FP8 (which saturates) stay casts.
+// CHECK-LABEL: graph.graph @constants
+// CHECK: %table = graph.constant "table"() {value = dense<[1.000000e+00, 9.997550e-02, 0x7C00, 0.000000e+00]> : tensor<4xf16>} : () -> tensor<4xf16>
+// CHECK: %wide = graph.constant "wide"() {value = dense<[1.000000e+00, 5.000000e-01]> : tensor<2xf32>} : () -> tensor<2xf32>
+// CHECK-NOT: "table_h"
+// CHECK-NOT: "wide_d"
+// CHECK: %shared_h = graph.cast "shared_h"(%shared)
+// CHECK: %nan_h = graph.cast "nan_h"(%nan)
+// CHECK: %eight = graph.cast "eight"(%fp8) {to = f8E4M3FN}
+graph.graph @constants {
+  %x = graph.input "x" : tensor<4xf16>
+  %table = graph.constant "table"() {value = dense<[1.0, 0.1, 1.0e5, 1.0e-8]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %table_h = graph.cast "table_h"(%table) {to = f16} : (tensor<4xf32>) -> tensor<4xf16>
+  %a = graph.mul "a"(%x, %table_h) : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+  %wide = graph.constant "wide"() {value = dense<[1.0, 0.5]> : tensor<2xbf16>} : () -> tensor<2xbf16>
+  %wide_d = graph.cast "wide_d"(%wide) {to = f32} : (tensor<2xbf16>) -> tensor<2xf32>
+  %d = graph.add "d"(%wide_d, %wide_d) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %shared = graph.constant "shared"() {value = dense<2.0> : tensor<4xf32>} : () -> tensor<4xf32>
+  %shared_h = graph.cast "shared_h"(%shared) {to = f16} : (tensor<4xf32>) -> tensor<4xf16>
+  %b = graph.mul "b"(%a, %shared_h) : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+  %nan = graph.constant "nan"() {value = dense<[1.0, 0x7FC00000, 2.0, 3.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %nan_h = graph.cast "nan_h"(%nan) {to = f16} : (tensor<4xf32>) -> tensor<4xf16>
+  %c = graph.mul "c"(%b, %nan_h) : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+  %fp8 = graph.constant "fp8"() {value = dense<[1.0, 500.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %eight = graph.cast "eight"(%fp8) {to = f8E4M3FN} : (tensor<2xf32>) -> tensor<2xf8E4M3FN>
+  graph.return %c, %shared, %d, %eight : tensor<4xf16>, tensor<4xf32>, tensor<2xf32>, tensor<2xf8E4M3FN>
+}
