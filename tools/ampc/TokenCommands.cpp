@@ -36,8 +36,11 @@ void writeShard(const std::string &path, const std::string &text, size_t from, s
 
 /// The next token from the logits of one position: the most likely at
 /// temperature 0, else a draw from softmax(logits / temperature) over the
-/// `topK` most likely (all for 0).
-int64_t nextToken(const float *logits, double temperature, int64_t topK, std::mt19937_64 &rng) {
+/// `topK` most likely (all for 0), and of those over the fewest most likely
+/// whose probabilities sum to `topP` or more (nucleus sampling; Hugging
+/// Face's order: temperature, top-k, top-p).
+int64_t nextToken(const float *logits, double temperature, int64_t topK, double topP,
+                  std::mt19937_64 &rng) {
   std::vector<int64_t> order(kByteVocab);
   for (int64_t i = 0; i < kByteVocab; ++i)
     order[i] = i;
@@ -49,6 +52,14 @@ int64_t nextToken(const float *logits, double temperature, int64_t topK, std::mt
   std::vector<double> weights(keep);
   for (int64_t i = 0; i < keep; ++i)
     weights[i] = std::exp(((double)logits[order[i]] - logits[order[0]]) / temperature);
+  double total = 0, kept = 0;
+  for (double w : weights)
+    total += w;
+  for (int64_t i = 0; i < keep; ++i)
+    if ((kept += weights[i]) >= topP * total) {
+      weights.resize(i + 1);
+      break;
+    }
   std::discrete_distribution<int64_t> pick(weights.begin(), weights.end());
   return order[pick(rng)];
 }
@@ -90,6 +101,10 @@ int runSample(const Args &args) {
   int64_t count = args.getInt("tokens", 0, 0);
   double temperature = args.getNumber("temperature", 1.0, 0.0, 100.0);
   int64_t topK = args.getInt("top-k", 0, 0, kByteVocab);
+  double topP = args.getNumber("top-p", 1.0, 0.0, 1.0);
+  if (topP == 0)
+    throw UsageError("option '--top-p' needs a share above 0 (1 keeps every byte; "
+                     "--temperature 0 takes the most likely)");
   std::string device = deviceFrom(args);
   AmpSettings settings = ampOptionsFrom(args);
   rt::Plan plan = onFile(graphFile, [&] {
@@ -139,7 +154,7 @@ int runSample(const Args &args) {
     ex.write(ids, bytes.data(), bytes.size());
     onFile(graphFile, [&] { ex.run(); });
     std::vector<float> logits = ex.readF32(plan.outputs[0]);
-    int64_t next = nextToken(logits.data() + (used - 1) * kByteVocab, temperature, topK, rng);
+    int64_t next = nextToken(logits.data() + (used - 1) * kByteVocab, temperature, topK, topP, rng);
     tokens.push_back(next);
     std::fputc((int)next, stdout);
     std::fflush(stdout);
