@@ -239,6 +239,31 @@ bool fold(Importer &im, const NodeProto &n) {
     im.known[out] = t;
     return true;
   }
+  if (op == "Size") { // static shapes: the element count is known
+    std::optional<std::vector<int64_t>> shape =
+        n.input_size() ? shapeOf(im, n.input(0)) : std::nullopt;
+    if (!shape)
+      return false;
+    int64_t count = 1;
+    for (int64_t d : *shape)
+      count *= d;
+    im.known[out] = HostTensor{"i64", {}, {(double)count}};
+    return true;
+  }
+  if (op == "CastLike") { // a Cast of a known value to input 1's dtype
+    const HostTensor *x = n.input_size() == 2 ? im.constantInput(n, 0) : nullptr;
+    auto init = x ? im.initializers.find(n.input(0)) : im.initializers.end();
+    if (!x || (init != im.initializers.end() && !isIntegerDtype(x->dtype)))
+      return false; // a float initializer is a param
+    std::optional<std::string> to = im.dtypeOfValue(n.input(1));
+    if (!to)
+      return false;
+    HostTensor r{*to, x->shape, x->data};
+    for (double &v : r.data)
+      v = toDtype(v, *to);
+    im.known[out] = r;
+    return true;
+  }
   static const std::set<std::string> foldable = {
       "Add",     "Sub",  "Mul",   "Div",     "Gather",   "Unsqueeze",       "Squeeze",
       "Concat",  "Cast", "Reshape", "Identity", "Slice", "ConstantOfShape", "Range"};

@@ -33,6 +33,16 @@ const HostTensor *Importer::constant(const std::string &name) {
   return &(known[name] = readTensor(*init->second, "initializer '" + name + "'"));
 }
 
+std::optional<std::string> Importer::dtypeOfValue(const std::string &name) {
+  if (auto it = tensors.find(name); it != tensors.end())
+    return it->second.dtype();
+  if (auto it = known.find(name); it != known.end())
+    return it->second.dtype;
+  if (auto init = initializers.find(name); init != initializers.end())
+    return dtypeOf(init->second->data_type()); // without reading the values
+  return std::nullopt;
+}
+
 Tensor Importer::tensor(const std::string &name) {
   auto it = tensors.find(name);
   if (it != tensors.end())

@@ -51,6 +51,9 @@ public:
   Tensor tensor(const std::string &name);
   /// The value of `name` when it is known at import time.
   const HostTensor *constant(const std::string &name);
+  /// The ampc dtype of ONNX value `name` (a graph value, a known value or an
+  /// initializer), without making it; nullopt when `name` is unknown.
+  std::optional<std::string> dtypeOfValue(const std::string &name);
   /// Input `i` of `node`; throws naming the node when it is absent.
   Tensor input(const onnx::NodeProto &node, int i);
   /// The same, or an empty handle when absent or "" (optional inputs).

@@ -245,6 +245,17 @@ void cast(Importer &im, const NodeProto &n) {
   im.emit(n, "cast", {im.input(n, 0)}, a);
 }
 
+/// CastLike (PyTorch 2's exporters write it): a Cast to input 1's dtype.
+void castLike(Importer &im, const NodeProto &n) {
+  std::optional<std::string> to =
+      n.input_size() > 1 ? im.dtypeOfValue(n.input(1)) : std::nullopt;
+  if (!to)
+    throw im.fail(n, "input 1 (target_type) is missing or unknown");
+  Attrs a;
+  a.set("to", mlir::TypeAttr::get(graph::parseDtype(&im.b.context(), *to)));
+  im.emit(n, "cast", {im.input(n, 0)}, a);
+}
+
 void identity(Importer &im, const NodeProto &n) {
   // An initializer's alias (exporters write them for tied or equal values)
   // becomes a param of its own, named as the model names it.
@@ -367,6 +378,8 @@ const std::map<std::string, Mapping> &mappings() {
       {"Unsqueeze", unsqueeze},
       {"Squeeze", squeeze},
       {"Cast", cast},
+      {"CastLike", castLike},
+      {"Size", needsConstants},
       {"Constant", needsConstants},
       {"Identity", identity},
       {"Dropout", dropout},
