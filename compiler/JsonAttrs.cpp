@@ -1,6 +1,7 @@
 // Op attributes <-> JSON. JSON has no attribute types, so the kind follows the
 // JSON value: bool, integer, float, list of integers, string, dtype name (the
-// key `to`), or a tensor object {dtype, shape, data} (the key `value`).
+// keys `to` and `grad_to`), or a tensor object {dtype, shape, data} (the key
+// `value`).
 // Integers given where the ops take floats (such as `"rate": 0`) become floats.
 #include "compiler/DenseData.h"
 #include "compiler/Diagnostics.h"
@@ -18,6 +19,10 @@ static bool isFloatAttrName(StringRef name) {
                              "value", "mean", "std", "low", "high"},
                             name);
 }
+
+/// The attributes that hold a dtype (TypeAttr): a cast's `to`, and an FP8
+/// GEMM's operand dtype `to` and gradient dtype `grad_to`.
+static bool isDtypeAttrName(StringRef name) { return name == "to" || name == "grad_to"; }
 
 Json attrToJson(Attribute attr) {
   if (auto b = dyn_cast<BoolAttr>(attr))
@@ -94,11 +99,12 @@ Attribute attrFromJson(MLIRContext *ctx, StringRef name, const Json &v) {
   if (v.is_number_float())
     return b.getF64FloatAttr(v.get<double>());
   if (v.is_string()) {
-    if (name != "to")
+    if (!isDtypeAttrName(name))
       return b.getStringAttr(v.get<std::string>());
     Type t = graph::parseDtype(ctx, v.get<std::string>());
     if (!t)
-      throw GraphError("attribute 'to': unknown dtype '" + v.get<std::string>() + "'");
+      throw GraphError("attribute '" + name.str() + "': unknown dtype '" +
+                       v.get<std::string>() + "'");
     return TypeAttr::get(t);
   }
   if (v.is_array()) {
