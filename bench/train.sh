@@ -15,6 +15,20 @@ trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS=2
 parts=${*:-accuracy step memory overhead gpt llama}
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
+# lm_step MODEL TORCH-PART KEY=VALUE...: the zoo model's AdamW step at O0 and
+# O1, then bench/torch_train.py's step of the same model.
+lm_step() {
+  local model=$1 part=$2 sets=()
+  shift 2
+  for kv in "$@"; do sets+=(--set "$kv"); done
+  $ampc model "$model" "${sets[@]}" -o "$tmp/lm.json"
+  for level in O0 O1; do
+    $ampc train "$tmp/lm.json" --level $level --optimizer adamw --steps 20 \
+      --metrics-json "$tmp/lm-metrics.json" > /dev/null 2>&1
+    echo "ampc $level: $(field "$tmp/lm-metrics.json" step_ms_median)"
+  done
+  echo "torch f32: $($torch_python bench/torch_train.py "$part" | cut -d' ' -f2)"
+}
 
 for part in $parts; do case $part in
 accuracy)
@@ -40,24 +54,10 @@ step)
   echo "torch f32: $($torch_python bench/torch_train.py step | cut -d' ' -f2)" ;;
 gpt)
   echo "== tiny GPT (docs/gpt.md: 2 layers, 128 wide, seq 64, bytes, batch 16) AdamW step, median ms"
-  $ampc model gpt2 --set layers=2 --set hidden=128 --set heads=4 --set seq=64 --set vocab=256 \
-    --set batch=16 -o "$tmp/gpt.json"
-  for level in O0 O1; do
-    $ampc train "$tmp/gpt.json" --level $level --optimizer adamw --steps 20 \
-      --metrics-json "$tmp/g.json" > /dev/null 2>&1
-    echo "ampc $level: $(field "$tmp/g.json" step_ms_median)"
-  done
-  echo "torch f32: $($torch_python bench/torch_train.py gpt | cut -d' ' -f2)" ;;
+  lm_step gpt2 gpt layers=2 hidden=128 heads=4 seq=64 vocab=256 batch=16 ;;
 llama)
   echo "== tiny LLaMA (2 layers, 128 wide, 4 heads over 2 kv heads, ffn 384, seq 64, bytes, batch 16) AdamW step, median ms"
-  $ampc model llama --set layers=2 --set hidden=128 --set heads=4 --set kv_heads=2 --set ffn=384 \
-    --set seq=64 --set vocab=256 --set batch=16 -o "$tmp/llama.json"
-  for level in O0 O1; do
-    $ampc train "$tmp/llama.json" --level $level --optimizer adamw --steps 20 \
-      --metrics-json "$tmp/l.json" > /dev/null 2>&1
-    echo "ampc $level: $(field "$tmp/l.json" step_ms_median)"
-  done
-  echo "torch f32: $($torch_python bench/torch_train.py llama | cut -d' ' -f2)" ;;
+  lm_step llama llama layers=2 hidden=128 heads=4 kv_heads=2 ffn=384 seq=64 vocab=256 batch=16 ;;
 memory)
   echo "== planned training memory, BERT-base seq 128 batch 8 (bytes)"
   $ampc model bert -o "$tmp/bert.json"
