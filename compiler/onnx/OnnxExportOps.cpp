@@ -210,8 +210,8 @@ void Exporter::attention(Operation *op, const std::vector<std::string> &in,
   double scale = floatAttr(op, "scale", 1.0 / std::sqrt((double)q[3]));
   scores = step("Mul", "scaled", {scores, scalar(out + ".scale", scale, "f32")}).second;
   if (boolAttr(op, "causal")) {
-    std::string &hidden = causalMasks_[{q[1], k[1]}];
-    if (hidden.empty()) { // above the diagonal: key j after query i; one per shape
+    std::string &mask = causalMasks_[{q[1], k[1]}];
+    if (mask.empty()) { // above the diagonal: key j after query i; one per shape
       std::string ones = fresh("causal_mask.ones");
       auto *a = node("ConstantOfShape", freshNode("causal_mask.ones"),
                      {ints("causal_mask.shape", {q[1], k[1]})}, {ones})
@@ -219,11 +219,11 @@ void Exporter::attention(Operation *op, const std::vector<std::string> &in,
       a->set_name("value");
       a->set_type(onnx::AttributeProto::TENSOR);
       *a->mutable_t() = onnx_import::writeTensor({"i1", {1}, {1}}, "");
-      hidden = fresh("causal_mask");
-      node("Trilu", freshNode("causal_mask"), {ones, scalar("causal_mask.k", 1, "i64")}, {hidden});
+      mask = fresh("causal_mask");
+      node("Trilu", freshNode("causal_mask"), {ones, scalar("causal_mask.k", 1, "i64")}, {mask});
     }
     scores = step("Where", "masked",
-                  {hidden, scalar(out + ".masked_value", -INFINITY, "f32"), scores})
+                  {mask, scalar(out + ".masked_value", -INFINITY, "f32"), scores})
                  .second;
   }
   if (op->getNumOperands() == 4)

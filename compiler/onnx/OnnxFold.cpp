@@ -251,12 +251,13 @@ bool fold(Importer &im, const NodeProto &n) {
     return true;
   }
   if (op == "CastLike") { // a Cast of a known value to input 1's dtype
-    const HostTensor *x = n.input_size() == 2 ? im.constantInput(n, 0) : nullptr;
-    auto init = x ? im.initializers.find(n.input(0)) : im.initializers.end();
-    if (!x || (init != im.initializers.end() && !isIntegerDtype(x->dtype)))
-      return false; // a float initializer is a param
-    std::optional<std::string> to = im.dtypeOfValue(n.input(1));
-    if (!to)
+    if (n.input_size() != 2)
+      return false;
+    std::optional<std::string> from = im.dtypeOfValue(n.input(0)), to = im.dtypeOfValue(n.input(1));
+    if (!from || !to || (im.initializers.count(n.input(0)) && !isIntegerDtype(*from)))
+      return false; // a float initializer is a param: its values are not read here
+    const HostTensor *x = im.constantInput(n, 0);
+    if (!x)
       return false;
     HostTensor r{*to, x->shape, x->data};
     for (double &v : r.data)
