@@ -21,7 +21,13 @@ mlir::OwningOpRef<mlir::ModuleOp> buildLlama(mlir::MLIRContext &ctx, const Model
           heads = a.getInt("heads"), kvHeads = a.getInt("kv_heads"), seq = a.getInt("seq"),
           vocab = a.getInt("vocab"), batch = a.getInt("batch"),
           theta = a.getInt("rope_theta");
-  int64_t ffn = a.get("ffn") == "auto" ? defaultFfn(hidden) : a.getInt("ffn");
+  int64_t ffn = 0;
+  try {
+    ffn = a.get("ffn") == "auto" ? defaultFfn(hidden) : a.getInt("ffn");
+  } catch (const GraphError &) {
+    throw GraphError("parameter 'ffn' must be a positive integer or auto, got '" + a.get("ffn") +
+                     "'");
+  }
   if (hidden % heads != 0 || (hidden / heads) % 2 != 0)
     throw GraphError("llama: hidden " + std::to_string(hidden) + " over " +
                      std::to_string(heads) + " heads is no even head size");
