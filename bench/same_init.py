@@ -143,6 +143,45 @@ def llama_weights(model, shape):
     return out
 
 
+def hugging_face_weights(model, name, vocab):
+    """The model's weights as a Hugging Face checkpoint on the Hub names and
+    lays them out (GPT2LMHeadModel's without a prefix, its Conv1D weights
+    [in, out] and q, k, v stacked in c_attn, and 1024 positions; LlamaForCausalLM's
+    under `model.`, Linear weights [out, in]), the tables cut to `vocab` rows:
+    the zoo pads the vocabulary (`ampc train --init-layout hf`)."""
+    with torch.no_grad():  # rows past `vocab` start at 0 on both sides
+        table = model.wte.weight if name == "gpt2" else model.embed_tokens.weight
+        table[vocab:] = 0
+        if name == "llama":
+            model.lm_head.weight[vocab:] = 0
+    if name == "gpt2":
+        extra = torch.randn(1024 - model.wpe.weight.shape[0], model.wpe.weight.shape[1])
+        out = {"wte.weight": model.wte.weight[:vocab],
+               "wpe.weight": torch.cat((model.wpe.weight, extra)),
+               "ln_f.weight": model.ln_f.weight, "ln_f.bias": model.ln_f.bias}
+        for i, b in enumerate(model.h):
+            p = "h.%d." % i
+            for theirs, ours in (("ln_1", b.ln_1), ("ln_2", b.ln_2)):
+                out[p + theirs + ".weight"], out[p + theirs + ".bias"] = ours.weight, ours.bias
+            for theirs, ours in (("attn.c_attn", b.c_attn), ("attn.c_proj", b.attn_proj),
+                                 ("mlp.c_fc", b.c_fc), ("mlp.c_proj", b.mlp_proj)):
+                out[p + theirs + ".weight"] = ours.weight.t()  # Conv1D: [in, out]
+                out[p + theirs + ".bias"] = ours.bias
+            out[p + "attn.bias"] = torch.ones(1, 1, 4, 4)  # the mask buffer, ignored
+        return out
+    out = {"model.embed_tokens.weight": model.embed_tokens.weight[:vocab],
+           "model.norm.weight": model.norm.weight, "lm_head.weight": model.lm_head.weight[:vocab]}
+    for i, b in enumerate(model.layers):
+        p = "model.layers.%d." % i
+        for proj in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            out[p + "self_attn." + proj + ".weight"] = getattr(b, proj).weight
+        for proj in ("gate_proj", "up_proj", "down_proj"):
+            out[p + "mlp." + proj + ".weight"] = getattr(b, proj).weight
+        out[p + "input_layernorm.weight"] = b.input_layernorm.weight
+        out[p + "post_attention_layernorm.weight"] = b.post_attention_layernorm.weight
+    return out
+
+
 def build(name, shape, device):
     """(model, its weights in ampc's names, the batch in ampc's input names
     and PyTorch's, the loss, the optimizer)."""
@@ -241,6 +280,9 @@ def main():
     parser.add_argument("--total-steps", type=int)
     parser.add_argument("--clip-grad-norm", type=float)
     parser.add_argument("--no-decay-1d", action="store_true")
+    parser.add_argument("--hf-vocab", type=int, help="gpt2 and llama: also write "
+                        "MODEL.hf.safetensors, the weights as a Hugging Face checkpoint "
+                        "of this vocabulary")
     args = parser.parse_args()
     if args.weight_decay is None and args.optimizer in ("sgd", "momentum", "adam"):
         args.weight_decay = 0.0
@@ -257,6 +299,9 @@ def main():
     opt = optimizer(args, model, opt)
     scheduler = schedule(args, opt)
     prefix = "%s/%s" % (args.dir, args.model)
+    if args.hf_vocab:
+        save_safetensors(prefix + ".hf.safetensors",
+                         hugging_face_weights(model, args.model, args.hf_vocab))
     save_safetensors(prefix + ".init.safetensors", weights(model, shape))
     save_safetensors(prefix + ".data.safetensors", batch)
     amp = args.mode == "amp"

@@ -6,6 +6,7 @@
 
 #include "runtime/core/Convert.h"
 #include "runtime/core/KernelTraits.h"
+#include "runtime/driver/HuggingFaceNames.h"
 
 namespace ampc::rt {
 namespace {
@@ -54,6 +55,8 @@ void loadWeights(const Safetensors &file, Executor &ex,
                  const std::vector<std::string> &modelParams, const Plan &layout,
                  WeightLayout layoutOfFile) {
   const Plan &plan = ex.plan();
+  if (layoutOfFile == WeightLayout::HuggingFace)
+    return loadWeights(fromHuggingFace(file, plan), ex, modelParams, layout, WeightLayout::Graph);
   bool torch = layoutOfFile == WeightLayout::Torch ||
                (layoutOfFile == WeightLayout::FromFile && file.metadata.count("format") &&
                 file.metadata.at("format") == "pt");

@@ -14,8 +14,10 @@ namespace ampc::rt {
 
 /// How a weights file lays out Linear weights: as the graph's params, or
 /// as PyTorch's Linear [out, in]; by default as its metadata says
-/// ("format": "pt" is PyTorch's).
-enum class WeightLayout { FromFile, Graph, Torch };
+/// ("format": "pt" is PyTorch's). HuggingFace: a GPT-2 or LLaMA checkpoint
+/// from the Hub, in its own names, for the zoo's gpt2 and llama
+/// (HuggingFaceNames.h).
+enum class WeightLayout { FromFile, Graph, Torch, HuggingFace };
 
 /// Loads every param named in `modelParams`, and the f32 master
 /// (`<param>.master`) of each, from `file`. A tensor may be of any float

@@ -49,7 +49,9 @@ rt::WeightLayout weightLayoutFrom(const Args &args) {
     return rt::WeightLayout::Torch;
   if (*layout == "graph")
     return rt::WeightLayout::Graph;
-  throw UsageError("--init-layout must be torch or graph, got '" + *layout + "'");
+  if (*layout == "hf")
+    return rt::WeightLayout::HuggingFace;
+  throw UsageError("--init-layout must be torch, graph or hf, got '" + *layout + "'");
 }
 
 const rt::Target &targetFrom(const Args &args) {
@@ -235,7 +237,7 @@ const std::vector<Command> &commands() {
                        {"weights", true, false,
                         "the params' values: a checkpoint or a weights-only file (as --init-from)"},
                        {"init-layout", true, false,
-                        "--weights' Linear weights: torch ([out, in]) or graph"},
+                        "--weights' Linear weights: torch ([out, in]), graph or hf (a Hub GPT-2 or LLaMA)"},
                        {"device", true, false, "cpu (default) or cuda"},
                        noFuseOptionSpec(),
                        {"no-cuda-graph", false, false,
@@ -253,8 +255,8 @@ const std::vector<Command> &commands() {
            {"init-from", true, false,
             "starts from the weights of a safetensors file (fresh optimizer state)"},
            {"init-layout", true, false,
-            "--init-from's Linear weights: torch ([out, in]) or graph (default: the file's "
-            "metadata)"},
+            "--init-from's Linear weights: torch ([out, in]), graph or hf (a Hub GPT-2 or "
+            "LLaMA; default: the file's metadata)"},
            {"metrics-json", true, false, "writes the run's figures as JSON"},
            {"device", true, false, "cpu (default) or cuda"},
            noFuseOptionSpec(),
@@ -273,7 +275,7 @@ const std::vector<Command> &commands() {
        withAmpOptions(withTrainingOptions(withRunOptions(
            "optimizer steps (default 20)", {
            {"init-from", true, false, "starts from the weights of a safetensors file"},
-           {"init-layout", true, false, "--init-from's Linear weights: torch or graph"},
+           {"init-layout", true, false, "--init-from's Linear weights: torch, graph or hf"},
            {"json", true, false, "writes the ranges and the verdict as JSON"},
            {"dot", true, false, "draws the graph coloured by headroom (Graphviz)"}}))),
        runDoctor},
@@ -323,7 +325,7 @@ const std::vector<Command> &commands() {
                        {"top-p", true, false,
                         "then among the fewest most likely whose probabilities reach P (1)"},
                        {"seed", true, false, "seed of the draws (0)"},
-                       {"init-layout", true, false, "the checkpoint's Linear weights: torch or graph"},
+                       {"init-layout", true, false, "the checkpoint's Linear weights: torch, graph or hf"},
                        {"device", true, false, "cpu (default) or cuda"},
                        noFuseOptionSpec()}),
        runSample},

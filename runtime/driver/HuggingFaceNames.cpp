@@ -1,0 +1,141 @@
+// Hugging Face names to the zoo's: see HuggingFaceNames.h.
+#include "runtime/driver/HuggingFaceNames.h"
+
+#include <cstring>
+#include <regex>
+
+#include "runtime/core/Convert.h"
+
+namespace ampc::rt {
+namespace {
+
+/// One source tensor's values, row-major, and its shape.
+struct Matrix {
+  std::vector<int64_t> shape;
+  std::vector<float> values;
+};
+
+Matrix readF32(const Safetensors &file, const Safetensors::Tensor &t) {
+  if (!isStoredFloat(t.dtype))
+    throw RuntimeError(file.path + ": a tensor of dtype " + dtypeName(t.dtype) +
+                       " where a float weight was expected");
+  Matrix m{t.shape, std::vector<float>(numElements(t.shape))};
+  std::vector<std::byte> bytes(t.bytes); // aligned for the conversion
+  std::memcpy(bytes.data(), file.data.data() + t.offset, t.bytes);
+  toF32(bytes.data(), t.dtype, m.values.data(), m.values.size());
+  return m;
+}
+
+Matrix transposed(const Matrix &m) {
+  if (m.shape.size() != 2)
+    return m;
+  int64_t rows = m.shape[0], cols = m.shape[1];
+  Matrix t{{cols, rows}, std::vector<float>(m.values.size())};
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      t.values[c * rows + r] = m.values[r * cols + c];
+  return t;
+}
+
+/// Part `k` of `parts` equal parts along the last dimension (c_attn's q, k, v).
+Matrix part(const Matrix &m, int k, int parts) {
+  int64_t cols = m.shape.back(), width = cols / parts, rows = (int64_t)m.values.size() / cols;
+  Matrix p{m.shape, {}};
+  p.shape.back() = width;
+  for (int64_t r = 0; r < rows; ++r)
+    p.values.insert(p.values.end(), m.values.begin() + r * cols + k * width,
+                    m.values.begin() + r * cols + (k + 1) * width);
+  return p;
+}
+
+/// A table fitted to `shape` along the one dimension that differs: zeros
+/// appended (a padded vocabulary) or the first entries kept (positions).
+Matrix fitted(const Matrix &m, const std::vector<int64_t> &shape) {
+  if (m.shape.size() != 2 || shape.size() != 2 || m.shape == shape)
+    return m;
+  Matrix f{shape, std::vector<float>(numElements(shape), 0.0f)};
+  int64_t rows = std::min(m.shape[0], shape[0]), cols = std::min(m.shape[1], shape[1]);
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(&f.values[r * shape[1]], &m.values[r * m.shape[1]], cols * sizeof(float));
+  return f;
+}
+
+} // namespace
+
+Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan) {
+  std::map<std::string, Matrix> out;
+  static const std::regex gptLayer(R"(h\.(\d+)\.(.*))"), llamaLayer(R"(layers\.(\d+)\.(.*))"),
+      buffers(R"(.*\.(attn\.bias|attn\.masked_bias|rotary_emb\.inv_freq))");
+  static const std::map<std::string, std::string> gptNames = {
+      {"ln_1.weight", "attn.norm.scale"},    {"ln_1.bias", "attn.norm.bias"},
+      {"attn.c_proj.weight", "attn.out.w"},  {"attn.c_proj.bias", "attn.out.b"},
+      {"ln_2.weight", "mlp.norm.scale"},     {"ln_2.bias", "mlp.norm.bias"},
+      {"mlp.c_fc.weight", "mlp.fc1.w"},      {"mlp.c_fc.bias", "mlp.fc1.b"},
+      {"mlp.c_proj.weight", "mlp.fc2.w"},    {"mlp.c_proj.bias", "mlp.fc2.b"}};
+  static const std::map<std::string, std::string> llamaNames = {
+      {"self_attn.q_proj.weight", "attn.q.w"},   {"self_attn.k_proj.weight", "attn.k.w"},
+      {"self_attn.v_proj.weight", "attn.v.w"},   {"self_attn.o_proj.weight", "attn.out.w"},
+      {"mlp.gate_proj.weight", "mlp.gate.w"},    {"mlp.up_proj.weight", "mlp.up.w"},
+      {"mlp.down_proj.weight", "mlp.down.w"},    {"input_layernorm.weight", "attn.norm.scale"},
+      {"post_attention_layernorm.weight", "mlp.norm.scale"}};
+  bool llama = false;
+  for (const auto &[full, tensor] : hf.tensors) {
+    std::string name = full;
+    for (const char *prefix : {"transformer.", "model."})
+      if (name.rfind(prefix, 0) == 0)
+        name = name.substr(std::strlen(prefix));
+    std::smatch m;
+    auto read = [&] { return readF32(hf, tensor); };
+    size_t before = out.size();
+    if (std::regex_match(name, m, gptLayer)) {
+      std::string layer = "layer" + m[1].str() + ".", rest = m[2].str();
+      if (rest == "attn.c_attn.weight" || rest == "attn.c_attn.bias") {
+        Matrix qkv = read();
+        const char *suffix = rest.back() == 't' ? ".w" : ".b";
+        for (int k = 0; k < 3; ++k)
+          out[layer + "attn." + "qkv"[k] + suffix] = part(qkv, k, 3);
+      } else if (auto it = gptNames.find(rest); it != gptNames.end()) {
+        out[layer + it->second] = read();
+      }
+    } else if (std::regex_match(name, m, llamaLayer)) {
+      llama = true;
+      auto it = llamaNames.find(m[2].str());
+      if (it != llamaNames.end()) {
+        Matrix w = read();
+        out["layer" + m[1].str() + "." + it->second] = w.shape.size() == 2 ? transposed(w) : w;
+      }
+    } else if (name == "wte.weight" || name == "embed_tokens.weight") {
+      out["embeddings.token.w"] = read();
+    } else if (name == "wpe.weight") {
+      out["embeddings.position.w"] = read();
+    } else if (name == "ln_f.weight" || name == "norm.weight") {
+      out["head.norm.scale"] = read();
+    } else if (name == "ln_f.bias") {
+      out["head.norm.bias"] = read();
+    } else if (name == "lm_head.weight") {
+      out["head.logits.w"] = transposed(read()); // GPT-2's, tied, the graph does not read
+    }
+    // A weight neither model has (Qwen's q, k and v biases, say) would be
+    // dropped silently: refused instead. The causal-mask and rotary buffers
+    // are recomputed by the graph.
+    if (out.size() == before && !std::regex_match(name, buffers))
+      throw RuntimeError(hf.path + ": tensor '" + full +
+                         "' is no weight of Hugging Face's GPT-2 or LLaMA that --init-layout hf "
+                         "maps to the zoo's gpt2 and llama (docs/gpt.md, \"Pretrained weights\")");
+  }
+  if (llama && !out.count("head.logits.w") && out.count("embeddings.token.w"))
+    out["head.logits.w"] = transposed(out["embeddings.token.w"]); // tie_word_embeddings
+  for (const char *table : {"embeddings.token.w", "embeddings.position.w", "head.logits.w"})
+    if (int id = plan.find(table); id >= 0 && out.count(table))
+      out[table] = fitted(out[table], plan.buffers[id].shape);
+  Safetensors file;
+  file.path = hf.path;
+  for (auto &[name, m] : out) {
+    size_t bytes = m.values.size() * sizeof(float);
+    file.tensors[name] = {DType::F32, m.shape, file.data.size(), bytes};
+    file.data.append(reinterpret_cast<const char *>(m.values.data()), bytes);
+  }
+  return file;
+}
+
+} // namespace ampc::rt

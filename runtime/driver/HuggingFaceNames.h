@@ -1,0 +1,28 @@
+// Hugging Face checkpoints of GPT-2 and LLaMA as the zoo's gpt2 and llama
+// name and lay out their params (`--init-layout hf`, docs/gpt.md,
+// "Pretrained weights"), so that a model.safetensors from the Hub starts a
+// fine-tuning run.
+#ifndef AMPC_RUNTIME_DRIVER_HUGGINGFACENAMES_H
+#define AMPC_RUNTIME_DRIVER_HUGGINGFACENAMES_H
+
+#include "runtime/driver/Checkpoint.h"
+
+namespace ampc::rt {
+
+/// The tensors of `hf` (GPT2LMHeadModel's or LlamaForCausalLM's names, with
+/// or without the `transformer.`/`model.` prefix) renamed and laid out as
+/// the zoo's params, in f32:
+/// - GPT-2's Conv1D weights are [in, out] already; `c_attn` is split into
+///   q, k and v (columns, and its bias);
+/// - LLaMA's Linear weights [out, in] are transposed; a missing `lm_head`
+///   (tied embeddings) is the token table transposed;
+/// - the token table (and LLaMA's output projection) is padded with zero
+///   rows (columns) to the graph's padded vocabulary, and GPT-2's 1024
+///   positions are cut to the graph's seq.
+/// Buffers (`attn.bias`, `rotary_emb.inv_freq`) and names neither model has
+/// are left out. `plan` gives the params' shapes.
+Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan);
+
+} // namespace ampc::rt
+
+#endif
