@@ -1,8 +1,10 @@
-// The gpt2 model and its token data: GPT-2 124M's parameter count (llm.c's),
-// causality through the whole model (a later token never changes earlier
-// logits), and the windows a token shard yields.
+// The gpt2 and llama models and their token data: GPT-2 124M's parameter
+// count (llm.c's) and the LLaMA default's, causality through each whole
+// model (a later token never changes earlier logits), and the windows a
+// token shard yields.
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <unistd.h>
 
 #include "compiler/LanguageModel.h"
@@ -34,12 +36,27 @@ TEST(Gpt2, TheDefaultIsGpt2SmallWithLlmcsParameterCount) {
   EXPECT_EQ(paramCount(*m), 124475904);
 }
 
-/// Logits of a tiny gpt2 (batch 2, seq 16) at `level` for two token rows.
-std::vector<float> logitsFor(const std::vector<double> &ids, const std::string &level) {
+TEST(Llama, TheDefaultHas125MParameters) {
   mlir::MLIRContext ctx;
-  auto m = buildModel(ctx, "gpt2",
-                      {{"layers", "2"}, {"hidden", "32"}, {"heads", "4"}, {"seq", "16"},
-                       {"vocab", "64"}, {"batch", "2"}});
+  auto m = buildModel(ctx, "llama", {});
+  // Token table and output projection 32000 x 768 each; per layer q and out
+  // 768 x 768, k and v 768 x 256 (4 kv heads), SwiGLU 3 x 768 x 2048, two
+  // norm scales; the final norm.
+  EXPECT_EQ(paramCount(*m), 2 * 32000 * 768 +
+                                12 * (2 * 768 * 768 + 2 * 768 * 256 + 3 * 768 * 2048 + 2 * 768) +
+                                768);
+}
+
+/// Logits of a tiny `model` (gpt2 or llama; batch 2, seq 16) at `level` for
+/// two token rows.
+std::vector<float> logitsFor(const std::string &model, const std::vector<double> &ids,
+                             const std::string &level) {
+  mlir::MLIRContext ctx;
+  std::map<std::string, std::string> sets = {{"layers", "2"}, {"hidden", "32"}, {"heads", "4"},
+                                             {"seq", "16"},   {"vocab", "64"},  {"batch", "2"}};
+  if (model == "llama")
+    sets["kv_heads"] = "2";
+  auto m = buildModel(ctx, model, sets);
   exposeLogits(*m);
   AmpSettings amp;
   amp.level = level;
@@ -51,15 +68,17 @@ std::vector<float> logitsFor(const std::vector<double> &ids, const std::string &
   return ex.readF32(plan.outputs[0]);
 }
 
-TEST(Gpt2, ALaterTokenNeverChangesEarlierLogits) {
+/// Changing token 9 of row 0 changes that row's logits from position 9 on
+/// and nothing else, at O0 and O1.
+void expectCausal(const std::string &model) {
   std::vector<double> ids(32);
   for (size_t i = 0; i < ids.size(); ++i)
     ids[i] = (double)((i * 37 + 11) % 64);
   for (const char *level : {"O0", "O1"}) {
-    std::vector<float> before = logitsFor(ids, level);
+    std::vector<float> before = logitsFor(model, ids, level);
     std::vector<double> changed = ids;
     changed[9] = (double)(((int)ids[9] + 5) % 64); // row 0, position 9
-    std::vector<float> after = logitsFor(changed, level);
+    std::vector<float> after = logitsFor(model, changed, level);
     const int64_t vocab = 64, seq = 16;
     for (int64_t t = 0; t < seq; ++t) {
       bool same = std::equal(before.begin() + t * vocab, before.begin() + (t + 1) * vocab,
@@ -73,6 +92,11 @@ TEST(Gpt2, ALaterTokenNeverChangesEarlierLogits) {
         << level << ": row 1 changed with row 0";
   }
 }
+
+TEST(Gpt2, ALaterTokenNeverChangesEarlierLogits) { expectCausal("gpt2"); }
+
+// Rotary positions and grouped-query heads keep the causal mask's promise.
+TEST(Llama, ALaterTokenNeverChangesEarlierLogits) { expectCausal("llama"); }
 
 TEST(Gpt2, OnlyALanguageModelsLogitsAreExposed) {
   mlir::MLIRContext ctx;
