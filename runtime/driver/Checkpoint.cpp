@@ -1,5 +1,6 @@
 #include "runtime/driver/Checkpoint.h"
 
+#include <cstring>
 #include <set>
 
 #include "runtime/core/Convert.h"
@@ -164,6 +165,14 @@ void loadInputs(const Safetensors &file, Executor &ex) {
   for (const auto &[name, t] : file.tensors)
     if (!fed.count(name))
       throw RuntimeError(file.path + ": tensor '" + name + "' names no input of the graph");
+}
+
+std::vector<float> valuesAsF32(const Safetensors &file, const Safetensors::Tensor &t) {
+  std::vector<float> values(numElements(t.shape));
+  std::vector<std::byte> bytes(t.bytes); // aligned for the conversion
+  std::memcpy(bytes.data(), file.data.data() + t.offset, t.bytes);
+  toF32(bytes.data(), t.dtype, values.data(), values.size());
+  return values;
 }
 
 void loadParams(const Safetensors &file, Executor &ex) {

@@ -35,6 +35,9 @@ Safetensors readSafetensors(const std::string &path, const std::string &what = "
 /// The same from the file's bytes (`path` names it in errors).
 Safetensors parseSafetensors(std::string bytes, const std::string &path);
 
+/// The values of `file`'s tensor `t`, a float or FP8 one, as f32.
+std::vector<float> valuesAsF32(const Safetensors &file, const Safetensors::Tensor &t);
+
 /// Writes every param buffer (kind param) of the executor's plan and
 /// `metadata`, atomically (docs/cli.md, "Errors"). Throws RuntimeError.
 void saveCheckpoint(const std::string &path, const Executor &ex,

@@ -4,7 +4,6 @@
 #include <cstring>
 #include <regex>
 
-#include "runtime/core/Convert.h"
 
 namespace ampc::rt {
 namespace {
@@ -19,11 +18,7 @@ Matrix readF32(const Safetensors &file, const Safetensors::Tensor &t) {
   if (!isStoredFloat(t.dtype))
     throw RuntimeError(file.path + ": a tensor of dtype " + dtypeName(t.dtype) +
                        " where a float weight was expected");
-  Matrix m{t.shape, std::vector<float>(numElements(t.shape))};
-  std::vector<std::byte> bytes(t.bytes); // aligned for the conversion
-  std::memcpy(bytes.data(), file.data.data() + t.offset, t.bytes);
-  toF32(bytes.data(), t.dtype, m.values.data(), m.values.size());
-  return m;
+  return {t.shape, valuesAsF32(file, t)};
 }
 
 Matrix transposed(const Matrix &m) {

@@ -1,7 +1,6 @@
 #include "runtime/driver/Weights.h"
 
 #include <algorithm>
-#include <cstring>
 #include <set>
 
 #include "runtime/core/Convert.h"
@@ -75,10 +74,7 @@ void loadWeights(const Safetensors &file, Executor &ex,
     const Safetensors::Tensor &t = it->second;
     if (!isStoredFloat(t.dtype))
       throw RuntimeError(file.path + ": tensor '" + name + "' is not a float tensor");
-    std::vector<float> values(numElements(t.shape));
-    std::vector<std::byte> bytes(t.bytes); // aligned for the conversion
-    std::memcpy(bytes.data(), file.data.data() + t.offset, t.bytes);
-    toF32(bytes.data(), t.dtype, values.data(), values.size());
+    std::vector<float> values = valuesAsF32(file, t);
     bool transpose = linear.count(name) && t.shape.size() == 2;
     for (int id : {plan.find(name), plan.find(name + ".master")}) {
       if (id < 0)
