@@ -43,10 +43,13 @@ Matrix part(const Matrix &m, int k, int parts) {
   return p;
 }
 
-/// A table fitted to `shape` along the one dimension that differs: zeros
-/// appended (a padded vocabulary) or the first entries kept (positions).
-Matrix fitted(const Matrix &m, const std::vector<int64_t> &shape) {
-  if (m.shape.size() != 2 || shape.size() != 2 || m.shape == shape)
+/// A table fitted to `shape` along dimension `axis` alone: with `pad`, zeros
+/// appended (a padded vocabulary); with `cut`, the first entries kept
+/// (positions). Any other difference is left for the loader's shape check
+/// to name.
+Matrix fitted(const Matrix &m, const std::vector<int64_t> &shape, int axis, bool pad, bool cut) {
+  if (m.shape.size() != 2 || shape.size() != 2 || m.shape[1 - axis] != shape[1 - axis] ||
+      (shape[axis] > m.shape[axis] && !pad) || (shape[axis] < m.shape[axis] && !cut))
     return m;
   Matrix f{shape, std::vector<float>(numElements(shape), 0.0f)};
   int64_t rows = std::min(m.shape[0], shape[0]), cols = std::min(m.shape[1], shape[1]);
@@ -120,9 +123,17 @@ Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan) {
   }
   if (llama && !out.count("head.logits.w") && out.count("embeddings.token.w"))
     out["head.logits.w"] = transposed(out["embeddings.token.w"]); // tie_word_embeddings
-  for (const char *table : {"embeddings.token.w", "embeddings.position.w", "head.logits.w"})
-    if (int id = plan.find(table); id >= 0 && out.count(table))
-      out[table] = fitted(out[table], plan.buffers[id].shape);
+  struct Fit {
+    const char *table;
+    int axis;
+    bool pad, cut;
+  };
+  for (Fit fit : {Fit{"embeddings.token.w", 0, true, false},
+                  Fit{"embeddings.position.w", 0, false, true},
+                  Fit{"head.logits.w", 1, true, false}})
+    if (int id = plan.find(fit.table); id >= 0 && out.count(fit.table))
+      out[fit.table] =
+          fitted(out[fit.table], plan.buffers[id].shape, fit.axis, fit.pad, fit.cut);
   Safetensors file;
   file.path = hf.path;
   for (auto &[name, m] : out) {

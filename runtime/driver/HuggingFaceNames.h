@@ -18,7 +18,8 @@ namespace ampc::rt {
 ///   (tied embeddings) is the token table transposed;
 /// - the token table (and LLaMA's output projection) is padded with zero
 ///   rows (columns) to the graph's padded vocabulary, and GPT-2's 1024
-///   positions are cut to the graph's seq.
+///   positions are cut to the graph's seq; nothing else is fitted (the
+///   loader then names a mismatch).
 /// Buffers (`attn.bias`, `rotary_emb.inv_freq`) and names neither model has
 /// are left out. `plan` gives the params' shapes.
 Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan);

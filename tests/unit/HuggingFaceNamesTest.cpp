@@ -67,6 +67,23 @@ TEST(HuggingFaceNames, Gpt2SplitsCAttnPadsTheVocabularyAndCutsPositions) {
   EXPECT_EQ(ours.tensors.count("layer0.attn.bias"), 0u) << "the mask buffer is left out";
 }
 
+TEST(HuggingFaceNames, ALargerVocabularyOrAnotherWidthIsLeftForTheShapeCheck) {
+  rt::Plan plan = planOf("gpt2", {{"layers", "1"}, {"hidden", "4"}, {"heads", "2"}, {"seq", "3"},
+                                  {"vocab", "8"}, {"batch", "1"}});
+  // Cut to the graph's 8 rows, a 10-token checkpoint would lose tokens;
+  // padded to 4 columns, a 5-wide one would be another model.
+  EXPECT_EQ(rt::fromHuggingFace(fileOf({{"wte.weight", {10, 4}}}), plan)
+                .tensors.at("embeddings.token.w").shape,
+            (std::vector<int64_t>{10, 4}));
+  EXPECT_EQ(rt::fromHuggingFace(fileOf({{"wte.weight", {6, 5}}}), plan)
+                .tensors.at("embeddings.token.w").shape,
+            (std::vector<int64_t>{6, 5}));
+  EXPECT_EQ(rt::fromHuggingFace(fileOf({{"wpe.weight", {2, 4}}}), plan)
+                .tensors.at("embeddings.position.w").shape,
+            (std::vector<int64_t>{2, 4}))
+      << "fewer positions than seq are not padded";
+}
+
 TEST(HuggingFaceNames, LlamaTransposesLinearsAndTiesAMissingHead) {
   rt::Plan plan = planOf("llama", {{"layers", "1"}, {"hidden", "4"}, {"heads", "2"},
                                    {"kv_heads", "1"}, {"ffn", "6"}, {"seq", "3"},
