@@ -84,39 +84,43 @@ Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan) {
         name = name.substr(std::strlen(prefix));
     std::smatch m;
     auto read = [&] { return readF32(hf, tensor); };
-    size_t before = out.size();
+    bool mapped = false;
+    auto put = [&](const std::string &ours, Matrix value) {
+      out[ours] = std::move(value);
+      mapped = true;
+    };
     if (std::regex_match(name, m, gptLayer)) {
       std::string layer = "layer" + m[1].str() + ".", rest = m[2].str();
       if (rest == "attn.c_attn.weight" || rest == "attn.c_attn.bias") {
         Matrix qkv = read();
         const char *suffix = rest.back() == 't' ? ".w" : ".b";
         for (int k = 0; k < 3; ++k)
-          out[layer + "attn." + "qkv"[k] + suffix] = part(qkv, k, 3);
+          put(layer + "attn." + "qkv"[k] + suffix, part(qkv, k, 3));
       } else if (auto it = gptNames.find(rest); it != gptNames.end()) {
-        out[layer + it->second] = read();
+        put(layer + it->second, read());
       }
     } else if (std::regex_match(name, m, llamaLayer)) {
       llama = true;
       auto it = llamaNames.find(m[2].str());
       if (it != llamaNames.end()) {
         Matrix w = read();
-        out["layer" + m[1].str() + "." + it->second] = w.shape.size() == 2 ? transposed(w) : w;
+        put("layer" + m[1].str() + "." + it->second, w.shape.size() == 2 ? transposed(w) : w);
       }
     } else if (name == "wte.weight" || name == "embed_tokens.weight") {
-      out["embeddings.token.w"] = read();
+      put("embeddings.token.w", read());
     } else if (name == "wpe.weight") {
-      out["embeddings.position.w"] = read();
+      put("embeddings.position.w", read());
     } else if (name == "ln_f.weight" || name == "norm.weight") {
-      out["head.norm.scale"] = read();
+      put("head.norm.scale", read());
     } else if (name == "ln_f.bias") {
-      out["head.norm.bias"] = read();
+      put("head.norm.bias", read());
     } else if (name == "lm_head.weight") {
-      out["head.logits.w"] = transposed(read()); // GPT-2's, tied, the graph does not read
+      put("head.logits.w", transposed(read())); // GPT-2's, tied, the graph does not read
     }
     // A weight neither model has (Qwen's q, k and v biases, say) would be
     // dropped silently: refused instead. The causal-mask and rotary buffers
     // are recomputed by the graph.
-    if (out.size() == before && !std::regex_match(name, buffers))
+    if (!mapped && !std::regex_match(name, buffers))
       throw RuntimeError(hf.path + ": tensor '" + full +
                          "' is no weight of Hugging Face's GPT-2 or LLaMA that --init-layout hf "
                          "maps to the zoo's gpt2 and llama (docs/gpt.md, \"Pretrained weights\")");
@@ -134,12 +138,19 @@ Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan) {
     if (int id = plan.find(fit.table); id >= 0 && out.count(fit.table))
       out[fit.table] =
           fitted(out[fit.table], plan.buffers[id].shape, fit.axis, fit.pad, fit.cut);
+  // Each tensor moves into the file's bytes and is freed: a model's f32
+  // values are held once, not twice.
   Safetensors file;
   file.path = hf.path;
+  size_t total = 0;
+  for (const auto &[name, m] : out)
+    total += m.values.size() * sizeof(float);
+  file.data.reserve(total);
   for (auto &[name, m] : out) {
     size_t bytes = m.values.size() * sizeof(float);
     file.tensors[name] = {DType::F32, m.shape, file.data.size(), bytes};
     file.data.append(reinterpret_cast<const char *>(m.values.data()), bytes);
+    std::vector<float>().swap(m.values);
   }
   return file;
 }
