@@ -60,10 +60,12 @@ RotaryTables rotaryTables(GraphBuilder &b, int64_t seq, int64_t headDim, double 
     throw GraphError("rotary embedding '" + b.qualify("") + "': head_dim " +
                      std::to_string(headDim) + " is odd");
   int64_t d = headDim, half = d / 2;
-  std::vector<double> cosines(seq * d), sines(seq * d);
+  std::vector<double> frequency(half), cosines(seq * d), sines(seq * d);
+  for (int64_t i = 0; i < half; ++i)
+    frequency[i] = std::pow(theta, -2.0 * (double)i / (double)d);
   for (int64_t t = 0; t < seq; ++t)
     for (int64_t i = 0; i < d; ++i) {
-      double angle = (double)t * std::pow(theta, -2.0 * (double)(i % half) / (double)d);
+      double angle = (double)t * frequency[i % half];
       cosines[t * d + i] = std::cos(angle);
       sines[t * d + i] = std::sin(angle);
     }

@@ -215,6 +215,14 @@ SliceRanges sliceRanges(Importer &im, const NodeProto &n, llvm::ArrayRef<int64_t
   return r;
 }
 
+/// `x` cast to `dtype` (Cast and CastLike of known values).
+static HostTensor castValues(const HostTensor &x, const std::string &dtype) {
+  HostTensor r{dtype, x.shape, x.data};
+  for (double &v : r.data)
+    v = toDtype(v, dtype);
+  return r;
+}
+
 bool fold(Importer &im, const NodeProto &n) {
   const std::string &op = n.op_type();
   if (n.output_size() != 1 || n.output(0).empty())
@@ -259,10 +267,7 @@ bool fold(Importer &im, const NodeProto &n) {
     const HostTensor *x = im.constantInput(n, 0);
     if (!x)
       return false;
-    HostTensor r{*to, x->shape, x->data};
-    for (double &v : r.data)
-      v = toDtype(v, *to);
-    im.known[out] = r;
+    im.known[out] = castValues(*x, *to);
     return true;
   }
   static const std::set<std::string> foldable = {
@@ -313,9 +318,7 @@ bool fold(Importer &im, const NodeProto &n) {
     std::optional<std::string> to = dtypeOf((int)im.attrInt(n, "to", 0));
     if (!to)
       return false;
-    r = HostTensor{*to, x.shape, x.data};
-    for (double &v : r->data)
-      v = toDtype(v, *to);
+    r = castValues(x, *to);
   } else if (op == "Concat") {
     int64_t axis = normalizeAxis(im, n, im.attrInt(n, "axis", 0), x.shape.size());
     std::vector<int64_t> shape = x.shape;

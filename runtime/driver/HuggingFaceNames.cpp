@@ -103,8 +103,7 @@ Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan) {
       llama = true;
       auto it = llamaNames.find(m[2].str());
       if (it != llamaNames.end()) {
-        Matrix w = read();
-        put("layer" + m[1].str() + "." + it->second, w.shape.size() == 2 ? transposed(w) : w);
+        put("layer" + m[1].str() + "." + it->second, transposed(read())); // norms stay 1-D
       }
     } else if (name == "wte.weight" || name == "embed_tokens.weight") {
       put("embeddings.token.w", read());
@@ -115,7 +114,9 @@ Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan) {
     } else if (name == "ln_f.bias") {
       put("head.norm.bias", read());
     } else if (name == "lm_head.weight") {
-      put("head.logits.w", transposed(read())); // GPT-2's, tied, the graph does not read
+      mapped = true; // GPT-2's is its token table (tied): read only where the graph has one
+      if (plan.find("head.logits.w") >= 0)
+        put("head.logits.w", transposed(read()));
     }
     // A weight neither model has (Qwen's q, k and v biases, say) would be
     // dropped silently: refused instead. The causal-mask and rotary buffers
