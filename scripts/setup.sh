@@ -9,6 +9,7 @@ packages=(
   libopenblas-dev libopenblas-openmp-dev zlib1g-dev dataset-fashion-mnist
   openmpi-bin libopenmpi-dev
   libonnx-dev libprotobuf-dev libonnx-testdata python3-torchvision
+  libicu-dev python3-regex
   "$@"
 )
 missing=()

@@ -306,19 +306,24 @@ const std::vector<Command> &commands() {
        {{"output", true, false, "the .onnx file to write"},
         {"seed", true, false, "seed of params with random init kinds (0, as ampc run)"}},
        runExport},
-      {"tokenize", "tokenize IN.txt -o TRAIN.bin [--val VAL.bin [--val-fraction F]]",
-       "writes a text file's bytes as tokens (vocabulary 256) in llm.c's shard format, for "
-       "--data tokens:",
+      {"tokenize", "tokenize IN.txt -o TRAIN.bin [--val VAL.bin [--val-fraction F]] "
+                   "[--tokenizer tokenizer.json]",
+       "writes a text file as tokens in llm.c's shard format, for --data tokens: (its bytes, "
+       "vocabulary 256, or a Hugging Face BPE tokenizer's ids)",
        {{"output", true, false, "the training shard to write"},
         {"val", true, false, "also writes a validation shard of the text's end"},
-        {"val-fraction", true, false, "the share of the text --val takes (0.1)"}},
+        {"val-fraction", true, false, "the share of the text --val takes (0.1)"},
+        {"tokenizer", true, false, "a Hugging Face tokenizer.json (GPT-2's, LLaMA's) instead of bytes"}},
        runTokenize},
-      {"sample", "sample CHECKPOINT --graph G --prompt TEXT --tokens N [--temperature T] "
-                 "[--top-k K] [--top-p P] [--seed S]",
-       "continues a prompt with a byte-level language model (a trained gpt2 or llama, vocab 256)",
+      {"sample", "sample CHECKPOINT --graph G --prompt TEXT --tokens N [--tokenizer tokenizer.json] "
+                 "[--temperature T] [--top-k K] [--top-p P] [--seed S]",
+       "continues a prompt with a language model (a trained gpt2 or llama): byte-level, or "
+       "through the model's tokenizer.json",
        withAmpOptions({{"graph", true, false, "the graph the checkpoint was trained from"},
                        {"prompt", true, false, "the text to continue"},
-                       {"tokens", true, false, "how many bytes to add (0)"},
+                       {"tokens", true, false, "how many tokens to add (0)"},
+                       {"tokenizer", true, false,
+                        "the model's Hugging Face tokenizer.json (bytes without it)"},
                        {"temperature", true, false,
                         "divides the logits before sampling; 0 takes the most likely (1)"},
                        {"top-k", true, false, "samples among the K most likely only (all)"},

@@ -1,6 +1,6 @@
-// `ampc tokenize` (a text file as byte tokens in llm.c's shard format) and
-// `ampc sample` (a byte-level language model continues a prompt). See
-// docs/gpt.md.
+// `ampc tokenize` (a text file as tokens in llm.c's shard format) and
+// `ampc sample` (a language model continues a prompt), by bytes or by a
+// Hugging Face tokenizer.json (--tokenizer). See docs/gpt.md.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -16,7 +16,9 @@
 #include "runtime/driver/TokenData.h"
 #include "runtime/driver/Weights.h"
 #include "tools/ampc/AmpFlags.h"
+#include "tools/ampc/BytePairEncoding.h"
 #include "tools/ampc/Commands.h"
+#include "tools/ampc/Tokenizer.h"
 
 using namespace mlir;
 
@@ -25,10 +27,33 @@ namespace {
 
 constexpr int64_t kByteVocab = 256;
 
-void writeShard(const std::string &path, const std::string &text, size_t from, size_t to) {
-  std::vector<uint16_t> tokens(text.begin() + from, text.begin() + to);
-  for (uint16_t &t : tokens)
-    t &= 0xff; // the bytes, not the chars' signed values
+/// --tokenizer's tokenizer.json, or bytes.
+std::unique_ptr<Tokenizer> tokenizerFrom(const Args &args) {
+  std::string path = args.getFile("tokenizer");
+  if (path.empty())
+    return byteTokenizer();
+  std::string error;
+  std::optional<std::string> json = rt::readFile(path, error);
+  if (!json)
+    throw CliError(path, "cannot read the tokenizer: " + error);
+  try {
+    return parseTokenizer(*json);
+  } catch (const TokenizerError &e) {
+    throw CliError(path, e.what());
+  }
+}
+
+void writeShard(const std::string &path, const std::vector<int64_t> &ids,
+                const std::string &tokenizerFile) {
+  std::vector<uint16_t> tokens;
+  tokens.reserve(ids.size());
+  for (int64_t id : ids) {
+    if (id > UINT16_MAX)
+      throw CliError(tokenizerFile, "gives token " + std::to_string(id) +
+                                        ": llm.c's shards hold ids below 65536 (a vocabulary of "
+                                        "at most 65536)");
+    tokens.push_back((uint16_t)id);
+  }
   if (std::string why = rt::writeTokenShard(path, tokens); !why.empty())
     throw CliError(path, "cannot write the token shard: " + why);
   std::printf("%s: %zu tokens\n", path.c_str(), tokens.size());
@@ -39,16 +64,16 @@ void writeShard(const std::string &path, const std::string &text, size_t from, s
 /// `topK` most likely (all for 0), and of those over the fewest most likely
 /// whose probabilities sum to `topP` or more (nucleus sampling; Hugging
 /// Face's order: temperature, top-k, top-p).
-int64_t nextToken(const float *logits, double temperature, int64_t topK, double topP,
-                  std::mt19937_64 &rng) {
-  std::vector<int64_t> order(kByteVocab);
-  for (int64_t i = 0; i < kByteVocab; ++i)
+int64_t nextToken(const float *logits, int64_t vocab, double temperature, int64_t topK,
+                  double topP, std::mt19937_64 &rng) {
+  std::vector<int64_t> order(vocab);
+  for (int64_t i = 0; i < vocab; ++i)
     order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](int64_t a, int64_t b) { return logits[a] > logits[b]; });
   if (temperature == 0)
     return order[0];
-  int64_t keep = topK > 0 ? std::min(topK, kByteVocab) : kByteVocab;
+  int64_t keep = topK > 0 ? std::min(topK, vocab) : vocab;
   std::vector<double> weights(keep);
   for (int64_t i = 0; i < keep; ++i)
     weights[i] = std::exp(((double)logits[order[i]] - logits[order[0]]) / temperature);
@@ -81,11 +106,26 @@ int runTokenize(const Args &args) {
     throw CliError(in, "holds " + std::to_string(text->size()) + " bytes: too few for " +
                            (val.empty() ? "a shard (2 at least)"
                                         : "a training and a validation shard (2 bytes each)"));
+  std::unique_ptr<Tokenizer> tokenizer = tokenizerFrom(args);
+  std::string tokenizerFile = args.getFile("tokenizer");
+  if (!tokenizerFile.empty())
+    while (split > 0 && split < text->size() && ((unsigned char)(*text)[split] & 0xc0) == 0x80)
+      --split; // a character is not cut in two
   checkOutput(args, "output");
   checkOutput(args, "val");
-  writeShard(out, *text, 0, split);
+  auto encode = [&](size_t from, size_t to) {
+    try {
+      return tokenizer->encode(text->substr(from, to - from), /*addSpecial=*/true);
+    } catch (const TokenizerError &e) {
+      throw CliError(in, e.what());
+    }
+  };
+  std::vector<int64_t> train = encode(0, split), held;
   if (!val.empty())
-    writeShard(val, *text, split, text->size());
+    held = encode(split, text->size());
+  writeShard(out, train, tokenizerFile);
+  if (!val.empty())
+    writeShard(val, held, tokenizerFile);
   return 0;
 }
 
@@ -100,22 +140,38 @@ int runSample(const Args &args) {
   std::string prompt = *args.get("prompt");
   int64_t count = args.getInt("tokens", 0, 0);
   double temperature = args.getNumber("temperature", 1.0, 0.0, 100.0);
-  int64_t topK = args.getInt("top-k", 0, 0, kByteVocab);
+  int64_t topK = args.getInt("top-k", 0, 0, INT32_MAX);
   double topP = args.getNumber("top-p", 1.0, 0.0, 1.0);
   if (topP == 0)
-    throw UsageError("option '--top-p' needs a share above 0 (1 keeps every byte; "
+    throw UsageError("option '--top-p' needs a share above 0 (1 keeps every token; "
                      "--temperature 0 takes the most likely)");
+  std::unique_ptr<Tokenizer> tokenizer = tokenizerFrom(args);
+  std::string tokenizerFile = args.getFile("tokenizer");
+  std::vector<int64_t> tokens;
+  try {
+    tokens = tokenizer->encode(prompt, /*addSpecial=*/true);
+  } catch (const TokenizerError &e) {
+    throw UsageError("--prompt: " + std::string(e.what()));
+  }
+  if (tokens.empty())
+    throw UsageError("--prompt gives no tokens: nothing to continue");
+  int64_t classes = 0;
   std::string device = deviceFrom(args);
   AmpSettings settings = ampOptionsFrom(args);
   rt::Plan plan = onFile(graphFile, [&] {
     MLIRContext ctx;
     OwningOpRef<ModuleOp> module = loadGraph(ctx, graphFile);
     mlir::Value logits = exposeLogits(*module);
-    int64_t vocab = cast<RankedTensorType>(logits.getType()).getDimSize(2);
-    if (vocab != kByteVocab)
+    classes = cast<RankedTensorType>(logits.getType()).getDimSize(2);
+    if (tokenizerFile.empty() && classes != kByteVocab)
       throw GraphError("ampc sample writes bytes: the logits must have 256 classes, not " +
-                       std::to_string(vocab) + " (a byte-level model: ampc model gpt2 --set "
-                       "vocab=256; GPT-2's BPE tokens need its tokenizer)");
+                       std::to_string(classes) + " (a byte-level model: ampc model gpt2 --set "
+                       "vocab=256; for a model of BPE tokens give its tokenizer.json with "
+                       "--tokenizer)");
+    if (classes < tokenizer->size())
+      throw GraphError("the logits have " + std::to_string(classes) + " classes, fewer than the " +
+                       std::to_string(tokenizer->size()) + " tokens of " + tokenizerFile +
+                       ": the tokenizer of another model?");
     runAmpPipeline(*module, settings);
     return lowerToPlan(*module, rt::targetOfDevice(device), {ProbeOptions{}, fusionsFrom(args, nullptr)});
   });
@@ -137,10 +193,10 @@ int runSample(const Args &args) {
     throw CliError(graphFile, "the graph has no integer [batch, seq] input of tokens");
   const rt::Buffer &in = plan.buffers[ids];
   int64_t batch = in.shape[0], seq = in.shape[1];
-  std::vector<int64_t> tokens(prompt.begin(), prompt.end());
-  for (int64_t &t : tokens)
-    t &= 0xff;
+  // The prompt as typed, then the text of each new token: the decoded
+  // sequence past the decoded prompt (a token need not be whole characters).
   std::fwrite(prompt.data(), 1, prompt.size(), stdout);
+  size_t printed = tokenizer->decode(tokens).size();
   std::mt19937_64 rng(args.getInt("seed", 0, 0));
   for (int64_t n = 0; n < count; ++n) {
     // The last `seq` tokens, left-aligned: causal attention makes the
@@ -154,9 +210,12 @@ int runSample(const Args &args) {
     ex.write(ids, bytes.data(), bytes.size());
     onFile(graphFile, [&] { ex.run(); });
     std::vector<float> logits = ex.readF32(plan.outputs[0]);
-    int64_t next = nextToken(logits.data() + (used - 1) * kByteVocab, temperature, topK, topP, rng);
-    tokens.push_back(next);
-    std::fputc((int)next, stdout);
+    tokens.push_back(nextToken(logits.data() + (used - 1) * classes, tokenizer->size(),
+                               temperature, topK, topP, rng));
+    std::string text = tokenizer->decode(tokens);
+    if (text.size() > printed)
+      std::fwrite(text.data() + printed, 1, text.size() - printed, stdout);
+    printed = std::max(printed, text.size());
     std::fflush(stdout);
   }
   std::fputc('\n', stdout);

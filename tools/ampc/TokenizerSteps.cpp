@@ -1,0 +1,458 @@
+// Normalizers, pre-tokenizers and decoders of tokenizer.json, read into
+// typed steps and applied as the `tokenizers` library applies them. Regexes
+// (GPT-2's word pattern, LLaMA 3's Split) run on ICU, whose \s is widened to
+// Unicode's White_Space to match Oniguruma's. Byte-level text maps each byte
+// to a printable character (GPT-2's bytes_to_unicode) so that a BPE over
+// characters covers every byte.
+#include "tools/ampc/TokenizerSteps.h"
+
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+#include <unicode/normalizer2.h>
+#include <unicode/regex.h>
+#include <unicode/unistr.h>
+#include <unicode/utf8.h>
+
+#include "tools/ampc/BytePairEncoding.h"
+
+namespace ampc::cli {
+namespace {
+
+/// GPT-2's pre-tokenizer: contractions, letters, digits, other symbols, and
+/// whitespace, each run with at most one leading space.
+constexpr const char *kGpt2Words =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+
+void appendUtf8(std::string &out, UChar32 c) {
+  char bytes[4];
+  int32_t length = 0;
+  U8_APPEND_UNSAFE(bytes, length, c);
+  out.append(bytes, length);
+}
+
+struct ByteLevelMap {
+  std::string charOf[256];
+  std::unordered_map<UChar32, char> byteOf;
+  ByteLevelMap() {
+    UChar32 next = 256;
+    for (int b = 0; b < 256; ++b) {
+      bool printable = (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || b >= 0xae;
+      UChar32 c = printable ? b : next++;
+      appendUtf8(charOf[b], c);
+      byteOf[c] = (char)b;
+    }
+  }
+};
+
+const ByteLevelMap &byteLevelMap() {
+  static const ByteLevelMap map;
+  return map;
+}
+
+std::string replaceAll(const std::string &text, const std::string &from, const std::string &to) {
+  if (from.empty())
+    return text;
+  std::string out; // built anew: replacing in place would move the tail each time
+  size_t last = 0;
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, last)) {
+    out.append(text, last, at - last).append(to);
+    last = at + from.size();
+  }
+  return out.append(text, last);
+}
+
+const nlohmann::json &field(const nlohmann::json &step, const char *key, const std::string &where) {
+  auto it = step.find(key);
+  if (it == step.end())
+    throw TokenizerError(where + " has no '" + key + "'");
+  return *it;
+}
+
+std::string stringField(const nlohmann::json &step, const char *key, const std::string &where) {
+  const nlohmann::json &value = field(step, key, where);
+  if (!value.is_string())
+    throw TokenizerError(where + "." + key + " must be a string");
+  return value.get<std::string>();
+}
+
+bool boolField(const nlohmann::json &step, const char *key, bool otherwise) {
+  auto it = step.find(key);
+  return it != step.end() && it->is_boolean() ? it->get<bool>() : otherwise;
+}
+
+/// A Replace's or Split's "pattern": {"String": s} or {"Regex": r}.
+std::pair<std::string, bool> patternOf(const nlohmann::json &step, const std::string &where) {
+  const nlohmann::json &pattern = field(step, "pattern", where);
+  if (pattern.is_object() && pattern.contains("String") && pattern["String"].is_string())
+    return {pattern["String"].get<std::string>(), false};
+  if (pattern.is_object() && pattern.contains("Regex") && pattern["Regex"].is_string())
+    return {pattern["Regex"].get<std::string>(), true};
+  throw TokenizerError(where + ".pattern must be {\"String\": ...} or {\"Regex\": ...}");
+}
+
+std::shared_ptr<icu::RegexPattern> compileRegex(const std::string &pattern,
+                                                const std::string &where) {
+  std::string unicode = replaceAll(replaceAll(pattern, R"(\s)", R"(\p{White_Space})"), R"(\S)",
+                                   R"(\P{White_Space})");
+  UParseError parse;
+  UErrorCode status = U_ZERO_ERROR;
+  std::shared_ptr<icu::RegexPattern> regex(
+      icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(unicode), 0, parse, status));
+  if (U_FAILURE(status) || !regex)
+    throw TokenizerError(where + ": the regex '" + pattern + "' does not compile (" +
+                         u_errorName(status) + ")");
+  return regex;
+}
+
+/// The steps of a Sequence (under `listKey`), or the one step.
+std::vector<std::pair<const nlohmann::json *, std::string>>
+flatten(const nlohmann::json &step, const char *listKey, const std::string &where) {
+  if (!step.is_object())
+    throw TokenizerError(where + " must be an object or null");
+  std::string type = stringField(step, "type", where);
+  if (type != "Sequence")
+    return {{&step, where}};
+  const nlohmann::json &list = field(step, listKey, where);
+  if (!list.is_array())
+    throw TokenizerError(where + "." + listKey + " must be a list");
+  std::vector<std::pair<const nlohmann::json *, std::string>> steps;
+  for (size_t i = 0; i < list.size(); ++i) {
+    auto inner = flatten(list[i], listKey, where + "." + listKey + "[" + std::to_string(i) + "]");
+    steps.insert(steps.end(), inner.begin(), inner.end());
+  }
+  return steps;
+}
+
+[[noreturn]] void unsupported(const std::string &where, const std::string &type,
+                              const char *supported) {
+  throw TokenizerError(where + " '" + type + "' is not supported (ampc reads " + supported + ")");
+}
+
+NormalizeStep readNormalizer(const nlohmann::json &step, const std::string &where) {
+  std::string type = stringField(step, "type", where);
+  UErrorCode status = U_ZERO_ERROR;
+  if (type == "Prepend")
+    return {NormalizeStep::Kind::Prepend, "", stringField(step, "prepend", where)};
+  if (type == "Replace") {
+    auto [pattern, isRegex] = patternOf(step, where);
+    if (isRegex)
+      throw TokenizerError(where + ": a Replace by a regex is not supported, only by a String");
+    return {NormalizeStep::Kind::Replace, pattern, stringField(step, "content", where)};
+  }
+  const icu::Normalizer2 *form = type == "NFC"    ? icu::Normalizer2::getNFCInstance(status)
+                                 : type == "NFD"  ? icu::Normalizer2::getNFDInstance(status)
+                                 : type == "NFKC" ? icu::Normalizer2::getNFKCInstance(status)
+                                 : type == "NFKD" ? icu::Normalizer2::getNFKDInstance(status)
+                                                  : nullptr;
+  if (!form || U_FAILURE(status))
+    unsupported(where, type, "Prepend, Replace, NFC, NFD, NFKC, NFKD and Sequence");
+  return {NormalizeStep::Kind::UnicodeForm, "", "", form};
+}
+
+PreTokenizeStep readPreTokenizer(const nlohmann::json &step, const std::string &where) {
+  std::string type = stringField(step, "type", where);
+  PreTokenizeStep out;
+  if (type == "ByteLevel") {
+    out.kind = PreTokenizeStep::Kind::ByteLevel;
+    out.prefixSpace = boolField(step, "add_prefix_space", true);
+    if (boolField(step, "use_regex", true))
+      out.regex = compileRegex(kGpt2Words, where);
+  } else if (type == "Split") {
+    out.kind = PreTokenizeStep::Kind::Split;
+    auto [pattern, isRegex] = patternOf(step, where);
+    if (isRegex)
+      out.regex = compileRegex(pattern, where);
+    else if (pattern.empty())
+      throw TokenizerError(where + ": a Split by an empty string");
+    else
+      out.literal = pattern;
+    std::string behavior = stringField(step, "behavior", where);
+    if (behavior != "Isolated" && behavior != "Removed")
+      unsupported(where + ".behavior", behavior, "Isolated and Removed");
+    out.removeMatches = behavior == "Removed";
+    if (boolField(step, "invert", false))
+      throw TokenizerError(where + ": an inverted Split is not supported");
+  } else if (type == "Metaspace") {
+    out.kind = PreTokenizeStep::Kind::Metaspace;
+    out.replacement = stringField(step, "replacement", where);
+    if (invalidUtf8At(out.replacement) != std::string::npos || out.replacement.empty())
+      throw TokenizerError(where + ".replacement must be one character");
+    auto scheme = step.find("prepend_scheme");
+    std::string prepend = scheme != step.end() && scheme->is_string() ? scheme->get<std::string>()
+                          : boolField(step, "add_prefix_space", true) ? "always"
+                                                                      : "never";
+    if (prepend != "always" && prepend != "first" && prepend != "never")
+      unsupported(where + ".prepend_scheme", prepend, "always, first and never");
+    out.prepend = prepend == "always"  ? PreTokenizeStep::Prepend::Always
+                  : prepend == "first" ? PreTokenizeStep::Prepend::First
+                                       : PreTokenizeStep::Prepend::Never;
+    out.splitWords = boolField(step, "split", true);
+  } else {
+    unsupported(where, type, "ByteLevel, Split, Metaspace and Sequence");
+  }
+  return out;
+}
+
+DecodeStep readDecoder(const nlohmann::json &step, const std::string &where) {
+  std::string type = stringField(step, "type", where);
+  DecodeStep out;
+  if (type == "ByteLevel") {
+    out.kind = DecodeStep::Kind::ByteLevel;
+  } else if (type == "ByteFallback") {
+    out.kind = DecodeStep::Kind::ByteFallback;
+  } else if (type == "Fuse") {
+    out.kind = DecodeStep::Kind::Fuse;
+  } else if (type == "Replace") {
+    out.kind = DecodeStep::Kind::Replace;
+    auto [pattern, isRegex] = patternOf(step, where);
+    if (isRegex)
+      throw TokenizerError(where + ": a Replace by a regex is not supported, only by a String");
+    out.from = pattern;
+    out.to = stringField(step, "content", where);
+  } else if (type == "Strip") {
+    out.kind = DecodeStep::Kind::Strip;
+    out.strip = stringField(step, "content", where);
+    const nlohmann::json &start = field(step, "start", where), &stop = field(step, "stop", where);
+    if (!start.is_number_unsigned() || !stop.is_number_unsigned())
+      throw TokenizerError(where + ".start and .stop must be counts");
+    out.start = start.get<size_t>();
+    out.stop = stop.get<size_t>();
+  } else if (type == "Metaspace") {
+    PreTokenizeStep like = readPreTokenizer(step, where);
+    out.kind = DecodeStep::Kind::Metaspace;
+    out.from = like.replacement;
+    out.to = " ";
+    out.dropFirstSpace = like.prepend != PreTokenizeStep::Prepend::Never;
+  } else {
+    unsupported(where, type, "ByteLevel, ByteFallback, Fuse, Replace, Strip, Metaspace and Sequence");
+  }
+  return out;
+}
+
+/// The pieces between the matches of `step`'s regex or string (and the
+/// matches too unless it removes them), none empty.
+std::vector<TextPiece> split(const PreTokenizeStep &step, const TextPiece &piece) {
+  std::vector<TextPiece> out;
+  auto emit = [&](std::string text, bool first) {
+    if (!text.empty())
+      out.push_back({std::move(text), piece.atStart && first});
+  };
+  if (!step.regex) {
+    size_t last = 0;
+    for (size_t at = piece.text.find(step.literal); at != std::string::npos;
+         at = piece.text.find(step.literal, last)) {
+      emit(piece.text.substr(last, at - last), last == 0);
+      if (!step.removeMatches)
+        emit(step.literal, at == 0);
+      last = at + step.literal.size();
+    }
+    emit(piece.text.substr(last), last == 0);
+    return out;
+  }
+  icu::UnicodeString text = icu::UnicodeString::fromUTF8(piece.text);
+  UErrorCode status = U_ZERO_ERROR;
+  std::unique_ptr<icu::RegexMatcher> matcher(step.regex->matcher(text, status));
+  auto utf8 = [&](int32_t from, int32_t to) {
+    std::string s;
+    text.tempSubStringBetween(from, to).toUTF8String(s);
+    return s;
+  };
+  int32_t last = 0;
+  while (U_SUCCESS(status) && matcher->find(status)) {
+    int32_t start = matcher->start(status), end = matcher->end(status);
+    emit(utf8(last, start), last == 0);
+    if (!step.removeMatches)
+      emit(utf8(start, end), start == 0);
+    last = end;
+  }
+  if (U_FAILURE(status))
+    throw TokenizerError(std::string("the pre-tokenizer's regex failed on the text (") +
+                         u_errorName(status) + ")");
+  emit(utf8(last, text.length()), last == 0);
+  return out;
+}
+
+void preTokenizeStep(const PreTokenizeStep &step, const TextPiece &piece,
+                     std::vector<TextPiece> &out) {
+  switch (step.kind) {
+  case PreTokenizeStep::Kind::Split:
+    for (TextPiece &p : split(step, piece))
+      out.push_back(std::move(p));
+    return;
+  case PreTokenizeStep::Kind::ByteLevel: {
+    TextPiece spaced = piece;
+    if (step.prefixSpace && spaced.text[0] != ' ')
+      spaced.text.insert(0, " ");
+    std::vector<TextPiece> words = step.regex ? split(step, spaced) : std::vector{spaced};
+    for (TextPiece &w : words) {
+      std::string mapped;
+      for (unsigned char b : w.text)
+        mapped += byteLevelMap().charOf[b];
+      out.push_back({std::move(mapped), w.atStart});
+    }
+    return;
+  }
+  case PreTokenizeStep::Kind::Metaspace: {
+    std::string text = replaceAll(piece.text, " ", step.replacement);
+    bool prepend = step.prepend == PreTokenizeStep::Prepend::Always ||
+                   (step.prepend == PreTokenizeStep::Prepend::First && piece.atStart);
+    if (prepend && text.compare(0, step.replacement.size(), step.replacement) != 0)
+      text.insert(0, step.replacement);
+    if (!step.splitWords) {
+      out.push_back({std::move(text), piece.atStart});
+      return;
+    }
+    size_t last = 0; // each word begins at a replacement (MergedWithNext)
+    for (size_t at = text.find(step.replacement, 1); at != std::string::npos;
+         at = text.find(step.replacement, at + 1)) {
+      out.push_back({text.substr(last, at - last), piece.atStart && last == 0});
+      last = at;
+    }
+    out.push_back({text.substr(last), piece.atStart && last == 0});
+    return;
+  }
+  }
+}
+
+/// <0xXX> as its byte, or -1.
+int fallbackByte(const std::string &token) {
+  if (token.size() != 6 || token.compare(0, 3, "<0x") != 0 || token[5] != '>')
+    return -1;
+  int value = 0;
+  for (char c : token.substr(3, 2)) {
+    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (digit < 0)
+      return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
+void decodeStep(const DecodeStep &step, std::vector<std::string> &tokens) {
+  switch (step.kind) {
+  case DecodeStep::Kind::ByteLevel:
+    for (std::string &t : tokens) {
+      std::string bytes;
+      bool mapped = true; // a token with a character outside the map stays as it is
+      for (int32_t at = 0; mapped && at < (int32_t)t.size();) {
+        UChar32 c;
+        U8_NEXT(t.data(), at, (int32_t)t.size(), c);
+        auto it = byteLevelMap().byteOf.find(c);
+        mapped = it != byteLevelMap().byteOf.end();
+        if (mapped)
+          bytes += it->second;
+      }
+      if (mapped)
+        t = std::move(bytes);
+    }
+    return;
+  case DecodeStep::Kind::Replace:
+    for (std::string &t : tokens)
+      t = replaceAll(t, step.from, step.to);
+    return;
+  case DecodeStep::Kind::ByteFallback: {
+    std::vector<std::string> out; // runs of byte tokens become one token of their bytes
+    bool inBytes = false;
+    for (std::string &t : tokens) {
+      int b = fallbackByte(t);
+      if (b >= 0 && inBytes)
+        out.back() += (char)b;
+      else
+        out.push_back(b >= 0 ? std::string(1, (char)b) : std::move(t));
+      inBytes = b >= 0;
+    }
+    tokens = std::move(out);
+    return;
+  }
+  case DecodeStep::Kind::Fuse: {
+    std::string all;
+    for (const std::string &t : tokens)
+      all += t;
+    tokens = {all};
+    return;
+  }
+  case DecodeStep::Kind::Strip:
+    for (std::string &t : tokens) {
+      for (size_t n = 0; n < step.start && t.compare(0, step.strip.size(), step.strip) == 0; ++n)
+        t.erase(0, step.strip.size());
+      for (size_t n = 0; n < step.stop && t.size() >= step.strip.size() &&
+                         t.compare(t.size() - step.strip.size(), step.strip.size(), step.strip) == 0;
+           ++n)
+        t.erase(t.size() - step.strip.size());
+    }
+    return;
+  case DecodeStep::Kind::Metaspace:
+    for (size_t i = 0; i < tokens.size(); ++i)
+      tokens[i] = replaceAll(tokens[i], step.from, i == 0 && step.dropFirstSpace ? "" : step.to);
+    return;
+  }
+}
+
+} // namespace
+
+size_t invalidUtf8At(const std::string &text) {
+  for (int32_t at = 0; at < (int32_t)text.size();) {
+    int32_t start = at;
+    UChar32 c;
+    U8_NEXT(text.data(), at, (int32_t)text.size(), c);
+    if (c < 0)
+      return (size_t)start;
+  }
+  return text.size() > INT32_MAX ? (size_t)INT32_MAX : std::string::npos;
+}
+
+TokenizerSteps readTokenizerSteps(const nlohmann::json &root) {
+  TokenizerSteps steps;
+  auto present = [&](const char *key) { return root.contains(key) && !root[key].is_null(); };
+  if (present("normalizer"))
+    for (auto &[step, where] : flatten(root["normalizer"], "normalizers", "normalizer"))
+      steps.normalize.push_back(readNormalizer(*step, where));
+  if (present("pre_tokenizer"))
+    for (auto &[step, where] : flatten(root["pre_tokenizer"], "pretokenizers", "pre_tokenizer"))
+      steps.preTokenize.push_back(readPreTokenizer(*step, where));
+  if (present("decoder"))
+    for (auto &[step, where] : flatten(root["decoder"], "decoders", "decoder"))
+      steps.decode.push_back(readDecoder(*step, where));
+  return steps;
+}
+
+std::string normalizeText(const std::vector<NormalizeStep> &steps, std::string text) {
+  for (const NormalizeStep &step : steps) {
+    if (step.kind == NormalizeStep::Kind::Prepend && !text.empty())
+      text.insert(0, step.to);
+    else if (step.kind == NormalizeStep::Kind::Replace)
+      text = replaceAll(text, step.from, step.to);
+    else if (step.kind == NormalizeStep::Kind::UnicodeForm) {
+      UErrorCode status = U_ZERO_ERROR;
+      icu::UnicodeString normal = step.form->normalize(icu::UnicodeString::fromUTF8(text), status);
+      text.clear();
+      normal.toUTF8String(text);
+    }
+  }
+  return text;
+}
+
+std::vector<TextPiece> preTokenize(const std::vector<PreTokenizeStep> &steps, TextPiece piece) {
+  std::vector<TextPiece> pieces;
+  if (!piece.text.empty())
+    pieces.push_back(std::move(piece));
+  for (const PreTokenizeStep &step : steps) {
+    std::vector<TextPiece> next;
+    for (const TextPiece &p : pieces)
+      preTokenizeStep(step, p, next);
+    pieces = std::move(next);
+  }
+  return pieces;
+}
+
+std::string decodeTokens(const std::vector<DecodeStep> &steps, std::vector<std::string> tokens) {
+  for (const DecodeStep &step : steps)
+    decodeStep(step, tokens);
+  std::string text;
+  for (const std::string &t : tokens)
+    text += t;
+  return text;
+}
+
+} // namespace ampc::cli
