@@ -99,6 +99,13 @@ TEST(Tokenizer, PostProcessorsAddTheirSpecialTokens) {
                                                            {"cls", {"<s>", 10}},
                                                            {"sep", {"</s>", 11}}}}});
   EXPECT_EQ(roberta->encode("c", true), (Ids{10, 2, 11}));
+  // A template's special token missing from special_tokens: the added token
+  // of that content.
+  json bare = {{"type", "TemplateProcessing"},
+               {"single", json::array({{{"SpecialToken", {{"id", "</s>"}}}},
+                                       {{"Sequence", {{"id", "A"}}}}})}};
+  auto unlisted = small(json::array(), {{"added_tokens", added}, {"post_processor", bare}});
+  EXPECT_EQ(unlisted->encode("a", true), (Ids{11, 0}));
 }
 
 TEST(Tokenizer, ByteLevelDecodesEveryByteBack) {
@@ -137,6 +144,9 @@ TEST(Tokenizer, MetaspaceAndSentencePieceDecoders) {
   EXPECT_EQ(t->encode("a b", false), (Ids{0, 1}));
   EXPECT_EQ(t->encode("<s>a", false), (Ids{5, 3})); // "first": not after an added token
   EXPECT_EQ(t->decode({0, 1}), "a b");
+  meta.erase("replacement"); // "▁" by default
+  auto implied = parseTokenizer(json({{"pre_tokenizer", meta}, {"model", model}}).dump());
+  EXPECT_EQ(implied->encode("a b", false), (Ids{0, 1}));
   // LLaMA 2's older decoder: Replace, ByteFallback, Fuse, Strip.
   json decoders = json::array({{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}},
                                {{"type", "ByteFallback"}},

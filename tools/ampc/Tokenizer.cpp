@@ -175,6 +175,10 @@ private:
                                   const std::string &where) const {
     const nlohmann::json *token = specials ? member(*specials, name) : nullptr;
     const nlohmann::json *ids = token ? member(*token, "ids") : nullptr;
+    if (!token) // not listed: the added token of that content, if one is
+      for (const AddedToken &added : added_)
+        if (added.content == name)
+          return {added.id};
     if (!ids || !ids->is_array())
       throw TokenizerError(where + ": special token '" + name + "' has no ids in special_tokens");
     std::vector<int64_t> out;

@@ -175,7 +175,8 @@ PreTokenizeStep readPreTokenizer(const nlohmann::json &step, const std::string &
       throw TokenizerError(where + ": an inverted Split is not supported");
   } else if (type == "Metaspace") {
     out.kind = PreTokenizeStep::Kind::Metaspace;
-    out.replacement = stringField(step, "replacement", where);
+    out.replacement = step.contains("replacement") ? stringField(step, "replacement", where)
+                                                   : "\u2581"; // "▁", the default
     if (invalidUtf8At(out.replacement) != std::string::npos || out.replacement.empty())
       throw TokenizerError(where + ".replacement must be one character");
     auto scheme = step.find("prepend_scheme");
