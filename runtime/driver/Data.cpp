@@ -204,7 +204,7 @@ void DataFeed::fillTokens(Executor &ex, int64_t index) {
   int64_t seq = tokens_->seq();
   std::vector<std::byte> inputs(ids.bytes), targets(next.bytes);
   for (int64_t i = 0; i < batch_; ++i) {
-    const uint16_t *w = tokens_->window(order_[(index * batch_ + i) % data_.count]);
+    TokenSpan w = tokens_->window(order_[(index * batch_ + i) % data_.count]);
     for (int64_t t = 0; t < seq; ++t) {
       storeElement(inputs.data(), ids.dtype, i * seq + t, (double)w[t]);
       storeElement(targets.data(), next.dtype, i * seq + t, (double)w[t + 1]);

@@ -28,22 +28,34 @@ std::vector<std::string> tokenShardPaths(const std::string &pattern) {
   return paths;
 }
 
-std::string writeTokenShard(const std::string &path, const std::vector<uint16_t> &tokens) {
+std::string writeTokenShard(const std::string &path, const std::vector<uint32_t> &tokens,
+                            const TokenShardFormat &format) {
   if (tokens.size() > (size_t)INT32_MAX)
     return "a shard holds at most 2^31 - 1 tokens";
-  int32_t header[kTokenShardHeaderInts] = {kTokenShardMagic, kTokenShardVersion,
-                                           (int32_t)tokens.size()};
+  int32_t header[kTokenShardHeaderInts] = {format.magic, format.version, (int32_t)tokens.size()};
+  std::vector<uint16_t> narrow;
+  if (format.bytesPerToken == 2) {
+    narrow.reserve(tokens.size());
+    for (uint32_t t : tokens) {
+      if (t > UINT16_MAX)
+        return "token " + std::to_string(t) + " does not fit GPT-2's uint16 format";
+      narrow.push_back((uint16_t)t);
+    }
+  }
+  const char *data = format.bytesPerToken == 2 ? reinterpret_cast<const char *>(narrow.data())
+                                               : reinterpret_cast<const char *>(tokens.data());
   return writeFileAtomically(path, [&](std::ostream &out) {
     out.write(reinterpret_cast<const char *>(header), sizeof header);
-    out.write(reinterpret_cast<const char *>(tokens.data()), tokens.size() * sizeof(uint16_t));
+    out.write(data, (std::streamsize)(tokens.size() * format.bytesPerToken));
     return bool(out);
   });
 }
 
 namespace {
 
-/// Maps `path` read-only and checks it as a shard; returns its token count.
-int64_t mapShard(const std::string &path, void *&map, size_t &bytes) {
+/// Maps `path` read-only and checks it as a shard; returns its token count
+/// and sets `wide` for uint32 tokens.
+int64_t mapShard(const std::string &path, void *&map, size_t &bytes, bool &wide) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     throw RuntimeError(path + ": cannot read the token shard: " + std::strerror(errno));
@@ -65,21 +77,30 @@ int64_t mapShard(const std::string &path, void *&map, size_t &bytes) {
     throw RuntimeError(path + ": cannot map the token shard: " + std::strerror(errno));
   int32_t header[3];
   std::memcpy(header, map, sizeof header);
+  const TokenShardFormat *format = nullptr;
+  for (const TokenShardFormat *f : {&kNarrowTokenShard, &kWideTokenShard})
+    if (header[0] == f->magic)
+      format = f;
   std::string why;
-  if (header[0] != kTokenShardMagic)
-    why = "not a token shard: its magic is " + std::to_string(header[0]) + ", not " +
-          std::to_string(kTokenShardMagic) + " (llm.c's format; `ampc tokenize` writes it)";
-  else if (header[1] != kTokenShardVersion)
-    why = "token shard version " + std::to_string(header[1]) + "; only version 1 (uint16 "
-          "tokens) is read";
-  else if (header[2] < 0 || bytes != headerBytes + 2 * (size_t)header[2])
+  if (!format)
+    why = "not a token shard: its magic is " + std::to_string(header[0]) + ", neither " +
+          std::to_string(kNarrowTokenShard.magic) + " (llm.c's GPT-2 format, uint16 tokens) nor " +
+          std::to_string(kWideTokenShard.magic) + " (its LLaMA 3 format, uint32; `ampc tokenize` "
+          "writes both)";
+  else if (header[1] != format->version)
+    why = "token shard version " + std::to_string(header[1]) + " with magic " +
+          std::to_string(format->magic) + "; only version " + std::to_string(format->version) +
+          " is read";
+  else if (size_t width = format->bytesPerToken;
+           header[2] < 0 || bytes != headerBytes + width * (size_t)header[2])
     why = "the header counts " + std::to_string(header[2]) + " tokens but the file holds " +
-          std::to_string((bytes - headerBytes) / 2) + (bytes % 2 ? " and a half" : "") +
-          " (truncated or damaged)";
+          std::to_string((bytes - headerBytes) / width) +
+          ((bytes - headerBytes) % width ? " and a part" : "") + " (truncated or damaged)";
   if (!why.empty()) {
     munmap(map, bytes);
     throw RuntimeError(path + ": " + why);
   }
+  wide = format->bytesPerToken == 4;
   return header[2];
 }
 
@@ -90,17 +111,16 @@ TokenWindows::TokenWindows(const std::string &pattern, int64_t seq, int64_t voca
   try {
     for (const std::string &path : tokenShardPaths(pattern)) {
       Shard s;
-      int64_t count = mapShard(path, s.map, s.bytes);
+      int64_t count = mapShard(path, s.map, s.bytes, s.wide);
       shards_.push_back(s);
       Shard &shard = shards_.back();
-      shard.tokens = reinterpret_cast<const uint16_t *>(static_cast<const char *>(shard.map) +
-                                                        kTokenShardHeaderInts * 4);
-      const uint16_t *bad = std::find_if(shard.tokens, shard.tokens + count,
-                                         [&](uint16_t t) { return t >= vocab; });
-      if (bad != shard.tokens + count)
-        throw RuntimeError(path + ": token " + std::to_string(*bad) + " at position " +
-                           std::to_string(bad - shard.tokens) + " is outside the model's " +
-                           "vocabulary of " + std::to_string(vocab));
+      shard.tokens = static_cast<const char *>(shard.map) + kTokenShardHeaderInts * 4;
+      TokenSpan tokens(shard.tokens, shard.wide);
+      for (int64_t i = 0; i < count; ++i)
+        if (tokens[i] >= (uint64_t)vocab)
+          throw RuntimeError(path + ": token " + std::to_string(tokens[i]) + " at position " +
+                             std::to_string(i) + " is outside the model's vocabulary of " +
+                             std::to_string(vocab));
       shard.firstWindow = windows_;
       shard.windows = count > seq ? (count - 1) / seq : 0;
       windows_ += shard.windows;
@@ -120,11 +140,11 @@ TokenWindows::~TokenWindows() {
     munmap(s.map, s.bytes);
 }
 
-const uint16_t *TokenWindows::window(int64_t index) const {
+TokenSpan TokenWindows::window(int64_t index) const {
   auto it = std::upper_bound(shards_.begin(), shards_.end(), index,
                              [](int64_t i, const Shard &s) { return i < s.firstWindow; });
   const Shard &s = *(it - 1);
-  return s.tokens + (index - s.firstWindow) * seq_;
+  return TokenSpan(s.tokens + (index - s.firstWindow) * seq_ * (s.wide ? 4 : 2), s.wide);
 }
 
 } // namespace ampc::rt

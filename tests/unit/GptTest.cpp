@@ -3,6 +3,7 @@
 // model (a later token never changes earlier logits), and the windows a
 // token shard yields.
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <unistd.h>
@@ -104,30 +105,62 @@ TEST(Gpt2, OnlyALanguageModelsLogitsAreExposed) {
   EXPECT_THROW(exposeLogits(*m), GraphError);
 }
 
-/// A shard of `tokens` in a temporary file.
-std::string shardOf(const std::vector<uint16_t> &tokens, const std::string &name) {
+/// A shard of `tokens` in a temporary file, in GPT-2's format or LLaMA 3's.
+std::string shardOf(const std::vector<uint32_t> &tokens, const std::string &name,
+                    const rt::TokenShardFormat &format = rt::kNarrowTokenShard) {
   std::string path = ::testing::TempDir() + name;
-  EXPECT_EQ(rt::writeTokenShard(path, tokens), "");
+  EXPECT_EQ(rt::writeTokenShard(path, tokens, format), "");
   return path;
 }
 
 TEST(TokenData, WindowsOfSeqPlusOneTokensStepBySeqWithinEachShard) {
-  std::vector<uint16_t> a(11), b(7);
+  std::vector<uint32_t> a(11), b(7);
   for (int i = 0; i < 11; ++i)
-    a[i] = (uint16_t)i;
+    a[i] = i;
   for (int i = 0; i < 7; ++i)
-    b[i] = (uint16_t)(100 + i);
+    b[i] = 100000 + i;
   std::string dir = ::testing::TempDir();
   shardOf(a, "gpt_windows_1.bin");
-  shardOf(b, "gpt_windows_2.bin");
-  rt::TokenWindows w(dir + "gpt_windows_*.bin", /*seq=*/3, /*vocab=*/200);
+  shardOf(b, "gpt_windows_2.bin", rt::kWideTokenShard); // the formats mix
+  rt::TokenWindows w(dir + "gpt_windows_*.bin", /*seq=*/3, /*vocab=*/200000);
   // Shard 1: (11 - 1) / 3 = 3 windows; shard 2: (7 - 1) / 3 = 2.
   ASSERT_EQ(w.count(), 5);
-  auto windowAt = [&](int64_t i) { return std::vector<uint16_t>(w.window(i), w.window(i) + 4); };
-  EXPECT_EQ(windowAt(0), (std::vector<uint16_t>{0, 1, 2, 3}));
-  EXPECT_EQ(windowAt(2), (std::vector<uint16_t>{6, 7, 8, 9}));
-  EXPECT_EQ(windowAt(3), (std::vector<uint16_t>{100, 101, 102, 103})) << "no window crosses shards";
-  EXPECT_EQ(windowAt(4), (std::vector<uint16_t>{103, 104, 105, 106}));
+  auto windowAt = [&](int64_t i) {
+    std::vector<uint32_t> tokens;
+    for (int t = 0; t < 4; ++t)
+      tokens.push_back(w.window(i)[t]);
+    return tokens;
+  };
+  EXPECT_EQ(windowAt(0), (std::vector<uint32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(windowAt(2), (std::vector<uint32_t>{6, 7, 8, 9}));
+  EXPECT_EQ(windowAt(3), (std::vector<uint32_t>{100000, 100001, 100002, 100003}))
+      << "no window crosses shards";
+  EXPECT_EQ(windowAt(4), (std::vector<uint32_t>{100003, 100004, 100005, 100006}));
+}
+
+TEST(TokenData, GptTwosFormatHoldsSixteenBitsAndLlamaThreesThirtyTwo) {
+  std::string path = ::testing::TempDir() + "gpt_narrow.bin";
+  EXPECT_EQ(rt::writeTokenShard(path, {1, 65536}, rt::kNarrowTokenShard),
+            "token 65536 does not fit GPT-2's uint16 format");
+  std::string wide = shardOf({1, 65536, 4000000000u}, "gpt_wide.bin", rt::kWideTokenShard);
+  std::ifstream in(wide, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_EQ(bytes.size(), 1024u + 12);
+  int32_t header[3];
+  uint32_t tokens[3];
+  std::memcpy(header, bytes.data(), sizeof header);
+  std::memcpy(tokens, bytes.data() + 1024, sizeof tokens);
+  EXPECT_EQ(header[0], 20240801);
+  EXPECT_EQ(header[1], 7);
+  EXPECT_EQ(header[2], 3);
+  EXPECT_EQ(tokens[2], 4000000000u);
+  try {
+    rt::TokenWindows w(wide, 1, 70000);
+    FAIL() << "a token of 4e9 passed a vocabulary of 70000";
+  } catch (const rt::RuntimeError &e) {
+    EXPECT_NE(std::string(e.what()).find("token 4000000000 at position 2"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(TokenData, ATokenOutsideTheVocabularyIsNamedWithItsPosition) {

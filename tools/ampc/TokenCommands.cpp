@@ -43,20 +43,15 @@ std::unique_ptr<Tokenizer> tokenizerFrom(const Args &args) {
   }
 }
 
-void writeShard(const std::string &path, const std::vector<int64_t> &ids,
-                const std::string &tokenizerFile) {
-  std::vector<uint16_t> tokens;
-  tokens.reserve(ids.size());
-  for (int64_t id : ids) {
-    if (id > UINT16_MAX)
-      throw CliError(tokenizerFile, "gives token " + std::to_string(id) +
-                                        ": llm.c's shards hold ids below 65536 (a vocabulary of "
-                                        "at most 65536)");
-    tokens.push_back((uint16_t)id);
-  }
-  if (std::string why = rt::writeTokenShard(path, tokens); !why.empty())
+/// Writes `ids` in GPT-2's uint16 format, or in LLaMA 3's uint32 one where
+/// the tokenizer's ids reach 65536.
+void writeShard(const std::string &path, const std::vector<int64_t> &ids, bool wide) {
+  std::vector<uint32_t> tokens(ids.begin(), ids.end());
+  if (std::string why = rt::writeTokenShard(path, tokens, wide ? rt::kWideTokenShard
+                                                               : rt::kNarrowTokenShard);
+      !why.empty())
     throw CliError(path, "cannot write the token shard: " + why);
-  std::printf("%s: %zu tokens\n", path.c_str(), tokens.size());
+  std::printf("%s: %zu tokens%s\n", path.c_str(), tokens.size(), wide ? " (uint32)" : "");
 }
 
 /// The next token from the logits of one position: the most likely at
@@ -123,9 +118,10 @@ int runTokenize(const Args &args) {
   std::vector<int64_t> train = encode(0, split), held;
   if (!val.empty())
     held = encode(split, text->size());
-  writeShard(out, train, tokenizerFile);
+  bool wide = tokenizer->size() > 65536;
+  writeShard(out, train, wide);
   if (!val.empty())
-    writeShard(val, held, tokenizerFile);
+    writeShard(val, held, wide);
   return 0;
 }
 

@@ -206,7 +206,8 @@ def check(tokenizer_path, text_path, shard_path):
     expected = encode(tokenizer, open(text_path, encoding="utf-8").read())
     data = open(shard_path, "rb").read()
     header = struct.unpack("<256i", data[:1024])
-    got = list(struct.unpack("<%dH" % header[2], data[1024:]))
+    width = {20240520: "H", 20240801: "I"}[header[0]]  # llm.c's GPT-2 and LLaMA 3 formats
+    got = list(struct.unpack("<%d%s" % (header[2], width), data[1024:]))
     if got != expected:
         at = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
         print("differ at token %d of %d/%d: ampc %s, reference %s" % (at, len(got), len(expected),
