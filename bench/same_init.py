@@ -8,7 +8,8 @@ Usage: python3 bench/same_init.py MODEL DIR [--steps N] [--mode f32|amp]
        [--device cpu|cuda] [--set key=value ...]
 MODEL: simplenet, mnist_cnn, bert, gpt2 or llama, with the zoo's `--set`
 keys (simplenet: batch, hidden; mnist_cnn: batch; bert and gpt2: batch,
-layers, hidden, heads, seq, vocab; llama also kv_heads and ffn). Writes DIR/MODEL.init.safetensors and DIR/MODEL.data.safetensors
+layers, hidden, heads, seq, vocab; llama also kv_heads, ffn, norm_eps, qkv_bias
+and tie). Writes DIR/MODEL.init.safetensors and DIR/MODEL.data.safetensors
 before training, then one JSON line, printed and in DIR/MODEL.peer.json: the
 model, the mode and the loss of every step (each the loss its forward
 computed, before its update).
@@ -36,7 +37,7 @@ SHAPES = {
     "bert": {"batch": 32, "layers": 12, "hidden": 768, "heads": 12, "seq": 128, "vocab": 30528},
     "gpt2": {"batch": 16, "layers": 12, "hidden": 768, "heads": 12, "seq": 1024, "vocab": 50304},
     "llama": {"batch": 16, "layers": 12, "hidden": 768, "heads": 12, "kv_heads": 4, "ffn": 2048,
-              "seq": 1024, "vocab": 32000},
+              "seq": 1024, "vocab": 32000, "norm_eps": 1e-5, "qkv_bias": 0, "tie": 0},
 }
 DTYPES = {torch.float32: "F32", torch.int64: "I64"}
 
@@ -129,8 +130,9 @@ def gpt2_weights(model, shape):
 
 
 def llama_weights(model, shape):
-    out = {"embeddings.token.w": model.embed_tokens.weight,
-           "head.norm.scale": model.norm.weight, "head.logits.w": model.lm_head.weight.t()}
+    out = {"embeddings.token.w": model.embed_tokens.weight, "head.norm.scale": model.norm.weight}
+    if not shape["tie"]:
+        out["head.logits.w"] = model.lm_head.weight.t()
     names = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "out": "o_proj",
              "gate": "gate_proj", "up": "up_proj", "down": "down_proj"}
     for i, block in enumerate(model.layers):
@@ -140,6 +142,8 @@ def llama_weights(model, shape):
         for ours, theirs in names.items():
             part = "mlp." if ours in ("gate", "up", "down") else "attn."
             out[p + part + ours + ".w"] = getattr(block, theirs).weight.t()
+            if getattr(block, theirs).bias is not None:
+                out[p + part + ours + ".b"] = getattr(block, theirs).bias
     return out
 
 
@@ -152,7 +156,7 @@ def hugging_face_weights(model, name, vocab):
     with torch.no_grad():  # rows past `vocab` start at 0 on both sides
         table = model.wte.weight if name == "gpt2" else model.embed_tokens.weight
         table[vocab:] = 0
-        if name == "llama":
+        if name == "llama" and model.lm_head.weight is not table:
             model.lm_head.weight[vocab:] = 0
     if name == "gpt2":
         extra = torch.randn(1024 - model.wpe.weight.shape[0], model.wpe.weight.shape[1])
@@ -170,11 +174,15 @@ def hugging_face_weights(model, name, vocab):
             out[p + "attn.bias"] = torch.ones(1, 1, 4, 4)  # the mask buffer, ignored
         return out
     out = {"model.embed_tokens.weight": model.embed_tokens.weight[:vocab],
-           "model.norm.weight": model.norm.weight, "lm_head.weight": model.lm_head.weight[:vocab]}
+           "model.norm.weight": model.norm.weight}
+    if model.lm_head.weight is not model.embed_tokens.weight:  # a tied model stores none
+        out["lm_head.weight"] = model.lm_head.weight[:vocab]
     for i, b in enumerate(model.layers):
         p = "model.layers.%d." % i
         for proj in ("q_proj", "k_proj", "v_proj", "o_proj"):
             out[p + "self_attn." + proj + ".weight"] = getattr(b, proj).weight
+            if getattr(b, proj).bias is not None:
+                out[p + "self_attn." + proj + ".bias"] = getattr(b, proj).bias
         for proj in ("gate_proj", "up_proj", "down_proj"):
             out[p + "mlp." + proj + ".weight"] = getattr(b, proj).weight
         out[p + "input_layernorm.weight"] = b.input_layernorm.weight
@@ -201,7 +209,9 @@ def build(name, shape, device):
     if name == "llama":
         model, weights, labels = Llama(shape["layers"], shape["hidden"], shape["heads"],
                                        shape["kv_heads"], shape["ffn"], shape["seq"],
-                                       shape["vocab"]).to(device), llama_weights, "targets"
+                                       shape["vocab"], qkv_bias=bool(shape["qkv_bias"]),
+                                       tie=bool(shape["tie"]), eps=shape["norm_eps"]).to(device), \
+            llama_weights, "targets"
     else:
         kind, weights, labels = (Gpt2, gpt2_weights, "targets") if name == "gpt2" else \
             (Bert, bert_weights, "labels")
@@ -291,7 +301,7 @@ def main():
         key, value = kv.split("=", 1)
         if key not in shape:
             parser.error("%s has no shape key '%s'" % (args.model, key))
-        shape[key] = int(value)
+        shape[key] = type(shape[key])(value)  # norm_eps is a float
     torch.manual_seed(0)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False

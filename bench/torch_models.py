@@ -163,15 +163,17 @@ def rotate_half(x):
 
 class LlamaBlock(nn.Module):
     """Hugging Face's LlamaDecoderLayer, written plainly: RMS norm, q k v o
-    without biases, rotary q and k, grouped-query causal attention, SwiGLU."""
+    without biases (q, k and v with, as Qwen2DecoderLayer's, under qkv_bias),
+    rotary q and k, grouped-query causal attention, SwiGLU."""
 
-    def __init__(self, hidden, heads, kv_heads, ffn):
+    def __init__(self, hidden, heads, kv_heads, ffn, qkv_bias=False, eps=1e-5):
         super().__init__()
         self.heads, self.kv_heads, self.d = heads, kv_heads, hidden // heads
-        self.input_layernorm, self.post_attention_layernorm = RmsNorm(hidden), RmsNorm(hidden)
-        self.q_proj = nn.Linear(hidden, hidden, bias=False)
-        self.k_proj = nn.Linear(hidden, kv_heads * self.d, bias=False)
-        self.v_proj = nn.Linear(hidden, kv_heads * self.d, bias=False)
+        self.input_layernorm = RmsNorm(hidden, eps)
+        self.post_attention_layernorm = RmsNorm(hidden, eps)
+        self.q_proj = nn.Linear(hidden, hidden, bias=qkv_bias)
+        self.k_proj = nn.Linear(hidden, kv_heads * self.d, bias=qkv_bias)
+        self.v_proj = nn.Linear(hidden, kv_heads * self.d, bias=qkv_bias)
         self.o_proj = nn.Linear(hidden, hidden, bias=False)
         self.gate_proj = nn.Linear(hidden, ffn, bias=False)
         self.up_proj = nn.Linear(hidden, ffn, bias=False)
@@ -199,18 +201,23 @@ class LlamaBlock(nn.Module):
 class Llama(nn.Module):
     """The zoo's llama as Hugging Face's LlamaForCausalLM computes it: token
     table, rotary tables (computed in f64, rounded once to f32, as ampc's
-    constants are), the blocks, a final RMS norm, an untied lm_head; init
-    normal(0, 0.02), norm weights 1."""
+    constants are), the blocks, a final RMS norm, an lm_head of its own or
+    (tie) the token table; init normal(0, 0.02), biases 0, norm weights 1."""
 
-    def __init__(self, layers, hidden, heads, kv_heads, ffn, seq, vocab, theta=10000.0):
+    def __init__(self, layers, hidden, heads, kv_heads, ffn, seq, vocab, theta=10000.0,
+                 qkv_bias=False, tie=False, eps=1e-5):
         super().__init__()
         self.embed_tokens = nn.Embedding(vocab, hidden)
-        self.layers = nn.ModuleList(LlamaBlock(hidden, heads, kv_heads, ffn)
+        self.layers = nn.ModuleList(LlamaBlock(hidden, heads, kv_heads, ffn, qkv_bias, eps)
                                     for _ in range(layers))
-        self.norm, self.lm_head = RmsNorm(hidden), nn.Linear(hidden, vocab, bias=False)
-        for p in self.parameters():
+        self.norm, self.lm_head = RmsNorm(hidden, eps), nn.Linear(hidden, vocab, bias=False)
+        for name, p in self.named_parameters():
             if p.dim() == 2:
                 nn.init.normal_(p, std=0.02)
+            elif name.endswith(".bias"):
+                nn.init.zeros_(p)
+        if tie:
+            self.lm_head.weight = self.embed_tokens.weight
         d = hidden // heads
         inv_freq = theta ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
         angles = torch.outer(torch.arange(seq, dtype=torch.float64), inv_freq)

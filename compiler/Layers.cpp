@@ -117,7 +117,7 @@ Tensor multiHeadAttention(GraphBuilder &b, Tensor x, int64_t heads, llvm::String
     throw GraphError("attention '" + b.qualify("") + "': " + std::to_string(heads) +
                      " heads are not a multiple of " + std::to_string(kvHeads) + " kv heads");
   auto project = [&](llvm::StringRef which, int64_t n) {
-    Tensor t = linear(b, x, n * d, which, options.bias, options.weights);
+    Tensor t = linear(b, x, n * d, which, options.qkvBias, options.weights);
     t = b.reshape(t, {batch, seq, n, d}, (which + ".split").str());
     if (options.rotary && which != "v")
       t = rotaryEmbedding(b, t, *options.rotary, (which + ".rotary").str());
@@ -141,7 +141,7 @@ Tensor multiHeadAttention(GraphBuilder &b, Tensor x, int64_t heads, llvm::String
     ctx = b.transpose(ctx, {0, 2, 1, 3}, "context.merge");
   }
   ctx = b.reshape(ctx, {batch, seq, hidden}, "context.flat");
-  return linear(b, ctx, hidden, "out", options.bias, options.outWeights);
+  return linear(b, ctx, hidden, "out", options.outBias, options.outWeights);
 }
 
 } // namespace ampc

@@ -59,8 +59,10 @@ struct AttentionOptions {
   bool causal = false;
   /// The q, k and v projections' weights, and the output projection's.
   Init weights = Init::xavierUniform(), outWeights = Init::xavierUniform();
-  /// Whether the four projections have biases (LLaMA's have none).
-  bool bias = true;
+  /// Whether the q, k and v projections have biases, and the output
+  /// projection (BERT's and GPT-2's have all four, LLaMA's none, Qwen 2's
+  /// q, k and v only).
+  bool qkvBias = true, outBias = true;
   /// Grouped-query attention: k and v have this many heads (0: as many as
   /// q), each shared by heads / kvHeads query heads.
   int64_t kvHeads = 0;

@@ -1,9 +1,10 @@
 // llama: a LLaMA-style decoder (docs/gpt.md, "LLaMA-style models"): no
 // position table but rotary embeddings of q and k, pre-norm layers with RMS
-// norm, causal grouped-query attention without biases, a SwiGLU feed-forward
-// block (down(silu(gate(x)) * up(x))), a final RMS norm and an output
-// projection of its own (not tied to the token table). Initialised as
-// Hugging Face's LlamaForCausalLM is: normal(0, 0.02) weights, norm scales 1.
+// norm, causal grouped-query attention (biases on q, k and v with
+// qkv_bias, as Qwen 2's), a SwiGLU feed-forward block (down(silu(gate(x)) *
+// up(x))), a final RMS norm and an output projection of its own, or the
+// token table with tie. Initialised as Hugging Face's LlamaForCausalLM is:
+// normal(0, 0.02) weights, zero biases, norm scales 1.
 #include "compiler/Layers.h"
 #include "models/Models.h"
 
@@ -21,6 +22,8 @@ mlir::OwningOpRef<mlir::ModuleOp> buildLlama(mlir::MLIRContext &ctx, const Model
           heads = a.getInt("heads"), kvHeads = a.getInt("kv_heads"), seq = a.getInt("seq"),
           vocab = a.getInt("vocab"), batch = a.getInt("batch"),
           theta = a.getInt("rope_theta");
+  double eps = a.getNumber("norm_eps");
+  bool tie = a.getFlag("tie");
   int64_t ffn = 0;
   try {
     ffn = a.get("ffn") == "auto" ? defaultFfn(hidden) : a.getInt("ffn");
@@ -38,23 +41,24 @@ mlir::OwningOpRef<mlir::ModuleOp> buildLlama(mlir::MLIRContext &ctx, const Model
   GraphBuilder b(ctx, "llama");
   Tensor ids = b.input("ids", {batch, seq}, "i64");
   Tensor targets = b.input("targets", {batch, seq}, "i64");
-  Tensor h;
+  Tensor h, tokenTable;
   {
     auto s = b.scope("embeddings");
-    h = embeddingLayer(b, ids, vocab, hidden, "token");
+    h = embeddingLayer(b, ids, vocab, hidden, "token", &tokenTable);
   }
   AttentionOptions attn;
   attn.form = AttentionForm::Fused;
   attn.causal = true;
   attn.weights = attn.outWeights = weights;
-  attn.bias = false;
+  attn.qkvBias = a.getFlag("qkv_bias");
+  attn.outBias = false;
   attn.kvHeads = kvHeads;
   attn.rotary = rotaryTables(b, seq, hidden / heads, (double)theta);
   for (int64_t i = 0; i < layers; ++i) {
     auto s = b.scope("layer" + std::to_string(i));
-    h = b.add(h, multiHeadAttention(b, rmsNormLayer(b, h, "attn.norm"), heads, "attn", attn),
+    h = b.add(h, multiHeadAttention(b, rmsNormLayer(b, h, "attn.norm", eps), heads, "attn", attn),
               "attn.residual");
-    Tensor x = rmsNormLayer(b, h, "mlp.norm");
+    Tensor x = rmsNormLayer(b, h, "mlp.norm", eps);
     Tensor gate = linear(b, x, ffn, "mlp.gate", false, weights);
     Tensor up = linear(b, x, ffn, "mlp.up", false, weights);
     Tensor silu = b.mul(gate, b.unary("sigmoid", gate, "mlp.sigmoid"), "mlp.silu");
@@ -63,7 +67,9 @@ mlir::OwningOpRef<mlir::ModuleOp> buildLlama(mlir::MLIRContext &ctx, const Model
   }
   {
     auto s = b.scope("head");
-    Tensor logits = linear(b, rmsNormLayer(b, h, "norm"), vocab, "logits", false, weights);
+    Tensor normed = rmsNormLayer(b, h, "norm", eps);
+    Tensor logits = tie ? b.matmul(normed, tokenTable, false, true, "logits")
+                        : linear(b, normed, vocab, "logits", false, weights);
     b.setLoss(b.softmaxCrossEntropy(logits, targets, "loss"));
   }
   return b.finish();

@@ -20,6 +20,10 @@ public:
       : values_(std::move(values)) {}
   /// A positive integer parameter; throws GraphError on a bad value.
   int64_t getInt(const std::string &key) const;
+  /// A positive finite number; throws GraphError on a bad value.
+  double getNumber(const std::string &key) const;
+  /// 0 or 1; throws GraphError on anything else.
+  bool getFlag(const std::string &key) const;
   const std::string &get(const std::string &key) const { return values_.at(key); }
 
 private:

@@ -1,3 +1,4 @@
+#include <cmath>
 #include "models/Models.h"
 
 #include "compiler/Diagnostics.h"
@@ -16,6 +17,27 @@ int64_t ModelArgs::getInt(const std::string &key) const {
   if (used != text.size() || v <= 0)
     throw GraphError("parameter '" + key + "' must be a positive integer, got '" + text + "'");
   return v;
+}
+
+double ModelArgs::getNumber(const std::string &key) const {
+  const std::string &text = values_.at(key);
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used != text.size() || !(v > 0) || !std::isfinite(v))
+    throw GraphError("parameter '" + key + "' must be a positive number, got '" + text + "'");
+  return v;
+}
+
+bool ModelArgs::getFlag(const std::string &key) const {
+  const std::string &text = values_.at(key);
+  if (text != "0" && text != "1")
+    throw GraphError("parameter '" + key + "' must be 0 or 1, got '" + text + "'");
+  return text == "1";
 }
 
 const std::vector<ModelInfo> &modelRegistry() {
@@ -64,6 +86,9 @@ const std::vector<ModelInfo> &modelRegistry() {
         {"seq", "1024", "sequence length (the context window)"},
         {"vocab", "32000", "vocabulary size (LLaMA's 32000; 256 for byte-level tokens)"},
         {"rope_theta", "10000", "rotary embeddings' base (LLaMA 3: 500000)"},
+        {"norm_eps", "1e-5", "RMS norms' epsilon (Qwen 2: 1e-6)"},
+        {"qkv_bias", "0", "1: the q, k and v projections have biases (Qwen 2)"},
+        {"tie", "0", "1: the output projection is the token table (Qwen 2.5 0.5B)"},
         {"batch", "16", "batch size"}},
        buildLlama},
       {"attention", "scaled dot-product attention alone, forward and backward, to measure it "

@@ -2,6 +2,7 @@
 #include "runtime/driver/HuggingFaceNames.h"
 
 #include <cstring>
+#include <optional>
 #include <regex>
 
 
@@ -75,8 +76,12 @@ Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan) {
       {"self_attn.v_proj.weight", "attn.v.w"},   {"self_attn.o_proj.weight", "attn.out.w"},
       {"mlp.gate_proj.weight", "mlp.gate.w"},    {"mlp.up_proj.weight", "mlp.up.w"},
       {"mlp.down_proj.weight", "mlp.down.w"},    {"input_layernorm.weight", "attn.norm.scale"},
-      {"post_attention_layernorm.weight", "mlp.norm.scale"}};
+      {"post_attention_layernorm.weight", "mlp.norm.scale"},
+      {"self_attn.q_proj.bias", "attn.q.b"},     {"self_attn.k_proj.bias", "attn.k.b"},
+      {"self_attn.v_proj.bias", "attn.v.b"}}; // Qwen 2's
   bool llama = false;
+  std::map<std::string, std::string> source; // ours -> the checkpoint's name
+  std::optional<Matrix> untiedHead;          // LLaMA's lm_head where the graph ties it
   for (const auto &[full, tensor] : hf.tensors) {
     std::string name = full;
     for (const char *prefix : {"transformer.", "model."})
@@ -87,6 +92,7 @@ Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan) {
     bool mapped = false;
     auto put = [&](const std::string &ours, Matrix value) {
       out[ours] = std::move(value);
+      source[ours] = full;
       mapped = true;
     };
     if (std::regex_match(name, m, gptLayer)) {
@@ -117,17 +123,33 @@ Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan) {
       mapped = true; // GPT-2's is its token table (tied): read only where the graph has one
       if (plan.find("head.logits.w") >= 0)
         put("head.logits.w", transposed(read()));
+      else
+        untiedHead = read(); // checked against the token table below
     }
-    // A weight neither model has (Qwen's q, k and v biases, say) would be
-    // dropped silently: refused instead. The causal-mask and rotary buffers
-    // are recomputed by the graph.
+    // A weight neither model has would be dropped silently: refused
+    // instead. The causal-mask and rotary buffers are recomputed by the
+    // graph.
     if (!mapped && !std::regex_match(name, buffers))
       throw RuntimeError(hf.path + ": tensor '" + full +
                          "' is no weight of Hugging Face's GPT-2 or LLaMA that --init-layout hf "
                          "maps to the zoo's gpt2 and llama (docs/gpt.md, \"Pretrained weights\")");
   }
-  if (llama && !out.count("head.logits.w") && out.count("embeddings.token.w"))
+  bool graphTies = plan.find("head.logits.w") < 0;
+  if (llama && !graphTies && !out.count("head.logits.w") && out.count("embeddings.token.w"))
     out["head.logits.w"] = transposed(out["embeddings.token.w"]); // tie_word_embeddings
+  if (llama && graphTies && untiedHead &&
+      (!out.count("embeddings.token.w") ||
+       untiedHead->values != out["embeddings.token.w"].values))
+    throw RuntimeError(hf.path + ": lm_head.weight is not the token table, but the graph ties "
+                                 "its output projection to it: build it with --set tie=0");
+  for (const auto &[ours, theirs] : source)
+    if (plan.find(ours) < 0)
+      throw RuntimeError(
+          hf.path + ": tensor '" + theirs + "' has no place in the graph (no param '" + ours +
+          "')" +
+          (ours.find(".attn.") != std::string::npos && ours.back() == 'b'
+               ? ": build it with --set qkv_bias=1 (Qwen 2's q, k and v biases)"
+               : ""));
   struct Fit {
     const char *table;
     int axis;

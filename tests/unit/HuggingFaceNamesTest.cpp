@@ -109,19 +109,35 @@ TEST(HuggingFaceNames, LlamaTransposesLinearsAndTiesAMissingHead) {
   EXPECT_EQ(head[7], 0.0f);
 }
 
-TEST(HuggingFaceNames, AWeightNeitherModelHasIsRefused) {
-  rt::Plan plan = planOf("llama", {{"layers", "1"}, {"hidden", "4"}, {"heads", "2"},
-                                   {"kv_heads", "1"}, {"ffn", "6"}, {"seq", "3"},
-                                   {"vocab", "8"}, {"batch", "1"}});
-  try {
-    rt::fromHuggingFace(fileOf({{"model.layers.0.self_attn.q_proj.bias", {4}}}), plan);
-    ADD_FAILURE() << "Qwen's q bias was dropped";
-  } catch (const rt::RuntimeError &e) {
-    EXPECT_NE(std::string(e.what()).find("tensor 'model.layers.0.self_attn.q_proj.bias' is no "
-                                         "weight of Hugging Face's GPT-2 or LLaMA"),
-              std::string::npos)
-        << e.what();
-  }
+TEST(HuggingFaceNames, AWeightTheGraphHasNoPlaceForIsRefused) {
+  std::map<std::string, std::string> shape = {{"layers", "1"}, {"hidden", "4"}, {"heads", "2"},
+                                              {"kv_heads", "1"}, {"ffn", "6"}, {"seq", "3"},
+                                              {"vocab", "8"}, {"batch", "1"}};
+  rt::Plan plan = planOf("llama", shape);
+  auto errorOf = [&](const rt::Plan &p, std::map<std::string, std::vector<int64_t>> tensors) {
+    try {
+      rt::fromHuggingFace(fileOf(tensors), p);
+    } catch (const rt::RuntimeError &e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(errorOf(plan, {{"model.layers.0.self_attn.q_proj.bias", {4}}})
+                .find("tensor 'model.layers.0.self_attn.q_proj.bias' has no place in the graph "
+                      "(no param 'layer0.attn.q.b'): build it with --set qkv_bias=1"),
+            std::string::npos)
+      << "Qwen's q bias was dropped";
+  EXPECT_NE(errorOf(plan, {{"model.layers.0.mlp.experts.0.weight", {4, 4}}})
+                .find("is no weight of Hugging Face's GPT-2 or LLaMA"),
+            std::string::npos);
+  shape["qkv_bias"] = "1";
+  shape["tie"] = "1";
+  rt::Plan qwen = planOf("llama", shape);
+  rt::Safetensors ours = rt::fromHuggingFace(
+      fileOf({{"model.layers.0.self_attn.k_proj.bias", {2}}, {"model.embed_tokens.weight", {8, 4}}}),
+      qwen);
+  EXPECT_EQ(ours.tensors.count("layer0.attn.k.b"), 1u);
+  EXPECT_EQ(ours.tensors.count("head.logits.w"), 0u) << "the tied graph has no output projection";
 }
 
 } // namespace
