@@ -316,7 +316,7 @@ const std::vector<Command> &commands() {
         {"tokenizer", true, false, "a Hugging Face tokenizer.json (GPT-2's, LLaMA's) instead of bytes"}},
        runTokenize},
       {"sample", "sample CHECKPOINT --graph G --prompt TEXT --tokens N [--tokenizer tokenizer.json] "
-                 "[--temperature T] [--top-k K] [--top-p P] [--seed S]",
+                 "[--stop TEXT] [--temperature T] [--top-k K] [--top-p P] [--seed S]",
        "continues a prompt with a language model (a trained gpt2 or llama): byte-level, or "
        "through the model's tokenizer.json",
        withAmpOptions({{"graph", true, false, "the graph the checkpoint was trained from"},
@@ -324,6 +324,8 @@ const std::vector<Command> &commands() {
                        {"tokens", true, false, "how many tokens to add (0)"},
                        {"tokenizer", true, false,
                         "the model's Hugging Face tokenizer.json (bytes without it)"},
+                       {"stop", true, false,
+                        "ends the sample once its text holds this (an end-of-text token, say)"},
                        {"temperature", true, false,
                         "divides the logits before sampling; 0 takes the most likely (1)"},
                        {"top-k", true, false, "samples among the K most likely only (all)"},

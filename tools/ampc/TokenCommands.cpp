@@ -192,7 +192,8 @@ int runSample(const Args &args) {
   // The prompt as typed, then the text of each new token: the decoded
   // sequence past the decoded prompt (a token need not be whole characters).
   std::fwrite(prompt.data(), 1, prompt.size(), stdout);
-  size_t printed = tokenizer->decode(tokens).size();
+  size_t printed = tokenizer->decode(tokens).size(), start = printed;
+  std::string stop = args.has("stop") ? *args.get("stop") : "";
   std::mt19937_64 rng(args.getInt("seed", 0, 0));
   for (int64_t n = 0; n < count; ++n) {
     // The last `seq` tokens, left-aligned: causal attention makes the
@@ -213,6 +214,8 @@ int runSample(const Args &args) {
       std::fwrite(text.data() + printed, 1, text.size() - printed, stdout);
     printed = std::max(printed, text.size());
     std::fflush(stdout);
+    if (!stop.empty() && text.size() > start && text.find(stop, start) != std::string::npos)
+      break; // the token that completed --stop is written whole, as generate() does
   }
   std::fputc('\n', stdout);
   return 0;
