@@ -1,7 +1,8 @@
 // The text steps of a Hugging Face tokenizer.json around its BPE model: the
 // normalizer, the pre-tokenizer (which splits text into words) and the
-// decoder, read once into typed steps. Each supported type does what the
-// `tokenizers` library's does; any other type is refused by name.
+// decoder, read once into typed steps (ReadTokenizerSteps.cpp) and run
+// (TokenizerSteps.cpp). Each supported type does what the `tokenizers`
+// library's does; any other type is refused by name.
 #ifndef AMPC_TOOLS_AMPC_TOKENIZERSTEPS_H
 #define AMPC_TOOLS_AMPC_TOKENIZERSTEPS_H
 
@@ -69,6 +70,9 @@ std::string decodeTokens(const std::vector<DecodeStep> &steps, std::vector<std::
 
 /// The position of the first byte of `text` that is not UTF-8, or npos.
 size_t invalidUtf8At(const std::string &text);
+
+/// `text` with every `from` replaced by `to`.
+std::string replaceAll(const std::string &text, const std::string &from, const std::string &to);
 
 } // namespace ampc::cli
 
