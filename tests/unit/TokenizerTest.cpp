@@ -7,6 +7,7 @@
 
 #include "tools/ampc/BytePairEncoding.h"
 #include "tools/ampc/Tokenizer.h"
+#include "tools/ampc/TokenizerSteps.h"
 
 using namespace ampc::cli;
 using nlohmann::json;
@@ -187,4 +188,36 @@ TEST(Tokenizer, RefusesWhatItCannotRead) {
             "post_processor: special token '<s>' has no ids in special_tokens");
   EXPECT_EQ(errorOf(R"({"model": {"vocab": {}}, "added_tokens": [{"id": 1, "content": ""}]})"),
             "added_tokens[0] needs an id in [0, 2^31) and a non-empty content");
+}
+
+TEST(Tokenizer, SplitBehavesAsTheTokenizersLibrarysDelimiterBehaviors) {
+  // The tokenizers library's documented example: "the-final--countdown" by "-".
+  auto words = [](json preTokenizer, const std::string &text) {
+    TokenizerSteps steps = readTokenizerSteps({{"pre_tokenizer", preTokenizer}});
+    std::vector<std::string> out;
+    for (const TextPiece &p : preTokenize(steps.preTokenize, {text, true}))
+      out.push_back(p.text);
+    return out;
+  };
+  auto dash = [&](const char *behavior, bool invert = false) {
+    return words({{"type", "Split"}, {"pattern", {{"String", "-"}}}, {"behavior", behavior},
+                  {"invert", invert}},
+                 "the-final--countdown");
+  };
+  using Words = std::vector<std::string>;
+  EXPECT_EQ(dash("Removed"), (Words{"the", "final", "countdown"}));
+  EXPECT_EQ(dash("Isolated"), (Words{"the", "-", "final", "-", "-", "countdown"}));
+  EXPECT_EQ(dash("MergedWithPrevious"), (Words{"the-", "final-", "-", "countdown"}));
+  EXPECT_EQ(dash("MergedWithNext"), (Words{"the", "-final", "-", "-countdown"}));
+  EXPECT_EQ(dash("Contiguous"), (Words{"the", "-", "final", "--", "countdown"}));
+  EXPECT_EQ(dash("Removed", /*invert=*/true), (Words{"-", "-", "-"}));
+  EXPECT_EQ(words({{"type", "Digits"}, {"individual_digits", true}}, "a123b"),
+            (Words{"a", "1", "2", "3", "b"}));
+  EXPECT_EQ(words({{"type", "Digits"}}, "a123b"), (Words{"a", "123", "b"}));
+  EXPECT_EQ(words({{"type", "Whitespace"}}, "Hey man!  How's it?"),
+            (Words{"Hey", "man", "!", "How", "'", "s", "it", "?"}));
+  EXPECT_EQ(words({{"type", "WhitespaceSplit"}}, "Hey man!\n x"), (Words{"Hey", "man!", "x"}));
+  EXPECT_EQ(words({{"type", "Punctuation"}}, "a,b$c"), (Words{"a", ",", "b", "$", "c"}));
+  EXPECT_THROW(words({{"type", "Split"}, {"pattern", {{"String", "-"}}}, {"behavior", "Odd"}}, "x"),
+               TokenizerError);
 }

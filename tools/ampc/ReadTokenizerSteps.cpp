@@ -108,6 +108,19 @@ NormalizeStep readNormalizer(const nlohmann::json &step, const std::string &wher
   return {NormalizeStep::Kind::UnicodeForm, "", "", form};
 }
 
+PreTokenizeStep::Behavior behaviorOf(const std::string &name, const std::string &where) {
+  using Behavior = PreTokenizeStep::Behavior;
+  for (auto [known, behavior] : {std::pair{"Isolated", Behavior::Isolated},
+                                 {"Removed", Behavior::Removed},
+                                 {"MergedWithPrevious", Behavior::MergedWithPrevious},
+                                 {"MergedWithNext", Behavior::MergedWithNext},
+                                 {"Contiguous", Behavior::Contiguous}})
+    if (name == known)
+      return behavior;
+  unsupported(where + ".behavior", name,
+              "Isolated, Removed, MergedWithPrevious, MergedWithNext and Contiguous");
+}
+
 PreTokenizeStep readPreTokenizer(const nlohmann::json &step, const std::string &where) {
   std::string type = stringField(step, "type", where);
   PreTokenizeStep out;
@@ -125,12 +138,29 @@ PreTokenizeStep readPreTokenizer(const nlohmann::json &step, const std::string &
       throw TokenizerError(where + ": a Split by an empty string");
     else
       out.literal = pattern;
-    std::string behavior = stringField(step, "behavior", where);
-    if (behavior != "Isolated" && behavior != "Removed")
-      unsupported(where + ".behavior", behavior, "Isolated and Removed");
-    out.removeMatches = behavior == "Removed";
-    if (boolField(step, "invert", false))
-      throw TokenizerError(where + ": an inverted Split is not supported");
+    out.behavior = behaviorOf(stringField(step, "behavior", where), where);
+    out.invert = boolField(step, "invert", false);
+  } else if (type == "Digits") { // digits apart from the rest, each alone or in runs
+    out.kind = PreTokenizeStep::Kind::Split;
+    out.regex = compileRegex(boolField(step, "individual_digits", false) ? R"(\p{N})"
+                                                                           : R"(\p{N}+)",
+                             where);
+  } else if (type == "Punctuation") { // Unicode's and ASCII's punctuation, each alone
+    out.kind = PreTokenizeStep::Kind::Split;
+    out.regex = compileRegex(R"([\p{P}!-/:-@\[-`{-~])", where);
+    auto behavior = step.find("behavior");
+    out.behavior = behavior != step.end() && behavior->is_string()
+                       ? behaviorOf(behavior->get<std::string>(), where)
+                       : PreTokenizeStep::Behavior::Isolated;
+  } else if (type == "Whitespace") { // words and runs of other symbols; spaces dropped
+    out.kind = PreTokenizeStep::Kind::Split;
+    out.regex = compileRegex(R"(\w+|[^\w\s]+)", where);
+    out.behavior = PreTokenizeStep::Behavior::Removed;
+    out.invert = true;
+  } else if (type == "WhitespaceSplit") {
+    out.kind = PreTokenizeStep::Kind::Split;
+    out.regex = compileRegex(R"(\s+)", where);
+    out.behavior = PreTokenizeStep::Behavior::Removed;
   } else if (type == "Metaspace") {
     out.kind = PreTokenizeStep::Kind::Metaspace;
     out.replacement = step.contains("replacement") ? stringField(step, "replacement", where)
@@ -148,7 +178,8 @@ PreTokenizeStep readPreTokenizer(const nlohmann::json &step, const std::string &
                                        : PreTokenizeStep::Prepend::Never;
     out.splitWords = boolField(step, "split", true);
   } else {
-    unsupported(where, type, "ByteLevel, Split, Metaspace and Sequence");
+    unsupported(where, type, "ByteLevel, Split, Metaspace, Digits, Punctuation, Whitespace, "
+                             "WhitespaceSplit and Sequence");
   }
   return out;
 }

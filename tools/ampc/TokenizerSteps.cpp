@@ -4,6 +4,7 @@
 // BPE over characters covers every byte), and the decoders.
 #include "tools/ampc/TokenizerSteps.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include <unicode/normalizer2.h>
@@ -42,25 +43,32 @@ const ByteLevelMap &byteLevelMap() {
   return map;
 }
 
-std::vector<TextPiece> split(const PreTokenizeStep &step, const TextPiece &piece) {
-  std::vector<TextPiece> out;
-  auto emit = [&](std::string text, bool first) {
+/// A piece of text cut at a split's matches: a match or the text between.
+struct Segment {
+  std::string text;
+  bool match, first; // first: it starts the piece
+};
+
+/// `piece` as matches of `step`'s regex or string and the text between
+/// them, in order, none empty.
+std::vector<Segment> segments(const PreTokenizeStep &step, const std::string &piece) {
+  std::vector<Segment> out;
+  auto emit = [&](std::string text, bool match, bool first) {
     if (!text.empty())
-      out.push_back({std::move(text), piece.atStart && first});
+      out.push_back({std::move(text), match, first});
   };
   if (!step.regex) {
     size_t last = 0;
-    for (size_t at = piece.text.find(step.literal); at != std::string::npos;
-         at = piece.text.find(step.literal, last)) {
-      emit(piece.text.substr(last, at - last), last == 0);
-      if (!step.removeMatches)
-        emit(step.literal, at == 0);
+    for (size_t at = piece.find(step.literal); at != std::string::npos;
+         at = piece.find(step.literal, last)) {
+      emit(piece.substr(last, at - last), false, last == 0);
+      emit(step.literal, true, at == 0);
       last = at + step.literal.size();
     }
-    emit(piece.text.substr(last), last == 0);
+    emit(piece.substr(last), false, last == 0);
     return out;
   }
-  icu::UnicodeString text = icu::UnicodeString::fromUTF8(piece.text);
+  icu::UnicodeString text = icu::UnicodeString::fromUTF8(piece);
   UErrorCode status = U_ZERO_ERROR;
   std::unique_ptr<icu::RegexMatcher> matcher(step.regex->matcher(text, status));
   auto utf8 = [&](int32_t from, int32_t to) {
@@ -71,15 +79,55 @@ std::vector<TextPiece> split(const PreTokenizeStep &step, const TextPiece &piece
   int32_t last = 0;
   while (U_SUCCESS(status) && matcher->find(status)) {
     int32_t start = matcher->start(status), end = matcher->end(status);
-    emit(utf8(last, start), last == 0);
-    if (!step.removeMatches)
-      emit(utf8(start, end), start == 0);
+    emit(utf8(last, start), false, last == 0);
+    emit(utf8(start, end), true, start == 0);
     last = end;
   }
   if (U_FAILURE(status))
     throw TokenizerError(std::string("the pre-tokenizer's regex failed on the text (") +
                          u_errorName(status) + ")");
-  emit(utf8(last, text.length()), last == 0);
+  emit(utf8(last, text.length()), false, last == 0);
+  return out;
+}
+
+/// The words of `piece` after a split: its segments (matches and gaps
+/// swapped under `invert`) kept, dropped or merged as the behavior says,
+/// in the `tokenizers` library's order of folding.
+std::vector<TextPiece> split(const PreTokenizeStep &step, const TextPiece &piece) {
+  using Behavior = PreTokenizeStep::Behavior;
+  std::vector<Segment> parts = segments(step, piece.text);
+  if (step.invert)
+    for (Segment &p : parts)
+      p.match = !p.match;
+  bool reversed = step.behavior == Behavior::MergedWithNext;
+  if (reversed)
+    std::reverse(parts.begin(), parts.end());
+  std::vector<Segment> kept;
+  bool previousMatch = false;
+  for (Segment &p : parts) {
+    bool merge = !kept.empty() &&
+                 (step.behavior == Behavior::Contiguous ? p.match == previousMatch
+                  : step.behavior == Behavior::MergedWithPrevious ||
+                          step.behavior == Behavior::MergedWithNext
+                      ? p.match && !previousMatch
+                      : false);
+    previousMatch = p.match;
+    if (step.behavior == Behavior::Removed && p.match)
+      continue;
+    if (!merge) {
+      kept.push_back(std::move(p));
+    } else if (reversed) {
+      kept.back().text.insert(0, p.text);
+      kept.back().first = p.first;
+    } else {
+      kept.back().text += p.text;
+    }
+  }
+  if (reversed)
+    std::reverse(kept.begin(), kept.end());
+  std::vector<TextPiece> out;
+  for (Segment &k : kept)
+    out.push_back({std::move(k.text), piece.atStart && k.first});
   return out;
 }
 

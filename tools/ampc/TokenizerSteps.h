@@ -34,11 +34,18 @@ struct NormalizeStep {
 };
 
 struct PreTokenizeStep {
+  /// Split also stands for Digits, Punctuation, Whitespace and
+  /// WhitespaceSplit, each a split by a regex of its own.
   enum class Kind { ByteLevel, Split, Metaspace } kind;
   bool prefixSpace = false;                 // ByteLevel: add_prefix_space
   std::shared_ptr<icu::RegexPattern> regex; // ByteLevel (use_regex) or Split
   std::string literal;                      // Split by a string
-  bool removeMatches = false;               // Split's behavior "Removed"
+  /// What a split does with its matches (the tokenizers library's
+  /// SplitDelimiterBehavior); with `invert`, the text between them is the
+  /// matches.
+  enum class Behavior { Isolated, Removed, MergedWithPrevious, MergedWithNext, Contiguous };
+  Behavior behavior = Behavior::Isolated;
+  bool invert = false;
   std::string replacement;                  // Metaspace
   enum class Prepend { Always, First, Never } prepend = Prepend::Always;
   bool splitWords = true; // Metaspace: split before each replacement

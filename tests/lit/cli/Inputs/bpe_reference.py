@@ -4,7 +4,7 @@ Hugging Face tokenizer.json files in the three shapes decoder models use,
 and encodes text as those tokenizers do, written plainly after OpenAI's
 GPT-2 encoder.py (merge the lowest-ranked pair everywhere, repeat).
 
-  bpe_reference.py train TEXT MERGES DIR   writes DIR/{gpt2,llama,llama-first,split}.json
+  bpe_reference.py train TEXT MERGES DIR   writes DIR/{gpt2,digits,split,llama,llama-first}.json
   bpe_reference.py check TOKENIZER TEXT SHARD   compares ampc's shard with the reference
 """
 import json
@@ -112,6 +112,12 @@ def train(text_path, count, out):
     write(out + "/gpt2.json", vocab, merges, False, added_tokens=added, normalizer=None,
           pre_tokenizer=byte_pre, post_processor=dict(byte_pre), decoder=dict(byte_pre))
 
+    # StarCoder's shape: each digit alone, then GPT-2's byte-level words.
+    write(out + "/digits.json", vocab, merges, False, added_tokens=added, normalizer=None,
+          pre_tokenizer={"type": "Sequence", "pretokenizers": [
+              {"type": "Digits", "individual_digits": True}, byte_pre]},
+          decoder=dict(byte_pre))
+
     vocab, merges, added = byte_level_vocab([byte_level(w) for w in regex.findall(SPLIT_WORDS, text)],
                                             "<|begin_of_text|>")
     bos = added[0]["content"]
@@ -185,6 +191,10 @@ def encode(tokenizer, text):
         if pre.get("type") == "ByteLevel":
             for w in regex.findall(GPT2_WORDS, segment):
                 ids += [vocab[s] for s in bpe(list(byte_level(w)), ranks)]
+        elif pre.get("type") == "Sequence" and pre["pretokenizers"][0]["type"] == "Digits":
+            for piece in regex.split(r"(\p{N})", segment):
+                for w in regex.findall(GPT2_WORDS, piece):
+                    ids += [vocab[s] for s in bpe(list(byte_level(w)), ranks)]
         elif pre.get("type") == "Sequence":
             for w in regex.findall(SPLIT_WORDS, segment):
                 w = byte_level(w)
