@@ -306,14 +306,15 @@ const std::vector<Command> &commands() {
        {{"output", true, false, "the .onnx file to write"},
         {"seed", true, false, "seed of params with random init kinds (0, as ampc run)"}},
        runExport},
-      {"tokenize", "tokenize IN.txt -o TRAIN.bin [--val VAL.bin [--val-fraction F]] "
-                   "[--tokenizer tokenizer.json]",
-       "writes a text file as tokens in llm.c's shard format, for --data tokens: (its bytes, "
+      {"tokenize", "tokenize IN.txt|IN.jsonl... -o TRAIN.bin [--val VAL.bin [--val-fraction F]] "
+                   "[--tokenizer tokenizer.json] [--eot TOKEN]",
+       "writes texts as tokens in llm.c's shard format, for --data tokens: (their bytes, "
        "vocabulary 256, or a Hugging Face BPE tokenizer's ids)",
        {{"output", true, false, "the training shard to write"},
         {"val", true, false, "also writes a validation shard of the text's end"},
         {"val-fraction", true, false, "the share of the text --val takes (0.1)"},
-        {"tokenizer", true, false, "a Hugging Face tokenizer.json (GPT-2's, LLaMA's) instead of bytes"}},
+        {"tokenizer", true, false, "a Hugging Face tokenizer.json (GPT-2's, LLaMA's) instead of bytes"},
+        {"eot", true, false, "ends each document with this token (<|endoftext|>)"}},
        runTokenize},
       {"sample", "sample CHECKPOINT --graph G --prompt TEXT --tokens N [--tokenizer tokenizer.json] "
                  "[--stop TEXT] [--temperature T] [--top-k K] [--top-p P] [--seed S]",

@@ -6,6 +6,7 @@ GPT-2 encoder.py (merge the lowest-ranked pair everywhere, repeat).
 
   bpe_reference.py train TEXT MERGES DIR   writes DIR/{gpt2,digits,split,llama,llama-first}.json
   bpe_reference.py check TOKENIZER TEXT SHARD   compares ampc's shard with the reference
+  bpe_reference.py joined WHOLE EOT PART...      whether WHOLE is the PARTs each followed by EOT
 """
 import json
 import struct
@@ -211,13 +212,24 @@ def encode(tokenizer, text):
     return ids
 
 
+def read_shard(path):
+    data = open(path, "rb").read()
+    header = struct.unpack("<256i", data[:1024])
+    width = {20240520: "H", 20240801: "I"}[header[0]]  # llm.c's GPT-2 and LLaMA 3 formats
+    return list(struct.unpack("<%d%s" % (header[2], width), data[1024:]))
+
+
+def joined(whole, eot, *parts):
+    """Whether shard `whole` is the shards `parts`, each followed by token `eot`."""
+    expected = [t for p in parts for t in read_shard(p) + [int(eot)]]
+    print("joined" if read_shard(whole) == expected else "not joined: %s against %s" % (
+        read_shard(whole), expected))
+
+
 def check(tokenizer_path, text_path, shard_path):
     tokenizer = json.load(open(tokenizer_path, encoding="utf-8"))
     expected = encode(tokenizer, open(text_path, encoding="utf-8").read())
-    data = open(shard_path, "rb").read()
-    header = struct.unpack("<256i", data[:1024])
-    width = {20240520: "H", 20240801: "I"}[header[0]]  # llm.c's GPT-2 and LLaMA 3 formats
-    got = list(struct.unpack("<%d%s" % (header[2], width), data[1024:]))
+    got = read_shard(shard_path)
     if got != expected:
         at = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
         print("differ at token %d of %d/%d: ampc %s, reference %s" % (at, len(got), len(expected),
@@ -230,5 +242,7 @@ def check(tokenizer_path, text_path, shard_path):
 if __name__ == "__main__":
     if sys.argv[1] == "train":
         train(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+    elif sys.argv[1] == "joined":
+        joined(*sys.argv[2:])
     else:
         sys.exit(check(*sys.argv[2:5]))
