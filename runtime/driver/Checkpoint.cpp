@@ -1,6 +1,7 @@
 #include "runtime/driver/Checkpoint.h"
 
 #include <cstring>
+#include <functional>
 #include <set>
 
 #include "runtime/core/Convert.h"
@@ -40,7 +41,58 @@ std::string describe(DType dtype, const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
+/// Writes a safetensors file atomically: the header's size, the header
+/// (padded to 8 bytes), then what `body` writes.
+void writeFile(const std::string &path, const Json &header, const std::string &what,
+               const std::function<void(std::ostream &)> &body) {
+  std::string text = dumpJson(header);
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string why = writeFileAtomically(path, [&](std::ostream &out) {
+    uint64_t size = text.size();
+    unsigned char le[8];
+    for (int i = 0; i < 8; ++i)
+      le[i] = (size >> (8 * i)) & 0xFF;
+    out.write(reinterpret_cast<const char *>(le), 8);
+    out.write(text.data(), text.size());
+    body(out);
+    return bool(out);
+  });
+  if (!why.empty())
+    throw RuntimeError(path + ": cannot write the " + what + ": " + why);
+}
+
+Json headerWith(const std::map<std::string, std::string> &metadata) {
+  Json header = Json::object();
+  Json meta = Json::object();
+  for (const auto &[k, v] : metadata)
+    meta[k] = v;
+  header["__metadata__"] = meta;
+  return header;
+}
+
 } // namespace
+
+void writeSafetensors(const std::string &path, const Safetensors &file, DType dtype,
+                      const std::map<std::string, std::string> &metadata,
+                      const std::string &what) {
+  Json header = headerWith(metadata);
+  int64_t offset = 0;
+  for (const auto &[name, t] : file.tensors) {
+    int64_t bytes = numElements(t.shape) * (int64_t)dtypeSize(dtype);
+    header[name] = {{"dtype", safetensorsDtype(dtype)},
+                    {"shape", t.shape},
+                    {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  writeFile(path, header, what, [&](std::ostream &out) {
+    for (const auto &[name, t] : file.tensors) {
+      std::vector<float> values = valuesAsF32(file, t);
+      std::vector<char> bytes(values.size() * dtypeSize(dtype));
+      fromF32(values.data(), bytes.data(), dtype, values.size());
+      out.write(bytes.data(), bytes.size());
+    }
+  });
+}
 
 void saveCheckpoint(const std::string &path, const Executor &ex,
                     const std::map<std::string, std::string> &metadata) {
@@ -53,11 +105,7 @@ void saveCheckpoint(const std::string &path, const Executor &ex,
 
 void saveBuffers(const std::string &path, const Executor &ex, const std::vector<int> &buffers,
                  const std::map<std::string, std::string> &metadata, const std::string &what) {
-  Json header = Json::object();
-  Json meta = Json::object();
-  for (const auto &[k, v] : metadata)
-    meta[k] = v;
-  header["__metadata__"] = meta;
+  Json header = headerWith(metadata);
   int64_t offset = 0;
   std::vector<int> ids;
   for (int id : buffers) {
@@ -70,23 +118,12 @@ void saveBuffers(const std::string &path, const Executor &ex, const std::vector<
     offset += b.bytes;
     ids.push_back(b.id);
   }
-  std::string text = dumpJson(header);
-  text.append((8 - text.size() % 8) % 8, ' ');
-  std::string why = writeFileAtomically(path, [&](std::ostream &out) {
-    uint64_t size = text.size();
-    unsigned char le[8];
-    for (int i = 0; i < 8; ++i)
-      le[i] = (size >> (8 * i)) & 0xFF;
-    out.write(reinterpret_cast<const char *>(le), 8);
-    out.write(text.data(), text.size());
+  writeFile(path, header, what, [&](std::ostream &out) {
     for (int id : ids) {
       std::vector<std::byte> bytes = ex.readBytes(id);
       out.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
     }
-    return bool(out);
   });
-  if (!why.empty())
-    throw RuntimeError(path + ": cannot write the " + what + ": " + why);
 }
 
 Safetensors readSafetensors(const std::string &path, const std::string &what) {

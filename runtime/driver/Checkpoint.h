@@ -38,6 +38,13 @@ Safetensors parseSafetensors(std::string bytes, const std::string &path);
 /// The values of `file`'s tensor `t`, a float or FP8 one, as f32.
 std::vector<float> valuesAsF32(const Safetensors &file, const Safetensors::Tensor &t);
 
+/// Writes `file`'s tensors (float ones) converted to `dtype` (rounded to
+/// nearest even), with `metadata`, atomically; `what` names the file in
+/// errors. Throws RuntimeError.
+void writeSafetensors(const std::string &path, const Safetensors &file, DType dtype,
+                      const std::map<std::string, std::string> &metadata,
+                      const std::string &what);
+
 /// Writes every param buffer (kind param) of the executor's plan and
 /// `metadata`, atomically (docs/cli.md, "Errors"). Throws RuntimeError.
 void saveCheckpoint(const std::string &path, const Executor &ex,

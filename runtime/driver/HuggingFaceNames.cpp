@@ -59,7 +59,117 @@ Matrix fitted(const Matrix &m, const std::vector<int64_t> &shape, int axis, bool
   return f;
 }
 
+/// The tensors of `out` as one f32 safetensors file, each moved into the
+/// file's bytes and freed: a model's values are held once, not twice.
+Safetensors packed(std::map<std::string, Matrix> &out, const std::string &path) {
+  Safetensors file;
+  file.path = path;
+  size_t total = 0;
+  for (const auto &[name, m] : out)
+    total += m.values.size() * sizeof(float);
+  file.data.reserve(total);
+  for (auto &[name, m] : out) {
+    size_t bytes = m.values.size() * sizeof(float);
+    file.tensors[name] = {DType::F32, m.shape, file.data.size(), bytes};
+    file.data.append(reinterpret_cast<const char *>(m.values.data()), bytes);
+    std::vector<float>().swap(m.values);
+  }
+  return file;
+}
+
+/// Columns [a | b | c] of three matrices of equal rows (GPT-2's c_attn), or
+/// the three vectors end to end (its bias).
+Matrix joined(const Matrix &a, const Matrix &b, const Matrix &c) {
+  int64_t rows = a.shape.size() == 2 ? a.shape[0] : 1;
+  Matrix j{a.shape, {}};
+  j.shape.back() = a.shape.back() + b.shape.back() + c.shape.back();
+  for (int64_t r = 0; r < rows; ++r)
+    for (const Matrix *m : {&a, &b, &c}) {
+      int64_t cols = m->shape.back();
+      j.values.insert(j.values.end(), m->values.begin() + r * cols,
+                      m->values.begin() + (r + 1) * cols);
+    }
+  return j;
+}
+
+/// The first `rows` rows of a table (0: all of it).
+Matrix firstRows(Matrix m, int64_t rows) {
+  if (rows <= 0 || m.shape.size() != 2 || rows >= m.shape[0])
+    return m;
+  m.values.resize(rows * m.shape[1]);
+  m.shape[0] = rows;
+  return m;
+}
+
 } // namespace
+
+Safetensors toHuggingFace(const Safetensors &ours, int64_t vocab) {
+  std::map<std::string, Matrix> in, out;
+  for (const auto &[name, tensor] : ours.tensors)
+    in[name] = readF32(ours, tensor);
+  bool gpt2 = in.count("embeddings.position.w"), llama = in.count("layer0.mlp.gate.w");
+  if (!gpt2 && !llama)
+    throw RuntimeError(ours.path + ": neither the zoo's gpt2 (embeddings.position.w) nor its "
+                                   "llama (layer0.mlp.gate.w): --layout hf writes those two");
+  static const std::regex layer(R"(layer(\d+)\.(.*))");
+  std::map<std::string, std::string> gptNames = {
+      {"attn.norm.scale", "ln_1.weight"},   {"attn.norm.bias", "ln_1.bias"},
+      {"attn.out.w", "attn.c_proj.weight"}, {"attn.out.b", "attn.c_proj.bias"},
+      {"mlp.norm.scale", "ln_2.weight"},    {"mlp.norm.bias", "ln_2.bias"},
+      {"mlp.fc1.w", "mlp.c_fc.weight"},     {"mlp.fc1.b", "mlp.c_fc.bias"},
+      {"mlp.fc2.w", "mlp.c_proj.weight"},   {"mlp.fc2.b", "mlp.c_proj.bias"}};
+  std::map<std::string, std::string> llamaNames = {
+      {"attn.q.w", "self_attn.q_proj.weight"},  {"attn.k.w", "self_attn.k_proj.weight"},
+      {"attn.v.w", "self_attn.v_proj.weight"},  {"attn.out.w", "self_attn.o_proj.weight"},
+      {"attn.q.b", "self_attn.q_proj.bias"},    {"attn.k.b", "self_attn.k_proj.bias"},
+      {"attn.v.b", "self_attn.v_proj.bias"},    {"mlp.gate.w", "mlp.gate_proj.weight"},
+      {"mlp.up.w", "mlp.up_proj.weight"},       {"mlp.down.w", "mlp.down_proj.weight"},
+      {"attn.norm.scale", "input_layernorm.weight"},
+      {"mlp.norm.scale", "post_attention_layernorm.weight"}};
+  std::string prefix = gpt2 ? "transformer." : "model.";
+  for (auto &[name, m] : in) {
+    std::smatch match;
+    std::string theirs;
+    if (name == "embeddings.token.w") {
+      out[prefix + (gpt2 ? "wte.weight" : "embed_tokens.weight")] = firstRows(m, vocab);
+      continue;
+    } else if (name == "embeddings.position.w" && gpt2) {
+      theirs = "transformer.wpe.weight";
+    } else if (name == "head.norm.scale") {
+      theirs = prefix + (gpt2 ? "ln_f.weight" : "norm.weight");
+    } else if (name == "head.norm.bias" && gpt2) {
+      theirs = "transformer.ln_f.bias";
+    } else if (name == "head.logits.w" && llama) {
+      out["lm_head.weight"] = firstRows(transposed(m), vocab);
+      continue;
+    } else if (std::regex_match(name, match, layer)) {
+      std::string block = match[1].str(), rest = match[2].str();
+      if (gpt2 && (rest == "attn.q.w" || rest == "attn.q.b")) {
+        std::string kind = rest.substr(rest.size() - 1), head = "layer" + block + ".attn.";
+        if (in.count(head + "k." + kind) && in.count(head + "v." + kind)) {
+          out["transformer.h." + block + ".attn.c_attn." + (kind == "w" ? "weight" : "bias")] =
+              joined(m, in[head + "k." + kind], in[head + "v." + kind]);
+          continue;
+        }
+      } else if (gpt2 && (rest == "attn.k.w" || rest == "attn.k.b" || rest == "attn.v.w" ||
+                          rest == "attn.v.b")) {
+        continue; // joined with q's
+      }
+      const auto &names = gpt2 ? gptNames : llamaNames;
+      if (auto it = names.find(rest); it != names.end()) {
+        bool linear = llama && m.shape.size() == 2; // LLaMA's Linear weights are [out, in]
+        out[prefix + (gpt2 ? "h." : "layers.") + block + "." + it->second] =
+            linear ? transposed(m) : m;
+        continue;
+      }
+    }
+    if (theirs.empty())
+      throw RuntimeError(ours.path + ": param '" + name + "' has no place in Hugging Face's " +
+                         (gpt2 ? "GPT2LMHeadModel" : "LlamaForCausalLM"));
+    out[theirs] = std::move(m);
+  }
+  return packed(out, ours.path);
+}
 
 Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan) {
   std::map<std::string, Matrix> out;
@@ -161,21 +271,7 @@ Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan) {
     if (int id = plan.find(fit.table); id >= 0 && out.count(fit.table))
       out[fit.table] =
           fitted(out[fit.table], plan.buffers[id].shape, fit.axis, fit.pad, fit.cut);
-  // Each tensor moves into the file's bytes and is freed: a model's f32
-  // values are held once, not twice.
-  Safetensors file;
-  file.path = hf.path;
-  size_t total = 0;
-  for (const auto &[name, m] : out)
-    total += m.values.size() * sizeof(float);
-  file.data.reserve(total);
-  for (auto &[name, m] : out) {
-    size_t bytes = m.values.size() * sizeof(float);
-    file.tensors[name] = {DType::F32, m.shape, file.data.size(), bytes};
-    file.data.append(reinterpret_cast<const char *>(m.values.data()), bytes);
-    std::vector<float>().swap(m.values);
-  }
-  return file;
+  return packed(out, hf.path);
 }
 
 } // namespace ampc::rt

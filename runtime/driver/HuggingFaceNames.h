@@ -1,7 +1,8 @@
 // Hugging Face checkpoints of GPT-2 and LLaMA as the zoo's gpt2 and llama
 // name and lay out their params (`--init-layout hf`, docs/gpt.md,
 // "Pretrained weights"), so that a model.safetensors from the Hub starts a
-// fine-tuning run.
+// fine-tuning run; and back (`ampc weights --layout hf`), so that the
+// fine-tuned weights load into transformers.
 #ifndef AMPC_RUNTIME_DRIVER_HUGGINGFACENAMES_H
 #define AMPC_RUNTIME_DRIVER_HUGGINGFACENAMES_H
 
@@ -23,6 +24,15 @@ namespace ampc::rt {
 /// Buffers (`attn.bias`, `rotary_emb.inv_freq`) and names neither model has
 /// are left out. `plan` gives the params' shapes.
 Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan);
+
+/// The inverse, for `ampc weights --layout hf`: the zoo's gpt2 or llama
+/// params (`ours`, by name, any float dtype) in the names and layouts that
+/// Hugging Face's GPT2LMHeadModel (`transformer.` names, q, k and v joined
+/// into c_attn, no lm_head: tied) or LlamaForCausalLM (`model.` names,
+/// Linear weights [out, in], lm_head unless tied) loads, in f32. With
+/// `vocab` > 0 the token table (and lm_head) keep their first `vocab` rows:
+/// the zoo's padding cut off. A param of neither model is an error naming it.
+Safetensors toHuggingFace(const Safetensors &ours, int64_t vocab);
 
 } // namespace ampc::rt
 

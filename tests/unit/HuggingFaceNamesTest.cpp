@@ -141,3 +141,27 @@ TEST(HuggingFaceNames, AWeightTheGraphHasNoPlaceForIsRefused) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(HuggingFaceNames, ExportRefusesAParamNeitherModelHas) {
+  rt::Safetensors ours = fileOf({{"embeddings.token.w", {8, 4}},
+                                 {"embeddings.position.w", {3, 4}},
+                                 {"layer0.attn.gate.w", {4, 4}}});
+  try {
+    rt::toHuggingFace(ours, 0);
+    ADD_FAILURE() << "a param without a Hugging Face name was written";
+  } catch (const rt::RuntimeError &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "param 'layer0.attn.gate.w' has no place in Hugging Face's GPT2LMHeadModel"),
+              std::string::npos)
+        << e.what();
+  }
+  rt::Safetensors hf = rt::toHuggingFace(fileOf({{"embeddings.token.w", {8, 4}},
+                                                  {"embeddings.position.w", {3, 4}}}),
+                                          6);
+  EXPECT_EQ(hf.tensors.at("transformer.wte.weight").shape, (std::vector<int64_t>{6, 4}));
+  EXPECT_EQ(hf.tensors.at("transformer.wpe.weight").shape, (std::vector<int64_t>{3, 4}));
+}
+
+} // namespace

@@ -52,6 +52,7 @@ int runImport(const Args &args);
 int runExport(const Args &args);
 int runTokenize(const Args &args);
 int runSample(const Args &args);
+int runWeights(const Args &args);
 
 /// The training options (optimizer, loss scaling, accumulation, IR printing)
 /// of `train` and `compile --train`; throws UsageError on a bad value.
