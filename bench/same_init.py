@@ -8,8 +8,8 @@ Usage: python3 bench/same_init.py MODEL DIR [--steps N] [--mode f32|amp]
        [--device cpu|cuda] [--set key=value ...]
 MODEL: simplenet, mnist_cnn, bert, gpt2 or llama, with the zoo's `--set`
 keys (simplenet: batch, hidden; mnist_cnn: batch; bert and gpt2: batch,
-layers, hidden, heads, seq, vocab; llama also kv_heads, ffn, norm_eps, qkv_bias
-and tie). Writes DIR/MODEL.init.safetensors and DIR/MODEL.data.safetensors
+layers, hidden, heads, seq, vocab; llama also kv_heads, ffn, norm_eps, qkv_bias,
+tie, rope_theta and rope_scaling). Writes DIR/MODEL.init.safetensors and DIR/MODEL.data.safetensors
 before training, then one JSON line, printed and in DIR/MODEL.peer.json: the
 model, the mode and the loss of every step (each the loss its forward
 computed, before its update).
@@ -37,7 +37,8 @@ SHAPES = {
     "bert": {"batch": 32, "layers": 12, "hidden": 768, "heads": 12, "seq": 128, "vocab": 30528},
     "gpt2": {"batch": 16, "layers": 12, "hidden": 768, "heads": 12, "seq": 1024, "vocab": 50304},
     "llama": {"batch": 16, "layers": 12, "hidden": 768, "heads": 12, "kv_heads": 4, "ffn": 2048,
-              "seq": 1024, "vocab": 32000, "norm_eps": 1e-5, "qkv_bias": 0, "tie": 0},
+              "seq": 1024, "vocab": 32000, "norm_eps": 1e-5, "qkv_bias": 0, "tie": 0,
+              "rope_theta": 10000, "rope_scaling": "none"},
 }
 DTYPES = {torch.float32: "F32", torch.int64: "I64"}
 
@@ -190,6 +191,11 @@ def hugging_face_weights(model, name, vocab):
     return out
 
 
+def rope_scaling(text):
+    """The zoo's rope_scaling: none, or llama3:FACTOR,LOW,HIGH,ORIGINAL."""
+    return None if text == "none" else tuple(float(v) for v in text.split(":")[1].split(","))
+
+
 def build(name, shape, device):
     """(model, its weights in ampc's names, the batch in ampc's input names
     and PyTorch's, the loss, the optimizer)."""
@@ -210,7 +216,9 @@ def build(name, shape, device):
         model, weights, labels = Llama(shape["layers"], shape["hidden"], shape["heads"],
                                        shape["kv_heads"], shape["ffn"], shape["seq"],
                                        shape["vocab"], qkv_bias=bool(shape["qkv_bias"]),
-                                       tie=bool(shape["tie"]), eps=shape["norm_eps"]).to(device), \
+                                       tie=bool(shape["tie"]), eps=shape["norm_eps"],
+                                       theta=float(shape["rope_theta"]),
+                                       rope_scaling=rope_scaling(shape["rope_scaling"])).to(device), \
             llama_weights, "targets"
     else:
         kind, weights, labels = (Gpt2, gpt2_weights, "targets") if name == "gpt2" else \

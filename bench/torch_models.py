@@ -205,7 +205,7 @@ class Llama(nn.Module):
     (tie) the token table; init normal(0, 0.02), biases 0, norm weights 1."""
 
     def __init__(self, layers, hidden, heads, kv_heads, ffn, seq, vocab, theta=10000.0,
-                 qkv_bias=False, tie=False, eps=1e-5):
+                 qkv_bias=False, tie=False, eps=1e-5, rope_scaling=None):
         super().__init__()
         self.embed_tokens = nn.Embedding(vocab, hidden)
         self.layers = nn.ModuleList(LlamaBlock(hidden, heads, kv_heads, ffn, qkv_bias, eps)
@@ -220,6 +220,14 @@ class Llama(nn.Module):
             self.lm_head.weight = self.embed_tokens.weight
         d = hidden // heads
         inv_freq = theta ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+        if rope_scaling:  # Hugging Face's _compute_llama3_parameters
+            factor, low, high, original = rope_scaling
+            wavelen = 2 * math.pi / inv_freq
+            scaled = torch.where(wavelen > original / low, inv_freq / factor, inv_freq)
+            smooth = (original / wavelen - low) / (high - low)
+            smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+            medium = ~(wavelen < original / high) & ~(wavelen > original / low)
+            inv_freq = torch.where(medium, smoothed, scaled)
         angles = torch.outer(torch.arange(seq, dtype=torch.float64), inv_freq)
         angles = torch.cat((angles, angles), dim=-1)
         self.register_buffer("cos", angles.cos().float(), persistent=False)

@@ -54,15 +54,28 @@ Tensor rmsNormLayer(GraphBuilder &b, Tensor x, llvm::StringRef name, double epsi
 }
 
 RotaryTables rotaryTables(GraphBuilder &b, int64_t seq, int64_t headDim, double theta,
-                          llvm::StringRef name) {
+                          llvm::StringRef name, std::optional<RopeScaling> scaling) {
   auto s = b.scope(name);
   if (headDim % 2 != 0)
     throw GraphError("rotary embedding '" + b.qualify("") + "': head_dim " +
                      std::to_string(headDim) + " is odd");
   int64_t d = headDim, half = d / 2;
   std::vector<double> frequency(half), cosines(seq * d), sines(seq * d);
-  for (int64_t i = 0; i < half; ++i)
+  for (int64_t i = 0; i < half; ++i) {
     frequency[i] = std::pow(theta, -2.0 * (double)i / (double)d);
+    if (!scaling)
+      continue;
+    double wavelength = 2 * M_PI / frequency[i], f = frequency[i];
+    double low = scaling->originalSeq / scaling->lowFreqFactor,
+           high = scaling->originalSeq / scaling->highFreqFactor;
+    if (wavelength > low) {
+      frequency[i] = f / scaling->factor;
+    } else if (wavelength >= high) {
+      double smooth = (scaling->originalSeq / wavelength - scaling->lowFreqFactor) /
+                      (scaling->highFreqFactor - scaling->lowFreqFactor);
+      frequency[i] = (1 - smooth) * f / scaling->factor + smooth * f;
+    }
+  }
   for (int64_t t = 0; t < seq; ++t)
     for (int64_t i = 0; i < d; ++i) {
       double angle = (double)t * frequency[i % half];

@@ -36,8 +36,16 @@ Tensor rmsNormLayer(GraphBuilder &b, Tensor x, llvm::StringRef name, double epsi
 struct RotaryTables {
   Tensor cos, sin;
 };
+/// Llama 3.1's frequency scaling (`rope_scaling` of type "llama3"): a
+/// frequency whose wavelength 2π/f exceeds originalSeq / lowFreqFactor is
+/// divided by `factor`, one below originalSeq / highFreqFactor is kept, and
+/// those between are blended linearly in originalSeq / wavelength.
+struct RopeScaling {
+  double factor, lowFreqFactor, highFreqFactor, originalSeq;
+};
 RotaryTables rotaryTables(GraphBuilder &b, int64_t seq, int64_t headDim, double theta,
-                          llvm::StringRef name = "rotary");
+                          llvm::StringRef name = "rotary",
+                          std::optional<RopeScaling> scaling = std::nullopt);
 
 /// RoPE of x [batch, seq, heads, head_dim] in the half-split form of LLaMA's
 /// and Hugging Face's code: with x1, x2 the halves of head_dim, the result

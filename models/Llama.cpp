@@ -5,12 +5,31 @@
 // up(x))), a final RMS norm and an output projection of its own, or the
 // token table with tie. Initialised as Hugging Face's LlamaForCausalLM is:
 // normal(0, 0.02) weights, zero biases, norm scales 1.
+#include <cstdio>
+
 #include "compiler/Layers.h"
 #include "models/Models.h"
 
 namespace ampc {
 
 namespace {
+
+/// `rope_scaling`: none, or llama3:FACTOR,LOW,HIGH,ORIGINAL (Llama 3.1's
+/// factor, low_freq_factor, high_freq_factor and
+/// original_max_position_embeddings).
+std::optional<RopeScaling> ropeScaling(const std::string &text) {
+  if (text == "none")
+    return std::nullopt;
+  RopeScaling s{};
+  char end = 0;
+  if (std::sscanf(text.c_str(), "llama3:%lf,%lf,%lf,%lf%c", &s.factor, &s.lowFreqFactor,
+                  &s.highFreqFactor, &s.originalSeq, &end) != 4 ||
+      !(s.factor > 0) || !(s.lowFreqFactor > 0) || !(s.highFreqFactor > s.lowFreqFactor) ||
+      !(s.originalSeq > 0))
+    throw GraphError("parameter 'rope_scaling' must be none or llama3:FACTOR,LOW,HIGH,ORIGINAL "
+                     "with HIGH > LOW > 0 (Llama 3.1's: llama3:8,1,4,8192), got '" + text + "'");
+  return s;
+}
 
 /// LLaMA's feed-forward width: 8/3 of hidden, rounded up to a multiple of 256.
 int64_t defaultFfn(int64_t hidden) { return (8 * hidden / 3 + 255) / 256 * 256; }
@@ -53,7 +72,8 @@ mlir::OwningOpRef<mlir::ModuleOp> buildLlama(mlir::MLIRContext &ctx, const Model
   attn.qkvBias = a.getFlag("qkv_bias");
   attn.outBias = false;
   attn.kvHeads = kvHeads;
-  attn.rotary = rotaryTables(b, seq, hidden / heads, (double)theta);
+  attn.rotary = rotaryTables(b, seq, hidden / heads, (double)theta, "rotary",
+                             ropeScaling(a.get("rope_scaling")));
   for (int64_t i = 0; i < layers; ++i) {
     auto s = b.scope("layer" + std::to_string(i));
     h = b.add(h, multiHeadAttention(b, rmsNormLayer(b, h, "attn.norm", eps), heads, "attn", attn),

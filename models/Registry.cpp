@@ -86,9 +86,12 @@ const std::vector<ModelInfo> &modelRegistry() {
         {"seq", "1024", "sequence length (the context window)"},
         {"vocab", "32000", "vocabulary size (LLaMA's 32000; 256 for byte-level tokens)"},
         {"rope_theta", "10000", "rotary embeddings' base (LLaMA 3: 500000)"},
+        {"rope_scaling", "none",
+         "none, or llama3:FACTOR,LOW,HIGH,ORIGINAL (Llama 3.1 and 3.2: llama3:8,1,4,8192 and "
+         "llama3:32,1,4,8192)"},
         {"norm_eps", "1e-5", "RMS norms' epsilon (Qwen 2: 1e-6)"},
         {"qkv_bias", "0", "1: the q, k and v projections have biases (Qwen 2)"},
-        {"tie", "0", "1: the output projection is the token table (Qwen 2.5 0.5B)"},
+        {"tie", "0", "1: the output projection is the token table (Qwen 2.5 0.5B, Llama 3.2)"},
         {"batch", "16", "batch size"}},
        buildLlama},
       {"attention", "scaled dot-product attention alone, forward and backward, to measure it "
