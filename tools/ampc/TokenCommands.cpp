@@ -2,6 +2,7 @@
 // `ampc sample` (a language model continues a prompt), by bytes or by a
 // Hugging Face tokenizer.json (--tokenizer). See docs/gpt.md.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -232,7 +233,9 @@ int runSample(const Args &args) {
   size_t printed = tokenizer->decode(tokens).size(), start = printed;
   std::string stop = args.has("stop") ? *args.get("stop") : "";
   std::mt19937_64 rng(args.getInt("seed", 0, 0));
-  for (int64_t n = 0; n < count; ++n) {
+  auto began = std::chrono::steady_clock::now();
+  int64_t written = 0;
+  for (int64_t n = 0; n < count; ++n, ++written) {
     // The last `seq` tokens, left-aligned: causal attention makes the
     // padding after them invisible to the position that predicts.
     int64_t from = std::max<int64_t>(0, (int64_t)tokens.size() - seq),
@@ -251,10 +254,18 @@ int runSample(const Args &args) {
       std::fwrite(text.data() + printed, 1, text.size() - printed, stdout);
     printed = std::max(printed, text.size());
     std::fflush(stdout);
-    if (!stop.empty() && text.size() > start && text.find(stop, start) != std::string::npos)
+    if (!stop.empty() && text.size() > start && text.find(stop, start) != std::string::npos) {
+      ++written;
       break; // the token that completed --stop is written whole, as generate() does
+    }
   }
   std::fputc('\n', stdout);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  if (written > 0) // on stderr: stdout is the text alone
+    std::fprintf(stderr, "%lld tokens in %.2f s: %.1f tokens/s, each a forward pass over %lld "
+                         "positions (docs/gpt.md, \"ampc sample\")\n",
+                 (long long)written, seconds, (double)written / seconds, (long long)seq);
   return 0;
 }
 
