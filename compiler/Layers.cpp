@@ -129,15 +129,25 @@ Tensor multiHeadAttention(GraphBuilder &b, Tensor x, int64_t heads, llvm::String
   if (kvHeads <= 0 || heads % kvHeads != 0)
     throw GraphError("attention '" + b.qualify("") + "': " + std::to_string(heads) +
                      " heads are not a multiple of " + std::to_string(kvHeads) + " kv heads");
+  const std::optional<AttentionCache> &cache = options.cache;
+  if (cache && (!fused || seq != 1))
+    throw GraphError("attention '" + b.qualify("") +
+                     "': a cache is read one position at a time by the fused op");
   auto project = [&](llvm::StringRef which, int64_t n) {
     Tensor t = linear(b, x, n * d, which, options.qkvBias, options.weights);
     t = b.reshape(t, {batch, seq, n, d}, (which + ".split").str());
     if (options.rotary && which != "v")
       t = rotaryEmbedding(b, t, *options.rotary, (which + ".rotary").str());
+    if (cache && which != "q") { // the earlier positions, then this one
+      cache->newKeysValues->push_back(t);
+      Tensor earlier = b.input((which + "_cache").str(), {batch, cache->length, n, d}, "f32");
+      t = b.concat({earlier, t}, 1, (which + ".all").str());
+    }
+    int64_t rows = t.dim(1);
     if (n != heads) { // each kv head repeated for its group of query heads
-      t = b.reshape(t, {batch, seq, n, 1, d}, (which + ".groups").str());
+      t = b.reshape(t, {batch, rows, n, 1, d}, (which + ".groups").str());
       std::vector<Tensor> copies(heads / n, t);
-      t = b.reshape(b.concat(copies, 3, (which + ".repeat").str()), {batch, seq, heads, d},
+      t = b.reshape(b.concat(copies, 3, (which + ".repeat").str()), {batch, rows, heads, d},
                     (which + ".repeated").str());
     }
     return fused ? t : b.transpose(t, {0, 2, 1, 3}, (which + ".heads").str());
@@ -145,7 +155,8 @@ Tensor multiHeadAttention(GraphBuilder &b, Tensor x, int64_t heads, llvm::String
   Tensor q = project("q", heads), k = project("k", kvHeads), v = project("v", kvHeads);
   Tensor ctx;
   if (fused) {
-    ctx = b.attention(q, k, v, options.causal, std::nullopt, "context");
+    ctx = cache ? b.attention(q, k, v, false, std::nullopt, "context", 0.0, 0, cache->mask)
+                : b.attention(q, k, v, options.causal, std::nullopt, "context");
   } else {
     Tensor scores = b.matmul(q, k, false, true, "scores");
     scores = b.scale(scores, 1.0 / std::sqrt((double)d), 0.0, "scaled");

@@ -61,6 +61,20 @@ Tensor embeddingLayer(GraphBuilder &b, Tensor ids, int64_t vocab, int64_t dim,
 /// one fused `attention` op, or matmul, scale, softmax and matmul.
 enum class AttentionForm { Fused, Unfused };
 
+/// Decoding one position at a time (the zoo's `decode=1` graphs, read by
+/// `ampc sample`): x holds one position per row, [batch, 1, hidden]. Each
+/// layer reads the keys and values of `length` earlier positions from its
+/// inputs `k_cache` and `v_cache` ([batch, length, kvHeads, headDim], f32),
+/// attends over them and the new position under the additive `mask`
+/// ([batch, 1, 1, length + 1]: 0 where a position is seen, -inf where not),
+/// and appends its new k and v ([batch, 1, kvHeads, headDim], rotated) to
+/// `newKeysValues` for the caller to mark as outputs and store.
+struct AttentionCache {
+  Tensor mask;
+  int64_t length;
+  std::vector<Tensor> *newKeysValues;
+};
+
 struct AttentionOptions {
   AttentionForm form = AttentionForm::Unfused;
   /// Position t attends to positions <= t only (decoders); fused form only.
@@ -77,6 +91,8 @@ struct AttentionOptions {
   /// Rotary position embeddings of q and k with these tables (none when
   /// unset).
   std::optional<RotaryTables> rotary;
+  /// One position against a cache of earlier ones (fused form only).
+  std::optional<AttentionCache> cache;
 };
 
 /// Multi-head self-attention of x [batch, seq, hidden]: q, k, v projections,

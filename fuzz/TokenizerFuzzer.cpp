@@ -3,7 +3,6 @@
 // text (a fixed one with spaces, digits, contractions, multi-byte
 // characters and special tokens when there is no NUL).
 #include "fuzz/FuzzUtil.h"
-#include "tools/ampc/BytePairEncoding.h"
 #include "tools/ampc/Tokenizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -7,6 +7,7 @@
 
 #include "compiler/Layers.h"
 #include "models/Models.h"
+#include "models/TokenGraphIO.h"
 
 namespace ampc {
 
@@ -20,13 +21,12 @@ mlir::OwningOpRef<mlir::ModuleOp> buildGpt2(mlir::MLIRContext &ctx, const ModelA
   const Init weights = Init::normal(0.02);
   const Init residual = Init::normal(0.02 / std::sqrt(2.0 * (double)layers));
   GraphBuilder b(ctx, "gpt2");
-  Tensor ids = b.input("ids", {batch, seq}, "i64");
-  Tensor targets = b.input("targets", {batch, seq}, "i64");
+  TokenGraphIO io(b, a, batch, seq);
   Tensor tokenTable, h;
   {
     auto s = b.scope("embeddings");
-    Tensor tokens = embeddingLayer(b, ids, vocab, hidden, "token", &tokenTable);
-    Tensor positions = b.param("position.w", {seq, hidden}, weights);
+    Tensor tokens = embeddingLayer(b, io.ids(), vocab, hidden, "token", &tokenTable);
+    Tensor positions = io.atPositions(b.param("position.w", {seq, hidden}, weights), "position");
     h = b.add(tokens, positions, "sum");
   }
   AttentionOptions attn;
@@ -34,6 +34,7 @@ mlir::OwningOpRef<mlir::ModuleOp> buildGpt2(mlir::MLIRContext &ctx, const ModelA
   attn.causal = true;
   attn.weights = weights;
   attn.outWeights = residual;
+  attn.cache = io.cache();
   for (int64_t i = 0; i < layers; ++i) {
     auto s = b.scope("layer" + std::to_string(i));
     Tensor a1 = multiHeadAttention(b, layerNormLayer(b, h, "attn.norm", 1e-5), heads, "attn", attn);
@@ -46,8 +47,7 @@ mlir::OwningOpRef<mlir::ModuleOp> buildGpt2(mlir::MLIRContext &ctx, const ModelA
   {
     auto s = b.scope("head");
     h = layerNormLayer(b, h, "norm", 1e-5);
-    Tensor logits = b.matmul(h, tokenTable, false, true, "logits");
-    b.setLoss(b.softmaxCrossEntropy(logits, targets, "loss"));
+    io.finish(b.matmul(h, tokenTable, false, true, "logits"));
   }
   return b.finish();
 }

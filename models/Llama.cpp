@@ -9,6 +9,7 @@
 
 #include "compiler/Layers.h"
 #include "models/Models.h"
+#include "models/TokenGraphIO.h"
 
 namespace ampc {
 
@@ -58,12 +59,11 @@ mlir::OwningOpRef<mlir::ModuleOp> buildLlama(mlir::MLIRContext &ctx, const Model
                      std::to_string(kvHeads));
   const Init weights = Init::normal(0.02);
   GraphBuilder b(ctx, "llama");
-  Tensor ids = b.input("ids", {batch, seq}, "i64");
-  Tensor targets = b.input("targets", {batch, seq}, "i64");
+  TokenGraphIO io(b, a, batch, seq);
   Tensor h, tokenTable;
   {
     auto s = b.scope("embeddings");
-    h = embeddingLayer(b, ids, vocab, hidden, "token", &tokenTable);
+    h = embeddingLayer(b, io.ids(), vocab, hidden, "token", &tokenTable);
   }
   AttentionOptions attn;
   attn.form = AttentionForm::Fused;
@@ -72,8 +72,11 @@ mlir::OwningOpRef<mlir::ModuleOp> buildLlama(mlir::MLIRContext &ctx, const Model
   attn.qkvBias = a.getFlag("qkv_bias");
   attn.outBias = false;
   attn.kvHeads = kvHeads;
-  attn.rotary = rotaryTables(b, seq, hidden / heads, (double)theta, "rotary",
-                             ropeScaling(a.get("rope_scaling")));
+  RotaryTables rotary = rotaryTables(b, seq, hidden / heads, (double)theta, "rotary",
+                                     ropeScaling(a.get("rope_scaling")));
+  attn.rotary = RotaryTables{io.atPositions(rotary.cos, "rotary.cos"),
+                             io.atPositions(rotary.sin, "rotary.sin")};
+  attn.cache = io.cache();
   for (int64_t i = 0; i < layers; ++i) {
     auto s = b.scope("layer" + std::to_string(i));
     h = b.add(h, multiHeadAttention(b, rmsNormLayer(b, h, "attn.norm", eps), heads, "attn", attn),
@@ -88,9 +91,8 @@ mlir::OwningOpRef<mlir::ModuleOp> buildLlama(mlir::MLIRContext &ctx, const Model
   {
     auto s = b.scope("head");
     Tensor normed = rmsNormLayer(b, h, "norm", eps);
-    Tensor logits = tie ? b.matmul(normed, tokenTable, false, true, "logits")
-                        : linear(b, normed, vocab, "logits", false, weights);
-    b.setLoss(b.softmaxCrossEntropy(logits, targets, "loss"));
+    io.finish(tie ? b.matmul(normed, tokenTable, false, true, "logits")
+                  : linear(b, normed, vocab, "logits", false, weights));
   }
   return b.finish();
 }

@@ -74,7 +74,8 @@ const std::vector<ModelInfo> &modelRegistry() {
         {"seq", "1024", "sequence length (the context window)"},
         {"vocab", "50304", "vocabulary size (GPT-2's 50257 padded to a multiple of 64; 256 "
                            "for bytes)"},
-        {"batch", "16", "batch size"}},
+        {"batch", "16", "batch size"},
+        {"decode", "0", "1: one token at a time against a KV cache of seq, for ampc sample"}},
        buildGpt2},
       {"llama", "LLaMA-style decoder: RMS norm, rotary positions, grouped-query causal "
                 "attention, SwiGLU (defaults: 12 layers, 768 wide, 125M)",
@@ -92,7 +93,8 @@ const std::vector<ModelInfo> &modelRegistry() {
         {"norm_eps", "1e-5", "RMS norms' epsilon (Qwen 2: 1e-6)"},
         {"qkv_bias", "0", "1: the q, k and v projections have biases (Qwen 2)"},
         {"tie", "0", "1: the output projection is the token table (Qwen 2.5 0.5B, Llama 3.2)"},
-        {"batch", "16", "batch size"}},
+        {"batch", "16", "batch size"},
+        {"decode", "0", "1: one token at a time against a KV cache of seq, for ampc sample"}},
        buildLlama},
       {"attention", "scaled dot-product attention alone, forward and backward, to measure it "
                     "(defaults: 16k tokens, 2048 wide)",

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tools/ampc/BytePairEncoding.h"
 #include "tools/ampc/Tokenizer.h"
 #include "tools/ampc/TokenizerSteps.h"
 

@@ -7,19 +7,15 @@
 
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
-namespace ampc::cli {
+#include "tools/ampc/Tokenizer.h"
 
-/// A tokenizer.json that ampc cannot read: the message says what and where.
-struct TokenizerError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+namespace ampc::cli {
 
 class BytePairEncoding {
 public:

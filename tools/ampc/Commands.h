@@ -3,6 +3,7 @@
 #define AMPC_TOOLS_AMPC_COMMANDS_H
 
 #include <stdexcept>
+#include <memory>
 #include <string>
 
 #include <set>
@@ -53,6 +54,10 @@ int runExport(const Args &args);
 int runTokenize(const Args &args);
 int runSample(const Args &args);
 int runWeights(const Args &args);
+
+class Tokenizer;
+/// --tokenizer's tokenizer.json, or bytes. Throws CliError.
+std::unique_ptr<Tokenizer> tokenizerFrom(const Args &args);
 
 /// The training options (optimizer, loss scaling, accumulation, IR printing)
 /// of `train` and `compile --train`; throws UsageError on a bad value.

@@ -10,7 +10,7 @@
 #include <unicode/regex.h>
 #include <unicode/unistr.h>
 
-#include "tools/ampc/BytePairEncoding.h"
+#include "tools/ampc/Tokenizer.h"
 
 namespace ampc::cli {
 namespace {

@@ -7,10 +7,17 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace ampc::cli {
+
+/// A tokenizer.json that ampc cannot read, or text a tokenizer cannot take:
+/// the message says what and where.
+struct TokenizerError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class Tokenizer {
 public:

@@ -12,7 +12,7 @@
 #include <unicode/unistr.h>
 #include <unicode/utf8.h>
 
-#include "tools/ampc/BytePairEncoding.h"
+#include "tools/ampc/Tokenizer.h"
 
 namespace ampc::cli {
 namespace {
