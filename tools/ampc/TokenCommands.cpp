@@ -55,7 +55,7 @@ int runTokenize(const Args &args) {
                                               " more file" + (files.size() > 2 ? "s" : "");
   std::vector<int64_t> separator;
   if (args.has("eot")) {
-    const std::string &eot = *args.get("eot");
+    std::string eot = *args.get("eot");
     try {
       separator = tokenizer->encode(eot, /*addSpecial=*/false);
     } catch (const TokenizerError &e) {
