@@ -5,9 +5,34 @@
 #include <optional>
 #include <regex>
 
-
 namespace ampc::rt {
 namespace {
+
+/// A GPT-2 block's tensors (after `h.N.`) and the zoo's (after `layerN.`);
+/// c_attn, split into q, k and v, is apart.
+const std::map<std::string, std::string> kGptLayerNames = {
+    {"ln_1.weight", "attn.norm.scale"},    {"ln_1.bias", "attn.norm.bias"},
+    {"attn.c_proj.weight", "attn.out.w"},  {"attn.c_proj.bias", "attn.out.b"},
+    {"ln_2.weight", "mlp.norm.scale"},     {"ln_2.bias", "mlp.norm.bias"},
+    {"mlp.c_fc.weight", "mlp.fc1.w"},      {"mlp.c_fc.bias", "mlp.fc1.b"},
+    {"mlp.c_proj.weight", "mlp.fc2.w"},    {"mlp.c_proj.bias", "mlp.fc2.b"}};
+/// A LLaMA (or Qwen 2) layer's tensors (after `layers.N.`) and the zoo's.
+const std::map<std::string, std::string> kLlamaLayerNames = {
+    {"self_attn.q_proj.weight", "attn.q.w"},   {"self_attn.k_proj.weight", "attn.k.w"},
+    {"self_attn.v_proj.weight", "attn.v.w"},   {"self_attn.o_proj.weight", "attn.out.w"},
+    {"mlp.gate_proj.weight", "mlp.gate.w"},    {"mlp.up_proj.weight", "mlp.up.w"},
+    {"mlp.down_proj.weight", "mlp.down.w"},    {"input_layernorm.weight", "attn.norm.scale"},
+    {"post_attention_layernorm.weight", "mlp.norm.scale"},
+    {"self_attn.q_proj.bias", "attn.q.b"},     {"self_attn.k_proj.bias", "attn.k.b"},
+    {"self_attn.v_proj.bias", "attn.v.b"}}; // Qwen 2's
+
+/// The same pairs the other way round.
+std::map<std::string, std::string> inverted(const std::map<std::string, std::string> &names) {
+  std::map<std::string, std::string> out;
+  for (const auto &[from, to] : names)
+    out[to] = from;
+  return out;
+}
 
 /// One source tensor's values, row-major, and its shape.
 struct Matrix {
@@ -112,20 +137,8 @@ Safetensors toHuggingFace(const Safetensors &ours, int64_t vocab) {
     throw RuntimeError(ours.path + ": neither the zoo's gpt2 (embeddings.position.w) nor its "
                                    "llama (layer0.mlp.gate.w): --layout hf writes those two");
   static const std::regex layer(R"(layer(\d+)\.(.*))");
-  std::map<std::string, std::string> gptNames = {
-      {"attn.norm.scale", "ln_1.weight"},   {"attn.norm.bias", "ln_1.bias"},
-      {"attn.out.w", "attn.c_proj.weight"}, {"attn.out.b", "attn.c_proj.bias"},
-      {"mlp.norm.scale", "ln_2.weight"},    {"mlp.norm.bias", "ln_2.bias"},
-      {"mlp.fc1.w", "mlp.c_fc.weight"},     {"mlp.fc1.b", "mlp.c_fc.bias"},
-      {"mlp.fc2.w", "mlp.c_proj.weight"},   {"mlp.fc2.b", "mlp.c_proj.bias"}};
-  std::map<std::string, std::string> llamaNames = {
-      {"attn.q.w", "self_attn.q_proj.weight"},  {"attn.k.w", "self_attn.k_proj.weight"},
-      {"attn.v.w", "self_attn.v_proj.weight"},  {"attn.out.w", "self_attn.o_proj.weight"},
-      {"attn.q.b", "self_attn.q_proj.bias"},    {"attn.k.b", "self_attn.k_proj.bias"},
-      {"attn.v.b", "self_attn.v_proj.bias"},    {"mlp.gate.w", "mlp.gate_proj.weight"},
-      {"mlp.up.w", "mlp.up_proj.weight"},       {"mlp.down.w", "mlp.down_proj.weight"},
-      {"attn.norm.scale", "input_layernorm.weight"},
-      {"mlp.norm.scale", "post_attention_layernorm.weight"}};
+  static const std::map<std::string, std::string> gptNames = inverted(kGptLayerNames),
+                                                  llamaNames = inverted(kLlamaLayerNames);
   std::string prefix = gpt2 ? "transformer." : "model.";
   for (auto &[name, m] : in) {
     std::smatch match;
@@ -175,20 +188,6 @@ Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan) {
   std::map<std::string, Matrix> out;
   static const std::regex gptLayer(R"(h\.(\d+)\.(.*))"), llamaLayer(R"(layers\.(\d+)\.(.*))"),
       buffers(R"(.*\.(attn\.bias|attn\.masked_bias|rotary_emb\.inv_freq))");
-  static const std::map<std::string, std::string> gptNames = {
-      {"ln_1.weight", "attn.norm.scale"},    {"ln_1.bias", "attn.norm.bias"},
-      {"attn.c_proj.weight", "attn.out.w"},  {"attn.c_proj.bias", "attn.out.b"},
-      {"ln_2.weight", "mlp.norm.scale"},     {"ln_2.bias", "mlp.norm.bias"},
-      {"mlp.c_fc.weight", "mlp.fc1.w"},      {"mlp.c_fc.bias", "mlp.fc1.b"},
-      {"mlp.c_proj.weight", "mlp.fc2.w"},    {"mlp.c_proj.bias", "mlp.fc2.b"}};
-  static const std::map<std::string, std::string> llamaNames = {
-      {"self_attn.q_proj.weight", "attn.q.w"},   {"self_attn.k_proj.weight", "attn.k.w"},
-      {"self_attn.v_proj.weight", "attn.v.w"},   {"self_attn.o_proj.weight", "attn.out.w"},
-      {"mlp.gate_proj.weight", "mlp.gate.w"},    {"mlp.up_proj.weight", "mlp.up.w"},
-      {"mlp.down_proj.weight", "mlp.down.w"},    {"input_layernorm.weight", "attn.norm.scale"},
-      {"post_attention_layernorm.weight", "mlp.norm.scale"},
-      {"self_attn.q_proj.bias", "attn.q.b"},     {"self_attn.k_proj.bias", "attn.k.b"},
-      {"self_attn.v_proj.bias", "attn.v.b"}}; // Qwen 2's
   bool llama = false;
   std::map<std::string, std::string> source; // ours -> the checkpoint's name
   std::optional<Matrix> untiedHead;          // LLaMA's lm_head where the graph ties it
@@ -212,13 +211,13 @@ Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan) {
         const char *suffix = rest.back() == 't' ? ".w" : ".b";
         for (int k = 0; k < 3; ++k)
           put(layer + "attn." + "qkv"[k] + suffix, part(qkv, k, 3));
-      } else if (auto it = gptNames.find(rest); it != gptNames.end()) {
+      } else if (auto it = kGptLayerNames.find(rest); it != kGptLayerNames.end()) {
         put(layer + it->second, read());
       }
     } else if (std::regex_match(name, m, llamaLayer)) {
       llama = true;
-      auto it = llamaNames.find(m[2].str());
-      if (it != llamaNames.end()) {
+      auto it = kLlamaLayerNames.find(m[2].str());
+      if (it != kLlamaLayerNames.end()) {
         put("layer" + m[1].str() + "." + it->second, transposed(read())); // norms stay 1-D
       }
     } else if (name == "wte.weight" || name == "embed_tokens.weight") {

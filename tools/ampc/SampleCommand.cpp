@@ -74,12 +74,6 @@ void writeInteger(rt::Executor &ex, const rt::Buffer &b, const std::vector<int64
   ex.write(b.id, bytes.data(), bytes.size());
 }
 
-void writeFloats(rt::Executor &ex, const rt::Buffer &b, const std::vector<float> &values) {
-  std::vector<std::byte> bytes(b.bytes);
-  rt::fromF32(values.data(), bytes.data(), b.dtype, values.size());
-  ex.write(b.id, bytes.data(), bytes.size());
-}
-
 /// A training graph: the last `seq` tokens, left-aligned (causal attention
 /// makes the padding after them invisible to the position that predicts),
 /// one forward pass per token.
@@ -165,14 +159,14 @@ private:
   };
 
   std::vector<float> feed(int64_t token) {
-    writeInteger(ex_, plan_.buffers[ids_], {token});
-    writeInteger(ex_, plan_.buffers[pos_], {filled_});
+    ex_.writeScalar(ids_, (double)token);
+    ex_.writeScalar(pos_, (double)filled_);
     std::vector<float> mask(length_ + 1, -std::numeric_limits<float>::infinity());
     std::fill(mask.begin(), mask.begin() + filled_, 0.0f);
     mask[length_] = 0.0f; // the position fed now
-    writeFloats(ex_, plan_.buffers[mask_], mask);
+    ex_.writeF32(mask_, mask);
     for (const Cache &c : caches_)
-      writeFloats(ex_, plan_.buffers[c.input], c.values);
+      ex_.writeF32(c.input, c.values);
     ex_.run();
     for (Cache &c : caches_) {
       std::vector<float> row = ex_.readF32(c.output);

@@ -104,8 +104,7 @@ public:
           found = &added_[i];
         }
       }
-      size_t end = found ? at : text.size();
-      size_t segmentEnd = end;
+      size_t segmentEnd = found ? at : text.size();
       if (found && found->lstrip)
         while (segmentEnd > from && isSpace(text[segmentEnd - 1]))
           --segmentEnd;
