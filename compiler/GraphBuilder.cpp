@@ -35,7 +35,8 @@ GraphBuilder::GraphBuilder(MLIRContext &ctx, StringRef graphName)
   loadDialects(ctx);
   builder_.setInsertionPointToEnd(module_->getBody());
   auto g = builder_.create<graph::GraphOp>(UnknownLoc::get(&ctx),
-                                           builder_.getStringAttr(graphName), nullptr);
+                                           builder_.getStringAttr(graphName), nullptr,
+                                           nullptr);
   g.getBody().emplaceBlock();
   graph_ = g;
   builder_.setInsertionPointToEnd(&g.getBody().front());

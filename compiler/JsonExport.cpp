@@ -96,6 +96,13 @@ std::string exportGraphJson(ModuleOp module) {
   out += "  \"outputs\": " + rt::dumpJson(outputs);
   if (auto loss = g.getLoss())
     out += ",\n  \"loss\": " + rt::dumpJson(Json(loss->str()));
+  if (auto model = g.getModel()) {
+    Json args = Json::object();
+    for (NamedAttribute arg : model->getAs<DictionaryAttr>("args"))
+      args[arg.getName().str()] = cast<StringAttr>(arg.getValue()).str();
+    Json record = {{"name", model->getAs<StringAttr>("name").str()}, {"args", args}};
+    out += ",\n  \"model\": " + rt::dumpJson(record);
+  }
   return out + "\n}\n";
 }
 

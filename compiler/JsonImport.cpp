@@ -74,6 +74,7 @@ private:
   std::vector<const NodeDecl *> topologicalOrder();
   void createValue(const ValueDecl &v);
   void createNode(const NodeDecl &n);
+  DictionaryAttr readModelRecord(const Json &model);
 
   MLIRContext &ctx_;
   const Json &root_;
@@ -84,6 +85,23 @@ private:
   llvm::StringMap<size_t> producer_; // value name -> node index
   llvm::StringMap<Value> defined_;
 };
+
+/// The zoo's record of how it built the graph: {"name": ..., "args": {k: "v"}}.
+DictionaryAttr Importer::readModelRecord(const Json &model) {
+  const char *shape = "\"model\" must be {\"name\": string, \"args\": {key: string}}";
+  if (!model.is_object() || model.size() != 2 || !model.contains("name") ||
+      !model["name"].is_string() || !model.contains("args") || !model["args"].is_object())
+    throw GraphError(shape);
+  SmallVector<NamedAttribute> args;
+  for (const auto &[key, value] : model["args"].items()) {
+    if (!value.is_string())
+      throw GraphError(std::string(shape) + "; arg '" + key + "' is not a string");
+    args.push_back(b_.getNamedAttr(key, b_.getStringAttr(value.get<std::string>())));
+  }
+  return b_.getDictionaryAttr(
+      {b_.getNamedAttr("name", b_.getStringAttr(model["name"].get<std::string>())),
+       b_.getNamedAttr("args", b_.getDictionaryAttr(args))});
+}
 
 void Importer::readValues() {
   for (const Json &v : field(root_, "values", "graph", &Json::is_array, "a list")) {
@@ -315,7 +333,7 @@ OwningOpRef<ModuleOp> Importer::run() {
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx_));
   b_.setInsertionPointToEnd(module->getBody());
   auto g = b_.create<graph::GraphOp>(UnknownLoc::get(&ctx_), b_.getStringAttr(name),
-                                     nullptr);
+                                     nullptr, nullptr);
   b_.setInsertionPointToEnd(&g.getBody().emplaceBlock());
   for (const ValueDecl &v : values_)
     if (!v.kind.empty())
@@ -342,6 +360,8 @@ OwningOpRef<ModuleOp> Importer::run() {
       throw GraphError("loss '" + loss + "' is not listed in \"outputs\"");
     g.setLoss(loss);
   }
+  if (root_.contains("model") && !root_["model"].is_null())
+    g.setModelAttr(readModelRecord(root_["model"]));
   ErrorCollector errors(&ctx_);
   if (failed(verify(*module)))
     errors.raise("the graph does not verify");

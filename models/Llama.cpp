@@ -32,25 +32,25 @@ std::optional<RopeScaling> ropeScaling(const std::string &text) {
   return s;
 }
 
-/// LLaMA's feed-forward width: 8/3 of hidden, rounded up to a multiple of 256.
-int64_t defaultFfn(int64_t hidden) { return (8 * hidden / 3 + 255) / 256 * 256; }
-
 } // namespace
 
-mlir::OwningOpRef<mlir::ModuleOp> buildLlama(mlir::MLIRContext &ctx, const ModelArgs &a) {
-  int64_t layers = a.getInt("layers"), hidden = a.getInt("hidden"),
-          heads = a.getInt("heads"), kvHeads = a.getInt("kv_heads"), seq = a.getInt("seq"),
-          vocab = a.getInt("vocab"), batch = a.getInt("batch"),
-          theta = a.getInt("rope_theta");
-  double eps = a.getNumber("norm_eps");
-  bool tie = a.getFlag("tie");
-  int64_t ffn = 0;
+int64_t llamaFfnWidth(const ModelArgs &a) {
+  if (a.get("ffn") == "auto") // 8/3 of hidden, rounded up to a multiple of 256
+    return (8 * a.getInt("hidden") / 3 + 255) / 256 * 256;
   try {
-    ffn = a.get("ffn") == "auto" ? defaultFfn(hidden) : a.getInt("ffn");
+    return a.getInt("ffn");
   } catch (const GraphError &) {
     throw GraphError("parameter 'ffn' must be a positive integer or auto, got '" + a.get("ffn") +
                      "'");
   }
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> buildLlama(mlir::MLIRContext &ctx, const ModelArgs &a) {
+  int64_t layers = a.getInt("layers"), hidden = a.getInt("hidden"),
+          heads = a.getInt("heads"), kvHeads = a.getInt("kv_heads"), seq = a.getInt("seq"),
+          vocab = a.getInt("vocab"), batch = a.getInt("batch"), ffn = llamaFfnWidth(a);
+  double eps = a.getNumber("norm_eps"), theta = a.getNumber("rope_theta");
+  bool tie = a.getFlag("tie");
   if (hidden % heads != 0 || (hidden / heads) % 2 != 0)
     throw GraphError("llama: hidden " + std::to_string(hidden) + " over " +
                      std::to_string(heads) + " heads is no even head size");
@@ -72,7 +72,7 @@ mlir::OwningOpRef<mlir::ModuleOp> buildLlama(mlir::MLIRContext &ctx, const Model
   attn.qkvBias = a.getFlag("qkv_bias");
   attn.outBias = false;
   attn.kvHeads = kvHeads;
-  RotaryTables rotary = rotaryTables(b, seq, hidden / heads, (double)theta, "rotary",
+  RotaryTables rotary = rotaryTables(b, seq, hidden / heads, theta, "rotary",
                                      ropeScaling(a.get("rope_scaling")));
   attn.rotary = RotaryTables{io.atPositions(rotary.cos, "rotary.cos"),
                              io.atPositions(rotary.sin, "rotary.sin")};

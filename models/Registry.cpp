@@ -2,11 +2,20 @@
 #include "models/Models.h"
 
 #include "compiler/Diagnostics.h"
+#include "compiler/GraphIO.h"
+#include "ops/GraphOps.h"
 
 namespace ampc {
 
+const std::string &ModelArgs::get(const std::string &key) const {
+  auto it = values_.find(key);
+  if (it == values_.end())
+    throw GraphError("parameter '" + key + "' is not given");
+  return it->second;
+}
+
 int64_t ModelArgs::getInt(const std::string &key) const {
-  const std::string &text = values_.at(key);
+  const std::string &text = get(key);
   size_t used = 0;
   long long v = 0;
   try {
@@ -20,7 +29,7 @@ int64_t ModelArgs::getInt(const std::string &key) const {
 }
 
 double ModelArgs::getNumber(const std::string &key) const {
-  const std::string &text = values_.at(key);
+  const std::string &text = get(key);
   size_t used = 0;
   double v = 0;
   try {
@@ -34,7 +43,7 @@ double ModelArgs::getNumber(const std::string &key) const {
 }
 
 bool ModelArgs::getFlag(const std::string &key) const {
-  const std::string &text = values_.at(key);
+  const std::string &text = get(key);
   if (text != "0" && text != "1")
     throw GraphError("parameter '" + key + "' must be 0 or 1, got '" + text + "'");
   return text == "1";
@@ -127,12 +136,30 @@ mlir::OwningOpRef<mlir::ModuleOp> buildModel(mlir::MLIRContext &ctx, const std::
       }
       values[key] = value;
     }
-    return m.build(ctx, ModelArgs(values));
+    mlir::OwningOpRef<mlir::ModuleOp> module = m.build(ctx, ModelArgs(values));
+    mlir::Builder b(&ctx);
+    llvm::SmallVector<mlir::NamedAttribute> args;
+    for (const auto &[key, value] : values)
+      args.push_back(b.getNamedAttr(key, b.getStringAttr(value)));
+    llvm::cast<graph::GraphOp>(theGraph(*module))
+        .setModelAttr(b.getDictionaryAttr({b.getNamedAttr("name", b.getStringAttr(name)),
+                                      b.getNamedAttr("args", b.getDictionaryAttr(args))}));
+    return module;
   }
   std::string known;
   for (const ModelInfo &m : modelRegistry())
     known += (known.empty() ? "" : ", ") + m.name;
   throw GraphError("unknown model '" + name + "'; the models are: " + known);
+}
+
+std::optional<ModelRecord> modelRecordOf(mlir::ModuleOp module) {
+  auto model = llvm::cast<graph::GraphOp>(theGraph(module)).getModel();
+  if (!model)
+    return std::nullopt;
+  ModelRecord record{model->getAs<mlir::StringAttr>("name").str(), {}};
+  for (mlir::NamedAttribute arg : model->getAs<mlir::DictionaryAttr>("args"))
+    record.args[arg.getName().str()] = llvm::cast<mlir::StringAttr>(arg.getValue()).str();
+  return record;
 }
 
 } // namespace ampc

@@ -72,6 +72,23 @@ LogicalResult GraphOp::verifyRegions() {
       return emitOpError("loss '") << *loss << "' must be a float scalar, got "
                                    << type;
   }
+  if (auto model = getModel()) {
+    auto name = model->getAs<StringAttr>("name");
+    auto args = model->getAs<DictionaryAttr>("args");
+    if (!name || name.getValue().empty() || !args || model->size() != 2)
+      return emitOpError("model record needs exactly a string 'name' and a dictionary 'args'");
+    for (NamedAttribute arg : args) {
+      auto value = dyn_cast<StringAttr>(arg.getValue());
+      if (!value)
+        return emitOpError("model record's arg '") << arg.getName().getValue()
+                                                  << "' must be a string";
+      if (failed(checkUtf8(*this, "model arg", arg.getName().getValue())) ||
+          failed(checkUtf8(*this, "model arg", value.getValue())))
+        return failure();
+    }
+    if (failed(checkUtf8(*this, "model name", name.getValue())))
+      return failure();
+  }
   return success();
 }
 

@@ -14,9 +14,14 @@ def Graph_GraphOp : Graph_Op<"graph",
     Holds one graph in a single block, in topological order: `graph.input`,
     `graph.param` and `graph.const` values, the nodes, and a `graph.return` that
     lists the outputs. `loss`, when set, names the output that training
-    minimises. Node names are unique, and so are value names.
+    minimises. Node names are unique, and so are value names. `model`, when
+    set, records the zoo model that built the graph and its parameters, all
+    strings (`{name = "llama", args = {layers = "2", ...}}`): what the tools
+    need to rebuild it as a decode graph or describe it in a Hugging Face
+    `config.json` (docs/graph-format.md, "Model record").
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, OptionalAttr<StrAttr>:$loss);
+  let arguments = (ins SymbolNameAttr:$sym_name, OptionalAttr<StrAttr>:$loss,
+                       OptionalAttr<DictionaryAttr>:$model);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasRegionVerifier = 1;

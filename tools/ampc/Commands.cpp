@@ -1,4 +1,4 @@
-// The command table and the graph commands: model, rewrite, report.
+// The command table and the graph commands: rewrite, dot, report.
 #include "tools/ampc/Commands.h"
 
 #include <algorithm>
@@ -13,7 +13,6 @@
 #include "compiler/Pipelines.h"
 #include "compiler/PrecisionReport.h"
 #include "mlir/IR/MLIRContext.h"
-#include "models/Models.h"
 #include "runtime/core/Files.h"
 #include "runtime/device/Registry.h"
 #include "tools/ampc/AmpFlags.h"
@@ -85,25 +84,6 @@ std::string outputFile(const Args &args) {
   return *out;
 }
 
-int runModel(const Args &args) {
-  if (args.positionals().size() != 1)
-    throw UsageError("expects one model name; the models are listed by `ampc model --list`");
-  std::string out = outputFile(args);
-  std::map<std::string, std::string> sets;
-  for (const std::string &kv : args.getAll("set")) {
-    size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw UsageError("--set needs key=value, got '" + kv + "'");
-    sets[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  MLIRContext ctx;
-  // A bad name or parameter is the command's fault, not the output file's.
-  OwningOpRef<ModuleOp> module =
-      onFile("model", [&] { return buildModel(ctx, args.positionals()[0], sets); });
-  onFile(out, [&] { saveGraph(*module, out); });
-  return 0;
-}
-
 int runRewrite(const Args &args) {
   const std::string &in = inputFile(args);
   std::string out = outputFile(args);
@@ -144,7 +124,6 @@ int runReport(const Args &args) {
   return 0;
 }
 
-static int listModels(const Args &args);
 
 static std::vector<OptionSpec> withTrainingOptions(std::vector<OptionSpec> specs) {
   for (OptionSpec &s : trainingOptionSpecs())
@@ -182,12 +161,14 @@ static std::vector<OptionSpec> withAmpOptions(std::vector<OptionSpec> specs) {
 
 const std::vector<Command> &commands() {
   static const std::vector<Command> table = {
-      {"model", "model NAME [--set key=value]... -o FILE",
+      {"model", "model NAME [--set key=value]... -o FILE | model --hf-config config.json ...",
        "writes a model of the zoo as a saved graph (.json or .mlir)",
        {{"output", true, false, "the file to write"},
         {"set", true, true, "overrides a model parameter, key=value"},
+        {"hf-config", true, false,
+         "a Hugging Face config.json (gpt2, llama, mistral, qwen2): the zoo model of its shape"},
         {"list", false, false, "lists the models and their parameters"}},
-       listModels},
+       runModel},
       {"rewrite", "rewrite IN -o OUT [AMP options] [--print-ir-before-amp] [--print-ir-after-amp]",
        "runs the AMP pass and cast cleanup on a graph (.json or .mlir)",
        withAmpOptions({{"output", true, false, "the file to write"},
@@ -333,6 +314,9 @@ const std::vector<Command> &commands() {
                        {"top-p", true, false,
                         "then among the fewest most likely whose probabilities reach P (1)"},
                        {"seed", true, false, "seed of the draws (0)"},
+                       {"no-kv-cache", false, false,
+                        "runs the graph as given, the whole window per token, not the zoo "
+                        "model's decode graph"},
                        {"init-layout", true, false, "the checkpoint's Linear weights: torch, graph or hf"},
                        {"device", true, false, "cpu (default) or cuda"},
                        noFuseOptionSpec()}),
@@ -349,17 +333,6 @@ const std::vector<Command> &commands() {
        runWeights},
   };
   return table;
-}
-
-static int listModels(const Args &args) {
-  if (!args.has("list"))
-    return runModel(args);
-  for (const ModelInfo &m : modelRegistry()) {
-    std::cout << m.name << ": " << m.summary << "\n";
-    for (const ModelParam &p : m.params)
-      std::cout << "    " << p.key << "=" << p.defaultValue << "  " << p.help << "\n";
-  }
-  return 0;
 }
 
 } // namespace ampc::cli

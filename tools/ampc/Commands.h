@@ -15,6 +15,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "runtime/driver/Trainer.h"
 #include "runtime/core/Errors.h"
+#include "runtime/core/JsonText.h"
 #include "runtime/core/Target.h"
 #include "runtime/device/Backend.h"
 #include "tools/ampc/Args.h"
@@ -54,6 +55,10 @@ int runExport(const Args &args);
 int runTokenize(const Args &args);
 int runSample(const Args &args);
 int runWeights(const Args &args);
+
+/// The JSON object in `path` (`what` says what it should be, for the
+/// error). Throws CliError naming the file.
+rt::Json readJsonObject(const std::string &path, const std::string &what);
 
 class Tokenizer;
 /// --tokenizer's tokenizer.json, or bytes. Throws CliError.

@@ -1,7 +1,8 @@
 // `ampc sample`: a language model continues a prompt (docs/gpt.md, "ampc
-// sample"). A training graph runs one forward pass over the whole window per
-// token; a decode graph (the zoo's `--set decode=1`) runs one position per
-// token against each layer's cache of earlier keys and values.
+// sample"). A decode graph (the zoo's `--set decode=1`, or built here from a
+// zoo graph's model record) runs one position per token against each
+// layer's cache of earlier keys and values; any other language model runs
+// one forward pass over the whole window per token.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "compiler/GraphIO.h"
 #include "compiler/LanguageModel.h"
 #include "mlir/IR/MLIRContext.h"
+#include "models/Models.h"
 #include "ops/GraphOps.h"
 #include "runtime/core/Convert.h"
 #include "runtime/device/Registry.h"
@@ -189,6 +191,28 @@ bool isDecodeGraph(ModuleOp module) {
   return found;
 }
 
+/// The decode graph of a training graph that the zoo built (its model
+/// record): the same model at batch 1 with a KV cache, or null where the
+/// graph has no record or its params are not the decode graph's (a graph
+/// edited since).
+OwningOpRef<ModuleOp> decodeGraphOf(MLIRContext &ctx, ModuleOp module) {
+  std::optional<ModelRecord> record = modelRecordOf(module);
+  if (!record || (record->name != "gpt2" && record->name != "llama"))
+    return nullptr;
+  record->args["batch"] = "1";
+  record->args["decode"] = "1";
+  OwningOpRef<ModuleOp> decode = buildModel(ctx, record->name, record->args);
+  auto paramShapes = [](ModuleOp m) {
+    std::map<std::string, std::vector<int64_t>> shapes;
+    m.walk([&](graph::ParamOp p) {
+      auto shape = cast<RankedTensorType>(p.getValue().getType()).getShape();
+      shapes[p.getName().str()] = {shape.begin(), shape.end()};
+    });
+    return shapes;
+  };
+  return paramShapes(module) == paramShapes(*decode) ? std::move(decode) : nullptr;
+}
+
 } // namespace
 
 int runSample(const Args &args) {
@@ -196,7 +220,7 @@ int runSample(const Args &args) {
   std::string graphFile = args.getFile("graph");
   if (graphFile.empty())
     throw UsageError("ampc sample needs --graph G: the graph the checkpoint was trained from, "
-                     "or for speed its decode graph (--set batch=1 --set decode=1)");
+                     "or its decode graph (--set batch=1 --set decode=1)");
   if (!args.has("prompt") || args.get("prompt")->empty())
     throw UsageError("ampc sample needs --prompt TEXT: at least one byte to continue");
   std::string prompt = *args.get("prompt");
@@ -225,6 +249,11 @@ int runSample(const Args &args) {
     MLIRContext ctx;
     OwningOpRef<ModuleOp> module = loadGraph(ctx, graphFile);
     decode = isDecodeGraph(*module);
+    if (!decode && !args.has("no-kv-cache"))
+      if (OwningOpRef<ModuleOp> cached = decodeGraphOf(ctx, *module)) {
+        module = std::move(cached);
+        decode = true;
+      }
     mlir::Value logits;
     if (decode)
       module->walk([&](graph::ReturnOp ret) {

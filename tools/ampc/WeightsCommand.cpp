@@ -1,9 +1,13 @@
 // `ampc weights`: a checkpoint's model weights alone (no optimizer state),
 // in the graph's names or in Hugging Face's, in f32, f16 or bf16: what a
 // fine-tuning run hands to inference (docs/gpt.md, "Pretrained weights").
+#include <filesystem>
+
 #include "compiler/GraphIO.h"
 #include "compiler/Lowering.h"
 #include "mlir/IR/MLIRContext.h"
+#include "models/HubConfig.h"
+#include "runtime/core/Files.h"
 #include "runtime/driver/Checkpoint.h"
 #include "runtime/driver/HuggingFaceNames.h"
 #include "tools/ampc/AmpFlags.h"
@@ -12,6 +16,29 @@
 using namespace mlir;
 
 namespace ampc::cli {
+
+namespace {
+
+/// The config.json to write beside Hub-layout weights: none where the graph
+/// has no zoo record, or where one that describes the same model is there
+/// already (it holds what ampc does not know: token ids, the chat template's
+/// name). One that describes another model is an error, before anything is
+/// written.
+std::optional<std::string> hubConfigFor(const std::optional<ModelRecord> &record, int64_t vocab,
+                                        const std::string &dtype, const std::string &path) {
+  if (!record || (record->name != "gpt2" && record->name != "llama"))
+    return std::nullopt;
+  int64_t rows = vocab > 0 ? vocab : ModelArgs(record->args).getInt("vocab");
+  if (!std::filesystem::exists(path))
+    return rt::dumpJson(hubConfigOf(*record, rows, dtype), 2) + "\n";
+  std::string difference = hubConfigDifference(readJsonObject(path, "config.json"), *record, rows);
+  if (!difference.empty())
+    throw CliError(path, "describes another model than the graph (" + difference + "): remove "
+                         "it for ampc to write this model's, or write the weights elsewhere");
+  return std::nullopt;
+}
+
+} // namespace
 
 int runWeights(const Args &args) {
   const std::string &checkpoint = inputFile(args);
@@ -32,9 +59,11 @@ int runWeights(const Args &args) {
   if (args.has("vocab") && layout != "hf")
     throw UsageError("--vocab cuts the padded vocabulary for --layout hf");
   int64_t vocab = args.getInt("vocab", 0, 1);
+  std::optional<ModelRecord> record;
   rt::Plan plan = onFile(graphFile, [&] {
     MLIRContext ctx;
     OwningOpRef<ModuleOp> module = loadGraph(ctx, graphFile);
+    record = modelRecordOf(*module);
     return lowerToPlan(*module);
   });
   rt::Safetensors file = onFile(checkpoint, [&] { return rt::readSafetensors(checkpoint); });
@@ -61,6 +90,10 @@ int runWeights(const Args &args) {
   if (layout == "hf")
     weights = onFile(checkpoint, [&] { return rt::toHuggingFace(weights, vocab); });
   checkOutput(args, "output");
+  std::optional<std::string> config; // config.json's text, if it is ours to write
+  std::string configFile = (std::filesystem::path(out).parent_path() / "config.json").string();
+  if (layout == "hf")
+    config = onFile(graphFile, [&] { return hubConfigFor(record, vocab, dtypeName, configFile); });
   std::map<std::string, std::string> metadata;
   if (layout == "hf")
     metadata["format"] = "pt"; // as transformers' save_pretrained writes it
@@ -70,6 +103,16 @@ int runWeights(const Args &args) {
     count += rt::numElements(t.shape);
   std::printf("%s: %zu tensors, %lld values in %s\n", out.c_str(), weights.tensors.size(),
               (long long)count, dtypeName.c_str());
+  if (config) {
+    if (std::string why = rt::writeFileAtomically(configFile, *config); !why.empty())
+      throw CliError(configFile, "cannot write the file: " + why);
+    std::printf("%s: the model's shape, for transformers\n", configFile.c_str());
+  } else if (layout == "hf") {
+    std::printf("%s\n", std::filesystem::exists(configFile)
+                            ? (configFile + ": kept, it describes this model").c_str()
+                            : "no config.json: the graph has no record of the zoo model that "
+                              "built it (ampc model writes one)");
+  }
   return 0;
 }
 

@@ -54,6 +54,22 @@ graph.graph @loss_not_output attributes {loss = "l"} {
 
 // -----
 
+// expected-error @+1 {{model record needs exactly a string 'name' and a dictionary 'args'}}
+graph.graph @model_no_args attributes {model = {name = "llama"}} {
+  %x = graph.input "x" : tensor<4xf32>
+  graph.return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{model record's arg 'layers' must be a string}}
+graph.graph @model_number_arg attributes {model = {name = "llama", args = {layers = 2 : i64}}} {
+  %x = graph.input "x" : tensor<4xf32>
+  graph.return %x : tensor<4xf32>
+}
+
+// -----
+
 graph.graph @empty_name {
   // expected-error @+1 {{needs a non-empty 'name'}}
   %x = graph.input "" : tensor<4xf32>

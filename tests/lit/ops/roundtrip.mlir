@@ -20,6 +20,13 @@ graph.graph @structure attributes {loss = "loss"} {
   graph.return %y, %loss : tensor<4x8xf32>, tensor<f32>
 }
 
+// The zoo's model record prints and parses with the graph.
+// CHECK-LABEL: graph.graph @recorded attributes {model = {args = {layers = "2", rope_theta = "5e+05"}, name = "llama"}}
+graph.graph @recorded attributes {model = {name = "llama", args = {layers = "2", rope_theta = "5e+05"}}} {
+  %x = graph.input "x" : tensor<4xf32>
+  graph.return %x : tensor<4xf32>
+}
+
 // CHECK-LABEL: graph.graph @matrix
 // CHECK: graph.matmul "mm"(%a, %b) {transpose_b = true} : (tensor<2x4x8xf16>, tensor<16x8xf16>) -> tensor<2x4x16xf16>
 // CHECK: graph.conv2d "conv"(%img, %f) {padding = array<i64: 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x8x8x8xf32>, tensor<16x3x3x8xf32>) -> tensor<2x4x4x16xf32>
