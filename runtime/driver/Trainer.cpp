@@ -6,6 +6,7 @@
 #include "runtime/core/Files.h"
 #include "runtime/core/Probes.h"
 #include "runtime/driver/Checkpoint.h"
+#include "runtime/driver/WeightShards.h"
 #include "runtime/driver/Runner.h"
 #include "runtime/driver/Weights.h"
 
@@ -119,7 +120,7 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
     for (const Buffer &b : (eval_ ? *eval_ : plan_).buffers)
       if (b.kind == BufferKind::Param && (eval_ || b.trainable))
         model.push_back(b.name);
-    loadWeights(readSafetensors(options_.initFrom, "weights file"), ex, model,
+    loadWeights(readWeights(options_.initFrom, "weights file"), ex, model,
                 eval_ ? *eval_ : plan_, options_.initLayout);
   }
   if (!options_.resume.empty()) {

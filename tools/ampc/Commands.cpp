@@ -234,7 +234,8 @@ const std::vector<Command> &commands() {
            {"checkpoint", true, false, "writes the training state (safetensors) at the end"},
            {"resume", true, false, "continues from a checkpoint"},
            {"init-from", true, false,
-            "starts from the weights of a safetensors file (fresh optimizer state)"},
+            "starts from the weights of a safetensors file, a sharded checkpoint's index or "
+            "its folder (fresh optimizer state)"},
            {"init-layout", true, false,
             "--init-from's Linear weights: torch ([out, in]), graph or hf (a Hub GPT-2 or "
             "LLaMA; default: the file's metadata)"},
@@ -255,7 +256,8 @@ const std::vector<Command> &commands() {
        "overflow, the gradients lost to underflow, and the options to train with",
        withAmpOptions(withTrainingOptions(withRunOptions(
            "optimizer steps (default 20)", {
-           {"init-from", true, false, "starts from the weights of a safetensors file"},
+           {"init-from", true, false,
+            "starts from the weights of a safetensors file, a sharded index or a folder"},
            {"init-layout", true, false, "--init-from's Linear weights: torch, graph or hf"},
            {"json", true, false, "writes the ranges and the verdict as JSON"},
            {"dot", true, false, "draws the graph coloured by headroom (Graphviz)"}}))),

@@ -15,6 +15,7 @@
 #include "runtime/core/KernelTraits.h"
 #include "runtime/device/Registry.h"
 #include "runtime/driver/Checkpoint.h"
+#include "runtime/driver/WeightShards.h"
 #include "runtime/driver/Metrics.h"
 #include "tools/ampc/AmpFlags.h"
 #include "tools/ampc/Commands.h"
@@ -124,7 +125,7 @@ static void loadWeightsFrom(const Args &args, rt::Executor &ex) {
     if (b.kind == rt::BufferKind::Param && b.copyOf < 0)
       params.push_back(b.name);
   onFile(file, [&] {
-    rt::loadWeights(rt::readSafetensors(file, "weights file"), ex, params, ex.plan(),
+    rt::loadWeights(rt::readWeights(file, "weights file"), ex, params, ex.plan(),
                     weightLayoutFrom(args));
   });
 }

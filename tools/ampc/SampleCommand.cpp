@@ -18,6 +18,7 @@
 #include "runtime/core/Convert.h"
 #include "runtime/device/Registry.h"
 #include "runtime/driver/Checkpoint.h"
+#include "runtime/driver/WeightShards.h"
 #include "runtime/driver/Weights.h"
 #include "tools/ampc/AmpFlags.h"
 #include "tools/ampc/Commands.h"
@@ -284,7 +285,7 @@ int runSample(const Args &args) {
     if (b.kind == rt::BufferKind::Param && b.copyOf < 0)
       params.push_back(b.name);
   onFile(checkpoint, [&] {
-    rt::loadWeights(rt::readSafetensors(checkpoint, "checkpoint"), ex, params, plan,
+    rt::loadWeights(rt::readWeights(checkpoint, "checkpoint"), ex, params, plan,
                     weightLayoutFrom(args));
   });
   std::unique_ptr<Steps> steps;
