@@ -9,7 +9,8 @@ Usage: python3 bench/same_init.py MODEL DIR [--steps N] [--mode f32|amp]
 MODEL: simplenet, mnist_cnn, bert, gpt2 or llama, with the zoo's `--set`
 keys (simplenet: batch, hidden; mnist_cnn: batch; bert and gpt2: batch,
 layers, hidden, heads, seq, vocab; llama also kv_heads, ffn, norm_eps, qkv_bias,
-tie, rope_theta and rope_scaling). Writes DIR/MODEL.init.safetensors and DIR/MODEL.data.safetensors
+tie, rope_theta, rope_scaling and lora, lora_alpha, lora_targets: PEFT's
+adapters, the rest frozen). Writes DIR/MODEL.init.safetensors and DIR/MODEL.data.safetensors
 before training, then one JSON line, printed and in DIR/MODEL.peer.json: the
 model, the mode and the loss of every step (each the loss its forward
 computed, before its update).
@@ -29,7 +30,7 @@ import struct
 import torch
 import torch.nn.functional as F
 
-from torch_models import Bert, Gpt2, Llama, MnistCnn, mlp
+from torch_models import LLAMA_LINEARS, Bert, Gpt2, Llama, LoraLinear, MnistCnn, add_lora, mlp
 
 SHAPES = {
     "simplenet": {"batch": 512, "hidden": 4096},
@@ -38,7 +39,8 @@ SHAPES = {
     "gpt2": {"batch": 16, "layers": 12, "hidden": 768, "heads": 12, "seq": 1024, "vocab": 50304},
     "llama": {"batch": 16, "layers": 12, "hidden": 768, "heads": 12, "kv_heads": 4, "ffn": 2048,
               "seq": 1024, "vocab": 32000, "norm_eps": 1e-5, "qkv_bias": 0, "tie": 0,
-              "rope_theta": 10000, "rope_scaling": "none"},
+              "rope_theta": 10000, "rope_scaling": "none", "lora": 0, "lora_alpha": 8.0,
+              "lora_targets": "q,v"},
 }
 DTYPES = {torch.float32: "F32", torch.int64: "I64"}
 
@@ -134,8 +136,7 @@ def llama_weights(model, shape):
     out = {"embeddings.token.w": model.embed_tokens.weight, "head.norm.scale": model.norm.weight}
     if not shape["tie"]:
         out["head.logits.w"] = model.lm_head.weight.t()
-    names = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "out": "o_proj",
-             "gate": "gate_proj", "up": "up_proj", "down": "down_proj"}
+    names = LLAMA_LINEARS
     for i, block in enumerate(model.layers):
         p = "layer%d." % i
         out[p + "attn.norm.scale"] = block.input_layernorm.weight
@@ -145,6 +146,9 @@ def llama_weights(model, shape):
             out[p + part + ours + ".w"] = getattr(block, theirs).weight.t()
             if getattr(block, theirs).bias is not None:
                 out[p + part + ours + ".b"] = getattr(block, theirs).bias
+            if isinstance(getattr(block, theirs), LoraLinear):
+                out[p + part + ours + ".lora_a"] = getattr(block, theirs).lora_A.weight.t()
+                out[p + part + ours + ".lora_b"] = getattr(block, theirs).lora_B.weight.t()
     return out
 
 
@@ -220,6 +224,10 @@ def build(name, shape, device):
                                        theta=float(shape["rope_theta"]),
                                        rope_scaling=rope_scaling(shape["rope_scaling"])).to(device), \
             llama_weights, "targets"
+        if shape["lora"]:
+            targets = list(LLAMA_LINEARS) if shape["lora_targets"] == "all" else \
+                shape["lora_targets"].split(",")
+            model = add_lora(model, targets, shape["lora"], shape["lora_alpha"]).to(device)
     else:
         kind, weights, labels = (Gpt2, gpt2_weights, "targets") if name == "gpt2" else \
             (Bert, bert_weights, "labels")

@@ -198,6 +198,48 @@ class LlamaBlock(nn.Module):
         return x + self.down_proj(F.silu(self.gate_proj(h)) * self.up_proj(h))
 
 
+class LoraLinear(nn.Module):
+    """PEFT's LoRA Linear: the base layer (frozen by add_lora) plus
+    lora_B(lora_A(x)) * alpha / rank, lora_A kaiming-uniform (a = sqrt(5)),
+    lora_B zeros."""
+
+    def __init__(self, base, rank, alpha):
+        super().__init__()
+        self.base, self.scaling = base, alpha / rank
+        self.lora_A = nn.Linear(base.in_features, rank, bias=False)
+        self.lora_B = nn.Linear(rank, base.out_features, bias=False)
+        nn.init.kaiming_uniform_(self.lora_A.weight, a=math.sqrt(5))
+        nn.init.zeros_(self.lora_B.weight)
+
+    @property
+    def weight(self):
+        return self.base.weight
+
+    @property
+    def bias(self):
+        return self.base.bias
+
+    def forward(self, x):
+        return self.base(x) + self.lora_B(self.lora_A(x)) * self.scaling
+
+
+LLAMA_LINEARS = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "out": "o_proj",
+                 "gate": "gate_proj", "up": "up_proj", "down": "down_proj"}
+
+
+def add_lora(model, targets, rank, alpha):
+    """Freezes every parameter of a Llama and adapts the linear layers named
+    by `targets` (the zoo's names: q, k, v, out, gate, up, down), as PEFT's
+    get_peft_model with target_modules does."""
+    for p in model.parameters():
+        p.requires_grad_(False)
+    for block in model.layers:
+        for ours in targets:
+            theirs = LLAMA_LINEARS[ours]
+            setattr(block, theirs, LoraLinear(getattr(block, theirs), rank, alpha))
+    return model
+
+
 class Llama(nn.Module):
     """The zoo's llama as Hugging Face's LlamaForCausalLM computes it: token
     table, rotary tables (computed in f64, rounded once to f32, as ampc's

@@ -5,12 +5,21 @@
 namespace ampc {
 
 Tensor linear(GraphBuilder &b, Tensor x, int64_t outFeatures, llvm::StringRef name,
-              bool bias, const Init &weights) {
+              bool bias, const Init &weights, const LoraSpec *lora) {
   auto s = b.scope(name);
-  Tensor w = b.param("w", {x.dim(-1), outFeatures}, weights);
+  int64_t in = x.dim(-1);
+  Tensor w = b.param("w", {in, outFeatures}, weights);
   Tensor y = b.matmul(x, w);
   if (bias)
     y = b.add(y, b.param("b", {outFeatures}, Init::zeros()));
+  if (lora && lora->adapts(name)) { // after the bias, as PEFT adds it to the layer's output
+    double bound = 1.0 / std::sqrt((double)in);
+    Tensor loraA = b.param("lora_a", {in, lora->rank}, Init::uniform(-bound, bound));
+    Tensor loraB = b.param("lora_b", {lora->rank, outFeatures}, Init::zeros());
+    Tensor up = b.matmul(b.matmul(x, loraA, false, false, "lora_down"), loraB, false, false,
+                         "lora_up");
+    y = b.add(y, b.scale(up, lora->alpha / (double)lora->rank, 0.0, "lora_scale"), "lora_add");
+  }
   return y;
 }
 
@@ -134,7 +143,7 @@ Tensor multiHeadAttention(GraphBuilder &b, Tensor x, int64_t heads, llvm::String
     throw GraphError("attention '" + b.qualify("") +
                      "': a cache is read one position at a time by the fused op");
   auto project = [&](llvm::StringRef which, int64_t n) {
-    Tensor t = linear(b, x, n * d, which, options.qkvBias, options.weights);
+    Tensor t = linear(b, x, n * d, which, options.qkvBias, options.weights, options.lora);
     t = b.reshape(t, {batch, seq, n, d}, (which + ".split").str());
     if (options.rotary && which != "v")
       t = rotaryEmbedding(b, t, *options.rotary, (which + ".rotary").str());
@@ -165,7 +174,7 @@ Tensor multiHeadAttention(GraphBuilder &b, Tensor x, int64_t heads, llvm::String
     ctx = b.transpose(ctx, {0, 2, 1, 3}, "context.merge");
   }
   ctx = b.reshape(ctx, {batch, seq, hidden}, "context.flat");
-  return linear(b, ctx, hidden, "out", options.outBias, options.outWeights);
+  return linear(b, ctx, hidden, "out", options.outBias, options.outWeights, options.lora);
 }
 
 } // namespace ampc

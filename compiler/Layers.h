@@ -3,14 +3,30 @@
 #ifndef AMPC_COMPILER_LAYERS_H
 #define AMPC_COMPILER_LAYERS_H
 
+#include <set>
+#include <string>
+
 #include "compiler/GraphBuilder.h"
 
 namespace ampc {
 
+/// Low-rank adapters (LoRA, as Hugging Face's PEFT adds them): a linear layer
+/// named in `targets` computes x @ w + b + (x @ lora_a) @ lora_b * alpha /
+/// rank, with lora_a [in, rank] uniform(±1/sqrt(in)) (PEFT's kaiming-uniform)
+/// and lora_b [rank, out] zeros, so that the layer starts as it was
+/// (docs/training.md, "LoRA").
+struct LoraSpec {
+  int64_t rank = 0;
+  double alpha = 8;
+  std::set<std::string> targets; // the layers' local names: q, v, mlp's up...
+  bool adapts(llvm::StringRef layer) const { return rank > 0 && targets.count(layer.str()); }
+};
+
 /// x @ w + b over the last dimension; w is [in, out] (xavier unless `weights`
-/// says otherwise), b zeros.
+/// says otherwise), b zeros; with a LoRA adapter where `lora` names the layer.
 Tensor linear(GraphBuilder &b, Tensor x, int64_t outFeatures, llvm::StringRef name,
-              bool bias = true, const Init &weights = Init::xavierUniform());
+              bool bias = true, const Init &weights = Init::xavierUniform(),
+              const LoraSpec *lora = nullptr);
 
 /// 2-D convolution with a [Cout, KH, KW, Cin] (NHWC) filter, kaiming init.
 Tensor conv2dLayer(GraphBuilder &b, Tensor x, int64_t outChannels, int64_t kernel,
@@ -93,6 +109,8 @@ struct AttentionOptions {
   std::optional<RotaryTables> rotary;
   /// One position against a cache of earlier ones (fused form only).
   std::optional<AttentionCache> cache;
+  /// Adapters on the projections it names (q, k, v, out).
+  const LoraSpec *lora = nullptr;
 };
 
 /// Multi-head self-attention of x [batch, seq, hidden]: q, k, v projections,

@@ -7,6 +7,7 @@
 
 #include "compiler/Layers.h"
 #include "models/Models.h"
+#include "models/LoraArgs.h"
 #include "models/TokenGraphIO.h"
 
 namespace ampc {
@@ -20,6 +21,7 @@ mlir::OwningOpRef<mlir::ModuleOp> buildGpt2(mlir::MLIRContext &ctx, const ModelA
                      std::to_string(heads) + " heads");
   const Init weights = Init::normal(0.02);
   const Init residual = Init::normal(0.02 / std::sqrt(2.0 * (double)layers));
+  const LoraSpec lora = loraSpec(a, {"q", "k", "v", "out", "fc1", "fc2"});
   GraphBuilder b(ctx, "gpt2");
   TokenGraphIO io(b, a, batch, seq);
   Tensor tokenTable, h;
@@ -35,13 +37,17 @@ mlir::OwningOpRef<mlir::ModuleOp> buildGpt2(mlir::MLIRContext &ctx, const ModelA
   attn.weights = weights;
   attn.outWeights = residual;
   attn.cache = io.cache();
+  attn.lora = &lora;
   for (int64_t i = 0; i < layers; ++i) {
     auto s = b.scope("layer" + std::to_string(i));
     Tensor a1 = multiHeadAttention(b, layerNormLayer(b, h, "attn.norm", 1e-5), heads, "attn", attn);
     h = b.add(h, a1, "attn.residual");
-    Tensor f = linear(b, layerNormLayer(b, h, "mlp.norm", 1e-5), 4 * hidden, "mlp.fc1", true,
-                      weights);
-    f = linear(b, b.gelu(f, /*approximate=*/true, "mlp.gelu"), hidden, "mlp.fc2", true, residual);
+    Tensor f = layerNormLayer(b, h, "mlp.norm", 1e-5);
+    {
+      auto m = b.scope("mlp");
+      f = linear(b, f, 4 * hidden, "fc1", true, weights, &lora);
+      f = linear(b, b.gelu(f, /*approximate=*/true, "gelu"), hidden, "fc2", true, residual, &lora);
+    }
     h = b.add(h, f, "mlp.residual");
   }
   {
@@ -49,7 +55,9 @@ mlir::OwningOpRef<mlir::ModuleOp> buildGpt2(mlir::MLIRContext &ctx, const ModelA
     h = layerNormLayer(b, h, "norm", 1e-5);
     io.finish(b.matmul(h, tokenTable, false, true, "logits"));
   }
-  return b.finish();
+  mlir::OwningOpRef<mlir::ModuleOp> module = b.finish();
+  freezeAllButAdapters(*module, lora);
+  return module;
 }
 
 } // namespace ampc

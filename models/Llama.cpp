@@ -9,6 +9,7 @@
 
 #include "compiler/Layers.h"
 #include "models/Models.h"
+#include "models/LoraArgs.h"
 #include "models/TokenGraphIO.h"
 
 namespace ampc {
@@ -58,6 +59,7 @@ mlir::OwningOpRef<mlir::ModuleOp> buildLlama(mlir::MLIRContext &ctx, const Model
     throw GraphError("llama: heads " + std::to_string(heads) + " is not a multiple of kv_heads " +
                      std::to_string(kvHeads));
   const Init weights = Init::normal(0.02);
+  const LoraSpec lora = loraSpec(a, {"q", "k", "v", "out", "gate", "up", "down"});
   GraphBuilder b(ctx, "llama");
   TokenGraphIO io(b, a, batch, seq);
   Tensor h, tokenTable;
@@ -77,15 +79,19 @@ mlir::OwningOpRef<mlir::ModuleOp> buildLlama(mlir::MLIRContext &ctx, const Model
   attn.rotary = RotaryTables{io.atPositions(rotary.cos, "rotary.cos"),
                              io.atPositions(rotary.sin, "rotary.sin")};
   attn.cache = io.cache();
+  attn.lora = &lora;
   for (int64_t i = 0; i < layers; ++i) {
     auto s = b.scope("layer" + std::to_string(i));
     h = b.add(h, multiHeadAttention(b, rmsNormLayer(b, h, "attn.norm", eps), heads, "attn", attn),
               "attn.residual");
-    Tensor x = rmsNormLayer(b, h, "mlp.norm", eps);
-    Tensor gate = linear(b, x, ffn, "mlp.gate", false, weights);
-    Tensor up = linear(b, x, ffn, "mlp.up", false, weights);
-    Tensor silu = b.mul(gate, b.unary("sigmoid", gate, "mlp.sigmoid"), "mlp.silu");
-    Tensor down = linear(b, b.mul(silu, up, "mlp.gated"), hidden, "mlp.down", false, weights);
+    Tensor x = rmsNormLayer(b, h, "mlp.norm", eps), down;
+    {
+      auto m = b.scope("mlp");
+      Tensor gate = linear(b, x, ffn, "gate", false, weights, &lora);
+      Tensor up = linear(b, x, ffn, "up", false, weights, &lora);
+      Tensor silu = b.mul(gate, b.unary("sigmoid", gate, "sigmoid"), "silu");
+      down = linear(b, b.mul(silu, up, "gated"), hidden, "down", false, weights, &lora);
+    }
     h = b.add(h, down, "mlp.residual");
   }
   {
@@ -94,7 +100,9 @@ mlir::OwningOpRef<mlir::ModuleOp> buildLlama(mlir::MLIRContext &ctx, const Model
     io.finish(tie ? b.matmul(normed, tokenTable, false, true, "logits")
                   : linear(b, normed, vocab, "logits", false, weights));
   }
-  return b.finish();
+  mlir::OwningOpRef<mlir::ModuleOp> module = b.finish();
+  freezeAllButAdapters(*module, lora);
+  return module;
 }
 
 } // namespace ampc

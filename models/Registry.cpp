@@ -1,5 +1,6 @@
 #include <cmath>
 #include "models/Models.h"
+#include "models/LoraArgs.h"
 
 #include "compiler/Diagnostics.h"
 #include "compiler/GraphIO.h"
@@ -49,6 +50,17 @@ bool ModelArgs::getFlag(const std::string &key) const {
   return text == "1";
 }
 
+namespace {
+
+/// A decoder's params and the LoRA ones (docs/training.md, "LoRA").
+std::vector<ModelParam> withLora(std::vector<ModelParam> params, const std::string &targets) {
+  for (ModelParam &p : loraParams(targets))
+    params.push_back(std::move(p));
+  return params;
+}
+
+} // namespace
+
 const std::vector<ModelInfo> &modelRegistry() {
   static const std::vector<ModelInfo> models = {
       {"simplenet", "3 Linear layers with ReLU and MSE loss (the Paddle AMP tutorial)",
@@ -77,7 +89,7 @@ const std::vector<ModelInfo> &modelRegistry() {
         {"attention", "unfused", "fused (one attention op) or unfused (matmul, softmax, matmul)"}},
        buildBert},
       {"gpt2", "GPT-2 decoder with causal attention and tied embeddings (defaults: 124M)",
-       {{"layers", "12", "decoder layers"},
+       withLora({{"layers", "12", "decoder layers"},
         {"hidden", "768", "hidden size"},
         {"heads", "12", "attention heads"},
         {"seq", "1024", "sequence length (the context window)"},
@@ -85,10 +97,11 @@ const std::vector<ModelInfo> &modelRegistry() {
                            "for bytes)"},
         {"batch", "16", "batch size"},
         {"decode", "0", "1: one token at a time against a KV cache of seq, for ampc sample"}},
+                "q,v"),
        buildGpt2},
       {"llama", "LLaMA-style decoder: RMS norm, rotary positions, grouped-query causal "
                 "attention, SwiGLU (defaults: 12 layers, 768 wide, 125M)",
-       {{"layers", "12", "decoder layers"},
+       withLora({{"layers", "12", "decoder layers"},
         {"hidden", "768", "hidden size"},
         {"heads", "12", "query heads"},
         {"kv_heads", "4", "key and value heads (grouped-query attention; = heads for none)"},
@@ -104,6 +117,7 @@ const std::vector<ModelInfo> &modelRegistry() {
         {"tie", "0", "1: the output projection is the token table (Qwen 2.5 0.5B, Llama 3.2)"},
         {"batch", "16", "batch size"},
         {"decode", "0", "1: one token at a time against a KV cache of seq, for ampc sample"}},
+                "q,v"),
        buildLlama},
       {"attention", "scaled dot-product attention alone, forward and backward, to measure it "
                     "(defaults: 16k tokens, 2048 wide)",

@@ -5,6 +5,7 @@
 
 #include "runtime/core/Convert.h"
 #include "runtime/core/KernelTraits.h"
+#include "runtime/core/LoraNames.h"
 #include "runtime/driver/HuggingFaceNames.h"
 
 namespace ampc::rt {
@@ -66,8 +67,14 @@ void loadWeights(const Safetensors &file, Executor &ex,
   std::vector<std::string> misshapen;
   bool allTransposed = true;
   std::vector<std::pair<int, std::vector<float>>> writes;
+  // A file without adapters (a pretrained model's) leaves them at their
+  // init: LoRA's B starts at 0, so the model starts as the file's.
+  bool freshAdapters = std::none_of(file.tensors.begin(), file.tensors.end(),
+                                    [](const auto &t) { return isLoraAdapter(t.first); });
   for (const std::string &name : modelParams) {
     auto it = file.tensors.find(name);
+    if (it == file.tensors.end() && freshAdapters && isLoraAdapter(name))
+      continue;
     if (it == file.tensors.end())
       throw RuntimeError(file.path + ": no tensor '" + name + "' (the file has " + listOf(file) +
                          ")");

@@ -10,6 +10,9 @@
 #include "runtime/core/Files.h"
 #include "runtime/driver/Checkpoint.h"
 #include "runtime/driver/HuggingFaceNames.h"
+#include "runtime/driver/LoraMerge.h"
+#include "ops/GraphNames.h"
+#include "ops/GraphOps.h"
 #include "tools/ampc/AmpFlags.h"
 #include "tools/ampc/Commands.h"
 
@@ -60,10 +63,16 @@ int runWeights(const Args &args) {
     throw UsageError("--vocab cuts the padded vocabulary for --layout hf");
   int64_t vocab = args.getInt("vocab", 0, 1);
   std::optional<ModelRecord> record;
+  std::map<std::string, double> loraScales; // each adapted layer's alpha / rank
   rt::Plan plan = onFile(graphFile, [&] {
     MLIRContext ctx;
     OwningOpRef<ModuleOp> module = loadGraph(ctx, graphFile);
     record = modelRecordOf(*module);
+    module->walk([&](graph::ScaleOp s) {
+      llvm::StringRef name = graph::nodeName(s);
+      if (name.consume_back(".lora_scale"))
+        loraScales[name.str()] = s.getScale().convertToDouble();
+    });
     return lowerToPlan(*module);
   });
   rt::Safetensors file = onFile(checkpoint, [&] { return rt::readSafetensors(checkpoint); });
@@ -87,8 +96,12 @@ int runWeights(const Args &args) {
     weights.tensors[b.name] = it->second;
   }
   weights.data = std::move(file.data);
+  int merged = 0; // the Hub's architectures have no adapters: they are folded in
   if (layout == "hf")
-    weights = onFile(checkpoint, [&] { return rt::toHuggingFace(weights, vocab); });
+    weights = onFile(checkpoint, [&] {
+      merged = rt::mergeLoraAdapters(weights, loraScales);
+      return rt::toHuggingFace(weights, vocab);
+    });
   checkOutput(args, "output");
   std::optional<std::string> config; // config.json's text, if it is ours to write
   std::string configFile = (std::filesystem::path(out).parent_path() / "config.json").string();
@@ -101,8 +114,11 @@ int runWeights(const Args &args) {
   int64_t count = 0;
   for (const auto &[name, t] : weights.tensors)
     count += rt::numElements(t.shape);
-  std::printf("%s: %zu tensors, %lld values in %s\n", out.c_str(), weights.tensors.size(),
+  std::printf("%s: %zu tensors, %lld values in %s", out.c_str(), weights.tensors.size(),
               (long long)count, dtypeName.c_str());
+  if (merged > 0)
+    std::printf(", %d LoRA adapters merged into their layers' weights", merged);
+  std::printf("\n");
   if (config) {
     if (std::string why = rt::writeFileAtomically(configFile, *config); !why.empty())
       throw CliError(configFile, "cannot write the file: " + why);
