@@ -6,6 +6,7 @@
 #include "runtime/core/Convert.h"
 #include "runtime/core/KernelTraits.h"
 #include "runtime/core/LoraNames.h"
+#include "runtime/core/SignatureUtil.h"
 #include "runtime/driver/HuggingFaceNames.h"
 
 namespace ampc::rt {
@@ -42,12 +43,7 @@ std::string listOf(const Safetensors &file) {
   return names.empty() ? "no tensors" : names;
 }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
-}
+using signature::shapeText;
 
 } // namespace
 
