@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 #include <regex>
+#include <set>
 
 namespace ampc::rt {
 namespace {
@@ -181,6 +182,31 @@ Safetensors toHuggingFace(const Safetensors &ours, int64_t vocab) {
                          (gpt2 ? "GPT2LMHeadModel" : "LlamaForCausalLM"));
     out[theirs] = std::move(m);
   }
+  return packed(out, ours.path);
+}
+
+Safetensors toPeftAdapters(const Safetensors &ours, std::set<std::string> &modules) {
+  static const std::regex adapter(R"(layer(\d+)\.(.*)\.lora_([ab]))");
+  static const std::map<std::string, std::string> llamaNames = inverted(kLlamaLayerNames);
+  std::map<std::string, Matrix> out;
+  for (const auto &[name, tensor] : ours.tensors) {
+    std::smatch m;
+    if (!std::regex_match(name, m, adapter))
+      continue;
+    auto it = llamaNames.find(m[2].str() + ".w");
+    if (it == llamaNames.end() || ours.tensors.count("embeddings.position.w"))
+      throw RuntimeError(ours.path + ": adapter '" + name + "' is not on a layer of the zoo's "
+                         "llama; --layout peft writes LlamaForCausalLM's adapters (GPT-2's are "
+                         "on c_attn: write --layout hf, which merges them)");
+    std::string module = it->second.substr(0, it->second.size() - std::strlen(".weight"));
+    modules.insert(module.substr(module.rfind('.') + 1));
+    // PEFT's lora_A and lora_B are Linear layers: [rank, in] and [out, rank].
+    out["base_model.model.model.layers." + m[1].str() + "." + module + ".lora_" +
+        (m[3] == "a" ? "A" : "B") + ".weight"] = transposed(readF32(ours, tensor));
+  }
+  if (out.empty())
+    throw RuntimeError(ours.path + ": no LoRA adapters (a graph built with --set lora=R has "
+                                   "them)");
   return packed(out, ours.path);
 }
 

@@ -6,6 +6,8 @@
 #ifndef AMPC_RUNTIME_DRIVER_HUGGINGFACENAMES_H
 #define AMPC_RUNTIME_DRIVER_HUGGINGFACENAMES_H
 
+#include <set>
+
 #include "runtime/driver/Checkpoint.h"
 
 namespace ampc::rt {
@@ -33,6 +35,14 @@ Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan);
 /// `vocab` > 0 the token table (and lm_head) keep their first `vocab` rows:
 /// the zoo's padding cut off. A param of neither model is an error naming it.
 Safetensors toHuggingFace(const Safetensors &ours, int64_t vocab);
+
+/// The LoRA adapters of the zoo's llama params `ours` as PEFT saves them
+/// (adapter_model.safetensors): `base_model.model.model.layers.N.<module>.
+/// lora_A.weight` [rank, in] and `lora_B.weight` [out, rank], in f32; the
+/// other params are left out. `modules` receives the adapted modules'
+/// names (q_proj, v_proj, ...: PEFT's target_modules). Throws RuntimeError
+/// for a file without adapters or with adapters of another model.
+Safetensors toPeftAdapters(const Safetensors &ours, std::set<std::string> &modules);
 
 } // namespace ampc::rt
 

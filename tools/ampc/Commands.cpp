@@ -323,13 +323,15 @@ const std::vector<Command> &commands() {
                        {"device", true, false, "cpu (default) or cuda"},
                        noFuseOptionSpec()}),
        runSample},
-      {"weights", "weights CHECKPOINT --graph G -o OUT.safetensors [--layout graph|hf] "
+      {"weights", "weights CHECKPOINT --graph G -o OUT.safetensors [--layout graph|hf|peft] "
                   "[--save-dtype f32|f16|bf16] [--vocab N]",
        "writes a checkpoint's model weights alone (f32 masters where kept, no optimizer "
        "state), in the graph's names or Hugging Face's (gpt2, llama), for inference",
        {{"graph", true, false, "the graph the checkpoint was trained from"},
         {"output", true, false, "the safetensors file to write"},
-        {"layout", true, false, "graph (ampc's names, the default) or hf (transformers')"},
+        {"layout", true, false,
+         "graph (ampc's names, the default), hf (transformers', LoRA merged) or peft (the "
+         "LoRA adapters alone, as PEFT saves them)"},
         {"save-dtype", true, false, "f32 (default), f16 or bf16, rounded to nearest even"},
         {"vocab", true, false, "with --layout hf: the vocabulary's rows to keep (GPT-2's 50257)"}},
        runWeights},

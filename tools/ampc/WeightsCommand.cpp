@@ -1,7 +1,9 @@
 // `ampc weights`: a checkpoint's model weights alone (no optimizer state),
 // in the graph's names or in Hugging Face's, in f32, f16 or bf16: what a
 // fine-tuning run hands to inference (docs/gpt.md, "Pretrained weights").
+#include <cmath>
 #include <filesystem>
+#include <set>
 
 #include "compiler/GraphIO.h"
 #include "compiler/Lowering.h"
@@ -10,6 +12,7 @@
 #include "ops/GraphNames.h"
 #include "ops/GraphOps.h"
 #include "runtime/core/Files.h"
+#include "runtime/core/LoraNames.h"
 #include "runtime/driver/Checkpoint.h"
 #include "runtime/driver/HuggingFaceNames.h"
 #include "runtime/driver/LoraMerge.h"
@@ -41,6 +44,40 @@ std::optional<std::string> hubConfigFor(const std::optional<ModelRecord> &record
   return std::nullopt;
 }
 
+/// PEFT's adapter_config.json for the adapters of `weights` (their rank from
+/// lora_a's shape, alpha from the graph's scale), on `modules`. One rank and
+/// alpha for all: PEFT's rank_pattern and alpha_pattern are not written.
+std::string peftConfigFor(const rt::Safetensors &weights,
+                          const std::map<std::string, double> &scales,
+                          const std::set<std::string> &modules) {
+  std::optional<std::pair<int64_t, double>> shared;
+  for (const auto &[name, t] : weights.tensors) {
+    if (!rt::isLoraAdapter(name) || name.back() != 'a' || t.shape.size() != 2)
+      continue;
+    auto scale = scales.find(rt::loraLayer(name));
+    std::pair<int64_t, double> mine{t.shape[1], scale == scales.end() ? 0 : scale->second *
+                                                                            (double)t.shape[1]};
+    if (shared && *shared != mine)
+      throw CliError(weights.path, "its adapters differ in rank or alpha: --layout peft writes "
+                                   "one of each (merge them with --layout hf)");
+    shared = mine;
+  }
+  double alpha = shared ? shared->second : 0;
+  rt::Json config = {{"base_model_name_or_path", nullptr},
+                     {"bias", "none"},
+                     {"fan_in_fan_out", false},
+                     {"inference_mode", true},
+                     {"lora_alpha", alpha == std::floor(alpha) ? rt::Json((int64_t)alpha)
+                                                               : rt::Json(alpha)},
+                     {"lora_dropout", 0.0},
+                     {"modules_to_save", nullptr},
+                     {"peft_type", "LORA"},
+                     {"r", shared ? shared->first : 0},
+                     {"target_modules", modules},
+                     {"task_type", "CAUSAL_LM"}};
+  return rt::dumpJson(config, 2) + "\n";
+}
+
 } // namespace
 
 int runWeights(const Args &args) {
@@ -50,9 +87,9 @@ int runWeights(const Args &args) {
     throw UsageError("ampc weights needs --graph G: the graph the checkpoint was trained from "
                      "(its params are the weights written)");
   std::string layout = args.get("layout").value_or("graph");
-  if (layout != "graph" && layout != "hf")
-    throw UsageError("option '--layout' must be graph (ampc's names) or hf (Hugging Face's), "
-                     "not '" + layout + "'");
+  if (layout != "graph" && layout != "hf" && layout != "peft")
+    throw UsageError("option '--layout' must be graph (ampc's names), hf (Hugging Face's) or "
+                     "peft (LoRA adapters alone, as PEFT saves them), not '" + layout + "'");
   std::string dtypeName = args.get("save-dtype").value_or("f32");
   rt::DType dtype = dtypeName == "bf16"  ? rt::DType::BF16
                     : dtypeName == "f16" ? rt::DType::F16
@@ -102,14 +139,25 @@ int runWeights(const Args &args) {
       merged = rt::mergeLoraAdapters(weights, loraScales);
       return rt::toHuggingFace(weights, vocab);
     });
+  // The JSON file that describes the weights, written beside them: the
+  // model's config.json, or the adapters' adapter_config.json.
+  std::optional<std::string> config;
+  std::filesystem::path folder = std::filesystem::path(out).parent_path();
+  std::string configFile = (folder / (layout == "peft" ? "adapter_config.json"
+                                                        : "config.json")).string();
+  if (layout == "peft")
+    weights = onFile(checkpoint, [&] {
+      std::set<std::string> modules;
+      rt::Safetensors adapters = rt::toPeftAdapters(weights, modules);
+      config = peftConfigFor(weights, loraScales, modules);
+      return adapters;
+    });
   checkOutput(args, "output");
-  std::optional<std::string> config; // config.json's text, if it is ours to write
-  std::string configFile = (std::filesystem::path(out).parent_path() / "config.json").string();
   if (layout == "hf")
     config = onFile(graphFile, [&] { return hubConfigFor(record, vocab, dtypeName, configFile); });
   std::map<std::string, std::string> metadata;
-  if (layout == "hf")
-    metadata["format"] = "pt"; // as transformers' save_pretrained writes it
+  if (layout != "graph")
+    metadata["format"] = "pt"; // as transformers' and PEFT's save_pretrained write it
   onFile(out, [&] { rt::writeSafetensors(out, weights, dtype, metadata, "weights"); });
   int64_t count = 0;
   for (const auto &[name, t] : weights.tensors)
@@ -122,7 +170,9 @@ int runWeights(const Args &args) {
   if (config) {
     if (std::string why = rt::writeFileAtomically(configFile, *config); !why.empty())
       throw CliError(configFile, "cannot write the file: " + why);
-    std::printf("%s: the model's shape, for transformers\n", configFile.c_str());
+    std::printf("%s: %s\n", configFile.c_str(),
+                layout == "peft" ? "the adapters' config, for PEFT"
+                                 : "the model's shape, for transformers");
   } else if (layout == "hf") {
     std::printf("%s\n", std::filesystem::exists(configFile)
                             ? (configFile + ": kept, it describes this model").c_str()
