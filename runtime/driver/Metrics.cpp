@@ -121,6 +121,8 @@ Json runMetrics(const Plan &plan, const RunOptions &options, const RunResult &r)
   addPlanAndDevice(m, plan, options.device, r.deviceName, r.devicePeakBytes, r.hostSyncsPerStep,
                    r.stagingWaitsPerStep);
   m["final_loss"] = r.loss ? Json(*r.loss) : Json(nullptr);
+  if (r.meanLoss)
+    m["mean_loss"] = *r.meanLoss;
   if (r.accuracy) {
     m["eval_accuracy"] = *r.accuracy;
     m["eval_samples"] = r.samples;

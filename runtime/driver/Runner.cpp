@@ -50,6 +50,10 @@ RunResult Runner::run(const std::function<void(const RunProgress &)> &onReport) 
   int logits = logitsBuffer(plan_, feed_.batchSize());
   bool scored = feed_.labelled() && logits >= 0;
   int64_t correct = 0;
+  // Over a dataset, the mean of its batches' losses, as validation during
+  // training computes it (a read per batch, as scoring's).
+  bool averaged = pass > 0 && plan_.loss >= 0;
+  double lossSum = 0;
   std::vector<std::unique_ptr<Timer>> timers;
   std::vector<double> times;
   auto resolveTimes = [&] {
@@ -69,6 +73,8 @@ RunResult Runner::run(const std::function<void(const RunProgress &)> &onReport) 
     stepWaits += device.stats().stagingWaits - before.stagingWaits;
     int64_t rows = feed_.samplesIn(i % std::max<int64_t>(pass, 1));
     result.samples += rows;
+    if (averaged)
+      lossSum += ex_.readScalar(plan_.loss);
     if (scored)
       correct += correctPredictions(ex_.readF32(logits), plan_.buffers[logits].shape[1],
                                     feed_.batchLabels(), rows);
@@ -86,6 +92,8 @@ RunResult Runner::run(const std::function<void(const RunProgress &)> &onReport) 
   result.samplesPerS = result.msMedian > 0 ? result.batch / (result.msMedian / 1000.0) : 0;
   if (plan_.loss >= 0 && result.steps > 0)
     result.loss = ex_.readScalar(plan_.loss);
+  if (averaged && result.steps > 0)
+    result.meanLoss = lossSum / (double)result.steps;
   if (scored && result.samples > 0)
     result.accuracy = double(correct) / double(result.samples);
   result.deviceName = device.name();

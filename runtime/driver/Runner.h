@@ -37,7 +37,9 @@ struct RunProgress {
 struct RunResult {
   int64_t steps = 0, batch = 0, samples = 0;
   double msMedian = 0, samplesPerS = 0;
-  std::optional<double> loss, accuracy;
+  /// The last batch's loss; over a dataset (not synthetic data), also the
+  /// mean of the batches' losses, as validation during training computes it.
+  std::optional<double> loss, meanLoss, accuracy;
   /// As in TrainResult: the device, its peak bytes, and host syncs and
   /// staging waits per batch outside progress reports and scoring.
   std::string deviceName;

@@ -202,6 +202,12 @@ int runRun(const Args &args) {
                 r.samplesPerS, (long long)plan.peakBytes());
     if (r.loss)
       std::printf("loss: %.6g\n", *r.loss);
+    if (r.meanLoss) { // a token model's perplexity is e to its mean cross entropy
+      std::printf("mean loss: %.6g over %lld batches", *r.meanLoss, (long long)r.steps);
+      if (options.data.rfind("tokens:", 0) == 0)
+        std::printf(", perplexity %.4g", std::exp(*r.meanLoss));
+      std::printf("\n");
+    }
     if (r.accuracy)
       std::printf("accuracy: %.4f\n", *r.accuracy);
     if (options.profile)
