@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
-targets=${*:-graph-json graph-mlir plan checkpoint config idx args onnx metrics token-shard tokenizer}
+targets=${*:-graph-json graph-mlir plan checkpoint config idx args onnx metrics token-shard tokenizer hub-config}
 bash scripts/sanitize.sh build
 mkdir -p build-fuzz/crashes
 export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 OMP_NUM_THREADS=1
