@@ -71,9 +71,14 @@ void loadWeights(const Safetensors &file, Executor &ex,
     auto it = file.tensors.find(name);
     if (it == file.tensors.end() && freshAdapters && isLoraAdapter(name))
       continue;
-    if (it == file.tensors.end())
+    if (it == file.tensors.end()) {
+      bool hub = std::any_of(file.tensors.begin(), file.tensors.end(), [](const auto &t) {
+        return t.first.rfind("model.layers.", 0) == 0 || t.first.rfind("transformer.h.", 0) == 0;
+      });
       throw RuntimeError(file.path + ": no tensor '" + name + "' (the file has " + listOf(file) +
-                         ")");
+                         ")" + (hub ? "; its names are Hugging Face's: pass --init-layout hf"
+                                    : ""));
+    }
     const Safetensors::Tensor &t = it->second;
     if (!isStoredFloat(t.dtype))
       throw RuntimeError(file.path + ": tensor '" + name + "' is not a float tensor");

@@ -1,6 +1,7 @@
 // `ampc model`: a model of the zoo as a saved graph, by name and `--set`,
 // or in the shape of a Hugging Face config.json (docs/gpt.md, "A
 // checkpoint's config.json").
+#include <filesystem>
 #include <iostream>
 
 #include "compiler/GraphIO.h"
@@ -44,6 +45,8 @@ int runModel(const Args &args) {
   if (args.has("list"))
     return listModels();
   std::string hubFile = args.getFile("hf-config");
+  if (!hubFile.empty() && std::filesystem::is_directory(hubFile)) // a Hub model's folder
+    hubFile = (std::filesystem::path(hubFile) / "config.json").string();
   const std::vector<std::string> &names = args.positionals();
   if (names.size() > 1 || (names.empty() && hubFile.empty()))
     throw UsageError("expects one model name (the models are listed by `ampc model --list`), "
