@@ -219,7 +219,7 @@ Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan) {
   std::optional<Matrix> untiedHead;          // LLaMA's lm_head where the graph ties it
   for (const auto &[full, tensor] : hf.tensors) {
     std::string name = full;
-    for (const char *prefix : {"transformer.", "model."})
+    for (const char *prefix : {"base_model.model.", "transformer.", "model."}) // PEFT's first
       if (name.rfind(prefix, 0) == 0)
         name = name.substr(std::strlen(prefix));
     std::smatch m;
@@ -242,9 +242,16 @@ Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan) {
       }
     } else if (std::regex_match(name, m, llamaLayer)) {
       llama = true;
-      auto it = kLlamaLayerNames.find(m[2].str());
+      static const std::regex adapter(R"((.*)\.lora_([AB])\.weight)");
+      std::smatch a;
+      std::string rest = m[2].str();
+      bool lora = std::regex_match(rest, a, adapter); // PEFT's [rank, in] and [out, rank]
+      auto it = kLlamaLayerNames.find(lora ? a[1].str() + ".weight" : rest);
       if (it != kLlamaLayerNames.end()) {
-        put("layer" + m[1].str() + "." + it->second, transposed(read())); // norms stay 1-D
+        std::string ours = "layer" + m[1].str() + "." + it->second; // norms stay 1-D
+        if (lora)
+          ours = ours.substr(0, ours.size() - 2) + (a[2] == "A" ? ".lora_a" : ".lora_b");
+        put(ours, transposed(read()));
       }
     } else if (name == "wte.weight" || name == "embed_tokens.weight") {
       put("embeddings.token.w", read());

@@ -23,8 +23,11 @@ namespace ampc::rt {
 ///   rows (columns) to the graph's padded vocabulary, and GPT-2's 1024
 ///   positions are cut to the graph's seq; nothing else is fitted (the
 ///   loader then names a mismatch).
-/// Buffers (`attn.bias`, `rotary_emb.inv_freq`) and names neither model has
-/// are left out. `plan` gives the params' shapes.
+/// - A PEFT adapter's LLaMA tensors (`base_model.model.model.layers.N.
+///   <module>.lora_A.weight` [rank, in], `lora_B.weight` [out, rank]) are
+///   the layer's `lora_a` and `lora_b`, transposed.
+/// Buffers (`attn.bias`, `rotary_emb.inv_freq`) are left out; a name neither
+/// model has is an error. `plan` gives the params' shapes.
 Safetensors fromHuggingFace(const Safetensors &hf, const Plan &plan);
 
 /// The inverse, for `ampc weights --layout hf`: the zoo's gpt2 or llama

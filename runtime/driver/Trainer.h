@@ -37,9 +37,9 @@ struct TrainOptions {
   /// With N > 0, `checkpoint` is also written every N optimizer steps;
   /// `{step}` in its name is replaced by the optimizer step.
   int64_t saveEvery = 0;
-  /// A weights-only safetensors file to start from (runtime/driver/Weights.h),
-  /// and how it lays out Linear weights.
-  std::string initFrom;
+  /// Weights-only safetensors files to start from, together
+  /// (runtime/driver/WeightShards.h), and how they lay out Linear weights.
+  std::vector<std::string> initFrom;
   WeightLayout initLayout = WeightLayout::FromFile;
   /// Times every kernel (TrainResult::profile).
   bool profile = false;

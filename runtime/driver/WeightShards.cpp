@@ -78,14 +78,38 @@ Safetensors readShards(const std::string &index, const std::string &what) {
 
 } // namespace
 
+Safetensors readWeights(const std::vector<std::string> &paths, const std::string &what) {
+  if (paths.size() == 1)
+    return readWeights(paths[0], what);
+  Safetensors merged;
+  std::map<std::string, std::string> from; // tensor -> the file it came from
+  for (const std::string &path : paths) {
+    Safetensors file = readWeights(path, what);
+    merged.path = merged.path.empty() ? file.path : merged.path + " + " + file.path;
+    size_t base = merged.data.size();
+    for (auto &[name, t] : file.tensors) {
+      if (auto it = from.find(name); it != from.end())
+        throw RuntimeError(file.path + ": tensor '" + name + "' is in " + it->second + " too");
+      from[name] = file.path;
+      t.offset += base;
+      merged.tensors[name] = t;
+    }
+    merged.data += file.data;
+    merged.metadata.insert(file.metadata.begin(), file.metadata.end());
+  }
+  return merged;
+}
+
 Safetensors readWeights(const std::string &path, const std::string &what) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
-    for (const char *name : {"model.safetensors", "model.safetensors.index.json"})
+    for (const char *name :
+         {"model.safetensors", "model.safetensors.index.json", "adapter_model.safetensors"})
       if (fs::exists(fs::path(path) / name, ec))
         return readWeights((fs::path(path) / name).string(), what);
-    throw RuntimeError(path + ": a folder with neither model.safetensors nor "
-                       "model.safetensors.index.json: give the weights file");
+    throw RuntimeError(path + ": a folder without model.safetensors, "
+                       "model.safetensors.index.json or adapter_model.safetensors: give the "
+                       "weights file");
   }
   if (endsWith(path, ".index.json"))
     return readShards(path, what);

@@ -40,7 +40,7 @@ const std::vector<cli::OptionSpec> kOptions = {
     {"eval-every", true, false, "training: validates every N optimizer steps (and at the end)"},
     {"checkpoint", true, false, "training: writes the training state at the end"},
     {"resume", true, false, "training: continues from a checkpoint"},
-    {"init-from", true, false, "training: starts from the weights of a safetensors file"},
+    {"init-from", true, true, "training: starts from the weights of a safetensors file (repeatable)"},
     {"metrics-json", true, false, "writes the run's figures as JSON"},
     {"no-cuda-graph", false, false, "queues every kernel of every step (no CUDA graph replay)"},
     {"tune-gemms", false, false, "times cuBLASLt's candidates for each GEMM, runs the fastest"},
@@ -93,7 +93,7 @@ int train(const cli::Args &args, const rt::Plan &plan, int64_t steps) {
   o.accumulate = args.getInt("accumulate", 1);
   o.checkpoint = args.getFile("checkpoint");
   o.resume = args.getFile("resume");
-  o.initFrom = args.getFile("init-from");
+  o.initFrom = args.getFiles("init-from");
   o.graphs = !args.has("no-cuda-graph");
   o.tuneGemms = args.has("tune-gemms");
   o.overlapChecks = !args.has("no-overlap-checks");

@@ -143,6 +143,14 @@ std::string Args::getFile(const std::string &name) const {
   return v.value_or("");
 }
 
+std::vector<std::string> Args::getFiles(const std::string &name) const {
+  std::vector<std::string> files = getAll(name);
+  for (const std::string &f : files)
+    if (f.empty())
+      throw UsageError("option '--" + name + "' needs a file name");
+  return files;
+}
+
 std::string describeOptions(const std::vector<OptionSpec> &specs) {
   std::string out;
   for (const OptionSpec &s : specs) {

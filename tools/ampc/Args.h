@@ -39,6 +39,9 @@ public:
   double getNumber(const std::string &name, double dflt, double min, double max) const;
   /// A file name option, or "" when absent; an empty name is an error.
   std::string getFile(const std::string &name) const;
+  /// Every file name a repeated option gives, in order; an empty one is an
+  /// error.
+  std::vector<std::string> getFiles(const std::string &name) const;
   /// The arguments as given, after the command name.
   const std::vector<std::string> &tokens() const { return tokens_; }
   /// Option `name` takes `value` where the command line did not give it (a

@@ -167,6 +167,8 @@ const std::vector<Command> &commands() {
         {"set", true, true, "overrides a model parameter, key=value"},
         {"hf-config", true, false,
          "a Hugging Face config.json (gpt2, llama, mistral, qwen2): the zoo model of its shape"},
+        {"peft-config", true, false,
+         "a PEFT LoRA adapter_config.json: the llama's adapters (lora, lora_alpha, lora_targets)"},
         {"list", false, false, "lists the models and their parameters"}},
        runModel},
       {"rewrite", "rewrite IN -o OUT [AMP options] [--print-ir-before-amp] [--print-ir-after-amp]",
@@ -215,8 +217,9 @@ const std::vector<Command> &commands() {
                         "runs once on the named inputs of a safetensors file"},
                        {"outputs", true, false,
                         "with --inputs: writes every graph output to a safetensors file"},
-                       {"weights", true, false,
-                        "the params' values: a checkpoint or a weights-only file (as --init-from)"},
+                       {"weights", true, true,
+                        "the params' values: a checkpoint or a weights-only file (as --init-from; "
+                        "repeat it for a LoRA adapter over a base)"},
                        {"init-layout", true, false,
                         "--weights' Linear weights: torch ([out, in]), graph or hf (a Hub GPT-2 or LLaMA)"},
                        {"device", true, false, "cpu (default) or cuda"},
@@ -233,9 +236,10 @@ const std::vector<Command> &commands() {
            "optimizer steps (default: --epochs over real data, 100 otherwise)", {
            {"checkpoint", true, false, "writes the training state (safetensors) at the end"},
            {"resume", true, false, "continues from a checkpoint"},
-           {"init-from", true, false,
+           {"init-from", true, true,
             "starts from the weights of a safetensors file, a sharded checkpoint's index or "
-            "its folder (fresh optimizer state)"},
+            "its folder (fresh optimizer state); repeated, their tensors together (a base and "
+            "a LoRA adapter)"},
            {"init-layout", true, false,
             "--init-from's Linear weights: torch ([out, in]), graph or hf (a Hub GPT-2 or "
             "LLaMA; default: the file's metadata)"},
@@ -256,8 +260,9 @@ const std::vector<Command> &commands() {
        "overflow, the gradients lost to underflow, and the options to train with",
        withAmpOptions(withTrainingOptions(withRunOptions(
            "optimizer steps (default 20)", {
-           {"init-from", true, false,
-            "starts from the weights of a safetensors file, a sharded index or a folder"},
+           {"init-from", true, true,
+            "starts from the weights of a safetensors file, a sharded index or a folder "
+            "(repeatable)"},
            {"init-layout", true, false, "--init-from's Linear weights: torch, graph or hf"},
            {"json", true, false, "writes the ranges and the verdict as JSON"},
            {"dot", true, false, "draws the graph coloured by headroom (Graphviz)"}}))),
@@ -299,7 +304,7 @@ const std::vector<Command> &commands() {
         {"tokenizer", true, false, "a Hugging Face tokenizer.json (GPT-2's, LLaMA's) instead of bytes"},
         {"eot", true, false, "ends each document with this token (<|endoftext|>)"}},
        runTokenize},
-      {"sample", "sample CHECKPOINT --graph G --prompt TEXT --tokens N [--tokenizer tokenizer.json] "
+      {"sample", "sample CHECKPOINT|WEIGHTS... --graph G --prompt TEXT --tokens N [--tokenizer tokenizer.json] "
                  "[--stop TEXT] [--temperature T] [--top-k K] [--top-p P] [--seed S]",
        "continues a prompt with a language model (a trained gpt2 or llama): byte-level, or "
        "through the model's tokenizer.json",

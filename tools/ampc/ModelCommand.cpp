@@ -1,6 +1,7 @@
 // `ampc model`: a model of the zoo as a saved graph, by name and `--set`,
 // or in the shape of a Hugging Face config.json (docs/gpt.md, "A
-// checkpoint's config.json").
+// checkpoint's config.json"), with the adapters of a PEFT adapter_config.json
+// (docs/training.md, "LoRA").
 #include <filesystem>
 #include <iostream>
 
@@ -8,6 +9,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "models/HubConfig.h"
 #include "models/Models.h"
+#include "models/PeftConfig.h"
 #include "runtime/core/Files.h"
 #include "tools/ampc/Commands.h"
 
@@ -61,6 +63,18 @@ int runModel(const Args &args) {
     if (!names.empty() && names[0] != hub->record.name)
       throw CliError(hubFile, "describes the zoo's " + hub->record.name + ", not " + names[0]);
     values = hub->record.args;
+  }
+  std::string peftFile = args.getFile("peft-config");
+  if (!peftFile.empty()) {
+    if (std::filesystem::is_directory(peftFile)) // a PEFT adapter's folder
+      peftFile = (std::filesystem::path(peftFile) / "adapter_config.json").string();
+    if ((hub ? hub->record.name : names.empty() ? "" : names[0]) != "llama")
+      throw UsageError("--peft-config gives the zoo's llama its adapters: ampc model llama or "
+                       "--hf-config of a LLaMA-style model");
+    for (auto &[key, value] : onFile(peftFile, [&] {
+           return loraArgsFromPeftConfig(readJsonObject(peftFile, "PEFT adapter_config.json"));
+         }))
+      values[key] = value;
   }
   for (const std::string &kv : args.getAll("set")) {
     size_t eq = kv.find('=');

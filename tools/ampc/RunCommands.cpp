@@ -114,8 +114,8 @@ int runCompile(const Args &args) {
 
 /// `--weights FILE`'s values for every param of `ex`'s (forward) plan.
 static void loadWeightsFrom(const Args &args, rt::Executor &ex) {
-  std::string file = args.getFile("weights");
-  if (file.empty()) {
+  std::vector<std::string> files = args.getFiles("weights");
+  if (files.empty()) {
     if (args.has("init-layout"))
       throw UsageError("--init-layout says how --weights lays out Linear weights: give --weights");
     return;
@@ -124,8 +124,8 @@ static void loadWeightsFrom(const Args &args, rt::Executor &ex) {
   for (const rt::Buffer &b : ex.plan().buffers)
     if (b.kind == rt::BufferKind::Param && b.copyOf < 0)
       params.push_back(b.name);
-  onFile(file, [&] {
-    rt::loadWeights(rt::readWeights(file, "weights file"), ex, params, ex.plan(),
+  onFile(files[0], [&] {
+    rt::loadWeights(rt::readWeights(files, "weights file"), ex, params, ex.plan(),
                     weightLayoutFrom(args));
   });
 }

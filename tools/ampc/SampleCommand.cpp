@@ -217,7 +217,11 @@ OwningOpRef<ModuleOp> decodeGraphOf(MLIRContext &ctx, ModuleOp module) {
 } // namespace
 
 int runSample(const Args &args) {
-  const std::string &checkpoint = inputFile(args);
+  // A checkpoint, or weights files together (a Hub model and a LoRA adapter).
+  const std::vector<std::string> &weights = args.positionals();
+  if (weights.empty())
+    throw UsageError("expects the weights to sample from: a checkpoint, or a Hub model's "
+                     "weights and a LoRA adapter's");
   std::string graphFile = args.getFile("graph");
   if (graphFile.empty())
     throw UsageError("ampc sample needs --graph G: the graph the checkpoint was trained from, "
@@ -284,8 +288,8 @@ int runSample(const Args &args) {
   for (const rt::Buffer &b : plan.buffers)
     if (b.kind == rt::BufferKind::Param && b.copyOf < 0)
       params.push_back(b.name);
-  onFile(checkpoint, [&] {
-    rt::loadWeights(rt::readWeights(checkpoint, "checkpoint"), ex, params, plan,
+  onFile(weights[0], [&] {
+    rt::loadWeights(rt::readWeights(weights, "checkpoint"), ex, params, plan,
                     weightLayoutFrom(args));
   });
   std::unique_ptr<Steps> steps;

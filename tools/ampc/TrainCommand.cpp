@@ -182,7 +182,7 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     options.accumulate = job.settings.accumulate;
     options.checkpoint = args.getFile("checkpoint");
     options.resume = args.getFile("resume");
-    options.initFrom = args.getFile("init-from");
+    options.initFrom = args.getFiles("init-from");
     options.initLayout = weightLayoutFrom(args);
     checkInput(args);
     checkOutput(args, "metrics-json");
