@@ -16,7 +16,14 @@ Tensor linear(GraphBuilder &b, Tensor x, int64_t outFeatures, llvm::StringRef na
     double bound = 1.0 / std::sqrt((double)in);
     Tensor loraA = b.param("lora_a", {in, lora->rank}, Init::uniform(-bound, bound));
     Tensor loraB = b.param("lora_b", {lora->rank, outFeatures}, Init::zeros());
-    Tensor up = b.matmul(b.matmul(x, loraA, false, false, "lora_down"), loraB, false, false,
+    Tensor in = x;
+    if (lora->dropout > 0) { // each adapter its own stream: the seed from its name
+      uint32_t seed = 2166136261u; // FNV-1a, the same on every platform
+      for (char c : b.qualify("lora_dropout"))
+        seed = (seed ^ (uint8_t)c) * 16777619u;
+      in = b.dropout(x, lora->dropout, seed & 0x7fffffff, "lora_dropout");
+    }
+    Tensor up = b.matmul(b.matmul(in, loraA, false, false, "lora_down"), loraB, false, false,
                          "lora_up");
     y = b.add(y, b.scale(up, lora->alpha / (double)lora->rank, 0.0, "lora_scale"), "lora_add");
   }

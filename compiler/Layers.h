@@ -13,11 +13,12 @@ namespace ampc {
 /// Low-rank adapters (LoRA, as Hugging Face's PEFT adds them): a linear layer
 /// named in `targets` computes x @ w + b + (x @ lora_a) @ lora_b * alpha /
 /// rank, with lora_a [in, rank] uniform(±1/sqrt(in)) (PEFT's kaiming-uniform)
-/// and lora_b [rank, out] zeros, so that the layer starts as it was
-/// (docs/training.md, "LoRA").
+/// and lora_b [rank, out] zeros, so that the layer starts as it was; in
+/// training, x reaches the adapter through dropout at `dropout` (PEFT's
+/// lora_dropout) (docs/training.md, "LoRA").
 struct LoraSpec {
   int64_t rank = 0;
-  double alpha = 8;
+  double alpha = 8, dropout = 0;
   std::set<std::string> targets; // the layers' local names: q, v, mlp's up...
   bool adapts(llvm::StringRef layer) const { return rank > 0 && targets.count(layer.str()); }
 };

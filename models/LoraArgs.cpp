@@ -9,7 +9,8 @@ namespace ampc {
 std::vector<ModelParam> loraParams(const std::string &defaultTargets) {
   return {{"lora", "0", "LoRA adapters of this rank on lora_targets, the rest frozen (0: none)"},
           {"lora_alpha", "8", "the adapters' scale is lora_alpha / lora (PEFT's default 8)"},
-          {"lora_targets", defaultTargets, "the linear layers that get adapters, or all"}};
+          {"lora_targets", defaultTargets, "the linear layers that get adapters, or all"},
+          {"lora_dropout", "0", "dropout of the adapters' input in training (PEFT's lora_dropout)"}};
 }
 
 LoraSpec loraSpec(const ModelArgs &a, const std::vector<std::string> &layers) {
@@ -18,6 +19,12 @@ LoraSpec loraSpec(const ModelArgs &a, const std::vector<std::string> &layers) {
     return spec;
   spec.rank = a.getInt("lora");
   spec.alpha = a.getNumber("lora_alpha");
+  if (a.get("lora_dropout") != "0") {
+    spec.dropout = a.getNumber("lora_dropout");
+    if (spec.dropout >= 1)
+      throw GraphError("parameter 'lora_dropout' must be below 1, got '" + a.get("lora_dropout") +
+                       "'");
+  }
   std::string known;
   for (const std::string &l : layers)
     known += (known.empty() ? "" : ",") + l;

@@ -70,7 +70,15 @@ std::map<std::string, std::string> loraArgsFromPeftConfig(const rt::Json &c) {
     refuse("\"target_modules\" must list LLaMA's modules (or be \"all-linear\"), not " +
            (modules ? rt::dumpJson(*modules) : std::string("absent")));
   }
-  return {{"lora", std::to_string(r)}, {"lora_alpha", numberText(alpha)}, {"lora_targets", targets}};
+  double dropout = c.contains("lora_dropout") && c["lora_dropout"].is_number()
+                       ? c["lora_dropout"].get<double>()
+                       : 0.0;
+  if (dropout < 0 || dropout >= 1)
+    refuse("\"lora_dropout\" must be in [0, 1)");
+  return {{"lora", std::to_string(r)},
+          {"lora_alpha", numberText(alpha)},
+          {"lora_targets", targets},
+          {"lora_dropout", numberText(dropout)}};
 }
 
 } // namespace ampc

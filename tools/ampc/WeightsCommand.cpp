@@ -45,11 +45,12 @@ std::optional<std::string> hubConfigFor(const std::optional<ModelRecord> &record
 }
 
 /// PEFT's adapter_config.json for the adapters of `weights` (their rank from
-/// lora_a's shape, alpha from the graph's scale), on `modules`. One rank and
+/// lora_a's shape, alpha from the graph's scale), on `modules`, with the
+/// model's `dropout`. One rank and
 /// alpha for all: PEFT's rank_pattern and alpha_pattern are not written.
 std::string peftConfigFor(const rt::Safetensors &weights,
                           const std::map<std::string, double> &scales,
-                          const std::set<std::string> &modules) {
+                          const std::set<std::string> &modules, double dropout) {
   std::optional<std::pair<int64_t, double>> shared;
   for (const auto &[name, t] : weights.tensors) {
     if (!rt::isLoraAdapter(name) || name.back() != 'a' || t.shape.size() != 2)
@@ -69,7 +70,7 @@ std::string peftConfigFor(const rt::Safetensors &weights,
                      {"inference_mode", true},
                      {"lora_alpha", alpha == std::floor(alpha) ? rt::Json((int64_t)alpha)
                                                                : rt::Json(alpha)},
-                     {"lora_dropout", 0.0},
+                     {"lora_dropout", dropout},
                      {"modules_to_save", nullptr},
                      {"peft_type", "LORA"},
                      {"r", shared ? shared->first : 0},
@@ -149,7 +150,10 @@ int runWeights(const Args &args) {
     weights = onFile(checkpoint, [&] {
       std::set<std::string> modules;
       rt::Safetensors adapters = rt::toPeftAdapters(weights, modules);
-      config = peftConfigFor(weights, loraScales, modules);
+      double dropout = record && record->args.count("lora_dropout")
+                           ? std::strtod(record->args.at("lora_dropout").c_str(), nullptr)
+                           : 0.0;
+      config = peftConfigFor(weights, loraScales, modules, dropout);
       return adapters;
     });
   checkOutput(args, "output");
