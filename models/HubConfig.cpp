@@ -41,10 +41,12 @@ public:
                        "not " + rt::dumpJson(*v));
     return v->get<int64_t>();
   }
-  double number(const char *key, double fallback) const {
+  double number(const char *key, std::optional<double> fallback = std::nullopt) const {
     const Json *v = find(key);
+    if (!v && fallback)
+      return *fallback;
     if (!v)
-      return fallback;
+      throw GraphError("no \"" + std::string(key) + "\" field");
     if (!v->is_number() || !(v->get<double>() > 0))
       throw GraphError("\"" + std::string(key) + "\" must be a positive number, "
                        "not " + rt::dumpJson(*v));
@@ -91,9 +93,11 @@ std::string ropeScalingArg(const Fields &f) {
   if (type != "llama3")
     unsupported("rope_scaling of type \"" + type + "\" is not implemented (the zoo's llama has "
                 "\"llama3\", Llama 3.1's and 3.2's)");
-  return "llama3:" + numberText(scaling.number("factor", 0)) + "," +
-         numberText(scaling.number("low_freq_factor", 0)) + "," +
-         numberText(scaling.number("high_freq_factor", 0)) + "," +
+  double factor = scaling.number("factor"), low = scaling.number("low_freq_factor"),
+         high = scaling.number("high_freq_factor");
+  if (!(high > low))
+    unsupported("rope_scaling's high_freq_factor must exceed its low_freq_factor");
+  return "llama3:" + numberText(factor) + "," + numberText(low) + "," + numberText(high) + "," +
          std::to_string(scaling.count("original_max_position_embeddings"));
 }
 
