@@ -54,15 +54,29 @@ std::string GraphBuilder::qualify(StringRef local) const {
   return s + local.str();
 }
 
+/// Names (nodes and values) a graph may have: a hundred times the largest
+/// models' (a 70B LLaMA's is under 10,000). A size past it (layers=10^8) is a
+/// mistake to name, not hours of building.
+constexpr size_t kMaxGraphNames = size_t(1) << 20;
+
+static void checkGraphSize(const llvm::StringSet<> &used) {
+  if (used.size() >= kMaxGraphNames)
+    throw GraphError("the graph passes " + std::to_string(kMaxGraphNames) +
+                     " nodes and values: check the sizes given (layers, blocks)");
+}
+
 std::string GraphBuilder::uniqueName(StringRef local) {
+  checkGraphSize(used_);
   std::string base = qualify(local), name = base;
-  for (int i = 1; used_.contains(name); ++i)
-    name = base + "_" + std::to_string(i);
+  // Suffixes go on from the last one taken: n nodes of one name cost n steps.
+  for (int &i = nextSuffix_[base]; used_.contains(name);)
+    name = base + "_" + std::to_string(++i);
   used_.insert(name);
   return name;
 }
 
 std::string GraphBuilder::valueName(StringRef name) {
+  checkGraphSize(used_);
   std::string full = qualify(name);
   if (!used_.insert(full).second)
     throw GraphError("value '" + full + "': the name is already taken");

@@ -196,6 +196,7 @@ private:
   mlir::OpBuilder builder_;
   std::vector<std::string> scopes_;
   llvm::StringSet<> used_;
+  llvm::StringMap<int> nextSuffix_; // the last suffix given to each taken name
   std::vector<mlir::Value> outputs_;
   std::string loss_;
 };

@@ -39,6 +39,23 @@ TEST(Builder, TakenNodeNamesGetASuffix) {
   EXPECT_EQ(c.name(), "act_1");
 }
 
+TEST(Builder, AGraphPastAMillionNamesIsAnError) {
+  // A size given by mistake (layers=10^8) stops at the cap, not after hours.
+  mlir::MLIRContext ctx;
+  GraphBuilder b(ctx, "huge");
+  Tensor x = b.input("x", {1});
+  int64_t nodes = 0;
+  try {
+    for (;; ++nodes)
+      x = b.relu(x, "r"); // one name: suffixes r_1, r_2, ... in linear time
+  } catch (const GraphError &e) {
+    EXPECT_NE(std::string(e.what()).find("the graph passes 1048576 nodes and values"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(nodes, (1 << 20) - 1); // the input's name, then a relu a name
+}
+
 TEST(Builder, InfersShapesAndDtypes) {
   mlir::MLIRContext ctx;
   GraphBuilder b(ctx, "infer");
