@@ -54,10 +54,10 @@ std::string GraphBuilder::qualify(StringRef local) const {
   return s + local.str();
 }
 
-/// Names (nodes and values) a graph may have: a hundred times the largest
-/// models' (a 70B LLaMA's is under 10,000). A size past it (layers=10^8) is a
-/// mistake to name, not hours of building.
-constexpr size_t kMaxGraphNames = size_t(1) << 20;
+/// Names (nodes and values) a graph may have: over forty times the largest
+/// models' (a 70B LLaMA's are about 6,000). A size past it (layers=10^8) is
+/// a mistake to name, not hours of building.
+constexpr size_t kMaxGraphNames = size_t(1) << 18;
 
 static void checkGraphSize(const llvm::StringSet<> &used) {
   if (used.size() >= kMaxGraphNames)
