@@ -161,7 +161,8 @@ static std::vector<OptionSpec> withAmpOptions(std::vector<OptionSpec> specs) {
 
 const std::vector<Command> &commands() {
   static const std::vector<Command> table = {
-      {"model", "model NAME [--set key=value]... -o FILE | model --hf-config config.json ...",
+      {"model", "model [NAME] [--hf-config config.json] [--peft-config adapter_config.json] "
+                "[--set key=value]... -o FILE",
        "writes a model of the zoo as a saved graph (.json or .mlir)",
        {{"output", true, false, "the file to write"},
         {"set", true, true, "overrides a model parameter, key=value"},
@@ -331,7 +332,8 @@ const std::vector<Command> &commands() {
       {"weights", "weights CHECKPOINT --graph G -o OUT.safetensors [--layout graph|hf|peft] "
                   "[--save-dtype f32|f16|bf16] [--vocab N]",
        "writes a checkpoint's model weights alone (f32 masters where kept, no optimizer "
-       "state), in the graph's names or Hugging Face's (gpt2, llama), for inference",
+       "state), in the graph's names or Hugging Face's (gpt2, llama; LoRA merged), or a LoRA "
+       "model's adapters as PEFT saves them, for inference",
        {{"graph", true, false, "the graph the checkpoint was trained from"},
         {"output", true, false, "the safetensors file to write"},
         {"layout", true, false,
