@@ -14,13 +14,6 @@ using rt::Json;
 
 namespace {
 
-/// The shortest text that reads back as `v` ("1e-06", "500000").
-std::string numberText(double v) {
-  char buf[32];
-  auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
-  return std::string(buf, end);
-}
-
 /// One config's fields, each checked for its type where it is read.
 class Fields {
 public:
@@ -97,7 +90,8 @@ std::string ropeScalingArg(const Fields &f) {
          high = scaling.number("high_freq_factor");
   if (!(high > low))
     unsupported("rope_scaling's high_freq_factor must exceed its low_freq_factor");
-  return "llama3:" + numberText(factor) + "," + numberText(low) + "," + numberText(high) + "," +
+  return "llama3:" + shortestNumberText(factor) + "," + shortestNumberText(low) + "," +
+         shortestNumberText(high) + "," +
          std::to_string(scaling.count("original_max_position_embeddings"));
 }
 
@@ -120,9 +114,9 @@ HubModel llamaFamily(const Fields &f, const std::string &type) {
                {"kv_heads", std::to_string(f.count("num_key_value_heads", heads))},
                {"ffn", std::to_string(f.count("intermediate_size"))},
                {"vocab", std::to_string(f.count("vocab_size"))},
-               {"rope_theta", numberText(f.number("rope_theta", 10000))},
+               {"rope_theta", shortestNumberText(f.number("rope_theta", 10000))},
                {"rope_scaling", ropeScalingArg(f)},
-               {"norm_eps", numberText(f.number("rms_norm_eps", 1e-6))},
+               {"norm_eps", shortestNumberText(f.number("rms_norm_eps", 1e-6))},
                {"qkv_bias", type == "qwen2" ? "1" : "0"},
                {"tie", f.flag("tie_word_embeddings", false) ? "1" : "0"}}},
              f.count("max_position_embeddings", std::numeric_limits<int64_t>::max()),
@@ -142,7 +136,8 @@ HubModel gpt2(const Fields &f) {
     unsupported("\"activation_function\" is \"" + act + "\"; the zoo's gpt2 has tanh GELU "
                 "(gelu_new)");
   if (f.number("layer_norm_epsilon", 1e-5) != 1e-5)
-    unsupported("\"layer_norm_epsilon\" is " + numberText(f.number("layer_norm_epsilon", 0)) +
+    unsupported("\"layer_norm_epsilon\" is " +
+                shortestNumberText(f.number("layer_norm_epsilon", 0)) +
                 "; the zoo's gpt2 has GPT-2's 1e-05");
   int64_t hidden = f.count("n_embd");
   if (f.find("n_inner") && f.count("n_inner") != 4 * hidden)
@@ -203,6 +198,11 @@ bool sameArg(const std::string &a, const std::string &b) {
 }
 
 } // namespace
+
+std::string shortestNumberText(double v) {
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
 
 HubModel modelFromHubConfig(const Json &config) {
   if (!config.is_object())

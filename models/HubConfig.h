@@ -21,6 +21,10 @@ struct HubModel {
   std::string maxSeqField;
 };
 
+/// The shortest text that reads back as `v` ("1e-06", "500000"): how the
+/// configs' numbers become zoo parameters.
+std::string shortestNumberText(double v);
+
 /// Reads a config.json; throws GraphError naming the field on anything the
 /// zoo cannot build. `record.args` holds the parameters the config sets
 /// (and `seq`: the zoo's default, or maxSeq when shorter).

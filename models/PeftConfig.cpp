@@ -1,9 +1,9 @@
 #include "models/PeftConfig.h"
 
-#include <charconv>
 #include <cmath>
 
 #include "compiler/Diagnostics.h"
+#include "models/HubConfig.h"
 
 namespace ampc {
 
@@ -20,18 +20,14 @@ void mustBeUnset(const rt::Json &c, const char *key, const std::string &why) {
   refuse("\"" + std::string(key) + "\" is " + rt::dumpJson(*it) + ": " + why);
 }
 
-std::string numberText(double v) {
-  char buf[32];
-  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-}
-
 } // namespace
 
 std::map<std::string, std::string> loraArgsFromPeftConfig(const rt::Json &c) {
   if (!c.is_object())
     refuse("not a JSON object");
   if (!c.contains("peft_type") || c["peft_type"] != "LORA")
-    refuse("\"peft_type\" is " + (c.contains("peft_type") ? rt::dumpJson(c["peft_type"]) : "absent") +
+    refuse("\"peft_type\" is " +
+           (c.contains("peft_type") ? rt::dumpJson(c["peft_type"]) : "absent") +
            ": the zoo's adapters are LORA's");
   mustBeUnset(c, "use_dora", "DoRA's magnitude vectors are not in the zoo's adapters");
   mustBeUnset(c, "rank_pattern", "one rank for every layer only");
@@ -76,9 +72,9 @@ std::map<std::string, std::string> loraArgsFromPeftConfig(const rt::Json &c) {
   if (dropout < 0 || dropout >= 1)
     refuse("\"lora_dropout\" must be in [0, 1)");
   return {{"lora", std::to_string(r)},
-          {"lora_alpha", numberText(alpha)},
+          {"lora_alpha", shortestNumberText(alpha)},
           {"lora_targets", targets},
-          {"lora_dropout", numberText(dropout)}};
+          {"lora_dropout", shortestNumberText(dropout)}};
 }
 
 } // namespace ampc

@@ -19,6 +19,21 @@ bool endsWith(const std::string &s, const std::string &tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+/// Appends `file`'s tensors and bytes to `merged`; `from` records which file
+/// gave each tensor, so that one in two files is an error naming both.
+void append(Safetensors &merged, Safetensors file, std::map<std::string, std::string> &from) {
+  size_t base = merged.data.size();
+  for (auto &[name, t] : file.tensors) {
+    if (auto it = from.find(name); it != from.end())
+      throw RuntimeError(file.path + ": tensor '" + name + "' is in " + it->second + " too");
+    from[name] = file.path;
+    t.offset += base;
+    merged.tensors[name] = t;
+  }
+  merged.data += file.data;
+  merged.metadata.insert(file.metadata.begin(), file.metadata.end());
+}
+
 Safetensors readShards(const std::string &index, const std::string &what) {
   std::string error;
   std::optional<std::string> text = readFile(index, error);
@@ -56,6 +71,7 @@ Safetensors readShards(const std::string &index, const std::string &what) {
     total += ec ? 0 : size;
   }
   merged.data.reserve(total);
+  std::map<std::string, std::string> from;
   for (const std::string &name : shards) {
     std::string path = (folder / name).string();
     Safetensors shard = readSafetensors(path, "shard of " + index);
@@ -63,15 +79,7 @@ Safetensors readShards(const std::string &index, const std::string &what) {
       if (!shard.tensors.count(tensor))
         throw RuntimeError(path + ": has no tensor '" + tensor + "', which " + index +
                            " places there");
-    size_t base = merged.data.size();
-    for (auto &[tensor, t] : shard.tensors) {
-      if (merged.tensors.count(tensor))
-        throw RuntimeError(path + ": tensor '" + tensor + "' is in an earlier shard too");
-      t.offset += base;
-      merged.tensors[tensor] = t;
-    }
-    merged.data += shard.data;
-    merged.metadata.insert(shard.metadata.begin(), shard.metadata.end());
+    append(merged, std::move(shard), from);
   }
   return merged;
 }
@@ -86,16 +94,7 @@ Safetensors readWeights(const std::vector<std::string> &paths, const std::string
   for (const std::string &path : paths) {
     Safetensors file = readWeights(path, what);
     merged.path = merged.path.empty() ? file.path : merged.path + " + " + file.path;
-    size_t base = merged.data.size();
-    for (auto &[name, t] : file.tensors) {
-      if (auto it = from.find(name); it != from.end())
-        throw RuntimeError(file.path + ": tensor '" + name + "' is in " + it->second + " too");
-      from[name] = file.path;
-      t.offset += base;
-      merged.tensors[name] = t;
-    }
-    merged.data += file.data;
-    merged.metadata.insert(file.metadata.begin(), file.metadata.end());
+    append(merged, std::move(file), from);
   }
   return merged;
 }
