@@ -4,6 +4,7 @@ import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
 
 
 class MnistCnn(nn.Module):
@@ -244,11 +245,14 @@ class Llama(nn.Module):
     """The zoo's llama as Hugging Face's LlamaForCausalLM computes it: token
     table, rotary tables (computed in f64, rounded once to f32, as ampc's
     constants are), the blocks, a final RMS norm, an lm_head of its own or
-    (tie) the token table; init normal(0, 0.02), biases 0, norm weights 1."""
+    (tie) the token table; init normal(0, 0.02), biases 0, norm weights 1.
+    `checkpointing` recomputes each block in the backward
+    (torch.utils.checkpoint, as transformers' gradient_checkpointing)."""
 
     def __init__(self, layers, hidden, heads, kv_heads, ffn, seq, vocab, theta=10000.0,
-                 qkv_bias=False, tie=False, eps=1e-5, rope_scaling=None):
+                 qkv_bias=False, tie=False, eps=1e-5, rope_scaling=None, checkpointing=False):
         super().__init__()
+        self.checkpointing = checkpointing
         self.embed_tokens = nn.Embedding(vocab, hidden)
         self.layers = nn.ModuleList(LlamaBlock(hidden, heads, kv_heads, ffn, qkv_bias, eps)
                                     for _ in range(layers))
@@ -278,5 +282,8 @@ class Llama(nn.Module):
     def forward(self, ids):
         x, t = self.embed_tokens(ids), ids.shape[1]
         for block in self.layers:
-            x = block(x, self.cos[:t], self.sin[:t])
+            if self.checkpointing and self.training:
+                x = checkpoint(block, x, self.cos[:t], self.sin[:t], use_reentrant=False)
+            else:
+                x = block(x, self.cos[:t], self.sin[:t])
         return self.lm_head(self.norm(x))

@@ -3,7 +3,10 @@
   step                simplenet (hidden 1024, batch 256) SGD step time, median ms
   gpt                 the tiny GPT of docs/gpt.md (2 layers, 128 wide, 4 heads,
                       seq 64, bytes, batch 16) AdamW step time, median ms
-Usage: python3 bench/torch_train.py accuracy mlp 0.1 | step | gpt"""
+  checkpointing       the LLaMA of 4 layers, 256 wide, seq 128, batch 8 (bytes)
+                      AdamW step time, median ms, without and with
+                      torch.utils.checkpoint around each block
+Usage: python3 bench/torch_train.py accuracy mlp 0.1 | step | gpt | llama | checkpointing"""
 import gzip
 import statistics
 import sys
@@ -85,11 +88,24 @@ def llama():
     print(f"llama {ms:.3f}")
 
 
+def checkpointing():
+    tokens = torch.randint(0, 256, (8, 129))
+    x, y = tokens[:, :-1], tokens[:, 1:]
+    for on in (False, True):
+        model = Llama(layers=4, hidden=256, heads=4, kv_heads=2, ffn=768, seq=128, vocab=256,
+                      checkpointing=on)
+        ms = median_step_ms(model, torch.optim.AdamW(model.parameters(), lr=1e-3),
+                            lambda m: F.cross_entropy(m(x).flatten(0, 1), y.flatten()))
+        print(f"checkpointing={int(on)} {ms:.3f}")
+
+
 if sys.argv[1] == "accuracy":
     accuracy(sys.argv[2], float(sys.argv[3]))
 elif sys.argv[1] == "gpt":
     gpt()
 elif sys.argv[1] == "llama":
     llama()
+elif sys.argv[1] == "checkpointing":
+    checkpointing()
 else:
     step()

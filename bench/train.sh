@@ -4,8 +4,10 @@
 # simplenet (hidden 1024, batch 256) SGD step time at O0 and O1 against
 # PyTorch; planned training memory of BERT-base (seq 128, batch 8) at O0 and
 # O1; the step-time share of casts, finite check and scale update at O1; the
-# tiny GPT's and tiny LLaMA's AdamW steps at O0 and O1 against PyTorch.
-# Usage: bench/train.sh [accuracy|step|memory|overhead|gpt|llama]... (default: all)
+# tiny GPT's and tiny LLaMA's AdamW steps at O0 and O1 against PyTorch; a
+# LLaMA's AdamW step without and with gradient checkpointing, against
+# PyTorch's torch.utils.checkpoint.
+# Usage: bench/train.sh [accuracy|step|memory|overhead|gpt|llama|checkpointing]... (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ampc=build/bin/ampc
@@ -13,7 +15,7 @@ torch_python=/usr/bin/python3 # Debian's python3-torch lives with the system Pyt
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS=2
-parts=${*:-accuracy step memory overhead gpt llama}
+parts=${*:-accuracy step memory overhead gpt llama checkpointing}
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 # lm_step MODEL TORCH-PART KEY=VALUE...: the zoo model's AdamW step at O0 and
 # O1, then bench/torch_train.py's step of the same model.
@@ -58,6 +60,42 @@ gpt)
 llama)
   echo "== tiny LLaMA (2 layers, 128 wide, 4 heads over 2 kv heads, ffn 384, seq 64, bytes, batch 16) AdamW step, median ms"
   lm_step llama llama layers=2 hidden=128 heads=4 kv_heads=2 ffn=384 seq=64 vocab=256 batch=16 ;;
+checkpointing)
+  echo "== LLaMA (4 layers, 256 wide, 4 heads over 2 kv heads, ffn 768, seq 128, bytes, batch 8) AdamW step, median ms; planned peak bytes"
+  $ampc model llama --set layers=4 --set hidden=256 --set heads=4 --set kv_heads=2 --set ffn=768 \
+    --set seq=128 --set vocab=256 --set batch=8 -o "$tmp/lm.json"
+  for level in O0 O1; do
+    for flag in "" --gradient-checkpointing; do
+      $ampc train "$tmp/lm.json" --level $level --optimizer adamw --steps 20 $flag \
+        --metrics-json "$tmp/lm-metrics.json" > /dev/null 2>&1
+      echo "ampc $level ${flag:-(keeps activations)}: $(field "$tmp/lm-metrics.json" step_ms_median)" \
+        "$(field "$tmp/lm-metrics.json" peak_bytes)"
+    done
+  done
+  $torch_python bench/torch_train.py checkpointing
+  echo "== planned peak bytes of the CUDA plan (ampc compile --device cuda), without and with"
+  hf=tests/lit/cli/Inputs/hf-configs/tinyllama-1.1b.json
+  while read -r label model sets options; do
+    args=()
+    [[ $model == hf ]] && args+=(--hf-config $hf) || args+=("$model")
+    [[ $sets == - ]] || for kv in ${sets//,/ }; do args+=(--set "$kv"); done
+    $ampc model "${args[@]}" -o "$tmp/m.json"
+    line="$label:"
+    for flag in "" --gradient-checkpointing; do
+      # shellcheck disable=SC2086 # the options are words
+      $ampc compile "$tmp/m.json" --train --device cuda $options $flag -o "$tmp/m.plan" 2>/dev/null
+      line="$line $(field "$tmp/m.plan" peak_bytes)"
+    done
+    echo "$line"
+  done <<'EOF'
+resnet50-b64 resnet depth=50,batch=64 --level O1 --optimizer momentum
+bert-base-s512-b32 bert batch=32,seq=512 --level O1 --optimizer adamw
+bert-base-s512-b32-fused bert batch=32,seq=512,attention=fused --level O1 --optimizer adamw
+gpt2-124m-b16 gpt2 - --level O1 --dtype bf16 --optimizer adamw
+tinyllama-s2048-b4 hf seq=2048,batch=4 --level O2 --dtype bf16 --optimizer adamw
+tinyllama-lora16-s2048-b4 hf seq=2048,batch=4,lora=16,lora_alpha=32,lora_targets=all --level O2 --dtype bf16 --optimizer adamw
+EOF
+  ;;
 memory)
   echo "== planned training memory, BERT-base seq 128 batch 8 (bytes)"
   $ampc model bert -o "$tmp/bert.json"

@@ -1,6 +1,7 @@
 #include "compiler/Pipelines.h"
 
 #include "compiler/Diagnostics.h"
+#include "compiler/Lowering.h"
 #include "mlir/Pass/PassManager.h"
 
 using namespace mlir;
@@ -70,13 +71,16 @@ std::string lossScalingMode(const AmpSettings &amp, const TrainSettings &setting
   return amp.dtype == "f16" && amp.level != "O0" ? "dynamic" : "none";
 }
 
-void runTrainingPipeline(ModuleOp module, const AmpSettings &amp, const TrainSettings &settings) {
+/// The training passes in order, with IR dumps as `settings` ask.
+static void runTrainingPasses(ModuleOp module, const AmpSettings &amp,
+                              const TrainSettings &settings) {
   MLIRContext *ctx = module.getContext();
   PassManager pm(ctx);
   OpPassManager &graphPm = pm.nest<graph::GraphOp>();
   addAmpPasses(graphPm, amp);
   GraphAutodiffOptions autodiff;
   autodiff.recompute = settings.recompute;
+  autodiff.gradientCheckpointing = settings.gradientCheckpointing;
   graphPm.addPass(createGraphAutodiff(autodiff));
   if (amp.usesFp8()) {
     GraphFp8ScalingOptions fp8;
@@ -134,6 +138,37 @@ void runTrainingPipeline(ModuleOp module, const AmpSettings &amp, const TrainSet
   ErrorCollector errors(ctx);
   if (failed(pm.run(module)))
     errors.raise("the training pipeline failed");
+}
+
+/// The planned peak bytes of the training step of a copy of `module`, with
+/// or without gradient checkpointing (no IR dumps).
+static int64_t plannedPeak(ModuleOp module, const AmpSettings &amp, TrainSettings settings,
+                           bool checkpointing) {
+  settings.gradientCheckpointing = checkpointing;
+  settings.printIrAfter.clear();
+  OwningOpRef<ModuleOp> copy = module.clone();
+  runTrainingPasses(*copy, amp, settings);
+  return lowerToPlan(*copy).peakBytes();
+}
+
+void runTrainingPipeline(ModuleOp module, const AmpSettings &amp, const TrainSettings &settings) {
+  TrainSettings chosen = settings;
+  if (settings.gradientCheckpointing) {
+    // Recomputing cannot help where one segment holds nearly everything (an
+    // unrolled LSTM) or the peak lies elsewhere; the CPU plan of each way
+    // decides (docs/training.md, "Gradient checkpointing").
+    int64_t recomputed = plannedPeak(module, amp, settings, true);
+    int64_t kept = plannedPeak(module, amp, settings, false);
+    if (recomputed >= kept) {
+      chosen.gradientCheckpointing = false;
+      ErrorCollector warnings(module.getContext());
+      emitWarning(module.getLoc())
+          << "gradient checkpointing does not lower this step's planned peak (" << recomputed
+          << " bytes with it, " << kept << " without): the backward keeps the forward's "
+          << "activations";
+    }
+  }
+  runTrainingPasses(module, amp, chosen);
 }
 
 bool hasTargetPasses(const rt::Target &target) {

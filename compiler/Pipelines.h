@@ -60,6 +60,9 @@ struct TrainSettings {
   /// graph-autodiff's recompute: cheap forward values the backward needs are
   /// recomputed there (less memory); off keeps them (`--no-fuse recompute`).
   bool recompute = true;
+  /// graph-autodiff's gradient checkpointing: the backward recomputes the
+  /// forward's activations segment by segment (less memory, one more forward).
+  bool gradientCheckpointing = false;
   /// Data-parallel training (graph-data-parallel): ranks, the bucket size,
   /// and whether the sum over ranks is averaged. One rank adds nothing.
   int64_t worldSize = 1;
@@ -76,7 +79,9 @@ struct TrainSettings {
 std::string lossScalingMode(const AmpSettings &amp, const TrainSettings &settings);
 
 /// AMP, then autodiff, loss scaling, data parallel, optimizer, unscale
-/// folding and cast cleanup: the module becomes one training step. Throws
+/// folding and cast cleanup: the module becomes one training step. With
+/// gradient checkpointing asked, the step recomputes only where its planned
+/// peak is lower that way (a warning says where it is not). Throws
 /// GraphError.
 void runTrainingPipeline(mlir::ModuleOp module, const AmpSettings &amp,
                          const TrainSettings &settings);

@@ -11,7 +11,8 @@
 // zero-filled tensors added up (mergeSliceGradients). Finally name each
 // param's gradient `<param>.grad` (renaming a fresh backward value, or
 // through an identity). Then place
-// backward work for memory (passes/BackwardPlacement.h): recompute activations
+// backward work for memory (passes/BackwardPlacement.h): with gradient
+// checkpointing, recompute the forward's segments; recompute activations
 // and f32 results of widened L values, recast forward casts, sink widening
 // casts.
 #include "passes/BackwardPlacement.h"
@@ -175,6 +176,8 @@ void GraphAutodiffPass::runOnOperation() {
   }
 
   // Memory: less of the forward stays alive for the backward.
+  if (gradientCheckpointing)
+    train::recomputeSegments(seed, names);
   if (recompute)
     train::recomputeActivations(seed, names);
   train::recomputeWidenedOps(seed, names);

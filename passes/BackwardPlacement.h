@@ -9,6 +9,13 @@
 
 namespace ampc::train {
 
+/// Gradient checkpointing: the forward is cut where at most one activation
+/// crosses, and the backward reads copies of each segment's activations,
+/// recomputed from what the cuts keep, instead of the forward's (the last
+/// segment's excepted). The graph's outputs and the results of batch norms
+/// and FP8 quantizes are kept. The copies are the forward's bits.
+void recomputeSegments(mlir::Operation *seed, graph::NameTable &names);
+
 /// An activation (gelu, tanh, sigmoid, erf) or layer norm whose operands
 /// stay alive for the backward anyway (params, or values the backward reads)
 /// is recomputed from them where the backward first reads its result or a

@@ -96,11 +96,16 @@ def GraphAutodiff : Pass<"graph-autodiff", "::ampc::graph::GraphOp"> {
     the loss scale). Each param's gradient is named `<param>.grad`.
     With `recompute` (the default), activations and layer norms whose
     operands the backward reads anyway are recomputed there instead of kept
-    from the forward (docs/training.md).
+    from the forward (docs/training.md). With `gradient-checkpointing`, the
+    forward is cut into segments where at most one activation crosses, and
+    the backward recomputes each segment's activations from what the cuts
+    keep (docs/training.md, "Gradient checkpointing").
   }];
   let options = [
     Option<"recompute", "recompute", "bool", /*default=*/"true",
            "recompute cheap forward values in the backward">,
+    Option<"gradientCheckpointing", "gradient-checkpointing", "bool", /*default=*/"false",
+           "recompute the forward segment by segment in the backward">,
   ];
 }
 

@@ -115,7 +115,8 @@ def gpt2_lines(logs, torch):
     g = GPT2
     flops = 6 * g["params"] + 6 * g["layers"] * g["hidden"] * g["seq"]
     tokens = g["batch"] * g["seq"]
-    for name, mode in [("gpt2-o1-bf16", "bf16"), ("gpt2-o1", "amp")]:
+    for name, mode in [("gpt2-o1-bf16", "bf16"), ("gpt2-o1-bf16-checkpointing", "bf16"),
+                       ("gpt2-o1", "amp")]:
         m, t = load(logs, f"bench-{name}"), torch.get(("gpt2", mode))
         if not m:
             continue

@@ -92,6 +92,7 @@ TrainSettings trainSettingsFrom(const Args &given) {
   s.lrStepEvery = args.getInt("lr-step-every", 1, 1);
   s.lrGamma = args.getNumber("lr-gamma", 0.1, 1e-12, 1e6);
   s.clipGradNorm = args.getNumber("clip-grad-norm", 0.0, 1e-12, 1e30);
+  s.gradientCheckpointing = args.has("gradient-checkpointing");
   s.bucketMib = args.getNumber("bucket-mib", s.bucketMib, 1.0 / 1024, 1e6);
   s.worldSize = args.getInt("world-size", 1, 1, 1 << 20); // compile: the ranks to plan for
   for (const std::string &stage : args.getAll("print-ir-after")) {
@@ -120,6 +121,8 @@ std::vector<OptionSpec> trainingOptionSpecs() {
           {"lr-gamma", true, false, "step: the decay factor (0.1)"},
           {"clip-grad-norm", true, false,
            "clips the unscaled gradients to this global L2 norm, in the finite check's pass"},
+          {"gradient-checkpointing", false, false,
+           "the backward recomputes the forward's activations segment by segment: less memory"},
 
           {"loss-scaling", true, false, "dynamic, static or none (default: dynamic for f16)"},
           {"init-loss-scaling", true, false, "initial loss scale (65536)"},
