@@ -1,6 +1,8 @@
 // Fuzz target: a saved graph, as JSON or as .mlir (AMPC_FUZZ_MLIR), through
 // every reader and writer that takes one: import and verification, the JSON
-// and MLIR writers, the report, the AMP pipeline, lowering and the plan writer.
+// and MLIR writers, the report, the AMP pipeline, lowering and the plan writer;
+// and, for a graph with a loss, the training pipeline with gradient
+// checkpointing (autodiff, the segments' copies, loss scaling, the optimizer).
 #include "compiler/Diagnostics.h"
 #include "compiler/GraphIO.h"
 #include "compiler/GraphJson.h"
@@ -21,8 +23,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ampc::exportGraphJson(*module);
     ampc::printGraph(*module, "graph.mlir");
     ampc::reportJson(ampc::makeReport(*module));
+    mlir::OwningOpRef<mlir::ModuleOp> training = module->clone();
     ampc::runAmpPipeline(*module, ampc::AmpSettings{});
     ampc::rt::planToJson(ampc::lowerToPlan(*module));
+    ampc::TrainSettings settings;
+    settings.gradientCheckpointing = true;
+    ampc::runTrainingPipeline(*training, ampc::AmpSettings{}, settings);
+    ampc::rt::planToJson(ampc::lowerToPlan(*training));
   } catch (const ampc::GraphError &) {
   } catch (const ampc::rt::PlanError &) {
   }

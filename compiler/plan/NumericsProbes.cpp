@@ -12,7 +12,9 @@
 // new cast step rounds it (the same bits). Each probe carries the step's
 // phase and names what it probes (`of`: the step for flags, the value for
 // ranges). An attention also gets a row of its scores, which it computes
-// in f32 and never stores (`record_scores_range`).
+// in f32 and never stores (`record_scores_range`). The backward's copies of
+// forward values get none: they hold the forward's bits.
+#include <algorithm>
 #include <cmath>
 
 #include "compiler/plan/PlanPass.h"
@@ -106,14 +108,43 @@ rt::Step scoresProbe(const rt::Plan &plan, const rt::Step &attention, int state,
   return p;
 }
 
+/// The steps after the loss that recompute forward values (the backward's
+/// copies of activations: graph-autodiff's recomputations, gradient
+/// checkpointing's segments): they read only what the forward made, params
+/// other than the loss scale `scale`, constants and inputs, so they hold the
+/// forward's bits, which the forward's own probes already record.
+std::vector<bool> recomputations(const rt::Plan &plan, size_t loss, int scale) {
+  std::vector<bool> forwardMade(plan.buffers.size(), false), copies(plan.steps.size(), false);
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const rt::Step &s = plan.steps[i];
+    auto forwardValue = [&](int in) {
+      rt::BufferKind kind = plan.buffers[in].kind;
+      return forwardMade[in] || (in != scale && (kind == rt::BufferKind::Param ||
+                                                 kind == rt::BufferKind::Const ||
+                                                 kind == rt::BufferKind::Input));
+    };
+    bool copy = i > loss && !s.inputs.empty() &&
+                std::all_of(s.inputs.begin(), s.inputs.end(), forwardValue);
+    copies[i] = copy;
+    if (i <= loss || copy)
+      for (int out : s.outputs)
+        forwardMade[out] = true;
+  }
+  return copies;
+}
+
 /// Adds the probes, before memory planning.
 void addProbes(rt::Plan &plan, const ProbeOptions &options) {
   bool ranges = options.mode == ProbeOptions::Mode::Ranges;
   rt::LowRange low = rt::lowRange(options.lowDtype);
   size_t loss = lossStep(plan);
   int scale = lossScaleOf(plan);
+  std::vector<bool> copies = recomputations(plan, loss, scale);
   size_t slots = 0; // a flag per step, or a row per float result (and FP8 operand)
-  for (const rt::Step &s : plan.steps) {
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const rt::Step &s = plan.steps[i];
+    if (copies[i])
+      continue;
     slots += ranges && (s.kernel == rt::Kernel::Fp8Quantize || s.kernel == rt::Kernel::Attention);
     for (int out : s.outputs)
       if (rt::isFloat(plan.buffers[out].dtype)) {
@@ -129,6 +160,10 @@ void addProbes(rt::Plan &plan, const ProbeOptions &options) {
   int64_t slot = 0;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     rt::Step step = plan.steps[i];
+    if (copies[i]) {
+      steps.push_back(std::move(step));
+      continue;
+    }
     if (!ranges) {
       rt::Step p = probeStep(step, rt::Kernel::RecordNonFinite, step.name + ".finite");
       for (int out : step.outputs)
