@@ -31,6 +31,9 @@ const char *const kTrainingKeys[] = {
     "adam_eps",   "no_decay_1d",  "lr_schedule",   "warmup_steps",
     "min_lr",     "lr_step_every", "lr_gamma",     "clip_grad_norm", "gradient_checkpointing"};
 
+/// The training keys whose flags take no value: true or false in a config.
+const char *const kSwitchKeys[] = {"nesterov", "no_decay_1d", "gradient_checkpointing"};
+
 /// The FP8 options a config file may set, the same way.
 const char *const kFp8Keys[] = {"fp8_format", "fp8_margin",   "fp8_amax_history",
                                 "fp8_amax_compute", "fp8_min_size", "fp8_exclude"};
@@ -169,6 +172,8 @@ template <size_t N> Args withConfigFlags(const Args &args, const char *const (&k
       continue;
     const Json &v = (*config)[key];
     std::string flag = flagOf(key);
+    if (isOneOf(key, kSwitchKeys) && !v.is_boolean())
+      throw CliError(*path, "\"" + std::string(key) + "\" must be true or false");
     if (v.is_boolean()) {
       if (v.get<bool>())
         out.setDefault(flag, "");
