@@ -126,10 +126,13 @@ class Gpt2Block(nn.Module):
 class Gpt2(nn.Module):
     """The zoo's gpt2 as nanoGPT writes it: learned positions, pre-norm
     blocks, a final layer norm, logits from the tied token table; GPT-2's
-    init (normal 0.02, residual projections 0.02 / sqrt(2 * layers))."""
+    init (normal 0.02, residual projections 0.02 / sqrt(2 * layers)).
+    `checkpointing` (set after construction) recomputes each block in the
+    backward (torch.utils.checkpoint)."""
 
     def __init__(self, layers=12, hidden=768, heads=12, seq=1024, vocab=50304):
         super().__init__()
+        self.checkpointing = False
         self.wte, self.wpe = nn.Embedding(vocab, hidden), nn.Embedding(seq, hidden)
         self.h = nn.ModuleList(Gpt2Block(hidden, heads) for _ in range(layers))
         self.ln_f = nn.LayerNorm(hidden)
@@ -144,7 +147,10 @@ class Gpt2(nn.Module):
     def forward(self, ids):
         x = self.wte(ids) + self.wpe.weight[: ids.shape[1]]
         for block in self.h:
-            x = block(x)
+            if self.checkpointing and self.training:
+                x = checkpoint(block, x, use_reentrant=False)
+            else:
+                x = block(x)
         return self.ln_f(x) @ self.wte.weight.t()
 
 

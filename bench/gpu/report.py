@@ -115,8 +115,8 @@ def gpt2_lines(logs, torch):
     g = GPT2
     flops = 6 * g["params"] + 6 * g["layers"] * g["hidden"] * g["seq"]
     tokens = g["batch"] * g["seq"]
-    for name, mode in [("gpt2-o1-bf16", "bf16"), ("gpt2-o1-bf16-checkpointing", "bf16"),
-                       ("gpt2-o1", "amp")]:
+    for name, mode in [("gpt2-o1-bf16", "bf16"),
+                       ("gpt2-o1-bf16-checkpointing", "bf16-checkpointing"), ("gpt2-o1", "amp")]:
         m, t = load(logs, f"bench-{name}"), torch.get(("gpt2", mode))
         if not m:
             continue
@@ -125,7 +125,8 @@ def gpt2_lines(logs, torch):
                 f"(target >= 50%), peak {m['device_peak_bytes']} bytes")
         if t:
             line += (f", {m['device_peak_bytes'] / t[2]:.2f}x PyTorch eager's {t[2]} "
-                     "(target <= 0.8)")
+                     f"(target <= 0.8); step {m['step_ms_median']:.3f} ms, "
+                     f"{m['step_ms_median'] / t[0]:.2f}x PyTorch eager {mode}'s {t[0]:.3f}")
         print(line)
 
 

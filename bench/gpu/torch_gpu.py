@@ -11,6 +11,8 @@ scaled_dot_product_attention):
   compile       torch.compile of the amp step's model (BERT, GPT-2)
   bf16          eager, autocast bf16, no scaler (GPT-2), as ampc's O1 bf16
   compile-bf16  torch.compile of the bf16 step's model (GPT-2)
+  bf16-checkpointing  the bf16 step with torch.utils.checkpoint around each
+                block (GPT-2), as ampc's --gradient-checkpointing
 Each step is timed with CUDA events (forward, backward, optimizer), median
 over STEPS after 10 warm-up steps, as ampc-plan-run times its steps; the
 loss after the last step and torch.cuda.max_memory_allocated are printed
@@ -59,12 +61,12 @@ def cases():
            lambda logits, y: F.cross_entropy(logits.flatten(0, 1), y.flatten()),
            lambda params: torch.optim.AdamW(params, lr=6e-4, betas=(0.9, 0.95),
                                             weight_decay=0.1, fused=True),
-           ("amp", "compile", "bf16", "compile-bf16"))
+           ("amp", "compile", "bf16", "compile-bf16", "bf16-checkpointing"))
 
 
 def trainer(model, x, y, loss_fn, make_opt, mode):
     """One training step as a user writes it; returns its loss tensor."""
-    amp, bf16 = mode != "f32", mode.endswith("bf16")
+    amp, bf16 = mode != "f32", "bf16" in mode
     opt = make_opt(model.parameters())
     scaler = torch.amp.GradScaler("cuda", init_scale=65536.0, enabled=amp and not bf16)
     forward = torch.compile(model) if mode.startswith("compile") else model
@@ -126,6 +128,7 @@ def main():
         for mode in modes:
             torch.manual_seed(0)
             model = make().cuda()
+            model.checkpointing = mode.endswith("checkpointing")
             step = trainer(model, x, y, loss_fn, make_opt, mode)
             ms, loss, peak = step_ms(step, steps)
             print(f"{name} {mode} {ms:.3f} {loss:.6g} {peak}", flush=True)
