@@ -7,6 +7,14 @@ import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
 
+def run_block(model, block, *args):
+    """block(*args), recomputed in the backward (torch.utils.checkpoint) when
+    the model trains with `checkpointing` on."""
+    if model.checkpointing and model.training:
+        return checkpoint(block, *args, use_reentrant=False)
+    return block(*args)
+
+
 class MnistCnn(nn.Module):
     def __init__(self):
         super().__init__()
@@ -127,12 +135,13 @@ class Gpt2(nn.Module):
     """The zoo's gpt2 as nanoGPT writes it: learned positions, pre-norm
     blocks, a final layer norm, logits from the tied token table; GPT-2's
     init (normal 0.02, residual projections 0.02 / sqrt(2 * layers)).
-    `checkpointing` (set after construction) recomputes each block in the
-    backward (torch.utils.checkpoint)."""
+    `checkpointing` recomputes each block in the backward
+    (torch.utils.checkpoint)."""
 
-    def __init__(self, layers=12, hidden=768, heads=12, seq=1024, vocab=50304):
+    def __init__(self, layers=12, hidden=768, heads=12, seq=1024, vocab=50304,
+                 checkpointing=False):
         super().__init__()
-        self.checkpointing = False
+        self.checkpointing = checkpointing
         self.wte, self.wpe = nn.Embedding(vocab, hidden), nn.Embedding(seq, hidden)
         self.h = nn.ModuleList(Gpt2Block(hidden, heads) for _ in range(layers))
         self.ln_f = nn.LayerNorm(hidden)
@@ -147,10 +156,7 @@ class Gpt2(nn.Module):
     def forward(self, ids):
         x = self.wte(ids) + self.wpe.weight[: ids.shape[1]]
         for block in self.h:
-            if self.checkpointing and self.training:
-                x = checkpoint(block, x, use_reentrant=False)
-            else:
-                x = block(x)
+            x = run_block(self, block, x)
         return self.ln_f(x) @ self.wte.weight.t()
 
 
@@ -288,8 +294,5 @@ class Llama(nn.Module):
     def forward(self, ids):
         x, t = self.embed_tokens(ids), ids.shape[1]
         for block in self.layers:
-            if self.checkpointing and self.training:
-                x = checkpoint(block, x, self.cos[:t], self.sin[:t], use_reentrant=False)
-            else:
-                x = block(x, self.cos[:t], self.sin[:t])
+            x = run_block(self, block, x, self.cos[:t], self.sin[:t])
         return self.lm_head(self.norm(x))

@@ -140,35 +140,41 @@ static void runTrainingPasses(ModuleOp module, const AmpSettings &amp,
     errors.raise("the training pipeline failed");
 }
 
-/// The planned peak bytes of the training step of a copy of `module`, with
-/// or without gradient checkpointing (no IR dumps).
-static int64_t plannedPeak(ModuleOp module, const AmpSettings &amp, TrainSettings settings,
-                           bool checkpointing) {
+/// The training step of a copy of `module` (no IR dumps), with or without
+/// gradient checkpointing.
+static OwningOpRef<ModuleOp> trainingStepOf(ModuleOp module, const AmpSettings &amp,
+                                            TrainSettings settings, bool checkpointing) {
   settings.gradientCheckpointing = checkpointing;
   settings.printIrAfter.clear();
   OwningOpRef<ModuleOp> copy = module.clone();
   runTrainingPasses(*copy, amp, settings);
-  return lowerToPlan(*copy).peakBytes();
+  return copy;
 }
 
 void runTrainingPipeline(ModuleOp module, const AmpSettings &amp, const TrainSettings &settings) {
-  TrainSettings chosen = settings;
-  if (settings.gradientCheckpointing) {
-    // Recomputing cannot help where one segment holds nearly everything (an
-    // unrolled LSTM) or the peak lies elsewhere; the CPU plan of each way
-    // decides (docs/training.md, "Gradient checkpointing").
-    int64_t recomputed = plannedPeak(module, amp, settings, true);
-    int64_t kept = plannedPeak(module, amp, settings, false);
-    if (recomputed >= kept) {
-      chosen.gradientCheckpointing = false;
-      ErrorCollector warnings(module.getContext());
-      emitWarning(module.getLoc())
-          << "gradient checkpointing does not lower this step's planned peak (" << recomputed
-          << " bytes with it, " << kept << " without): the backward keeps the forward's "
-          << "activations";
-    }
+  if (!settings.gradientCheckpointing)
+    return runTrainingPasses(module, amp, settings);
+  // Recomputing cannot help where one segment holds nearly everything (an
+  // unrolled LSTM) or the peak lies elsewhere; the CPU plan of each way
+  // decides (docs/training.md, "Gradient checkpointing").
+  OwningOpRef<ModuleOp> kept = trainingStepOf(module, amp, settings, false);
+  OwningOpRef<ModuleOp> recomputed = trainingStepOf(module, amp, settings, true);
+  int64_t keptPeak = lowerToPlan(*kept).peakBytes();
+  int64_t recomputedPeak = lowerToPlan(*recomputed).peakBytes();
+  bool recompute = recomputedPeak < keptPeak;
+  if (!recompute) {
+    ErrorCollector warnings(module.getContext());
+    emitWarning(module.getLoc())
+        << "gradient checkpointing does not lower this step's planned peak (" << recomputedPeak
+        << " bytes with it, " << keptPeak << " without): the backward keeps the forward's "
+        << "activations";
   }
-  runTrainingPasses(module, amp, chosen);
+  if (!settings.printIrAfter.empty()) { // the chosen step again, printed as it runs
+    TrainSettings chosen = settings;
+    chosen.gradientCheckpointing = recompute;
+    return runTrainingPasses(module, amp, chosen);
+  }
+  module.getBodyRegion().takeBody((recompute ? recomputed : kept)->getBodyRegion());
 }
 
 bool hasTargetPasses(const rt::Target &target) {

@@ -32,11 +32,6 @@ struct GraphDataParallelPass : impl::GraphDataParallelBase<GraphDataParallelPass
   void runOnOperation() override;
 };
 
-int64_t tensorBytes(Value v) {
-  auto t = cast<RankedTensorType>(v.getType());
-  return t.getNumElements() * (t.getElementType().getIntOrFloatBitWidth() / 8);
-}
-
 /// Whether `a` is produced before `b` (values without a producer op, such
 /// as accumulators, come first in their given order).
 bool producedBefore(Value a, Value b) {
@@ -87,7 +82,7 @@ void GraphDataParallelPass::runOnOperation() {
       buckets.emplace_back();
     }
     buckets[it->second.first].push_back(i);
-    it->second.second += tensorBytes(grads[i]);
+    it->second.second += train::tensorBytes(grads[i]);
     if (it->second.second >= cap)
       open.erase(it);
   }

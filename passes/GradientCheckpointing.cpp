@@ -33,6 +33,7 @@
 // Copies compute the forward's bits: every op is deterministic, dropout's
 // stream included (seeded by the node and the step).
 #include "passes/BackwardPlacement.h"
+#include "passes/TrainingUtil.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
@@ -81,12 +82,6 @@ Activations findActivations(Operation *seed) {
   return acts;
 }
 
-/// A tensor's bytes (sub-byte dtypes round up).
-double bytesOf(Value v) {
-  auto type = cast<ShapedType>(v.getType());
-  return double(type.getNumElements()) * ((type.getElementTypeBitWidth() + 7) / 8);
-}
-
 } // namespace
 
 void recomputeSegments(Operation *seed, graph::NameTable &names) {
@@ -120,7 +115,7 @@ void recomputeSegments(Operation *seed, graph::NameTable &names) {
           backward |= seed->isBeforeInBlock(user) && !isa<graph::ReturnOp>(user);
       }
       if (backward)
-        readBytes[made] += bytesOf(r);
+        readBytes[made] += tensorBytes(r);
       if (lastRead == made)
         continue;
       int64_t id = ids.size();
@@ -138,7 +133,7 @@ void recomputeSegments(Operation *seed, graph::NameTable &names) {
     if (i + 1 < n && count <= 1) {
       candidates.push_back({i, count == 1 ? ids[sum] : Value()});
       if (count == 1)
-        crossingTotal += bytesOf(ids[sum]), ++crossed;
+        crossingTotal += tensorBytes(ids[sum]), ++crossed;
     }
   }
   double budget = crossed ? std::sqrt(readTotal * crossingTotal / crossed) : 0;

@@ -12,6 +12,11 @@ Value findValue(graph::GraphOp g, StringRef name) {
   return nullptr;
 }
 
+int64_t tensorBytes(Value v) {
+  auto t = cast<ShapedType>(v.getType());
+  return t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
+}
+
 std::vector<graph::ParamOp> trainableParams(graph::GraphOp g) {
   std::vector<graph::ParamOp> params;
   for (auto p : g.getOps<graph::ParamOp>())

@@ -28,6 +28,9 @@ void markApplyPhase(mlir::Operation *op);
 void markFirstPhase(mlir::Operation *op);
 bool isApplyPhase(mlir::Operation *op);
 
+/// A tensor value's bytes (sub-byte dtypes take a byte an element).
+int64_t tensorBytes(mlir::Value v);
+
 /// A builder before the graph's terminator.
 mlir::OpBuilder atEnd(graph::GraphOp g);
 

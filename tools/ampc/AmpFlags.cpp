@@ -31,9 +31,6 @@ const char *const kTrainingKeys[] = {
     "adam_eps",   "no_decay_1d",  "lr_schedule",   "warmup_steps",
     "min_lr",     "lr_step_every", "lr_gamma",     "clip_grad_norm", "gradient_checkpointing"};
 
-/// The training keys whose flags take no value: true or false in a config.
-const char *const kSwitchKeys[] = {"nesterov", "no_decay_1d", "gradient_checkpointing"};
-
 /// The FP8 options a config file may set, the same way.
 const char *const kFp8Keys[] = {"fp8_format", "fp8_margin",   "fp8_amax_history",
                                 "fp8_amax_compute", "fp8_min_size", "fp8_exclude"};
@@ -151,8 +148,11 @@ void applyConfig(const std::string &text, const std::string &path, AmpSettings &
 namespace {
 
 /// `args` with the config's values of `keys` as the defaults of the flags
-/// of their names: flags given override the config.
-template <size_t N> Args withConfigFlags(const Args &args, const char *const (&keys)[N]) {
+/// of their names: flags given override the config. A flag that `specs`
+/// says takes no value (a switch) takes true or false.
+template <size_t N>
+Args withConfigFlags(const Args &args, const char *const (&keys)[N],
+                     const std::vector<OptionSpec> &specs) {
   Args out = args;
   std::optional<std::string> path = args.get("config");
   if (!path)
@@ -172,7 +172,10 @@ template <size_t N> Args withConfigFlags(const Args &args, const char *const (&k
       continue;
     const Json &v = (*config)[key];
     std::string flag = flagOf(key);
-    if (isOneOf(key, kSwitchKeys) && !v.is_boolean())
+    bool isSwitch = std::any_of(specs.begin(), specs.end(), [&](const OptionSpec &s) {
+      return s.name == flag && !s.takesValue;
+    });
+    if (isSwitch && !v.is_boolean())
       throw CliError(*path, "\"" + std::string(key) + "\" must be true or false");
     if (v.is_boolean()) {
       if (v.get<bool>())
@@ -196,7 +199,9 @@ template <size_t N> Args withConfigFlags(const Args &args, const char *const (&k
 
 } // namespace
 
-Args withTrainingConfig(const Args &args) { return withConfigFlags(args, kTrainingKeys); }
+Args withTrainingConfig(const Args &args) {
+  return withConfigFlags(args, kTrainingKeys, trainingOptionSpecs());
+}
 
 std::vector<OptionSpec> ampOptionSpecs() {
   return {{"level", true, false, "O0, O1 (default), O2 or O3"},
@@ -226,7 +231,7 @@ AmpSettings ampOptionsFrom(const Args &args) {
     options.level = *level;
   if (auto dtype = args.get("dtype"))
     options.dtype = *dtype;
-  readFp8Flags(withConfigFlags(args, kFp8Keys), args, options);
+  readFp8Flags(withConfigFlags(args, kFp8Keys, ampOptionSpecs()), args, options);
   for (const ListKey &l : kLists)
     if (args.has(l.flag)) {
       std::vector<std::string> names;
