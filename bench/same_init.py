@@ -20,9 +20,13 @@ for bert, gpt2 and llama, unless --optimizer picks another (with --lr, --weight-
 --clip-grad-norm X (clip_grad_norm_ after the unscale, its norms recorded as
 "grad_norms") and --lr-schedule one of ampc's schedules (onecycle: OneCycleLR with its
 defaults but cycle_momentum; step: StepLR; cosine and linear with warmup:
-LambdaLR); the peer then also records the rate of every step ("lrs"). `f32` (the default) is true f32 (no TF32), as ampc's O0; `amp`
+LambdaLR); the peer then also records the rate of every step ("lrs").
+--freeze P and --train-only P freeze the peer's params as ampc's flags do
+(requires_grad False), by PyTorch's names: globs that match a name or a
+module of it. `f32` (the default) is true f32 (no TF32), as ampc's O0; `amp`
 (on a GPU) autocast f16 with GradScaler (init scale 65536), as ampc's O1."""
 import argparse
+import fnmatch
 import json
 import math
 import struct
@@ -260,6 +264,18 @@ def optimizer(args, model, default):
                 else 0.01)
 
 
+def freeze(args, model):
+    """--freeze and --train-only as ampc's: a pattern matches a param's name
+    or a module of it (the name up to a dot)."""
+    def matches(patterns, name):
+        parts = name.split(".")
+        modules = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+        return any(fnmatch.fnmatchcase(m, p) for p in patterns for m in modules)
+    for name, p in model.named_parameters():
+        if matches(args.freeze, name) or (args.train_only and not matches(args.train_only, name)):
+            p.requires_grad_(False)
+
+
 def schedule(args, opt):
     """--lr-schedule's scheduler, stepped after every optimizer step, or None."""
     total, warmup, lr, low = args.total_steps or args.steps, args.warmup_steps, args.lr, args.min_lr
@@ -306,6 +322,8 @@ def main():
     parser.add_argument("--total-steps", type=int)
     parser.add_argument("--clip-grad-norm", type=float)
     parser.add_argument("--no-decay-1d", action="store_true")
+    parser.add_argument("--freeze", action="append", default=[], metavar="PATTERN")
+    parser.add_argument("--train-only", action="append", default=[], metavar="PATTERN")
     parser.add_argument("--hf-vocab", type=int, help="gpt2 and llama: also write "
                         "MODEL.hf.safetensors, the weights as a Hugging Face checkpoint "
                         "of this vocabulary")
@@ -322,6 +340,7 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     model, weights, batch, x, y, loss_fn, opt = build(args.model, shape, args.device)
+    freeze(args, model)
     opt = optimizer(args, model, opt)
     scheduler = schedule(args, opt)
     prefix = "%s/%s" % (args.dir, args.model)

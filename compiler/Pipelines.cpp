@@ -77,6 +77,12 @@ static void runTrainingPasses(ModuleOp module, const AmpSettings &amp,
   MLIRContext *ctx = module.getContext();
   PassManager pm(ctx);
   OpPassManager &graphPm = pm.nest<graph::GraphOp>();
+  if (!settings.freeze.empty() || !settings.trainOnly.empty()) {
+    GraphFreezeOptions freeze;
+    freeze.freeze = settings.freeze;
+    freeze.trainOnly = settings.trainOnly;
+    graphPm.addPass(createGraphFreeze(freeze));
+  }
   addAmpPasses(graphPm, amp);
   GraphAutodiffOptions autodiff;
   autodiff.recompute = settings.recompute;

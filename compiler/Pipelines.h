@@ -63,6 +63,9 @@ struct TrainSettings {
   /// graph-autodiff's gradient checkpointing: the backward recomputes the
   /// forward's activations segment by segment (less memory, one more forward).
   bool gradientCheckpointing = false;
+  /// graph-freeze: params frozen by name, and (when given) the only ones
+  /// trained; globs that match a name or a module of it.
+  std::vector<std::string> freeze, trainOnly;
   /// Data-parallel training (graph-data-parallel): ranks, the bucket size,
   /// and whether the sum over ranks is averaged. One rank adds nothing.
   int64_t worldSize = 1;

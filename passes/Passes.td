@@ -88,6 +88,23 @@ def GraphFoldCasts : Pass<"graph-fold-casts", "::ampc::graph::GraphOp"> {
   }];
 }
 
+def GraphFreeze : Pass<"graph-freeze", "::ampc::graph::GraphOp"> {
+  let summary = "Freezes params by name: training keeps no gradient or state for them";
+  let description = [{
+    Runs first in training. A param is frozen (`trainable = false`) when its
+    name matches a `freeze` pattern, or when `train-only` patterns are given
+    and it matches none of them. A pattern is a glob (`*`, `?`, `[...]`)
+    that matches a param's whole name or a module of it: `features` matches
+    `features.0.weight`. A pattern that matches no param, and a step left
+    with nothing to train, are errors. See docs/training.md, "Freezing".
+  }];
+  let options = [
+    ListOption<"freeze", "freeze", "std::string", "params to freeze, by pattern">,
+    ListOption<"trainOnly", "train-only", "std::string",
+               "params to train, by pattern: the others are frozen">,
+  ];
+}
+
 def GraphAutodiff : Pass<"graph-autodiff", "::ampc::graph::GraphOp"> {
   let summary = "Derives the backward of a forward graph from each op's gradient rule";
   let description = [{

@@ -134,8 +134,11 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
       throw RuntimeError(path + ": saved with --accumulate " + meta["accumulate"]);
     for (const auto &[flag, value] : options_.settings)
       if (auto saved = meta.find("setting." + flag); saved != meta.end() && saved->second != value)
-        throw RuntimeError(path + ": saved by a run with --" + flag + " " + saved->second +
-                           "; this run has --" + flag + " " + value +
+        throw RuntimeError(path + ": saved by a run " +
+                           (saved->second.empty() ? "without --" + flag
+                                                  : "with --" + flag + " " + saved->second) +
+                           "; this run has " +
+                           (value.empty() ? "no --" + flag : "--" + flag + " " + value) +
                            " (resume with the same settings, or start a new run from its "
                            "weights with --init-from)");
     if (int64_t saved = meta.count("world_size") ? metaInt(meta, "world_size", path) : 1;

@@ -1,7 +1,6 @@
 #include "tools/ampc/AmpFlags.h"
 
 #include <algorithm>
-#include <sstream>
 
 #include "compiler/GraphJson.h"
 #include "compiler/plan/PlanPass.h"
@@ -29,7 +28,8 @@ const ListKey kLists[] = {
 const char *const kTrainingKeys[] = {
     "optimizer",  "weight_decay", "momentum",      "nesterov", "adam_betas",
     "adam_eps",   "no_decay_1d",  "lr_schedule",   "warmup_steps",
-    "min_lr",     "lr_step_every", "lr_gamma",     "clip_grad_norm", "gradient_checkpointing"};
+    "min_lr",     "lr_step_every", "lr_gamma",     "clip_grad_norm", "gradient_checkpointing",
+    "freeze",     "train_only"};
 
 /// The FP8 options a config file may set, the same way.
 const char *const kFp8Keys[] = {"fp8_format", "fp8_margin",   "fp8_amax_history",
@@ -45,15 +45,6 @@ template <size_t N> bool isOneOf(const std::string &key, const char *const (&key
 std::string flagOf(std::string key) {
   std::replace(key.begin(), key.end(), '_', '-');
   return key;
-}
-
-std::vector<std::string> splitCommas(const std::string &text) {
-  std::vector<std::string> items;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty())
-      items.push_back(item);
-  return items;
 }
 
 /// The --fp8-* flags, checked (docs/amp-policy.md, "FP8"); only at --dtype

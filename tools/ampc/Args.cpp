@@ -4,6 +4,7 @@
 #include <cmath>
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 
 namespace ampc::cli {
 
@@ -37,6 +38,22 @@ std::string nearestOption(const std::string &name, const std::vector<OptionSpec>
 }
 
 } // namespace
+
+std::vector<std::string> splitCommas(const std::string &text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty())
+      items.push_back(item);
+  return items;
+}
+
+std::string joinCommas(const std::vector<std::string> &items) {
+  std::string text;
+  for (const std::string &item : items)
+    text += (text.empty() ? "" : ",") + item;
+  return text;
+}
 
 std::string nearestName(const std::string &name, const std::vector<std::string> &names) {
   const std::string *best = nullptr;

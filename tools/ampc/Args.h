@@ -71,6 +71,12 @@ std::vector<std::string> withoutOption(std::vector<std::string> tokens, const st
 /// other than letters, digits and `-_./:=,+%@` are quoted.
 std::string shellLine(const std::vector<std::string> &words);
 
+/// The comma-separated items of `text`, empty ones left out.
+std::vector<std::string> splitCommas(const std::string &text);
+
+/// `items` joined by commas.
+std::string joinCommas(const std::vector<std::string> &items);
+
 /// The one of `names` nearest `name` where it is near (a third of its
 /// letters, at least two, differ), for "did you mean" hints; else "".
 std::string nearestName(const std::string &name, const std::vector<std::string> &names);

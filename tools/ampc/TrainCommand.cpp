@@ -93,6 +93,10 @@ TrainSettings trainSettingsFrom(const Args &given) {
   s.lrGamma = args.getNumber("lr-gamma", 0.1, 1e-12, 1e6);
   s.clipGradNorm = args.getNumber("clip-grad-norm", 0.0, 1e-12, 1e30);
   s.gradientCheckpointing = args.has("gradient-checkpointing");
+  for (auto [flag, patterns] : {std::pair{"freeze", &s.freeze}, {"train-only", &s.trainOnly}})
+    for (const std::string &value : args.getAll(flag))
+      for (std::string &pattern : splitCommas(value))
+        patterns->push_back(std::move(pattern));
   s.bucketMib = args.getNumber("bucket-mib", s.bucketMib, 1.0 / 1024, 1e6);
   s.worldSize = args.getInt("world-size", 1, 1, 1 << 20); // compile: the ranks to plan for
   for (const std::string &stage : args.getAll("print-ir-after")) {
@@ -123,6 +127,9 @@ std::vector<OptionSpec> trainingOptionSpecs() {
            "clips the unscaled gradients to this global L2 norm, in the finite check's pass"},
           {"gradient-checkpointing", false, false,
            "the backward recomputes the forward's activations segment by segment: less memory"},
+          {"freeze", true, true,
+           "params not trained, by name or module, globs allowed: embed,layers.0,*.bias"},
+          {"train-only", true, true, "the params trained, by name or module: the rest are frozen"},
 
           {"loss-scaling", true, false, "dynamic, static or none (default: dynamic for f16)"},
           {"init-loss-scaling", true, false, "initial loss scale (65536)"},
@@ -174,6 +181,9 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
                         {"optimizer", job.settings.optimizer},
                         {"loss-scaling", lossScalingMode(job.amp, job.settings)},
                         {"lr-schedule", job.settings.lrSchedule}};
+    // Which params have optimizer state is the checkpoint's shape too.
+    options.settings["freeze"] = joinCommas(job.settings.freeze);
+    options.settings["train-only"] = joinCommas(job.settings.trainOnly);
     if (job.amp.usesFp8()) // the amax histories' length is the checkpoint's shape
       options.settings["fp8-amax-history"] = std::to_string(job.amp.fp8.amaxHistory);
     options.data = args.get("data").value_or("synthetic");
