@@ -23,7 +23,8 @@ defaults but cycle_momentum; step: StepLR; cosine and linear with warmup:
 LambdaLR); the peer then also records the rate of every step ("lrs").
 --freeze P and --train-only P freeze the peer's params as ampc's flags do
 (requires_grad False), by PyTorch's names: globs that match a name or a
-module of it. `f32` (the default) is true f32 (no TF32), as ampc's O0; `amp`
+module of it; --lr-scale P=F puts the params P matches (the first pattern
+that does) in a param group of F times the rate. `f32` (the default) is true f32 (no TF32), as ampc's O0; `amp`
 (on a GPU) autocast f16 with GradScaler (init scale 65536), as ampc's O1."""
 import argparse
 import fnmatch
@@ -248,11 +249,9 @@ def optimizer(args, model, default):
     """--optimizer's optimizer over the model's params, or `default`."""
     if not args.optimizer:
         return default
-    params, lr, wd = model.parameters(), args.lr, args.weight_decay
+    params, lr, wd = param_groups(args, model), args.lr, args.weight_decay
     if args.no_decay_1d:  # nanoGPT's groups: only matrices (and tables) decay
         wd = wd if wd is not None else 0.01
-        params = [{"params": [p for p in model.parameters() if p.dim() >= 2]},
-                  {"params": [p for p in model.parameters() if p.dim() < 2], "weight_decay": 0.0}]
     if args.optimizer == "sgd":
         return torch.optim.SGD(params, lr=lr, weight_decay=wd)
     if args.optimizer == "momentum":
@@ -264,23 +263,45 @@ def optimizer(args, model, default):
                 else 0.01)
 
 
+def matches(patterns, name):
+    """Whether one of ampc's param patterns matches `name`: a glob over the
+    name or a module of it (the name up to a dot)."""
+    parts = name.split(".")
+    modules = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    return any(fnmatch.fnmatchcase(m, p) for p in patterns for m in modules)
+
+
 def freeze(args, model):
-    """--freeze and --train-only as ampc's: a pattern matches a param's name
-    or a module of it (the name up to a dot)."""
-    def matches(patterns, name):
-        parts = name.split(".")
-        modules = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
-        return any(fnmatch.fnmatchcase(m, p) for p in patterns for m in modules)
+    """--freeze and --train-only as ampc's."""
     for name, p in model.named_parameters():
         if matches(args.freeze, name) or (args.train_only and not matches(args.train_only, name)):
             p.requires_grad_(False)
+
+
+def param_groups(args, model):
+    """The params in groups of their --lr-scale factor (ampc's: the first
+    pattern that matches) and, with --no-decay-1d, of their decay."""
+    scales = [item.rsplit("=", 1) for item in args.lr_scale]
+    groups = {}
+    for name, p in model.named_parameters():
+        factor = next((float(f) for pattern, f in scales if matches([pattern], name)), 1.0)
+        decays = not args.no_decay_1d or p.dim() >= 2
+        groups.setdefault((factor, decays), []).append(p)
+    result = []
+    for (factor, decays), params in groups.items():
+        group = {"params": params, "lr": args.lr * factor, "lr_factor": factor}
+        if not decays:
+            group["weight_decay"] = 0.0
+        result.append(group)
+    return result
 
 
 def schedule(args, opt):
     """--lr-schedule's scheduler, stepped after every optimizer step, or None."""
     total, warmup, lr, low = args.total_steps or args.steps, args.warmup_steps, args.lr, args.min_lr
     if args.lr_schedule == "onecycle":
-        return torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=total,
+        peaks = [g["lr"] for g in opt.param_groups]  # each group's own peak
+        return torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=peaks, total_steps=total,
                                                    cycle_momentum=False)
     if args.lr_schedule == "step":
         return torch.optim.lr_scheduler.StepLR(opt, step_size=args.lr_step_every,
@@ -324,6 +345,7 @@ def main():
     parser.add_argument("--no-decay-1d", action="store_true")
     parser.add_argument("--freeze", action="append", default=[], metavar="PATTERN")
     parser.add_argument("--train-only", action="append", default=[], metavar="PATTERN")
+    parser.add_argument("--lr-scale", action="append", default=[], metavar="PATTERN=FACTOR")
     parser.add_argument("--hf-vocab", type=int, help="gpt2 and llama: also write "
                         "MODEL.hf.safetensors, the weights as a Hugging Face checkpoint "
                         "of this vocabulary")
@@ -356,7 +378,7 @@ def main():
     scaler = torch.amp.GradScaler("cuda", init_scale=65536.0) if amp else None
     losses, lrs, norms = [], [], []
     for _ in range(args.steps):
-        lrs.append(opt.param_groups[0]["lr"])
+        lrs.append(opt.param_groups[0]["lr"] / opt.param_groups[0].get("lr_factor", 1.0))
         opt.zero_grad(set_to_none=True)
         if amp:
             with torch.autocast("cuda", dtype=torch.float16):

@@ -124,6 +124,7 @@ static void runTrainingPasses(ModuleOp module, const AmpSettings &amp,
   optimizer.lrStepEvery = settings.lrStepEvery;
   optimizer.lrGamma = settings.lrGamma;
   optimizer.clipGradNorm = settings.clipGradNorm;
+  optimizer.lrScales = settings.lrScales;
   graphPm.addPass(createGraphOptimizer(optimizer));
   if (settings.foldUnscale)
     graphPm.addPass(createGraphFoldUnscale());

@@ -55,6 +55,8 @@ struct TrainSettings {
   double minLr = 0.0, lrGamma = 0.1;
   /// Gradient clipping by global norm (docs/training.md); 0: off.
   double clipGradNorm = 0.0;
+  /// PATTERN=FACTOR: params' rates as multiples of the step's (docs/training.md).
+  std::vector<std::string> lrScales;
   /// graph-fold-unscale; off keeps the unscaled f32 gradients (for comparisons).
   bool foldUnscale = true;
   /// graph-autodiff's recompute: cheap forward values the backward needs are

@@ -12,10 +12,15 @@
 // updates, which read it, and a `count_step` without found_inf advances the
 // counter after them: a skipped step advances the schedule. Weight decay is
 // L2 (an update attribute) but for adamw's decoupled one; with no-decay-1d
-// params of rank 1 or less get none. The updates run in the apply phase when
-// gradients are accumulated.
+// params of rank 1 or less get none. With lr-scales, the params a pattern
+// matches read the rate through a `scale` by its factor, one per pattern
+// (PyTorch's param groups, Paddle's ParamAttr learning_rate). The updates
+// run in the apply phase when gradients are accumulated.
+#include "passes/ParamPatterns.h"
 #include "passes/Passes.h"
 #include "passes/TrainingUtil.h"
+
+#include <cmath>
 
 #include "mlir/IR/Verifier.h"
 
@@ -33,6 +38,22 @@ struct GraphOptimizerPass : impl::GraphOptimizerBase<GraphOptimizerPass> {
   using GraphOptimizerBase::GraphOptimizerBase;
   void runOnOperation() override;
 };
+
+/// lr-scales' patterns and factors; failure after an error on `g`.
+LogicalResult parseLrScales(graph::GraphOp g, ArrayRef<std::string> items,
+                            std::vector<std::string> &patterns, std::vector<double> &factors) {
+  for (StringRef item : items) {
+    auto [pattern, text] = item.rsplit('=');
+    double factor = 0;
+    if (pattern.empty() || text.getAsDouble(factor) || !(factor > 0) || !std::isfinite(factor))
+      return g.emitError("lr scale: '")
+             << item << "' is not PATTERN=FACTOR with a factor above 0 (--freeze takes "
+             << "params out of training)";
+    patterns.push_back(pattern.str());
+    factors.push_back(factor);
+  }
+  return success();
+}
 
 void GraphOptimizerPass::runOnOperation() {
   graph::GraphOp g = getOperation();
@@ -108,6 +129,28 @@ void GraphOptimizerPass::runOnOperation() {
     updates.insert(updates.end(), {unit, norm, scale});
     clipScale = scale->getResult(0);
   }
+  std::vector<std::string> scalePatterns;
+  std::vector<double> factors;
+  if (failed(parseLrScales(g, lrScales, scalePatterns, factors)))
+    return signalPassFailure();
+  FailureOr<train::ParamPatterns> scaled =
+      train::ParamPatterns::compile(g, "lr scale", scalePatterns);
+  if (failed(scaled))
+    return signalPassFailure();
+  std::vector<Value> scaledRates(factors.size());
+  auto rateOf = [&](StringRef param) -> Value { // the scale made where first read
+    int group = scaled->match(param);
+    if (group < 0)
+      return lr;
+    if (!scaledRates[group]) {
+      NamedAttrList attrs;
+      attrs.set("scale", b.getF64FloatAttr(factors[group]));
+      Operation *scale = gb.create("scale", "lr_scale", {lr}, attrs);
+      updates.push_back(scale);
+      scaledRates[group] = scale->getResult(0);
+    }
+    return scaledRates[group];
+  };
   Value step;
   if (adam) {
     step = train::addState(g, names, "optimizer.step", f32Scalar, "zeros");
@@ -126,7 +169,7 @@ void GraphOptimizerPass::runOnOperation() {
       cast<graph::ParamOp>(target.getDefiningOp()).setInitAttr(*p.getInit());
     }
     NamedAttrList attrs;
-    SmallVector<Value> operands = {target, grad, lr, foundInf};
+    SmallVector<Value> operands = {target, grad, rateOf(name), foundInf};
     StringRef op = "sgd";
     double paramDecay = noDecay1d && f32Type.getRank() <= 1 ? 0.0 : decay;
     if (paramDecay != 0.0)

@@ -210,6 +210,9 @@ def GraphOptimizer : Pass<"graph-optimizer", "::ampc::graph::GraphOp"> {
     Option<"lrStepEvery", "lr-step-every", "int64_t", /*default=*/"1",
            "step: steps between decays">,
     Option<"lrGamma", "lr-gamma", "double", /*default=*/"0.1", "step: the decay factor">,
+    ListOption<"lrScales", "lr-scales", "std::string",
+               "PATTERN=FACTOR: the params a pattern matches (the first that does) "
+               "update at FACTOR times the step's rate">,
     Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
            "clips the unscaled gradients to this global L2 norm (0: off)">,
   ];

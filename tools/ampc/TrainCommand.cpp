@@ -93,7 +93,8 @@ TrainSettings trainSettingsFrom(const Args &given) {
   s.lrGamma = args.getNumber("lr-gamma", 0.1, 1e-12, 1e6);
   s.clipGradNorm = args.getNumber("clip-grad-norm", 0.0, 1e-12, 1e30);
   s.gradientCheckpointing = args.has("gradient-checkpointing");
-  for (auto [flag, patterns] : {std::pair{"freeze", &s.freeze}, {"train-only", &s.trainOnly}})
+  for (auto [flag, patterns] : {std::pair{"freeze", &s.freeze}, {"train-only", &s.trainOnly},
+                                {"lr-scale", &s.lrScales}})
     for (const std::string &value : args.getAll(flag))
       for (std::string &pattern : splitCommas(value))
         patterns->push_back(std::move(pattern));
@@ -130,6 +131,8 @@ std::vector<OptionSpec> trainingOptionSpecs() {
           {"freeze", true, true,
            "params not trained, by name or module, globs allowed: embed,layers.0,*.bias"},
           {"train-only", true, true, "the params trained, by name or module: the rest are frozen"},
+          {"lr-scale", true, true,
+           "PATTERN=FACTOR,...: those params update at FACTOR times the rate (first match)"},
 
           {"loss-scaling", true, false, "dynamic, static or none (default: dynamic for f16)"},
           {"init-loss-scaling", true, false, "initial loss scale (65536)"},
