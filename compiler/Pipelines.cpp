@@ -184,6 +184,19 @@ void runTrainingPipeline(ModuleOp module, const AmpSettings &amp, const TrainSet
   module.getBodyRegion().takeBody((recompute ? recomputed : kept)->getBodyRegion());
 }
 
+void runLoraPipeline(ModuleOp module, const LoraSettings &settings) {
+  GraphLoraOptions options;
+  options.rank = settings.rank;
+  options.alpha = settings.alpha;
+  options.dropout = settings.dropout;
+  options.targets = settings.targets;
+  PassManager pm(module.getContext());
+  pm.nest<graph::GraphOp>().addPass(createGraphLora(options));
+  ErrorCollector errors(module.getContext());
+  if (failed(pm.run(module)))
+    errors.raise("the LoRA pass failed");
+}
+
 bool hasTargetPasses(const rt::Target &target) {
   return !target.fusedCasts; // else its kernels round f32 weights as they read them
 }

@@ -80,6 +80,19 @@ struct TrainSettings {
   bool printIrFullConstants = false;
 };
 
+/// LoRA adapters on a graph's linear layers (graph-lora; docs/training.md,
+/// "LoRA on any graph").
+struct LoraSettings {
+  int64_t rank = 8;
+  double alpha = 8.0, dropout = 0.0;
+  /// Patterns over the layers' names, or `all`.
+  std::vector<std::string> targets;
+};
+
+/// Adds the adapters `settings` ask for and freezes the rest. Throws
+/// GraphError.
+void runLoraPipeline(mlir::ModuleOp module, const LoraSettings &settings);
+
 /// The loss-scaling mode `settings` resolve to for these AMP settings.
 std::string lossScalingMode(const AmpSettings &amp, const TrainSettings &settings);
 

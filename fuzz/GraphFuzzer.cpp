@@ -2,7 +2,8 @@
 // every reader and writer that takes one: import and verification, the JSON
 // and MLIR writers, the report, the AMP pipeline, lowering and the plan writer;
 // and, for a graph with a loss, the training pipeline with gradient
-// checkpointing (autodiff, the segments' copies, loss scaling, the optimizer).
+// checkpointing (autodiff, the segments' copies, loss scaling, the optimizer);
+// and LoRA on every linear layer, lowered.
 #include "compiler/Diagnostics.h"
 #include "compiler/GraphIO.h"
 #include "compiler/GraphJson.h"
@@ -23,7 +24,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ampc::exportGraphJson(*module);
     ampc::printGraph(*module, "graph.mlir");
     ampc::reportJson(ampc::makeReport(*module));
-    mlir::OwningOpRef<mlir::ModuleOp> training = module->clone();
+    mlir::OwningOpRef<mlir::ModuleOp> training = module->clone(), adapted = module->clone();
+    try {
+      ampc::LoraSettings lora;
+      lora.rank = 2;
+      lora.dropout = 0.1;
+      lora.targets = {"all"};
+      ampc::runLoraPipeline(*adapted, lora);
+      ampc::rt::planToJson(ampc::lowerToPlan(*adapted));
+    } catch (const ampc::GraphError &) { // a graph without linear layers
+    }
     ampc::runAmpPipeline(*module, ampc::AmpSettings{});
     ampc::rt::planToJson(ampc::lowerToPlan(*module));
     ampc::TrainSettings settings;

@@ -36,7 +36,9 @@ std::string nearest(StringRef pattern, graph::GraphOp g) {
 FailureOr<ParamPatterns> ParamPatterns::compile(graph::GraphOp g, StringRef option,
                                                 ArrayRef<std::string> patterns) {
   ParamPatterns compiled;
-  for (const std::string &pattern : patterns) {
+  for (const std::string &text : patterns) {
+    compiled.texts_.push_back(std::make_unique<std::string>(text));
+    const std::string &pattern = *compiled.texts_.back();
     llvm::Expected<llvm::GlobPattern> glob = llvm::GlobPattern::create(pattern);
     if (!glob) {
       g.emitError(option) << ": '" << pattern

@@ -4,6 +4,7 @@
 #ifndef AMPC_PASSES_PARAMPATTERNS_H
 #define AMPC_PASSES_PARAMPATTERNS_H
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ public:
   bool empty() const { return globs_.empty(); }
 
 private:
+  // A GlobPattern refers to its pattern's text: each text has a place of its
+  // own, kept across moves (no copies).
+  std::vector<std::unique_ptr<std::string>> texts_;
   std::vector<llvm::GlobPattern> globs_;
 };
 

@@ -88,6 +88,28 @@ def GraphFoldCasts : Pass<"graph-fold-casts", "::ampc::graph::GraphOp"> {
   }];
 }
 
+def GraphLora : Pass<"graph-lora", "::ampc::graph::GraphOp"> {
+  let summary = "Low-rank adapters on the target linear layers; the rest frozen";
+  let description = [{
+    A linear layer is a matmul by a 2-D float param read by nothing else,
+    as it is or through a [1, 0] transpose (PyTorch's [out, in] Linear
+    weight); its name is the weight's less the last component. Each layer
+    a `targets` pattern matches (`all`: every one) adds
+    `scale(dropout(x) @ <layer>.lora_a @ <layer>.lora_b, alpha / rank)` to
+    its output, lora_a uniform(±1/sqrt(in)) and lora_b zeros, as PEFT's
+    LoRA; every other param is frozen. See docs/training.md, "LoRA on any
+    graph".
+  }];
+  let options = [
+    Option<"rank", "rank", "int64_t", /*default=*/"8", "the adapters' rank">,
+    Option<"alpha", "alpha", "double", /*default=*/"8.0", "the adapters' scale is alpha / rank">,
+    Option<"dropout", "dropout", "double", /*default=*/"0.0",
+           "dropout on the adapters' input in training">,
+    ListOption<"targets", "targets", "std::string",
+               "the layers to adapt, by pattern (a layer's or its weight's name), or all">,
+  ];
+}
+
 def GraphFreeze : Pass<"graph-freeze", "::ampc::graph::GraphOp"> {
   let summary = "Freezes params by name: training keeps no gradient or state for them";
   let description = [{

@@ -1,5 +1,6 @@
 // Hugging Face names to the zoo's: see HuggingFaceNames.h.
 #include "runtime/driver/HuggingFaceNames.h"
+#include "runtime/core/LoraNames.h"
 
 #include <cstring>
 #include <optional>
@@ -185,11 +186,19 @@ Safetensors toHuggingFace(const Safetensors &ours, int64_t vocab) {
   return packed(out, ours.path);
 }
 
-Safetensors toPeftAdapters(const Safetensors &ours, std::set<std::string> &modules) {
+Safetensors toPeftAdapters(const Safetensors &ours, std::set<std::string> &modules,
+                           bool asNamed) {
   static const std::regex adapter(R"(layer(\d+)\.(.*)\.lora_([ab]))");
   static const std::map<std::string, std::string> llamaNames = inverted(kLlamaLayerNames);
   std::map<std::string, Matrix> out;
   for (const auto &[name, tensor] : ours.tensors) {
+    if (asNamed && isLoraAdapter(name)) {
+      std::string layer = loraLayer(name);
+      modules.insert(layer.substr(layer.rfind('.') + 1));
+      out["base_model.model." + layer + ".lora_" + (name.back() == 'a' ? "A" : "B") +
+          ".weight"] = transposed(readF32(ours, tensor));
+      continue;
+    }
     std::smatch m;
     if (!std::regex_match(name, m, adapter))
       continue;

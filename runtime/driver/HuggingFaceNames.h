@@ -44,8 +44,12 @@ Safetensors toHuggingFace(const Safetensors &ours, int64_t vocab);
 /// lora_A.weight` [rank, in] and `lora_B.weight` [out, rank], in f32; the
 /// other params are left out. `modules` receives the adapted modules'
 /// names (q_proj, v_proj, ...: PEFT's target_modules). Throws RuntimeError
-/// for a file without adapters or with adapters of another model.
-Safetensors toPeftAdapters(const Safetensors &ours, std::set<std::string> &modules);
+/// for a file without adapters or with adapters of another model. With
+/// `asNamed`, each `<layer>.lora_a` keeps its layer's name as the module's
+/// path (`base_model.model.<layer>.lora_A.weight`): an imported PyTorch
+/// model's, whose names are its modules'.
+Safetensors toPeftAdapters(const Safetensors &ours, std::set<std::string> &modules,
+                           bool asNamed = false);
 
 } // namespace ampc::rt
 

@@ -22,13 +22,26 @@ TEST(LoraMergeTest, FoldsScaledProductIntoTheWeight) {
   put(f, "l.lora_a", {2, 1}, {1, -2});                    // [in, rank 1]
   put(f, "l.lora_b", {1, 3}, {0.5f, 0, 1});               // [rank, out]
   put(f, "other.w", {2, 2}, {7, 8, 9, 10});
-  EXPECT_EQ(rt::mergeLoraAdapters(f, {{"l", 2.0}}), 1);
+  EXPECT_EQ(rt::mergeLoraAdapters(f, {{"l", {"l.w", false, 2.0}}}), 1);
   EXPECT_FALSE(f.tensors.count("l.lora_a"));
   EXPECT_FALSE(f.tensors.count("l.lora_b"));
   // a·b = [[0.5, 0, 1], [-1, 0, -2]], times 2, plus w.
   EXPECT_EQ(rt::valuesAsF32(f, f.tensors.at("l.w")), (std::vector<float>{2, 2, 5, 2, 5, 2}));
   EXPECT_EQ(rt::valuesAsF32(f, f.tensors.at("other.w")), (std::vector<float>{7, 8, 9, 10}));
   EXPECT_EQ(rt::mergeLoraAdapters(f, {}), 0); // nothing left to merge
+}
+
+TEST(LoraMergeTest, FoldsIntoAWeightStoredOutByIn) { // PyTorch's Linear, imported
+  rt::Safetensors f;
+  f.path = "ft.ckpt";
+  put(f, "l.weight", {3, 2}, {1, 4, 2, 5, 3, 6}); // the weight above, [out 3, in 2]
+  put(f, "l.lora_a", {2, 1}, {1, -2});
+  put(f, "l.lora_b", {1, 3}, {0.5f, 0, 1});
+  EXPECT_EQ(rt::mergeLoraAdapters(f, {{"l", {"l.weight", true, 2.0}}}), 1);
+  EXPECT_EQ(rt::valuesAsF32(f, f.tensors.at("l.weight")), (std::vector<float>{2, 2, 2, 5, 5, 2}));
+  put(f, "l.lora_a", {3, 1}, {1, 1, 1}); // in 3: chains with [3, 2] read as [in, out] alone
+  put(f, "l.lora_b", {1, 2}, {1, 1});
+  EXPECT_THROW(rt::mergeLoraAdapters(f, {{"l", {"l.weight", true, 1.0}}}), rt::RuntimeError);
 }
 
 TEST(LoraMergeTest, RefusesWhatDoesNotChain) {
@@ -41,11 +54,11 @@ TEST(LoraMergeTest, RefusesWhatDoesNotChain) {
     return f;
   };
   rt::Safetensors f = file({1, 2});
-  EXPECT_THROW(rt::mergeLoraAdapters(f, {{"l", 1.0}}), rt::RuntimeError);
+  EXPECT_THROW(rt::mergeLoraAdapters(f, {{"l", {"l.w", false, 1.0}}}), rt::RuntimeError);
   f = file({1, 3});
-  EXPECT_THROW(rt::mergeLoraAdapters(f, {}), rt::RuntimeError); // no scale
+  EXPECT_THROW(rt::mergeLoraAdapters(f, {}), rt::RuntimeError); // no layer
   f.tensors.erase("l.lora_a");
-  EXPECT_THROW(rt::mergeLoraAdapters(f, {{"l", 1.0}}), rt::RuntimeError); // b alone
+  EXPECT_THROW(rt::mergeLoraAdapters(f, {{"l", {"l.w", false, 1.0}}}), rt::RuntimeError); // b alone
 }
 
 } // namespace

@@ -183,6 +183,16 @@ const std::vector<Command> &commands() {
                         "IR dumps print constants of over 16 elements in full (elided by "
                         "default)"}}),
        runRewrite},
+      {"lora", "lora IN -o OUT --targets PATTERN,...|all [--rank R] [--alpha A] [--dropout P]",
+       "adds LoRA adapters to a graph's linear layers (PEFT's) and freezes the rest",
+       {{"output", true, false, "the graph to write (.json or .mlir)"},
+        {"targets", true, true,
+         "the linear layers to adapt, by name or module, globs allowed ('*.query,*.value'), "
+         "or all"},
+        {"rank", true, false, "the adapters' rank (8)"},
+        {"alpha", true, false, "their scale is alpha / rank (8)"},
+        {"dropout", true, false, "dropout on their input in training (0)"}},
+       runLora},
       {"report", "report FILE [--json] [AMP options] [--train [training options] [--world-size N]]",
        "per op type, the nodes computing in each dtype, the casts and the FLOP share; with "
        "AMP options, of the graph the AMP pass makes; with --train, of the training step "
@@ -330,7 +340,7 @@ const std::vector<Command> &commands() {
                        noFuseOptionSpec()}),
        runSample},
       {"weights", "weights CHECKPOINT --graph G -o OUT.safetensors [--layout graph|hf|peft] "
-                  "[--save-dtype f32|f16|bf16] [--vocab N]",
+                  "[--merge-lora] [--save-dtype f32|f16|bf16] [--vocab N]",
        "writes a checkpoint's model weights alone (f32 masters where kept, no optimizer "
        "state), in the graph's names or Hugging Face's (gpt2, llama; LoRA merged), or a LoRA "
        "model's adapters as PEFT saves them, for inference",
@@ -340,7 +350,10 @@ const std::vector<Command> &commands() {
          "graph (ampc's names, the default), hf (transformers', LoRA merged) or peft (the "
          "LoRA adapters alone, as PEFT saves them)"},
         {"save-dtype", true, false, "f32 (default), f16 or bf16, rounded to nearest even"},
-        {"vocab", true, false, "with --layout hf: the vocabulary's rows to keep (GPT-2's 50257)"}},
+        {"vocab", true, false, "with --layout hf: the vocabulary's rows to keep (GPT-2's 50257)"},
+        {"merge-lora", false, false,
+         "with --layout graph: LoRA adapters folded into their layers' weights (an imported "
+         "model's, in PyTorch's names and layout)"}},
        runWeights},
   };
   return table;

@@ -39,6 +39,7 @@ const std::vector<Command> &commands();
 
 int runModel(const Args &args);
 int runRewrite(const Args &args);
+int runLora(const Args &args);
 int runReport(const Args &args);
 int runDot(const Args &args);
 int runPlot(const Args &args);

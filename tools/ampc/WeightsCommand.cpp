@@ -11,6 +11,7 @@
 #include "models/HubConfig.h"
 #include "ops/GraphNames.h"
 #include "ops/GraphOps.h"
+#include "passes/LinearLayers.h"
 #include "runtime/core/Files.h"
 #include "runtime/core/LoraNames.h"
 #include "runtime/driver/Checkpoint.h"
@@ -46,18 +47,20 @@ std::optional<std::string> hubConfigFor(const std::optional<ModelRecord> &record
 
 /// PEFT's adapter_config.json for the adapters of `weights` (their rank from
 /// lora_a's shape, alpha from the graph's scale), on `modules`, with the
-/// model's `dropout`. One rank and
+/// model's `dropout` (a causal LM's task type for the zoo's). One rank and
 /// alpha for all: PEFT's rank_pattern and alpha_pattern are not written.
 std::string peftConfigFor(const rt::Safetensors &weights,
-                          const std::map<std::string, double> &scales,
-                          const std::set<std::string> &modules, double dropout) {
+                          const std::map<std::string, rt::LoraTarget> &targets,
+                          const std::set<std::string> &modules, double dropout,
+                          bool causalLm) {
   std::optional<std::pair<int64_t, double>> shared;
   for (const auto &[name, t] : weights.tensors) {
     if (!rt::isLoraAdapter(name) || name.back() != 'a' || t.shape.size() != 2)
       continue;
-    auto scale = scales.find(rt::loraLayer(name));
-    std::pair<int64_t, double> mine{t.shape[1], scale == scales.end() ? 0 : scale->second *
-                                                                            (double)t.shape[1]};
+    auto target = targets.find(rt::loraLayer(name));
+    std::pair<int64_t, double> mine{t.shape[1], target == targets.end()
+                                                    ? 0
+                                                    : target->second.scale * (double)t.shape[1]};
     if (shared && *shared != mine)
       throw CliError(weights.path, "its adapters differ in rank or alpha: --layout peft writes "
                                    "one of each (merge them with --layout hf)");
@@ -75,7 +78,7 @@ std::string peftConfigFor(const rt::Safetensors &weights,
                      {"peft_type", "LORA"},
                      {"r", shared ? shared->first : 0},
                      {"target_modules", modules},
-                     {"task_type", "CAUSAL_LM"}};
+                     {"task_type", causalLm ? rt::Json("CAUSAL_LM") : rt::Json(nullptr)}};
   return rt::dumpJson(config, 2) + "\n";
 }
 
@@ -97,19 +100,36 @@ int runWeights(const Args &args) {
                                          : rt::DType::F32;
   if (dtypeName != "f32" && dtypeName != "f16" && dtypeName != "bf16")
     throw UsageError("option '--save-dtype' must be f32, f16 or bf16, not '" + dtypeName + "'");
+  bool mergeLora = args.has("merge-lora");
+  if (mergeLora && layout != "graph")
+    throw UsageError(layout == "hf" ? "--layout hf merges the LoRA adapters itself: drop "
+                                      "--merge-lora"
+                                    : "--merge-lora is for --layout graph; --layout peft "
+                                      "writes the adapters alone");
   if (args.has("vocab") && layout != "hf")
     throw UsageError("--vocab cuts the padded vocabulary for --layout hf");
   int64_t vocab = args.getInt("vocab", 0, 1);
   std::optional<ModelRecord> record;
-  std::map<std::string, double> loraScales; // each adapted layer's alpha / rank
+  std::map<std::string, rt::LoraTarget> loraTargets; // each adapted layer's weight and scale
+  double loraDropout = 0;
   rt::Plan plan = onFile(graphFile, [&] {
     MLIRContext ctx;
     OwningOpRef<ModuleOp> module = loadGraph(ctx, graphFile);
     record = modelRecordOf(*module);
+    std::map<std::string, double> scales;
+    module->walk([&](graph::DropoutOp d) { // ampc lora's adapters' dropout
+      if (graph::nodeName(d).ends_with(".lora_dropout"))
+        loraDropout = d.getRate().convertToDouble();
+    });
     module->walk([&](graph::ScaleOp s) {
       llvm::StringRef name = graph::nodeName(s);
       if (name.consume_back(".lora_scale"))
-        loraScales[name.str()] = s.getScale().convertToDouble();
+        scales[name.str()] = s.getScale().convertToDouble();
+    });
+    module->walk([&](graph::GraphOp g) {
+      for (train::LinearLayer &l : train::linearLayers(g))
+        if (auto scale = scales.find(l.layer); scale != scales.end())
+          loraTargets[l.layer] = {l.weight.getName().str(), l.outIn, scale->second};
     });
     return lowerToPlan(*module);
   });
@@ -135,11 +155,12 @@ int runWeights(const Args &args) {
   }
   weights.data = std::move(file.data);
   int merged = 0; // the Hub's architectures have no adapters: they are folded in
+  if (layout == "hf" || mergeLora)
+    onFile(checkpoint, [&] { merged = rt::mergeLoraAdapters(weights, loraTargets); });
+  if (mergeLora && merged == 0)
+    throw CliError(graphFile, "has no LoRA adapters to merge (ampc lora adds them)");
   if (layout == "hf")
-    weights = onFile(checkpoint, [&] {
-      merged = rt::mergeLoraAdapters(weights, loraScales);
-      return rt::toHuggingFace(weights, vocab);
-    });
+    weights = onFile(checkpoint, [&] { return rt::toHuggingFace(weights, vocab); });
   // The JSON file that describes the weights, written beside them: the
   // model's config.json, or the adapters' adapter_config.json.
   std::optional<std::string> config;
@@ -149,11 +170,12 @@ int runWeights(const Args &args) {
   if (layout == "peft")
     weights = onFile(checkpoint, [&] {
       std::set<std::string> modules;
-      rt::Safetensors adapters = rt::toPeftAdapters(weights, modules);
+      // A graph of no zoo model (an import) names its layers as its modules.
+      rt::Safetensors adapters = rt::toPeftAdapters(weights, modules, !record);
       double dropout = record && record->args.count("lora_dropout")
                            ? std::strtod(record->args.at("lora_dropout").c_str(), nullptr)
-                           : 0.0;
-      config = peftConfigFor(weights, loraScales, modules, dropout);
+                           : loraDropout;
+      config = peftConfigFor(weights, loraTargets, modules, dropout, record.has_value());
       return adapters;
     });
   checkOutput(args, "output");
