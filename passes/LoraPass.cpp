@@ -33,16 +33,16 @@ struct GraphLoraPass : impl::GraphLoraBase<GraphLoraPass> {
   using GraphLoraBase::GraphLoraBase;
 
   /// A new trainable param after the graph's last value op.
-  Value addParam(graph::GraphOp g, StringRef name, RankedTensorType type,
-                 DictionaryAttr init) {
+  Value addParam(graph::GraphOp g, StringRef name, RankedTensorType type, DictionaryAttr init) {
     Operation *last = nullptr;
     for (Operation &op : g.getBody().front())
       if (graph::isValueOp(&op))
         last = &op;
     OpBuilder b(g.getContext());
     b.setInsertionPointAfter(last);
-    return b.create<graph::ParamOp>(NameLoc::get(b.getStringAttr("value '" + name + "'")), type,
-                                    b.getStringAttr(name), init, nullptr, nullptr, nullptr)
+    return b
+        .create<graph::ParamOp>(NameLoc::get(b.getStringAttr("value '" + name + "'")), type,
+                                b.getStringAttr(name), init, nullptr, nullptr, nullptr)
         .getValue();
   }
 
@@ -61,16 +61,16 @@ void GraphLoraPass::adapt(graph::GraphOp g, graph::NameTable &names, train::Line
   uniform.set("low", b.getF64FloatAttr(-bound));
   uniform.set("high", b.getF64FloatAttr(bound));
   zeros.set("kind", b.getStringAttr("zeros"));
-  Value loraA = addParam(g, names.fresh(l.layer + ".lora_a"), RankedTensorType::get({l.in, rank}, element),
-                         uniform.getDictionary(ctx));
-  Value loraB = addParam(g, names.fresh(l.layer + ".lora_b"), RankedTensorType::get({rank, l.out}, element),
-                         zeros.getDictionary(ctx));
+  Value loraA = addParam(g, names.fresh(l.layer + ".lora_a"),
+                         RankedTensorType::get({l.in, rank}, element), uniform.getDictionary(ctx));
+  Value loraB = addParam(g, names.fresh(l.layer + ".lora_b"),
+                         RankedTensorType::get({rank, l.out}, element), zeros.getDictionary(ctx));
 
   OpBuilder ob(ctx);
   ob.setInsertionPointAfter(l.matmul);
   graph::GradBuilder gb(ob, [&](StringRef n) { return names.fresh(n); });
   Value x = l.matmul.getA(), y = l.matmul.getY();
-  if (dropout > 0) { // each adapter its own stream, seeded from its name as the zoo's
+  if (dropout > 0) {             // each adapter its own stream, seeded from its name as the zoo's
     uint32_t seed = 2166136261u; // FNV-1a
     for (char c : l.layer + ".lora_dropout")
       seed = (seed ^ (uint8_t)c) * 16777619u;
@@ -114,11 +114,13 @@ void GraphLoraPass::runOnOperation() {
     known += ", ... (" + std::to_string(layers.size()) + " in all)";
   bool all = targets.size() == 1 && targets[0] == "all";
   std::vector<train::ParamPatterns> patterns; // one each, to check each takes a layer
-  for (const std::string &t : all ? std::vector<std::string>{} : std::vector<std::string>(targets)) {
+  for (const std::string &t :
+       all ? std::vector<std::string>{} : std::vector<std::string>(targets)) {
     FailureOr<train::ParamPatterns> p = train::ParamPatterns::compile(g, "lora targets", {t});
     if (failed(p))
       return signalPassFailure();
-    if (llvm::none_of(layers, [&](train::LinearLayer l) { return p->matches(l.weight.getName()); })) {
+    if (llvm::none_of(layers,
+                      [&](train::LinearLayer l) { return p->matches(l.weight.getName()); })) {
       g.emitError("lora targets: '") << t << "' matches no linear layer; the layers are " << known;
       return signalPassFailure();
     }

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "llvm/Support/GlobPattern.h"
 #include "ops/GraphOps.h"
+#include "llvm/Support/GlobPattern.h"
 
 namespace ampc::train {
 
