@@ -4,9 +4,11 @@
   gpt                 the tiny GPT of docs/gpt.md (2 layers, 128 wide, 4 heads,
                       seq 64, bytes, batch 16) AdamW step time, median ms
   checkpointing       the LLaMA of 4 layers, 256 wide, seq 128, batch 8 (bytes)
+  freezing            torchvision's resnet18, batch 16 of 64x64, SGD with momentum: all
+                      trained, then the head alone (requires_grad_(False) on the rest)
                       AdamW step time, median ms, without and with
                       torch.utils.checkpoint around each block
-Usage: python3 bench/torch_train.py accuracy mlp 0.1 | step | gpt | llama | checkpointing"""
+Usage: python3 bench/torch_train.py accuracy mlp 0.1 | step | gpt | llama | checkpointing | freezing"""
 import gzip
 import statistics
 import sys
@@ -99,6 +101,21 @@ def checkpointing():
         print(f"checkpointing={int(on)} {ms:.3f}")
 
 
+def freezing():
+    import torchvision
+    x, y = torch.randn(16, 3, 64, 64), torch.randint(0, 10, (16,))
+    for head_only in (False, True):
+        torch.manual_seed(0)
+        model = torchvision.models.resnet18(num_classes=10)
+        if head_only:  # requires_grad_(False) on all but the head
+            for name, p in model.named_parameters():
+                p.requires_grad_(name.startswith("fc."))
+        opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.01,
+                              momentum=0.9)
+        ms = median_step_ms(model, opt, lambda m: F.cross_entropy(m(x), y))
+        print(f"head_only={int(head_only)} {ms:.3f}")
+
+
 if sys.argv[1] == "accuracy":
     accuracy(sys.argv[2], float(sys.argv[3]))
 elif sys.argv[1] == "gpt":
@@ -107,5 +124,7 @@ elif sys.argv[1] == "llama":
     llama()
 elif sys.argv[1] == "checkpointing":
     checkpointing()
+elif sys.argv[1] == "freezing":
+    freezing()
 else:
     step()

@@ -6,8 +6,9 @@
 # O1; the step-time share of casts, finite check and scale update at O1; the
 # tiny GPT's and tiny LLaMA's AdamW steps at O0 and O1 against PyTorch; a
 # LLaMA's AdamW step without and with gradient checkpointing, against
-# PyTorch's torch.utils.checkpoint.
-# Usage: bench/train.sh [accuracy|step|memory|overhead|gpt|llama|checkpointing]... (default: all)
+# PyTorch's torch.utils.checkpoint; ResNet-18 trained whole and from its head
+# alone (--train-only fc) against PyTorch with requires_grad_(False).
+# Usage: bench/train.sh [accuracy|step|memory|overhead|gpt|llama|checkpointing|freezing]... (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ampc=build/bin/ampc
@@ -15,7 +16,7 @@ torch_python=/usr/bin/python3 # Debian's python3-torch lives with the system Pyt
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS=2
-parts=${*:-accuracy step memory overhead gpt llama checkpointing}
+parts=${*:-accuracy step memory overhead gpt llama checkpointing freezing}
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 # lm_step MODEL TORCH-PART KEY=VALUE...: the zoo model's AdamW step at O0 and
 # O1, then bench/torch_train.py's step of the same model.
@@ -96,6 +97,19 @@ tinyllama-s2048-b4 hf seq=2048,batch=4 --level O2 --dtype bf16 --optimizer adamw
 tinyllama-lora16-s2048-b4 hf seq=2048,batch=4,lora=16,lora_alpha=32,lora_targets=all --level O2 --dtype bf16 --optimizer adamw
 EOF
   ;;
+freezing)
+  echo "== ResNet-18 (batch 16 of 64x64, 10 classes) SGD momentum step, median ms; planned peak bytes"
+  $ampc model resnet --set depth=18 --set batch=16 --set image=64 --set classes=10 -o "$tmp/r.json"
+  for level in O0 O1; do
+    for flag in "" "--train-only fc"; do
+      # shellcheck disable=SC2086 # the flag is two words
+      $ampc train "$tmp/r.json" --level $level --optimizer momentum --steps 20 $flag \
+        --metrics-json "$tmp/r-metrics.json" > /dev/null 2>&1
+      echo "ampc $level ${flag:-(all trained)}: $(field "$tmp/r-metrics.json" step_ms_median)" \
+        "$(field "$tmp/r-metrics.json" peak_bytes)"
+    done
+  done
+  $torch_python bench/torch_train.py freezing ;;
 memory)
   echo "== planned training memory, BERT-base seq 128 batch 8 (bytes)"
   $ampc model bert -o "$tmp/bert.json"

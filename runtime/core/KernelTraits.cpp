@@ -111,10 +111,11 @@ constexpr KernelTraits kRows[] = {
      S::unaryBackward,
      A::Rounded},
     {K::MinmaxBackward, kThree, kTwo, 0, 0, F::PerOutput, kNoRange, S::minmaxBackward},
-    {K::Conv2dBackwardInput, kTwo, kOne, 0, kSecond, F::PerOutput, kNoRange,
+    {K::Conv2dBackwardInput, kTwo, kOne, 0, kSecond, F::ConvBackwardInput, kNoRange,
      S::conv2dBackwardInput,
      A::Accumulated},
-    {K::Conv2dBackwardFilter, kTwo, kOne, 0, 0, F::PerOutput, kNoRange, S::conv2dBackwardFilter,
+    {K::Conv2dBackwardFilter, kTwo, kOne, 0, 0, F::ConvBackwardFilter, kNoRange,
+     S::conv2dBackwardFilter,
      A::Accumulated},
     {K::MaxPool2dBackward, kTwo, kOne, 0, 0, F::PerOutput, kNoRange, S::maxPoolBackward},
     {K::AvgPool2dBackward, kOne, kOne, 0, 0, F::PerOutput, kNoRange, S::avgPoolBackward},
@@ -260,9 +261,17 @@ double kernelFlops(const KernelTraits &traits, const std::vector<std::vector<int
     int64_t k = attrs.transposeA ? a.end()[-2] : a.back();
     return 2.0 * numel(outputs[0]) * k;
   }
-  case FlopRule::Conv: {
+  case FlopRule::Conv: { // each a multiply-add per output element and filter tap
     const std::vector<int64_t> &w = inputs[1];
     return 2.0 * numel(outputs[0]) * (numElements(w) / w[0]);
+  }
+  case FlopRule::ConvBackwardInput: { // (dy, filter) -> dx: the forward's products
+    const std::vector<int64_t> &w = inputs[1];
+    return 2.0 * numel(inputs[0]) * (numElements(w) / w[0]);
+  }
+  case FlopRule::ConvBackwardFilter: { // (x, dy) -> dfilter: the forward's products
+    const std::vector<int64_t> &w = outputs[0];
+    return 2.0 * numel(inputs[1]) * (numElements(w) / w[0]);
   }
   case FlopRule::Attention:
   case FlopRule::AttentionBackward: {

@@ -74,6 +74,8 @@ enum class FlopRule : uint8_t {
   FivePerInput,  // about five per element of operand 0 (softmax, norms, cross entropy)
   Matmul,        // 2·M·N·K
   Conv,          // 2 · output elements · filter elements per output channel
+  ConvBackwardInput,  // the forward's: 2 · dy's elements · filter elements per output channel
+  ConvBackwardFilter, // the forward's: 2 · dy's elements · dfilter elements per output channel
   Attention,     // 2 · batch · heads · seq_q · seq_k · (head_dim + head_dim_v)
   AttentionBackward, // 2 · batch · heads · seq_q · seq_k · (3 head_dim + 2 head_dim_v)
 };

@@ -64,7 +64,9 @@ Json slowestLaunches(const Plan &plan, const Profile &profile, double runs, size
       const Step &s = plan.steps[i];
       read.insert(s.inputs.begin(), s.inputs.end());
       written.insert(s.outputs.begin(), s.outputs.end());
-      flops += stepFlops(plan, s, FlopRule::Matmul) + stepFlops(plan, s, FlopRule::Conv);
+      for (FlopRule rule : {FlopRule::Matmul, FlopRule::Conv, FlopRule::ConvBackwardInput,
+                            FlopRule::ConvBackwardFilter})
+        flops += stepFlops(plan, s, rule);
     }
     double bytes = 0;
     for (const std::set<int> *ids : {&read, &written})

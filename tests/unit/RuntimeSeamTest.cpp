@@ -90,6 +90,17 @@ TEST(KernelTraits, CausalAttentionCountsTheKeptPairs) {
   EXPECT_EQ(flops(rt::Kernel::AttentionBackward, 3, 5, true), 2 * 40.0 * 2 * 6);
 }
 
+TEST(KernelTraits, ConvolutionGradientsCountTheForwardsProducts) {
+  // x [2, 8, 8, 3] NHWC, filter [4, 3, 3, 3], dy [2, 8, 8, 4]: 27 taps for
+  // each of dy's 512 elements, a multiply-add each; both gradients redo them.
+  std::vector<int64_t> x = {2, 8, 8, 3}, w = {4, 3, 3, 3}, dy = {2, 8, 8, 4};
+  double forward = rt::kernelFlops(rt::traitsOf(rt::Kernel::Conv2d), {x, w}, {dy}, {});
+  EXPECT_EQ(forward, 2.0 * 512 * 27);
+  EXPECT_EQ(rt::kernelFlops(rt::traitsOf(rt::Kernel::Conv2dBackwardInput), {dy, w}, {x}, {}), forward);
+  EXPECT_EQ(rt::kernelFlops(rt::traitsOf(rt::Kernel::Conv2dBackwardFilter), {x, dy}, {w}, {}),
+            forward);
+}
+
 TEST(Backends, AreFoundByNameAndAMissingOneSaysWhy) {
   std::vector<std::string> names = rt::backendNames();
   EXPECT_TRUE(llvm::is_contained(names, "cpu"));

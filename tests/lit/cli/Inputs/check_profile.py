@@ -1,6 +1,7 @@
 """Checks the `profile` of a metrics file against its plan: the slowest
 launches are sorted, hold each step's distinct operands and results once,
-and give GB/s from those bytes, and TFLOP/s for GEMMs alone."""
+and give GB/s from those bytes, and TFLOP/s for GEMMs and convolutions
+(their gradients too) alone."""
 import json
 import sys
 
@@ -15,7 +16,7 @@ assert abs(sum(r["ms"] for r in rows) - profile["kernels_ms_per_step"]) < 1e-9 o
 launches = profile["launch_ms_per_step"]
 assert abs(sum(launches.values()) - profile["kernels_ms_per_step"]) < 1e-9, "launches"
 assert all(launches[r["step"]] == r["ms"] for r in rows), "slowest launches"
-gemms = 0
+gemms, convs = 0, set()
 for r in rows:
     s = steps[r["step"]]
     assert r["kernel"] == s["kernel"] and r["steps"] >= 1, r
@@ -23,7 +24,11 @@ for r in rows:
     if r["steps"] == 1:
         assert r["bytes"] == want, (r, want)
     assert abs(r["gb_per_s"] - r["bytes"] / (r["ms"] * 1e6)) <= 1e-6 * r["gb_per_s"], r
-    assert ("tflops" in r) == s["kernel"].startswith("matmul"), r
-    gemms += "tflops" in r
+    conv = s["kernel"].startswith("conv2d")
+    assert ("tflops" in r) == (s["kernel"].startswith("matmul") or conv), r
+    gemms += "tflops" in r and not conv
+    if conv:
+        convs.add(s["kernel"])
 assert gemms >= 2, "no GEMM rows"
-print(f"profile: {len(rows)} launches checked, {gemms} GEMMs")
+print(f"profile: {len(rows)} launches checked, {gemms} GEMMs, convolutions: "
+      + (", ".join(sorted(convs)) or "none"))
