@@ -190,6 +190,7 @@ void runLoraPipeline(ModuleOp module, const LoraSettings &settings) {
   options.alpha = settings.alpha;
   options.dropout = settings.dropout;
   options.targets = settings.targets;
+  options.alsoTrain = settings.alsoTrain;
   PassManager pm(module.getContext());
   pm.nest<graph::GraphOp>().addPass(createGraphLora(options));
   ErrorCollector errors(module.getContext());

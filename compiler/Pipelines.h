@@ -87,9 +87,12 @@ struct LoraSettings {
   double alpha = 8.0, dropout = 0.0;
   /// Patterns over the layers' names, or `all`.
   std::vector<std::string> targets;
+  /// Params trained beside the adapters (PEFT's modules_to_save).
+  std::vector<std::string> alsoTrain;
 };
 
-/// Adds the adapters `settings` ask for and freezes the rest. Throws
+/// Adds the adapters `settings` ask for and freezes the rest (but
+/// `alsoTrain`). Throws
 /// GraphError.
 void runLoraPipeline(mlir::ModuleOp module, const LoraSettings &settings);
 

@@ -9,7 +9,8 @@
 // `<layer>.lora_b` [rank, out] zeros: the node names of the zoo's LoRA
 // layers, so that loading, merging and export treat both alike. The sum
 // takes y's value name, so that outputs and the loss keep theirs. Every
-// other param is then frozen.
+// other param is then frozen, but those `also-train` names (PEFT's
+// modules_to_save: a new head).
 #include "passes/LinearLayers.h"
 #include "passes/ParamPatterns.h"
 #include "passes/Passes.h"
@@ -130,6 +131,10 @@ void GraphLoraPass::runOnOperation() {
     g.emitError("lora: give the target layers (patterns, or all); the layers are ") << known;
     return signalPassFailure();
   }
+  FailureOr<train::ParamPatterns> trained =
+      train::ParamPatterns::compile(g, "lora also-train", alsoTrain);
+  if (failed(trained))
+    return signalPassFailure();
   graph::NameTable names(g);
   for (train::LinearLayer &l : layers) {
     if (!all && llvm::none_of(patterns, [&](const train::ParamPatterns &p) {
@@ -145,7 +150,7 @@ void GraphLoraPass::runOnOperation() {
   Builder b(&getContext());
   for (graph::ParamOp p : g.getOps<graph::ParamOp>()) {
     StringRef name = p.getName();
-    if (!name.ends_with(".lora_a") && !name.ends_with(".lora_b"))
+    if (!name.ends_with(".lora_a") && !name.ends_with(".lora_b") && !trained->matches(name))
       p.setTrainableAttr(b.getBoolAttr(false));
   }
 }

@@ -97,7 +97,8 @@ def GraphLora : Pass<"graph-lora", "::ampc::graph::GraphOp"> {
     a `targets` pattern matches (`all`: every one) adds
     `scale(dropout(x) @ <layer>.lora_a @ <layer>.lora_b, alpha / rank)` to
     its output, lora_a uniform(±1/sqrt(in)) and lora_b zeros, as PEFT's
-    LoRA; every other param is frozen. See docs/training.md, "LoRA on any
+    LoRA; every other param is frozen, but those `also-train` matches. See
+    docs/training.md, "LoRA on any
     graph".
   }];
   let options = [
@@ -107,6 +108,8 @@ def GraphLora : Pass<"graph-lora", "::ampc::graph::GraphOp"> {
            "dropout on the adapters' input in training">,
     ListOption<"targets", "targets", "std::string",
                "the layers to adapt, by pattern (a layer's or its weight's name), or all">,
+    ListOption<"alsoTrain", "also-train", "std::string",
+               "params trained beside the adapters, by pattern (PEFT's modules_to_save)">,
   ];
 }
 

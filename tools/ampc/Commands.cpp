@@ -183,7 +183,8 @@ const std::vector<Command> &commands() {
                         "IR dumps print constants of over 16 elements in full (elided by "
                         "default)"}}),
        runRewrite},
-      {"lora", "lora IN -o OUT --targets PATTERN,...|all [--rank R] [--alpha A] [--dropout P]",
+      {"lora", "lora IN -o OUT --targets PATTERN,...|all [--rank R] [--alpha A] [--dropout P] "
+               "[--also-train PATTERN,...]",
        "adds LoRA adapters to a graph's linear layers (PEFT's) and freezes the rest",
        {{"output", true, false, "the graph to write (.json or .mlir)"},
         {"targets", true, true,
@@ -191,7 +192,10 @@ const std::vector<Command> &commands() {
          "or all"},
         {"rank", true, false, "the adapters' rank (8)"},
         {"alpha", true, false, "their scale is alpha / rank (8)"},
-        {"dropout", true, false, "dropout on their input in training (0)"}},
+        {"dropout", true, false, "dropout on their input in training (0)"},
+        {"also-train", true, true,
+         "params trained beside the adapters (PEFT's modules_to_save: a new head), by name or "
+         "module"}},
        runLora},
       {"report", "report FILE [--json] [AMP options] [--train [training options] [--world-size N]]",
        "per op type, the nodes computing in each dtype, the casts and the FLOP share; with "

@@ -19,6 +19,9 @@ int runLora(const Args &args) {
   for (const std::string &value : args.getAll("targets"))
     for (std::string &pattern : splitCommas(value))
       options.targets.push_back(std::move(pattern));
+  for (const std::string &value : args.getAll("also-train"))
+    for (std::string &pattern : splitCommas(value))
+      options.alsoTrain.push_back(std::move(pattern));
   if (options.targets.empty())
     throw UsageError("give the layers to adapt: --targets PATTERN,... (a layer's name, such as "
                      "'*.query,*.value', or all)");
@@ -33,8 +36,10 @@ int runLora(const Args &args) {
   onFile(in, [&] { runLoraPipeline(*module, options); });
   onFile(out, [&] { saveGraph(*module, out); });
   int64_t adapters = countAdapters() - before;
-  std::printf("%s: %lld layer%s with rank-%lld adapters; every other param frozen\n", out.c_str(),
-              (long long)adapters, adapters == 1 ? "" : "s", (long long)options.rank);
+  std::printf("%s: %lld layer%s with rank-%lld adapters; every other param frozen%s\n",
+              out.c_str(), (long long)adapters, adapters == 1 ? "" : "s",
+              (long long)options.rank,
+              options.alsoTrain.empty() ? "" : ", but those --also-train names");
   return 0;
 }
 

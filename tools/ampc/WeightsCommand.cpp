@@ -1,6 +1,7 @@
 // `ampc weights`: a checkpoint's model weights alone (no optimizer state),
 // in the graph's names or in Hugging Face's, in f32, f16 or bf16: what a
 // fine-tuning run hands to inference (docs/gpt.md, "Pretrained weights").
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -169,6 +170,16 @@ int runWeights(const Args &args) {
                                                         : "config.json")).string();
   if (layout == "peft")
     weights = onFile(checkpoint, [&] {
+      std::string alsoTrained; // ampc lora --also-train's: PEFT's modules_to_save
+      for (const rt::Buffer &b : plan.buffers)
+        if (b.kind == rt::BufferKind::Param && b.trainable && !rt::isLoraAdapter(b.name) &&
+            std::any_of(plan.buffers.begin(), plan.buffers.end(),
+                        [](const rt::Buffer &a) { return rt::isLoraAdapter(a.name); }))
+          alsoTrained = b.name;
+      if (!alsoTrained.empty())
+        throw CliError(graphFile, "trains '" + alsoTrained + "' beside its adapters: --layout "
+                                  "peft writes the adapters alone; write the whole model with "
+                                  "--merge-lora");
       std::set<std::string> modules;
       // A graph of no zoo model (an import) names its layers as its modules.
       rt::Safetensors adapters = rt::toPeftAdapters(weights, modules, !record);

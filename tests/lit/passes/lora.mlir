@@ -3,6 +3,8 @@
 // layer's value name (the graph's output `y` stays `y`); the rest frozen.
 // RUN: ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-lora{rank=2 alpha=4 targets=all dropout=0.1}))' | FileCheck %s
 // RUN: ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-lora{targets=enc}))' | FileCheck %s --check-prefix=ENC
+// RUN: ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-lora{targets=enc also-train=head}))' | FileCheck %s --check-prefix=ALSO
+// RUN: not ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-lora{targets=enc also-train=haed}))' 2>&1 | FileCheck %s --check-prefix=ALSO-TYPO
 // RUN: not ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-lora{targets=enc.bias}))' 2>&1 | FileCheck %s --check-prefix=NOT-LINEAR
 // RUN: not ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-lora{rank=0 targets=all}))' 2>&1 | FileCheck %s --check-prefix=RANK
 // RUN: not ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-lora))' 2>&1 | FileCheck %s --check-prefix=NO-TARGETS
@@ -30,6 +32,12 @@
 // ENC: graph.scale "enc.lora_scale"(%enc.lora_up) : (tensor<2x4x6xf32>)
 // ENC-NOT: head.lora
 // ENC-NOT: graph.dropout
+
+// also-train keeps the head trained beside the adapters.
+// ALSO: graph.param "enc.weight" {trainable = false}
+// ALSO: graph.param "head.w" :
+// ALSO-NOT: head.lora_a
+// ALSO-TYPO: lora also-train: 'haed' matches no param; did you mean 'head'?
 
 // NOT-LINEAR: lora targets: 'enc.bias' matches no linear layer; the layers are enc, head
 // RANK: lora: the rank must be 1 or more, got 0
