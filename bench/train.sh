@@ -32,6 +32,21 @@ lm_step() {
   done
   echo "torch f32: $($torch_python bench/torch_train.py "$part" | cut -d' ' -f2)"
 }
+# step_pairs GRAPH FLAG OPTION...: the median ms and planned peak bytes of
+# the step at O0 and O1 under the options, without and with FLAG (words).
+step_pairs() {
+  local graph=$1 flag=$2
+  shift 2
+  for level in O0 O1; do
+    for with in "" "$flag"; do
+      # shellcheck disable=SC2086 # the flag may be two words
+      $ampc train "$graph" --level $level --steps 20 "$@" $with \
+        --metrics-json "$tmp/pair.json" > /dev/null 2>&1
+      echo "ampc $level ${with:-(without)}: $(field "$tmp/pair.json" step_ms_median)" \
+        "$(field "$tmp/pair.json" peak_bytes)"
+    done
+  done
+}
 
 for part in $parts; do case $part in
 accuracy)
@@ -65,14 +80,7 @@ checkpointing)
   echo "== LLaMA (4 layers, 256 wide, 4 heads over 2 kv heads, ffn 768, seq 128, bytes, batch 8) AdamW step, median ms; planned peak bytes"
   $ampc model llama --set layers=4 --set hidden=256 --set heads=4 --set kv_heads=2 --set ffn=768 \
     --set seq=128 --set vocab=256 --set batch=8 -o "$tmp/lm.json"
-  for level in O0 O1; do
-    for flag in "" --gradient-checkpointing; do
-      $ampc train "$tmp/lm.json" --level $level --optimizer adamw --steps 20 $flag \
-        --metrics-json "$tmp/lm-metrics.json" > /dev/null 2>&1
-      echo "ampc $level ${flag:-(keeps activations)}: $(field "$tmp/lm-metrics.json" step_ms_median)" \
-        "$(field "$tmp/lm-metrics.json" peak_bytes)"
-    done
-  done
+  step_pairs "$tmp/lm.json" --gradient-checkpointing --optimizer adamw
   $torch_python bench/torch_train.py checkpointing
   echo "== planned peak bytes of the CUDA plan (ampc compile --device cuda), without and with"
   hf=tests/lit/cli/Inputs/hf-configs/tinyllama-1.1b.json
@@ -100,15 +108,7 @@ EOF
 freezing)
   echo "== ResNet-18 (batch 16 of 64x64, 10 classes) SGD momentum step, median ms; planned peak bytes"
   $ampc model resnet --set depth=18 --set batch=16 --set image=64 --set classes=10 -o "$tmp/r.json"
-  for level in O0 O1; do
-    for flag in "" "--train-only fc"; do
-      # shellcheck disable=SC2086 # the flag is two words
-      $ampc train "$tmp/r.json" --level $level --optimizer momentum --steps 20 $flag \
-        --metrics-json "$tmp/r-metrics.json" > /dev/null 2>&1
-      echo "ampc $level ${flag:-(all trained)}: $(field "$tmp/r-metrics.json" step_ms_median)" \
-        "$(field "$tmp/r-metrics.json" peak_bytes)"
-    done
-  done
+  step_pairs "$tmp/r.json" "--train-only fc" --optimizer momentum
   $torch_python bench/torch_train.py freezing ;;
 memory)
   echo "== planned training memory, BERT-base seq 128 batch 8 (bytes)"
