@@ -137,7 +137,9 @@ Safetensors toHuggingFace(const Safetensors &ours, int64_t vocab) {
   bool gpt2 = in.count("embeddings.position.w"), llama = in.count("layer0.mlp.gate.w");
   if (!gpt2 && !llama)
     throw RuntimeError(ours.path + ": neither the zoo's gpt2 (embeddings.position.w) nor its "
-                                   "llama (layer0.mlp.gate.w): --layout hf writes those two");
+                                   "llama (layer0.mlp.gate.w): --layout hf writes those two (an "
+                                   "imported model's names are already its own: --layout "
+                                   "graph, with --merge-lora for LoRA adapters)");
   static const std::regex layer(R"(layer(\d+)\.(.*))");
   static const std::map<std::string, std::string> gptNames = inverted(kGptLayerNames),
                                                   llamaNames = inverted(kLlamaLayerNames);
