@@ -1,4 +1,5 @@
 #include "compiler/Layers.h"
+#include "runtime/core/LoraNames.h"
 
 #include <cmath>
 
@@ -18,10 +19,8 @@ Tensor linear(GraphBuilder &b, Tensor x, int64_t outFeatures, llvm::StringRef na
     Tensor loraB = b.param("lora_b", {lora->rank, outFeatures}, Init::zeros());
     Tensor in = x;
     if (lora->dropout > 0) { // each adapter its own stream: the seed from its name
-      uint32_t seed = 2166136261u; // FNV-1a, the same on every platform
-      for (char c : b.qualify("lora_dropout"))
-        seed = (seed ^ (uint8_t)c) * 16777619u;
-      in = b.dropout(x, lora->dropout, seed & 0x7fffffff, "lora_dropout");
+      in = b.dropout(x, lora->dropout, rt::loraDropoutSeed(b.qualify("lora_dropout")),
+                     "lora_dropout");
     }
     Tensor up = b.matmul(b.matmul(in, loraA, false, false, "lora_down"), loraB, false, false,
                          "lora_up");

@@ -15,6 +15,7 @@
 #include "passes/ParamPatterns.h"
 #include "passes/Passes.h"
 #include "passes/TrainingUtil.h"
+#include "runtime/core/LoraNames.h"
 
 #include <cmath>
 
@@ -72,12 +73,9 @@ void GraphLoraPass::adapt(graph::GraphOp g, graph::NameTable &names, train::Line
   graph::GradBuilder gb(ob, [&](StringRef n) { return names.fresh(n); });
   Value x = l.matmul.getA(), y = l.matmul.getY();
   if (dropout > 0) {             // each adapter its own stream, seeded from its name as the zoo's
-    uint32_t seed = 2166136261u; // FNV-1a
-    for (char c : l.layer + ".lora_dropout")
-      seed = (seed ^ (uint8_t)c) * 16777619u;
     NamedAttrList attrs;
     attrs.set("rate", b.getF64FloatAttr(dropout));
-    attrs.set("seed", b.getI64IntegerAttr(seed & 0x7fffffff));
+    attrs.set("seed", b.getI64IntegerAttr(rt::loraDropoutSeed(l.layer + ".lora_dropout")));
     x = gb.create("dropout", l.layer + ".lora_dropout", {x}, attrs)->getResult(0);
   }
   Value down = gb.create("matmul", l.layer + ".lora_down", {x, loraA})->getResult(0);

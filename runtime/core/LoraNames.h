@@ -5,6 +5,7 @@
 #ifndef AMPC_RUNTIME_CORE_LORANAMES_H
 #define AMPC_RUNTIME_CORE_LORANAMES_H
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,16 @@ inline bool isLoraAdapter(std::string_view name) {
 /// The layer of an adapter's param: `layer0.attn.q` for `layer0.attn.q.lora_a`.
 inline std::string loraLayer(std::string_view adapter) {
   return std::string(adapter.substr(0, adapter.size() - 7));
+}
+
+/// The seed of an adapter's dropout, from its node's name
+/// (`<layer>.lora_dropout`): each adapter draws its own bits, the same on
+/// every platform (FNV-1a).
+inline int64_t loraDropoutSeed(std::string_view dropoutName) {
+  uint32_t seed = 2166136261u;
+  for (char c : dropoutName)
+    seed = (seed ^ (uint8_t)c) * 16777619u;
+  return seed & 0x7fffffff;
 }
 
 } // namespace ampc::rt

@@ -171,10 +171,11 @@ int runWeights(const Args &args) {
   if (layout == "peft")
     weights = onFile(checkpoint, [&] {
       std::string alsoTrained; // ampc lora --also-train's: PEFT's modules_to_save
+      bool adapted = std::any_of(plan.buffers.begin(), plan.buffers.end(),
+                                 [](const rt::Buffer &a) { return rt::isLoraAdapter(a.name); });
       for (const rt::Buffer &b : plan.buffers)
-        if (b.kind == rt::BufferKind::Param && b.trainable && !rt::isLoraAdapter(b.name) &&
-            std::any_of(plan.buffers.begin(), plan.buffers.end(),
-                        [](const rt::Buffer &a) { return rt::isLoraAdapter(a.name); }))
+        if (adapted && b.kind == rt::BufferKind::Param && b.trainable &&
+            !rt::isLoraAdapter(b.name))
           alsoTrained = b.name;
       if (!alsoTrained.empty())
         throw CliError(graphFile, "trains '" + alsoTrained + "' beside its adapters: --layout "
