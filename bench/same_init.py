@@ -24,7 +24,9 @@ LambdaLR); the peer then also records the rate of every step ("lrs").
 --freeze P and --train-only P freeze the peer's params as ampc's flags do
 (requires_grad False), by PyTorch's names: globs that match a name or a
 module of it; --lr-scale P=F puts the params P matches (the first pattern
-that does) in a param group of F times the rate. `f32` (the default) is true f32 (no TF32), as ampc's O0; `amp`
+that does) in a param group of F times the rate. --label-smoothing E and
+--ignore-index N are cross_entropy's (N -100 by default, as PyTorch's);
+--ignored-share F sets that share of the labels to N at random. `f32` (the default) is true f32 (no TF32), as ampc's O0; `amp`
 (on a GPU) autocast f16 with GradScaler (init scale 65536), as ampc's O1."""
 import argparse
 import fnmatch
@@ -48,6 +50,12 @@ SHAPES = {
               "lora_targets": "q,v"},
 }
 DTYPES = {torch.float32: "F32", torch.int64: "I64"}
+# cross_entropy's label_smoothing and ignore_index (--label-smoothing, --ignore-index).
+CROSS_ENTROPY = {}
+
+
+def cross_entropy(logits, labels):
+    return F.cross_entropy(logits, labels, **CROSS_ENTROPY)
 
 
 def save_safetensors(path, tensors):
@@ -220,7 +228,7 @@ def build(name, shape, device):
         x = torch.randn(b, 784, device=device)
         y = torch.randint(0, 10, (b,), device=device)
         return (model, mnist_cnn_weights, {"x": x.view(b, 28, 28, 1), "labels": y}, x, y,
-                F.cross_entropy, torch.optim.SGD(model.parameters(), lr=0.01))
+                cross_entropy, torch.optim.SGD(model.parameters(), lr=0.01))
     if name == "llama":
         model, weights, labels = Llama(shape["layers"], shape["hidden"], shape["heads"],
                                        shape["kv_heads"], shape["ffn"], shape["seq"],
@@ -240,7 +248,7 @@ def build(name, shape, device):
                      shape["vocab"]).to(device)
     ids = torch.randint(0, shape["vocab"], (b, shape["seq"]), device=device)
     y = torch.randint(0, shape["vocab"], (b, shape["seq"]), device=device)
-    loss = lambda logits, labels: F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+    loss = lambda logits, labels: cross_entropy(logits.flatten(0, 1), labels.flatten())
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
     return model, weights, {"ids": ids, labels: y}, ids, y, loss, opt
 
@@ -346,6 +354,10 @@ def main():
     parser.add_argument("--freeze", action="append", default=[], metavar="PATTERN")
     parser.add_argument("--train-only", action="append", default=[], metavar="PATTERN")
     parser.add_argument("--lr-scale", action="append", default=[], metavar="PATTERN=FACTOR")
+    parser.add_argument("--label-smoothing", type=float, default=0.0)
+    parser.add_argument("--ignore-index", type=int, default=-100)
+    parser.add_argument("--ignored-share", type=float, default=0.0, help="labels set to "
+                        "--ignore-index at random, this share of them (seeded)")
     parser.add_argument("--hf-vocab", type=int, help="gpt2 and llama: also write "
                         "MODEL.hf.safetensors, the weights as a Hugging Face checkpoint "
                         "of this vocabulary")
@@ -362,6 +374,9 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     model, weights, batch, x, y, loss_fn, opt = build(args.model, shape, args.device)
+    CROSS_ENTROPY.update(label_smoothing=args.label_smoothing, ignore_index=args.ignore_index)
+    if args.ignored_share:  # in place: the batch written holds the same labels
+        y[torch.rand(y.shape, device=y.device) < args.ignored_share] = args.ignore_index
     freeze(args, model)
     opt = optimizer(args, model, opt)
     scheduler = schedule(args, opt)

@@ -203,8 +203,14 @@ Tensor GraphBuilder::embedding(Tensor ids, Tensor weight, StringRef name) {
   return node("embedding", {ids, weight}, {}, name);
 }
 
-Tensor GraphBuilder::softmaxCrossEntropy(Tensor logits, Tensor labels, StringRef name) {
-  return node("softmax_cross_entropy", {logits, labels}, {}, name);
+Tensor GraphBuilder::softmaxCrossEntropy(Tensor logits, Tensor labels, StringRef name,
+                                         double labelSmoothing,
+                                         std::optional<int64_t> ignoreIndex) {
+  Attrs at{builder_};
+  at.f64("label_smoothing", labelSmoothing, 0.0);
+  if (ignoreIndex)
+    at.list.set("ignore_index", builder_.getI64IntegerAttr(*ignoreIndex));
+  return node("softmax_cross_entropy", {logits, labels}, at.list, name);
 }
 
 Tensor GraphBuilder::mseLoss(Tensor prediction, Tensor target, StringRef name) {

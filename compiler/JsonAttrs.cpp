@@ -16,7 +16,7 @@ namespace ampc {
 
 static bool isFloatAttrName(StringRef name) {
   return llvm::is_contained({"scale", "bias", "rate", "epsilon", "momentum", "exponent",
-                             "value", "mean", "std", "low", "high"},
+                             "value", "mean", "std", "low", "high", "label_smoothing", "dropout"},
                             name);
 }
 

@@ -71,6 +71,29 @@ std::string lossScalingMode(const AmpSettings &amp, const TrainSettings &setting
   return amp.dtype == "f16" && amp.level != "O0" ? "dynamic" : "none";
 }
 
+/// graph-cross-entropy-options with the settings' ignore index and, with
+/// `smoothing`, their label smoothing; nothing when neither is set.
+static void addCrossEntropyOptions(OpPassManager &pm, const TrainSettings &settings,
+                                   bool smoothing) {
+  GraphCrossEntropyOptionsOptions options;
+  if (smoothing && settings.labelSmoothing)
+    options.labelSmoothing = *settings.labelSmoothing;
+  std::vector<int64_t> ignore;
+  if (settings.ignoreIndex)
+    ignore.push_back(*settings.ignoreIndex);
+  options.ignoreIndex = ignore;
+  if (options.labelSmoothing >= 0.0 || !ignore.empty())
+    pm.addPass(createGraphCrossEntropyOptions(options));
+}
+
+void applyIgnoreIndex(ModuleOp module, const TrainSettings &settings) {
+  PassManager pm(module.getContext());
+  addCrossEntropyOptions(pm.nest<graph::GraphOp>(), settings, /*smoothing=*/false);
+  ErrorCollector errors(module.getContext());
+  if (failed(pm.run(module)))
+    errors.raise("the cross-entropy options failed");
+}
+
 /// The training passes in order, with IR dumps as `settings` ask.
 static void runTrainingPasses(ModuleOp module, const AmpSettings &amp,
                               const TrainSettings &settings) {
@@ -83,6 +106,7 @@ static void runTrainingPasses(ModuleOp module, const AmpSettings &amp,
     freeze.trainOnly = settings.trainOnly;
     graphPm.addPass(createGraphFreeze(freeze));
   }
+  addCrossEntropyOptions(graphPm, settings, /*smoothing=*/true);
   addAmpPasses(graphPm, amp);
   GraphAutodiffOptions autodiff;
   autodiff.recompute = settings.recompute;

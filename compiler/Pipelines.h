@@ -2,6 +2,8 @@
 #ifndef AMPC_COMPILER_PIPELINES_H
 #define AMPC_COMPILER_PIPELINES_H
 
+#include <optional>
+
 #include "mlir/IR/BuiltinOps.h"
 #include "passes/Passes.h"
 #include "runtime/core/Target.h"
@@ -65,6 +67,10 @@ struct TrainSettings {
   /// graph-autodiff's gradient checkpointing: the backward recomputes the
   /// forward's activations segment by segment (less memory, one more forward).
   bool gradientCheckpointing = false;
+  /// graph-cross-entropy-options: PyTorch's cross_entropy(label_smoothing=,
+  /// ignore_index=) on the graph's loss; unset keeps the graph's.
+  std::optional<double> labelSmoothing;
+  std::optional<int64_t> ignoreIndex;
   /// graph-freeze: params frozen by name, and (when given) the only ones
   /// trained; globs that match a name or a module of it.
   std::vector<std::string> freeze, trainOnly;
@@ -98,6 +104,11 @@ void runLoraPipeline(mlir::ModuleOp module, const LoraSettings &settings);
 
 /// The loss-scaling mode `settings` resolve to for these AMP settings.
 std::string lossScalingMode(const AmpSettings &amp, const TrainSettings &settings);
+
+/// The training settings' ignore index on the graph's cross entropies, for
+/// the forward graph that validation runs (label smoothing is training's
+/// alone: the validation loss is the plain cross entropy). Throws GraphError.
+void applyIgnoreIndex(mlir::ModuleOp module, const TrainSettings &settings);
 
 /// AMP, then autodiff, loss scaling, data parallel, optimizer, unscale
 /// folding and cast cleanup: the module becomes one training step. With

@@ -136,10 +136,15 @@ def Graph_SoftmaxBackwardOp : Graph_GradOp<"softmax_backward",
 }
 
 def Graph_SoftmaxCrossEntropyBackwardOp : Graph_GradOp<"softmax_cross_entropy_backward",
-    (ins Graph_FloatTensor:$logits, Graph_IntTensor:$labels, Graph_FloatTensor:$dloss),
+    (ins Graph_FloatTensor:$logits, Graph_IntTensor:$labels, Graph_FloatTensor:$dloss,
+         DefaultValuedAttr<F64Attr, "0.0">:$label_smoothing,
+         OptionalAttr<I64Attr>:$ignore_index),
     (outs Graph_FloatTensor:$dlogits)> {
-  let summary = "Gradient of softmax_cross_entropy: (softmax - onehot) * dloss / rows";
-  let description = [{ `dloss` is a scalar. }];
+  let summary = "Gradient of softmax_cross_entropy: (softmax - target) * dloss / rows";
+  let description = [{
+    `dloss` is a scalar. The target and the rows counted are the forward's
+    (its `label_smoothing` and `ignore_index`); an ignored row's gradient is 0.
+  }];
 }
 
 def Graph_MseLossBackwardOp : Graph_GradOp<"mse_loss_backward",

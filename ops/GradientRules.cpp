@@ -389,7 +389,8 @@ RULE(EmbeddingOp) {
 
 RULE(SoftmaxCrossEntropyOp) {
   if (want[0])
-    g[0] = b.value("softmax_cross_entropy_backward", {getLogits(), getLabels(), dy});
+    g[0] = b.value("softmax_cross_entropy_backward", {getLogits(), getLabels(), dy},
+                   keep(getOperation(), {"label_smoothing", "ignore_index"}));
   return done(g, want);
 }
 

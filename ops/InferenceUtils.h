@@ -28,6 +28,13 @@ inline std::string shapeString(ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
+/// A cross entropy's `label_smoothing` must be in [0, 1], as PyTorch's.
+inline LogicalResult checkLabelSmoothing(Location loc, StringRef op, double smoothing) {
+  if (!(smoothing >= 0.0 && smoothing <= 1.0))
+    return opError(loc, op) << "label_smoothing must be in [0, 1], got " << smoothing;
+  return success();
+}
+
 /// Normalises a possibly negative axis; false when it is out of range.
 inline bool normaliseAxis(int64_t &axis, int64_t rank) {
   if (axis < 0)

@@ -185,7 +185,9 @@ def Graph_EmbeddingOp : Graph_NodeOp<"embedding", "Black",
 //===----------------------------------------------------------------------===//
 
 def Graph_SoftmaxCrossEntropyOp : Graph_NodeOp<"softmax_cross_entropy", "Black",
-    (ins Graph_FloatTensor:$logits, Graph_IntTensor:$labels),
+    (ins Graph_FloatTensor:$logits, Graph_IntTensor:$labels,
+         DefaultValuedAttr<F64Attr, "0.0">:$label_smoothing,
+         OptionalAttr<I64Attr>:$ignore_index),
     (outs Graph_FloatTensor:$loss)> {
   let summary = "Mean cross entropy of softmax(logits) against integer labels";
   let description = [{
@@ -193,6 +195,12 @@ def Graph_SoftmaxCrossEntropyOp : Graph_NodeOp<"softmax_cross_entropy", "Black",
     dimension; the result is the scalar mean over all rows. f16 or bf16
     logits are widened to f32 inside (exactly) and the loss is f32, so the
     AMP pass feeds low-precision logits without an f32 copy.
+
+    As PyTorch's `cross_entropy`: with `label_smoothing` e in [0, 1] the
+    target of a row is (1 - e) on its label plus e / C on every class; rows
+    whose label is `ignore_index` count for nothing, and the mean is over
+    the other rows (0, with no gradient, when every row is ignored).
+    Any other label outside [0, C) is an error at run time.
   }];
   let ampExtraDecl = [{
     static bool widensOperand(unsigned index) { return index == 0; }

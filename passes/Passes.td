@@ -130,6 +130,23 @@ def GraphFreeze : Pass<"graph-freeze", "::ampc::graph::GraphOp"> {
   ];
 }
 
+def GraphCrossEntropyOptions : Pass<"graph-cross-entropy-options", "::ampc::graph::GraphOp"> {
+  let summary = "Sets label smoothing and the ignored label on the graph's cross entropies";
+  let description = [{
+    Sets `label_smoothing` and `ignore_index` on every
+    `softmax_cross_entropy` of the graph, as PyTorch's `cross_entropy`
+    takes them; an option left out keeps what the graph has. A graph
+    without a `softmax_cross_entropy` is an error. See docs/training.md,
+    "Label smoothing and ignored labels".
+  }];
+  let options = [
+    Option<"labelSmoothing", "label-smoothing", "double", /*default=*/"-1.0",
+           "the smoothing in [0, 1]; negative keeps the graph's">,
+    ListOption<"ignoreIndex", "ignore-index", "int64_t",
+               "the label whose rows count for nothing (one value; none keeps the graph's)">,
+  ];
+}
+
 def GraphAutodiff : Pass<"graph-autodiff", "::ampc::graph::GraphOp"> {
   let summary = "Derives the backward of a forward graph from each op's gradient rule";
   let description = [{

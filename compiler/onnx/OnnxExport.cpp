@@ -111,6 +111,8 @@ bool Exporter::fused(Operation *op) {
              graph::nodeName(add).str(), name(add->getResult(0)));
     return true;
   }
+  if (movesClassesLastForLoss(op))
+    return true; // the loss reads the scores as ONNX orders them
   if (isa<graph::GlobalAvgPoolOp>(op) && stringAttr(op, "layout", "NHWC") == "NCHW") {
     // global_avg_pool, reshape to [N, C, 1, 1]: GlobalAveragePool.
     Operation *reshape = onlyUser(op->getResult(0));

@@ -151,6 +151,18 @@ void Exporter::emit(Operation *op) {
     a->set_type(onnx::AttributeProto::TENSOR);
     *a->mutable_t() = onnx_import::writeTensor({dtype, {1}, {floatAttr(op, "value", 0.0)}}, "");
   } else if (op_ == "softmax_cross_entropy" || op_ == "mse_loss") {
+    // ONNX's scores are [N, C, d1, ...]: the classes on axis 1, where the
+    // transpose that import made had them (or one written here).
+    int64_t rank = shapeOf(op->getOperand(0)).size();
+    Operation *classesLast = op->getOperand(0).getDefiningOp();
+    if (op_ == "softmax_cross_entropy" && classesLast && movesClassesLastForLoss(classesLast)) {
+      in[0] = name(classesLast->getOperand(0));
+    } else if (op_ == "softmax_cross_entropy" && rank > 2) {
+      std::vector<int64_t> perm{0, rank - 1};
+      for (int64_t i = 1; i < rank - 1; ++i)
+        perm.push_back(i);
+      in[0] = transposed(in[0], nodeName + ".classes_second", perm);
+    }
     // ampc's losses read L operands and compute in f32; ONNX's keep the dtype.
     std::string lossDtype = dtypeOf(op->getResult(0));
     for (int i = 0; i < (op_ == "mse_loss" ? 2 : 1); ++i)
@@ -160,7 +172,14 @@ void Exporter::emit(Operation *op) {
         in[i] = cast;
       }
     if (op_ == "softmax_cross_entropy") {
-      setString(node("SoftmaxCrossEntropyLoss", nodeName, in, out), "reduction", "mean");
+      if (floatAttr(op, "label_smoothing", 0.0) != 0.0)
+        throw GraphError("node '" + nodeName + "': ONNX's SoftmaxCrossEntropyLoss has no "
+                         "label_smoothing (ampc train --label-smoothing sets it in training "
+                         "alone; export the graph without it)");
+      onnx::NodeProto &loss = node("SoftmaxCrossEntropyLoss", nodeName, in, out);
+      setString(loss, "reduction", "mean");
+      if (auto ignore = op->getAttrOfType<mlir::IntegerAttr>("ignore_index"))
+        setInt(loss, "ignore_index", ignore.getInt());
       return;
     }
     std::string d = fresh(out[0] + ".diff"), sq = fresh(out[0] + ".squared");

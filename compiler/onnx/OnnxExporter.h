@@ -145,6 +145,21 @@ inline std::string stringAttr(Operation *op, StringRef key, const std::string &f
   auto a = op->getAttrOfType<mlir::StringAttr>(key);
   return a ? a.getValue().str() : fallback;
 }
+/// A transpose that moves axis 1 last for a softmax_cross_entropy, its only
+/// reader: what import makes of ONNX's [N, C, d1, ...] scores. Export writes
+/// no node for it, and the loss reads its operand.
+inline bool movesClassesLastForLoss(Operation *op) {
+  auto t = mlir::dyn_cast<graph::TransposeOp>(op);
+  if (!t || !t->getResult(0).hasOneUse() ||
+      !mlir::isa<graph::SoftmaxCrossEntropyOp>(*t->getResult(0).getUsers().begin()))
+    return false;
+  std::vector<int64_t> perm = intsAttr(op, "perm");
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != (i == 0 ? 0 : i + 1 == perm.size() ? 1 : int64_t(i) + 1))
+      return false;
+  return perm.size() > 2;
+}
+
 inline std::string opName(Operation *op) {
   return op->getName().getStringRef().drop_front(6).str(); // "graph."
 }

@@ -295,13 +295,28 @@ void dropout(Importer &im, const NodeProto &n) {
   im.emit(n, "dropout", {im.input(n, 0)}, a, n.output(0));
 }
 
-/// SoftmaxCrossEntropyLoss with the mean reduction: softmax_cross_entropy,
-/// the graph's loss when it is a graph output.
+/// SoftmaxCrossEntropyLoss with the mean reduction: softmax_cross_entropy
+/// (with its ignore_index, which PyTorch always writes: -100), the graph's
+/// loss when it is a graph output. ONNX's scores are [N, C, d1, ...]: the
+/// classes move to the last axis.
 void crossEntropy(Importer &im, const NodeProto &n) {
-  if (im.attrString(n, "reduction", "mean") != "mean" || im.attr(n, "ignore_index") ||
+  if (im.attrString(n, "reduction", "mean") != "mean" ||
       (n.input_size() > 2 && !n.input(2).empty()))
-    throw im.fail(n, "only the mean reduction, without weights or ignore_index, is supported");
-  im.emit(n, "softmax_cross_entropy", {im.input(n, 0), im.input(n, 1)});
+    throw im.fail(n, "only the mean reduction, without weights, is supported");
+  Tensor scores = im.input(n, 0);
+  if (scores.rank() > 2) {
+    Attrs t;
+    std::vector<int64_t> perm{0};
+    for (int64_t i = 2; i < scores.rank(); ++i)
+      perm.push_back(i);
+    perm.push_back(1);
+    t.set("perm", ints(im, perm));
+    scores = im.emit(n, "transpose", {scores}, t, n.output(0) + ".classes_last", "classes_last");
+  }
+  Attrs a;
+  if (const onnx::AttributeProto *ignore = im.attr(n, "ignore_index"))
+    a.set("ignore_index", B(im).getI64IntegerAttr(ignore->i()));
+  im.emit(n, "softmax_cross_entropy", {scores, im.input(n, 1)}, a);
   if (im.graphOutputs.count(n.output(0)))
     im.lossOutput = n.output(0);
 }

@@ -33,6 +33,8 @@ public:
   /// attribute is of no type a kernel reads.
   explicit StepAttrs(const Step &step);
 
+  /// Whether the step has the attribute `name`.
+  bool has(const char *name) const { return find(name) != nullptr; }
   /// The attribute `name`, or `dflt` when the step has none. A value of the
   /// wrong type throws PlanError naming the step and the attribute.
   bool getBool(const char *name, bool dflt) const;

@@ -208,7 +208,9 @@ void CudaDevice::raiseReportedError() {
   std::string where = step < stepNames_.size() ? "step '" + stepNames_[step] + "': " : "";
   switch (word & 0xFF) {
   case kIndexOutOfRange: throw RuntimeError(where + "an id is out of range of its table");
-  case kLabelOutOfRange: throw RuntimeError(where + "a label is out of range of the classes");
+  case kLabelOutOfRange:
+    throw RuntimeError(where + "a label is out of range of the classes (rows of a label to skip "
+                               "need --ignore-index)");
   case kDivisionByZero: throw RuntimeError(where + "integer division by zero");
   case kDivisionOverflow: throw RuntimeError(where + "integer division overflows");
   default: throw RuntimeError(where + "a kernel reported an error");

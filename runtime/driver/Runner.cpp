@@ -14,15 +14,32 @@ int logitsBuffer(const Plan &plan, int64_t batch) {
 }
 
 int64_t correctPredictions(const std::vector<float> &logits, int64_t classes,
-                           const std::vector<int64_t> &labels, int64_t rows) {
+                           const std::vector<int64_t> &labels, int64_t rows,
+                           std::optional<int64_t> ignored) {
   int64_t correct = 0;
   for (int64_t r = 0; r < rows && r < (int64_t)labels.size() &&
                       (r + 1) * classes <= (int64_t)logits.size();
        ++r) {
     const float *row = logits.data() + r * classes;
-    correct += std::max_element(row, row + classes) - row == labels[r];
+    correct += labels[r] != ignored && std::max_element(row, row + classes) - row == labels[r];
   }
   return correct;
+}
+
+int64_t scoredRows(const std::vector<int64_t> &labels, int64_t rows,
+                   std::optional<int64_t> ignored) {
+  rows = std::min<int64_t>(rows, labels.size());
+  if (!ignored)
+    return rows;
+  return rows - std::count(labels.begin(), labels.begin() + rows, *ignored);
+}
+
+std::optional<int64_t> ignoredLabel(const Plan &plan) {
+  for (const Step &s : plan.steps)
+    if (s.kernel == Kernel::SoftmaxCrossEntropy && s.attrs.contains("ignore_index") &&
+        s.attrs["ignore_index"].is_number_integer())
+      return s.attrs["ignore_index"].get<int64_t>();
+  return std::nullopt;
 }
 
 double median(std::vector<double> values) {
@@ -48,8 +65,9 @@ RunResult Runner::run(const std::function<void(const RunProgress &)> &onReport) 
   int64_t pass = feed_.batchesToCover();
   result.steps = options_.steps.value_or(pass ? pass : 10);
   int logits = logitsBuffer(plan_, feed_.batchSize());
-  bool scored = feed_.labelled() && logits >= 0;
-  int64_t correct = 0;
+  bool scoring = feed_.labelled() && logits >= 0;
+  int64_t correct = 0, scored = 0;
+  std::optional<int64_t> ignored = ignoredLabel(plan_);
   // Over a dataset, the mean of its batches' losses, as validation during
   // training computes it (a read per batch, as scoring's).
   bool averaged = pass > 0 && plan_.loss >= 0;
@@ -75,9 +93,11 @@ RunResult Runner::run(const std::function<void(const RunProgress &)> &onReport) 
     result.samples += rows;
     if (averaged)
       lossSum += ex_.readScalar(plan_.loss);
-    if (scored)
+    if (scoring) {
       correct += correctPredictions(ex_.readF32(logits), plan_.buffers[logits].shape[1],
-                                    feed_.batchLabels(), rows);
+                                    feed_.batchLabels(), rows, ignored);
+      scored += scoredRows(feed_.batchLabels(), rows, ignored);
+    }
     if (onReport && isReportStep(i + 1, result.steps, options_.reports)) {
       resolveTimes();
       std::optional<double> loss;
@@ -94,8 +114,8 @@ RunResult Runner::run(const std::function<void(const RunProgress &)> &onReport) 
     result.loss = ex_.readScalar(plan_.loss);
   if (averaged && result.steps > 0)
     result.meanLoss = lossSum / (double)result.steps;
-  if (scored && result.samples > 0)
-    result.accuracy = double(correct) / double(result.samples);
+  if (scoring && scored > 0)
+    result.accuracy = double(correct) / double(scored);
   result.deviceName = device.name();
   result.devicePeakBytes = device.stats().peakBytes;
   result.hostSyncsPerStep = result.steps ? double(stepSyncs) / double(result.steps) : 0;

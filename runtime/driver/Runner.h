@@ -66,9 +66,15 @@ private:
 /// the logits to score; -1 if none.
 int logitsBuffer(const Plan &plan, int64_t batch);
 /// Of the first `rows` rows of `logits` ([rows, classes], f32), those whose
-/// largest entry is the label.
+/// largest entry is the label (a row labelled `ignored` is never right).
 int64_t correctPredictions(const std::vector<float> &logits, int64_t classes,
-                           const std::vector<int64_t> &labels, int64_t rows);
+                           const std::vector<int64_t> &labels, int64_t rows,
+                           std::optional<int64_t> ignored = std::nullopt);
+/// Of the first `rows` labels, those not `ignored`: the rows scored.
+int64_t scoredRows(const std::vector<int64_t> &labels, int64_t rows,
+                   std::optional<int64_t> ignored);
+/// The label the plan's cross entropy ignores (its `ignore_index`), if any.
+std::optional<int64_t> ignoredLabel(const Plan &plan);
 /// The median of `values` (the upper one of an even count), 0 for none.
 double median(std::vector<double> values);
 /// Steps 1..total at which a run with `reports` progress reports reports:

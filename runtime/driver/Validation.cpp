@@ -38,6 +38,7 @@ EvalRecord Validation::run(Executor &trained, int64_t step) {
   EvalRecord r;
   r.step = step;
   bool scored = logits_ >= 0 && feed_.labelled();
+  std::optional<int64_t> ignored = ignoredLabel(plan_);
   double lossSum = 0;
   int64_t correct = 0, batches = feed_.batchesToCover();
   for (int64_t i = 0; i < batches; ++i) {
@@ -48,8 +49,8 @@ EvalRecord Validation::run(Executor &trained, int64_t step) {
     if (scored) {
       int64_t rows = feed_.samplesIn(i);
       correct += correctPredictions(ex_.readF32(logits_), plan_.buffers[logits_].shape[1],
-                                    feed_.batchLabels(), rows);
-      r.samples += rows;
+                                    feed_.batchLabels(), rows, ignored);
+      r.samples += scoredRows(feed_.batchLabels(), rows, ignored);
     }
   }
   if (plan_.loss >= 0)

@@ -3,6 +3,7 @@
 // headers checked.
 #include <cstring>
 
+#include "runtime/driver/Runner.h"
 #include "runtime/driver/Weights.h"
 #include "tests/unit/RuntimeTestUtil.h"
 #include "tests/unit/TestUtil.h"
@@ -108,3 +109,30 @@ TEST(Safetensors, HeadersAreCheckedBeforeUse) {
 }
 
 } // namespace
+
+// Accuracy skips the rows the loss ignores (their label is the plan's
+// ignore_index): neither right nor counted.
+TEST(Scoring, IgnoredRowsAreNotScored) {
+  std::vector<float> logits = {0, 1, 0, /**/ 1, 0, 0, /**/ 0, 0, 1, /**/ 0, 1, 0};
+  std::vector<int64_t> labels = {1, -100, 2, 0};
+  EXPECT_EQ(rt::correctPredictions(logits, 3, labels, 4), 2);
+  EXPECT_EQ(rt::correctPredictions(logits, 3, labels, 4, -100), 2);
+  EXPECT_EQ(rt::scoredRows(labels, 4, -100), 3);
+  EXPECT_EQ(rt::scoredRows(labels, 4, std::nullopt), 4);
+  EXPECT_EQ(rt::scoredRows(labels, 2, -100), 1); // the padded last batch's real rows
+  labels[1] = 0; // row 1's argmax is class 0: right, unless 0 is ignored
+  EXPECT_EQ(rt::correctPredictions(logits, 3, labels, 4), 3);
+  EXPECT_EQ(rt::correctPredictions(logits, 3, labels, 4, 0), 2);
+  EXPECT_EQ(rt::scoredRows(labels, 4, 0), 2);
+}
+
+TEST(Scoring, TheIgnoredLabelIsThePlansCrossEntropys) {
+  rt::Plan plan;
+  EXPECT_EQ(rt::ignoredLabel(plan), std::nullopt);
+  rt::Step loss;
+  loss.kernel = rt::Kernel::SoftmaxCrossEntropy;
+  plan.steps.push_back(loss);
+  EXPECT_EQ(rt::ignoredLabel(plan), std::nullopt);
+  plan.steps[0].attrs["ignore_index"] = -100;
+  EXPECT_EQ(rt::ignoredLabel(plan), -100);
+}

@@ -204,6 +204,11 @@ std::vector<GradCase> cases() {
   c.push_back({"softmax_cross_entropy", [=](GraphBuilder &b) {
                  return b.softmaxCrossEntropy(p(b, "logits", {4, 5}), b.constValue("labels", {4}, {1, 4, 0, 1}, "i64"));
                }});
+  // PyTorch's label smoothing and an ignored row (the second); six logits,
+  // so that every one is checked.
+  c.push_back({"softmax_cross_entropy_smoothed", [=](GraphBuilder &b) {
+                 return b.softmaxCrossEntropy(p(b, "logits", {1, 2, 3}), b.constValue("labels", {1, 2}, {1, -100}, "i64"), "", 0.2, -100);
+               }});
   c.push_back({"mse_loss", [=](GraphBuilder &b) { return b.mseLoss(p(b, "a", {3, 4}), p(b, "t", {3, 4})); }});
   c.push_back({"cast", [=](GraphBuilder &b) { return b.cast(b.cast(p(b, "x", {3, 4}), "f64"), "f32"); }});
   c.push_back({"shared_value", [=](GraphBuilder &b) {

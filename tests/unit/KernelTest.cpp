@@ -383,6 +383,37 @@ TEST_P(Kernels, LossesAndLookup) {
   expectClose(c.get("emb"), emb);
 }
 
+// PyTorch's cross_entropy(label_smoothing=0.1, ignore_index=-100): the mean
+// over the rows not ignored of lse - 0.9 x_y - 0.1 mean(x); 0 when every
+// row is ignored.
+TEST_P(Kernels, CrossEntropySmoothedAndIgnored) {
+  Vec logits = randomValues(4 * 5, dt(), 21);
+  Vec labels = {4, -100, 2, 0}, ignored = {-100, -100, -100, -100};
+  auto c = compile([&](GraphBuilder &g) {
+    Tensor l = g.input("logits", {4, 5}, dt());
+    Tensor some = g.input("labels", {4}, "i64"), all = g.input("ignored", {4}, "i32");
+    g.output(g.softmaxCrossEntropy(l, some, "xent", 0.1, -100));
+    g.output(g.softmaxCrossEntropy(l, all, "none", 0.1, -100));
+  });
+  c.set("logits", logits);
+  c.set("labels", labels);
+  c.set("ignored", ignored);
+  c.ex->run();
+  double xent = 0;
+  for (int64_t r : {0, 2, 3}) {
+    double mx = -INFINITY, z = 0, sum = 0;
+    for (int64_t k = 0; k < 5; ++k)
+      mx = std::max(mx, logits[r * 5 + k]);
+    for (int64_t k = 0; k < 5; ++k) {
+      z += std::exp(logits[r * 5 + k] - mx);
+      sum += logits[r * 5 + k];
+    }
+    xent += (std::log(z) + mx - 0.9 * logits[r * 5 + (int)labels[r]] - 0.1 * sum / 5) / 3;
+  }
+  expectClose(c.get("xent"), {xent});
+  EXPECT_EQ(c.get("none"), Vec{0.0});
+}
+
 TEST_P(Kernels, DataMovement) {
   Vec x = randomValues(2 * 3 * 4, dt(), 20);
   auto c = compile([&](GraphBuilder &g) {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/numerics/Activations.h"
+#include "runtime/numerics/CrossEntropy.h"
 #include "runtime/numerics/Exp.h"
 #include "runtime/numerics/Finite.h"
 #include "runtime/numerics/Half.h"
@@ -271,6 +272,35 @@ TEST(Numerics, TheLossScaleRuleGrowsBacksOffAndKeepsItsFloor) {
   updateLossScale(true, fixed, {1, 1, 2.0, 0.5, false});
   updateLossScale(false, fixed, {1, 1, 2.0, 0.5, false});
   EXPECT_EQ(fixed.scale, 1024.0f) << "a static rule keeps the scale";
+}
+
+// PyTorch's cross_entropy(label_smoothing=e, ignore_index=-100): a row's
+// loss is (1 - e) (lse - x_y) + e (lse - mean x), and its gradient the
+// softmax less the smoothed target, which sums to 0 over the row.
+TEST(Numerics, CrossEntropyRowsAreSmoothedAsPyTorchsAndLabelsClassified) {
+  CrossEntropyRule rule{0.1, 4, true, -100};
+  EXPECT_EQ(rule.rowLabel(2), 2);
+  EXPECT_EQ(rule.rowLabel(-100), kIgnoredRow);
+  EXPECT_EQ(rule.rowLabel(4), kBadLabel);
+  EXPECT_EQ(rule.rowLabel(-1), kBadLabel);
+  CrossEntropyRule strict{0.0, 4, false, 0};
+  EXPECT_EQ(strict.rowLabel(0), 0) << "0 is a class unless it is ignored";
+  EXPECT_EQ(strict.rowLabel(-100), kBadLabel);
+  double x[4] = {0.5, -1.25, 2.0, 0.25}, lse = 0, sum = 0;
+  for (double v : x)
+    lse += std::exp(v), sum += v;
+  lse = std::log(lse);
+  EXPECT_NEAR(rule.rowLoss(lse, (float)x[2], sum), 0.9 * (lse - x[2]) + 0.1 * (lse - sum / 4),
+              1e-12);
+  EXPECT_EQ(strict.rowLoss(lse, (float)x[2], 123.0), lse - x[2]) << "no smoothing: lse - x_y";
+  double exps = std::exp(lse), total = 0;
+  for (int k = 0; k < 4; ++k) {
+    float g = rule.smoothedGradient((float)std::exp(x[k]), exps, k == 2, 1.0);
+    double want = std::exp(x[k] - lse) - (0.025 + (k == 2 ? 0.9 : 0.0));
+    EXPECT_NEAR(g, want, 1e-7) << k;
+    total += g;
+  }
+  EXPECT_NEAR(total, 0.0, 1e-6);
 }
 
 TEST(Numerics, DropoutBitsAreUniformKeyedAndReproducible) {

@@ -93,6 +93,11 @@ TrainSettings trainSettingsFrom(const Args &given) {
   s.lrGamma = args.getNumber("lr-gamma", 0.1, 1e-12, 1e6);
   s.clipGradNorm = args.getNumber("clip-grad-norm", 0.0, 1e-12, 1e30);
   s.gradientCheckpointing = args.has("gradient-checkpointing");
+  if (args.has("label-smoothing"))
+    s.labelSmoothing = args.getNumber("label-smoothing", 0.0, 0.0, 1.0);
+  if (args.has("ignore-index"))
+    s.ignoreIndex = args.getInt("ignore-index", -100, std::numeric_limits<int64_t>::min(),
+                                std::numeric_limits<int64_t>::max());
   for (auto [flag, patterns] : {std::pair{"freeze", &s.freeze}, {"train-only", &s.trainOnly},
                                 {"lr-scale", &s.lrScales}})
     for (const std::string &value : args.getAll(flag))
@@ -128,6 +133,10 @@ std::vector<OptionSpec> trainingOptionSpecs() {
            "clips the unscaled gradients to this global L2 norm, in the finite check's pass"},
           {"gradient-checkpointing", false, false,
            "the backward recomputes the forward's activations segment by segment: less memory"},
+          {"label-smoothing", true, false,
+           "softmax_cross_entropy: the target's share spread over the classes, in [0, 1]"},
+          {"ignore-index", true, false,
+           "softmax_cross_entropy: rows with this label count for nothing (PyTorch: -100)"},
           {"freeze", true, true,
            "params not trained, by name or module, globs allowed: embed,layers.0,*.bias"},
           {"train-only", true, true, "the params trained, by name or module: the rest are frozen"},
@@ -213,6 +222,7 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
   });
   onFile(in, [&] {
     OwningOpRef<ModuleOp> forward = loadGraph(ctx, in);
+    applyIgnoreIndex(*forward, job.settings); // validation's loss ignores the same rows
     job.userValues = userValueNames(*forward);
     OwningOpRef<ModuleOp> training = forward->clone();
     runAmpPipeline(*forward, job.amp);

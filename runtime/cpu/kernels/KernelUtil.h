@@ -183,20 +183,6 @@ void withRoundedCopy(KernelContext &c) {
   }
 }
 
-/// The class labels (i32 or i64) of `rows` rows, each checked against
-/// `classes` (before any parallel loop: a bad label fails the step).
-inline std::vector<int64_t> rowLabels(KernelContext &c, const TensorRef &labels, int64_t rows,
-                                      int64_t classes) {
-  std::vector<int64_t> label(rows);
-  for (int64_t r = 0; r < rows; ++r) {
-    label[r] = labels.dtype == DType::I64 ? labels.as<int64_t>()[r] : labels.as<int32_t>()[r];
-    if (label[r] < 0 || label[r] >= classes)
-      c.fail("label " + std::to_string(label[r]) + " is out of range [0, " +
-             std::to_string(classes) + ")");
-  }
-  return label;
-}
-
 /// e[k] = exp(x[k] - max) over a row, with max the row's largest element;
 /// returns the sum of e (in double) and sets `max`.
 inline double expShiftedRow(const float *x, int64_t n, float *e, float &max) {

@@ -1,16 +1,52 @@
-// softmax_cross_entropy (mean over rows, integer labels) and mse_loss, and
-// their backward.
+// softmax_cross_entropy (mean over the rows not ignored, integer labels,
+// label smoothing; runtime/numerics/CrossEntropy.h) and mse_loss, and their
+// backward.
+#include <algorithm>
 #include <cmath>
 
 #include "runtime/cpu/kernels/KernelUtil.h"
+#include "runtime/numerics/CrossEntropy.h"
 
 namespace ampc::rt {
 namespace {
 
+/// The step's cross-entropy rule (its `label_smoothing` and `ignore_index`).
+num::CrossEntropyRule crossEntropyRule(const KernelContext &c, int64_t classes) {
+  num::CrossEntropyRule rule;
+  rule.smoothing = attrF64(c, "label_smoothing", 0.0);
+  rule.classes = classes;
+  rule.ignores = c.attrs.has("ignore_index");
+  rule.ignoreIndex = attrInt(c, "ignore_index", 0);
+  return rule;
+}
+
+/// Each row's class (i32 or i64 labels), or num::kIgnoredRow, checked
+/// before any parallel loop (a bad label fails the step); `counted` gets the
+/// rows not ignored.
+std::vector<int64_t> rowLabels(KernelContext &c, const num::CrossEntropyRule &rule,
+                               const TensorRef &labels, int64_t rows, int64_t &counted) {
+  std::vector<int64_t> label(rows);
+  counted = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t given =
+        labels.dtype == DType::I64 ? labels.as<int64_t>()[r] : labels.as<int32_t>()[r];
+    label[r] = rule.rowLabel(given);
+    if (label[r] == num::kBadLabel)
+      c.fail("label " + std::to_string(given) + " is out of range [0, " +
+             std::to_string(rule.classes) + ")" +
+             (rule.ignores ? " and is not the ignore_index " + std::to_string(rule.ignoreIndex)
+                           : "; rows of a label to skip need --ignore-index " +
+                                 std::to_string(given)));
+    counted += label[r] != num::kIgnoredRow;
+  }
+  return label;
+}
+
 void softmaxCrossEntropy(KernelContext &c) {
   const TensorRef &logits = c.in[0], &labels = c.in[1];
-  int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0;
-  std::vector<int64_t> label = rowLabels(c, labels, rows, classes);
+  int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0, counted;
+  num::CrossEntropyRule rule = crossEntropyRule(c, classes);
+  std::vector<int64_t> label = rowLabels(c, rule, labels, rows, counted);
   double total = 0;
   // Rows in parallel; a low-precision row is widened into scratch first.
 #pragma omp parallel reduction(+ : total) if (logits.size() > kParallelGrain)
@@ -18,13 +54,18 @@ void softmaxCrossEntropy(KernelContext &c) {
     std::vector<float> row, e(classes);
 #pragma omp for
     for (int64_t r = 0; r < rows; ++r) {
+      if (label[r] == num::kIgnoredRow)
+        continue;
       const float *x = rowF32(logits, r, classes, row);
       float max;
-      double sum = expShiftedRow(x, classes, e.data(), max);
-      total += std::log(sum) + max - x[label[r]];
+      double sum = expShiftedRow(x, classes, e.data(), max), logitSum = 0;
+      if (rule.smoothing != 0.0)
+        for (int64_t k = 0; k < classes; ++k)
+          logitSum += x[k];
+      total += rule.rowLoss(std::log(sum) + max, x[label[r]], logitSum);
     }
   }
-  float loss = float(rows ? total / rows : 0.0);
+  float loss = float(counted ? total / counted : 0.0);
   fromF32(&loss, c.out[0].data, c.out[0].dtype, 1);
 }
 
@@ -43,9 +84,10 @@ void mseLoss(KernelContext &c) {
 void softmaxCrossEntropyBackward(KernelContext &c) {
   const TensorRef &logits = c.in[0], &labels = c.in[1];
   const TensorRef &out = c.out[0];
-  int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0;
-  double factor = rows ? scalarF32(c.in[2]) / double(rows) : 0.0;
-  std::vector<int64_t> label = rowLabels(c, labels, rows, classes);
+  int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0, counted;
+  num::CrossEntropyRule rule = crossEntropyRule(c, classes);
+  std::vector<int64_t> label = rowLabels(c, rule, labels, rows, counted);
+  double factor = counted ? scalarF32(c.in[2]) / double(counted) : 0.0;
   // Rows in parallel: exp(x - max) into the f32 row, then scaled in place.
 #pragma omp parallel if (logits.size() > kParallelGrain)
   {
@@ -53,14 +95,24 @@ void softmaxCrossEntropyBackward(KernelContext &c) {
     std::vector<float> row, e(wideOut ? 0 : classes);
 #pragma omp for
     for (int64_t r = 0; r < rows; ++r) {
-      const float *x = rowF32(logits, r, classes, row);
       float *dx = wideOut ? out.as<float>() + r * classes : e.data();
-      float max;
-      double sum = expShiftedRow(x, classes, dx, max);
-      float target = dx[label[r]], inverse = float(factor / sum);
-      for (int64_t k = 0; k < classes; ++k)
-        dx[k] *= inverse;
-      dx[label[r]] = float((target / sum - 1.0) * factor); // no cancellation in f32
+      int64_t y = label[r];
+      if (y == num::kIgnoredRow) {
+        std::fill(dx, dx + classes, 0.0f);
+      } else {
+        const float *x = rowF32(logits, r, classes, row);
+        float max;
+        double sum = expShiftedRow(x, classes, dx, max);
+        if (rule.smoothing != 0.0) {
+          for (int64_t k = 0; k < classes; ++k)
+            dx[k] = rule.smoothedGradient(dx[k], sum, k == y, factor);
+        } else {
+          float target = dx[y], inverse = float(factor / sum);
+          for (int64_t k = 0; k < classes; ++k)
+            dx[k] *= inverse;
+          dx[y] = float((target / sum - 1.0) * factor); // no cancellation in f32
+        }
+      }
       if (!wideOut)
         writeF32(dx, out, r * classes, classes);
     }

@@ -1,11 +1,13 @@
-// softmax_cross_entropy (mean over rows, integer labels) and mse_loss, and
-// their backward. A row's exponentials use the CPU's vectorExp; sums are in
+// softmax_cross_entropy (mean over the rows not ignored, integer labels,
+// label smoothing; runtime/numerics/CrossEntropy.h) and mse_loss, and their
+// backward. A row's exponentials use the CPU's vectorExp; sums are in
 // double, in a fixed order (the same on every run), which differs from the
 // CPU's, so losses agree with the CPU within rounding of those sums. A row's
 // max and sum take one read of it (rowExp), so the loss reads the logits
 // once and its backward twice; each thread loads kUnroll elements of a row
 // before it uses any (unrolledStride), in the order it used them one by one.
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/numerics/CrossEntropy.h"
 #include "runtime/numerics/Exp.h"
 
 namespace ampc::rt::cuda {
@@ -63,62 +65,123 @@ __device__ void rowExp(const View &x, int64_t r, int64_t classes, float &max, do
   sum = row.sum;
 }
 
-__device__ int64_t labelOf(View labels, int64_t r, int64_t classes, int32_t *error, int step) {
-  int64_t label = loadIndex(labels.data, labels.dtype, r);
-  if (label < 0 || label >= classes) {
+/// Row r's class under `rule`, or num::kIgnoredRow; a label that is neither
+/// reports the error and reads class 0.
+__device__ int64_t labelOf(View labels, int64_t r, const num::CrossEntropyRule &rule,
+                           int32_t *error, int step) {
+  int64_t label = rule.rowLabel(loadIndex(labels.data, labels.dtype, r));
+  if (label == num::kBadLabel) {
     reportError(error, step, kLabelOutOfRange);
     return 0;
   }
   return label;
 }
 
-__global__ void crossEntropyRows(View logits, View labels, int64_t classes, double *rowLoss,
-                                 int32_t *error, int step) {
+/// The sum of row r's logits in double (read only with label smoothing).
+__device__ double rowSum(const View &x, int64_t r, int64_t classes) {
+  double s = 0;
+  for (int64_t k = threadIdx.x; k < classes; k += blockDim.x)
+    s += load(x.data, x.dtype, r * classes + k);
+  return blockReduce(s, [](double a, double b) { return a + b; });
+}
+
+__global__ void crossEntropyRows(View logits, View labels, num::CrossEntropyRule rule,
+                                 double *rowLoss, int32_t *error, int step) {
+  int64_t classes = rule.classes;
   for (int64_t r = blockIdx.x; r < labels.size; r += gridDim.x) {
+    int64_t label = labelOf(labels, r, rule, error, step);
+    if (label == num::kIgnoredRow) { // the whole block agrees: one label per row
+      if (threadIdx.x == 0)
+        rowLoss[r] = 0.0;
+      continue;
+    }
     float max;
     double sum;
     rowExp(logits, r, classes, max, sum);
-    if (threadIdx.x == 0) {
-      int64_t label = labelOf(labels, r, classes, error, step);
-      rowLoss[r] = log(sum) + max - load(logits.data, logits.dtype, r * classes + label);
-    }
+    double logitSum = rule.smoothing != 0.0 ? rowSum(logits, r, classes) : 0.0;
+    if (threadIdx.x == 0)
+      rowLoss[r] = rule.rowLoss(log(sum) + max,
+                                load(logits.data, logits.dtype, r * classes + label), logitSum);
   }
 }
 
-__global__ void meanOfRows(const double *rowLoss, int64_t rows, View loss) {
+/// The rows `rule` does not ignore, by one block in a fixed order.
+__device__ int64_t countedRows(View labels, const num::CrossEntropyRule &rule) {
+  if (!rule.ignores)
+    return labels.size;
+  double n = 0; // exact: fewer than 2^53 rows
+  for (int64_t r = threadIdx.x; r < labels.size; r += blockDim.x)
+    n += rule.rowLabel(loadIndex(labels.data, labels.dtype, r)) != num::kIgnoredRow;
+  return (int64_t)blockReduce(n, [](double a, double b) { return a + b; });
+}
+
+/// The mean of the counted rows' losses, by one block: the losses summed by
+/// thread 0 in row order (ignored rows add 0).
+__global__ void meanOfRows(const double *rowLoss, View labels, num::CrossEntropyRule rule,
+                           View loss) {
+  int64_t counted = countedRows(labels, rule);
+  if (threadIdx.x != 0)
+    return;
   double total = 0;
-  for (int64_t r = 0; r < rows; ++r)
+  for (int64_t r = 0; r < labels.size; ++r)
     total += rowLoss[r];
-  store(loss.data, loss.dtype, 0, float(rows ? total / rows : 0.0));
+  store(loss.data, loss.dtype, 0, float(counted ? total / counted : 0.0));
+}
+
+/// The step's cross-entropy rule (its `label_smoothing` and `ignore_index`).
+num::CrossEntropyRule crossEntropyRule(const LaunchContext &c, int64_t classes) {
+  num::CrossEntropyRule rule;
+  rule.smoothing = c.attrs.getF64("label_smoothing", 0.0);
+  rule.classes = classes;
+  rule.ignores = c.attrs.has("ignore_index");
+  rule.ignoreIndex = c.attrs.getInt("ignore_index", 0);
+  return rule;
 }
 
 void crossEntropy(LaunchContext &c) {
   const TensorRef &logits = c.in[0], &labels = c.in[1];
   int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0;
+  num::CrossEntropyRule rule = crossEntropyRule(c, classes);
   double *rowLoss = reinterpret_cast<double *>(c.device.scratch(std::max<int64_t>(rows, 1) * 8));
   if (rows)
     crossEntropyRows<<<(unsigned)std::min<int64_t>(rows, 65535), kThreads, 0, c.stream()>>>(
-        viewOf(logits), viewOf(labels), classes, rowLoss, c.device.errorWord(), c.index);
-  meanOfRows<<<1, 1, 0, c.stream()>>>(rowLoss, rows, viewOf(c.out[0]));
+        viewOf(logits), viewOf(labels), rule, rowLoss, c.device.errorWord(), c.index);
+  meanOfRows<<<1, kThreads, 0, c.stream()>>>(rowLoss, viewOf(labels), rule, viewOf(c.out[0]));
   launched(c);
 }
 
-__global__ void crossEntropyBackwardRows(View logits, View labels, View dloss, View dx,
-                                         int64_t classes, int32_t *error, int step) {
-  int64_t rows = labels.size;
-  double factor = rows ? load(dloss.data, dloss.dtype, 0) / double(rows) : 0.0;
+/// dloss / the counted rows, into `factor`, by one block.
+__global__ void crossEntropyFactor(View labels, View dloss, num::CrossEntropyRule rule,
+                                   double *factor) {
+  int64_t counted = countedRows(labels, rule);
+  if (threadIdx.x == 0)
+    *factor = counted ? load(dloss.data, dloss.dtype, 0) / double(counted) : 0.0;
+}
+
+__global__ void crossEntropyBackwardRows(View logits, View labels, const double *factorOf,
+                                         View dx, num::CrossEntropyRule rule, int32_t *error,
+                                         int step) {
+  int64_t rows = labels.size, classes = rule.classes;
+  double factor = *factorOf;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    int64_t label = labelOf(labels, r, rule, error, step);
+    if (label == num::kIgnoredRow) {
+      for (int64_t k = threadIdx.x; k < classes; k += blockDim.x)
+        store(dx.data, dx.dtype, r * classes + k, 0.0f);
+      continue;
+    }
     float max;
     double sum;
     rowExp(logits, r, classes, max, sum);
-    int64_t label = labelOf(labels, r, classes, error, step);
     float inverse = float(factor / sum);
     unrolledStride(
         threadIdx.x, classes, blockDim.x,
         [&](int64_t k) { return load(logits.data, logits.dtype, r * classes + k); },
         [&](int64_t k, float v) {
           float e = num::vectorExp(v - max);
-          float g = k == label ? float((e / sum - 1.0) * factor) : e * inverse;
+          float g = rule.smoothing != 0.0 ? rule.smoothedGradient(e, sum, k == label, factor)
+                    : k == label        ? float((e / sum - 1.0) * factor)
+                                        : e * inverse;
           store(dx.data, dx.dtype, r * classes + k, g);
         });
   }
@@ -129,9 +192,13 @@ void crossEntropyBackward(LaunchContext &c) {
   int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0;
   if (!rows)
     return;
+  num::CrossEntropyRule rule = crossEntropyRule(c, classes);
+  double *factor = reinterpret_cast<double *>(c.device.scratch(sizeof(double)));
+  crossEntropyFactor<<<1, kThreads, 0, c.stream()>>>(viewOf(c.in[1]), viewOf(c.in[2]), rule,
+                                                     factor);
   crossEntropyBackwardRows<<<(unsigned)std::min<int64_t>(rows, 65535), kThreads, 0,
-                             c.stream()>>>(viewOf(logits), viewOf(c.in[1]), viewOf(c.in[2]),
-                                           viewOf(c.out[0]), classes, c.device.errorWord(),
+                             c.stream()>>>(viewOf(logits), viewOf(c.in[1]), factor,
+                                           viewOf(c.out[0]), rule, c.device.errorWord(),
                                            c.index);
   launched(c);
 }

@@ -379,6 +379,27 @@ graph.graph @xent_labels {
 
 // -----
 
+graph.graph @xent_smoothing {
+  %logits = graph.input "logits" : tensor<4x10xf32>
+  %labels = graph.input "labels" : tensor<4xi64>
+  // expected-error @+1 {{label_smoothing must be in [0, 1], got 1.500000e+00}}
+  %y = graph.softmax_cross_entropy "y"(%logits, %labels) {label_smoothing = 1.5 : f64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  graph.return %y : tensor<f32>
+}
+
+// -----
+
+graph.graph @xent_backward_smoothing {
+  %logits = graph.input "logits" : tensor<4x10xf32>
+  %labels = graph.input "labels" : tensor<4xi64>
+  %dloss = graph.input "dloss" : tensor<f32>
+  // expected-error @+1 {{label_smoothing must be in [0, 1], got -1.000000e-01}}
+  %dx = graph.softmax_cross_entropy_backward "dx"(%logits, %labels, %dloss) {label_smoothing = -0.1 : f64} : (tensor<4x10xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x10xf32>
+  graph.return %dx : tensor<4x10xf32>
+}
+
+// -----
+
 graph.graph @mse_shapes {
   %a = graph.input "a" : tensor<4xf32>
   %b = graph.input "b" : tensor<5xf32>

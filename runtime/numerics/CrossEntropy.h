@@ -1,0 +1,48 @@
+// Cross entropy as PyTorch's `cross_entropy` computes it (docs/runtime.md,
+// "Cross entropy"): label smoothing e over C classes makes a row's target
+// (1 - e) on its label plus e / C on every class, and rows whose label is
+// the ignore index count for nothing. Host and device code: both backends
+// take a row's loss and gradient from here.
+#ifndef AMPC_RUNTIME_NUMERICS_CROSSENTROPY_H
+#define AMPC_RUNTIME_NUMERICS_CROSSENTROPY_H
+
+#include "runtime/numerics/HostDevice.h"
+
+namespace ampc::num {
+
+/// rowLabel's answers for a row that has no label in [0, C).
+constexpr int64_t kIgnoredRow = -1, kBadLabel = -2;
+
+struct CrossEntropyRule {
+  double smoothing = 0.0;
+  int64_t classes = 0;
+  bool ignores = false;
+  int64_t ignoreIndex = 0;
+
+  /// The class a row's label names, kIgnoredRow, or kBadLabel.
+  AMPC_HD int64_t rowLabel(int64_t label) const {
+    if (ignores && label == ignoreIndex)
+      return kIgnoredRow;
+    return label >= 0 && label < classes ? label : kBadLabel;
+  }
+
+  /// A row's loss from its log-sum-exp, its label's logit and (read only
+  /// with smoothing) the sum of its logits: lse - (1 - e) x_y - e mean(x).
+  /// Without smoothing it is lse - x_y, as written.
+  AMPC_HD double rowLoss(double lse, float labelLogit, double logitSum) const {
+    if (smoothing == 0.0)
+      return lse - labelLogit;
+    return lse - (1.0 - smoothing) * labelLogit - smoothing / double(classes) * logitSum;
+  }
+
+  /// With smoothing, the gradient of a logit whose exp(x - max) is `e` in a
+  /// row whose exps sum to `sum`: (softmax - target) * factor, in double.
+  AMPC_HD float smoothedGradient(float e, double sum, bool onLabel, double factor) const {
+    double target = smoothing / double(classes) + (onLabel ? 1.0 - smoothing : 0.0);
+    return float((double(e) / sum - target) * factor);
+  }
+};
+
+} // namespace ampc::num
+
+#endif

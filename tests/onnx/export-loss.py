@@ -1,0 +1,59 @@
+#!/usr/bin/python3
+"""Exports models whose ONNX graph ends in PyTorch's own loss,
+F.cross_entropy (SoftmaxCrossEntropyLoss with ignore_index -100, PyTorch's
+default), each with a batch whose labels include ignored rows and PyTorch's
+loss on it: `classifier` ([N, C] scores) and `tagger` (a Conv1d tagging
+each position: [N, C, T] scores, the classes on axis 1 as ONNX and PyTorch
+read them, and ignore_index 0 for padding).
+
+Usage: export-loss.py OUTDIR. Exits 77 (a skip) where PyTorch is missing."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError as e:
+    print(f"skipped: {e}")
+    sys.exit(77)
+import safetensors_io
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+torch.manual_seed(0)
+
+
+class Classifier(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 10)
+
+    def forward(self, x, labels):
+        return F.cross_entropy(self.fc(x), labels)
+
+
+class Tagger(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(8, 6, 3, padding=1)
+
+    def forward(self, x, labels):
+        return F.cross_entropy(self.conv(x), labels, ignore_index=0)
+
+
+def export(name, model, x, labels):
+    torch.onnx.export(model, (x, labels), f"{out}/{name}.onnx", input_names=["x", "labels"],
+                      output_names=["loss"], opset_version=13)
+    with torch.no_grad():
+        loss = model(x, labels)
+    safetensors_io.write(f"{out}/{name}.inputs.safetensors",
+                         {"x": x.numpy(), "labels": labels.numpy()})
+    safetensors_io.write(f"{out}/{name}.expected.safetensors", {"loss": loss.numpy()})
+
+
+labels = torch.randint(0, 10, (32,))
+labels[::3] = -100
+export("classifier", Classifier(), torch.randn(32, 16), labels)
+tags = torch.randint(0, 6, (4, 12))  # 0 is padding: about a sixth of the positions
+export("tagger", Tagger(), torch.randn(4, 8, 12), tags)
