@@ -150,7 +150,8 @@ void crossEntropy(LaunchContext &c) {
   launched(c);
 }
 
-/// dloss / the counted rows, into `factor`, by one block.
+/// dloss / the counted rows, into `factor`, by one block (with an ignored
+/// label: otherwise every row counts, and the rows' kernel divides).
 __global__ void crossEntropyFactor(View labels, View dloss, num::CrossEntropyRule rule,
                                    double *factor) {
   int64_t counted = countedRows(labels, rule);
@@ -158,11 +159,11 @@ __global__ void crossEntropyFactor(View labels, View dloss, num::CrossEntropyRul
     *factor = counted ? load(dloss.data, dloss.dtype, 0) / double(counted) : 0.0;
 }
 
-__global__ void crossEntropyBackwardRows(View logits, View labels, const double *factorOf,
-                                         View dx, num::CrossEntropyRule rule, int32_t *error,
-                                         int step) {
+__global__ void crossEntropyBackwardRows(View logits, View labels, View dloss,
+                                         const double *factorOf, View dx,
+                                         num::CrossEntropyRule rule, int32_t *error, int step) {
   int64_t rows = labels.size, classes = rule.classes;
-  double factor = *factorOf;
+  double factor = factorOf ? *factorOf : load(dloss.data, dloss.dtype, 0) / double(rows);
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     int64_t label = labelOf(labels, r, rule, error, step);
     if (label == num::kIgnoredRow) {
@@ -193,13 +194,16 @@ void crossEntropyBackward(LaunchContext &c) {
   if (!rows)
     return;
   num::CrossEntropyRule rule = crossEntropyRule(c, classes);
-  double *factor = reinterpret_cast<double *>(c.device.scratch(sizeof(double)));
-  crossEntropyFactor<<<1, kThreads, 0, c.stream()>>>(viewOf(c.in[1]), viewOf(c.in[2]), rule,
-                                                     factor);
+  double *factor = nullptr;
+  if (rule.ignores) {
+    factor = reinterpret_cast<double *>(c.device.scratch(sizeof(double)));
+    crossEntropyFactor<<<1, kThreads, 0, c.stream()>>>(viewOf(c.in[1]), viewOf(c.in[2]), rule,
+                                                       factor);
+  }
   crossEntropyBackwardRows<<<(unsigned)std::min<int64_t>(rows, 65535), kThreads, 0,
-                             c.stream()>>>(viewOf(logits), viewOf(c.in[1]), factor,
-                                           viewOf(c.out[0]), rule, c.device.errorWord(),
-                                           c.index);
+                             c.stream()>>>(viewOf(logits), viewOf(c.in[1]), viewOf(c.in[2]),
+                                           factor, viewOf(c.out[0]), rule,
+                                           c.device.errorWord(), c.index);
   launched(c);
 }
 
