@@ -2,11 +2,15 @@
 """Exports models whose ONNX graph ends in PyTorch's own loss,
 F.cross_entropy (SoftmaxCrossEntropyLoss with ignore_index -100, PyTorch's
 default), each with a batch whose labels include ignored rows and PyTorch's
-loss on it: `classifier` ([N, C] scores) and `tagger` (a Conv1d tagging
+loss on it: `classifier` ([N, C] scores), `tagger` (a Conv1d tagging
 each position: [N, C, T] scores, the classes on axis 1 as ONNX and PyTorch
-read them, and ignore_index 0 for padding).
+read them, and ignore_index 0 for padding) and `tokens` (a Transformer
+encoder layer tagging tokens, its scores flattened to [N T, C] as token
+classifiers write them, the padding's labels -100), with PyTorch's losses
+over 10 AdamW steps from its start (`tokens.peer.json`).
 
 Usage: export-loss.py OUTDIR. Exits 77 (a skip) where PyTorch is missing."""
+import json
 import os
 import sys
 
@@ -52,8 +56,36 @@ def export(name, model, x, labels):
     safetensors_io.write(f"{out}/{name}.expected.safetensors", {"loss": loss.numpy()})
 
 
+class Tokens(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(100, 32)
+        self.enc = torch.nn.TransformerEncoderLayer(32, 4, 64, batch_first=True, dropout=0.0)
+        self.head = torch.nn.Linear(32, 5)
+
+    def forward(self, ids, labels):
+        logits = self.head(self.enc(self.emb(ids)))
+        return F.cross_entropy(logits.view(-1, 5), labels.view(-1))
+
+
 labels = torch.randint(0, 10, (32,))
 labels[::3] = -100
 export("classifier", Classifier(), torch.randn(32, 16), labels)
 tags = torch.randint(0, 6, (4, 12))  # 0 is padding: about a sixth of the positions
 export("tagger", Tagger(), torch.randn(4, 8, 12), tags)
+tokens = Tokens()
+ids, tags = torch.randint(0, 100, (8, 12)), torch.randint(0, 5, (8, 12))
+tags[:, 9:] = -100  # padding
+torch.onnx.export(tokens, (ids, tags), f"{out}/tokens.onnx", input_names=["ids", "labels"],
+                  output_names=["loss"], opset_version=13, do_constant_folding=False)
+safetensors_io.write(f"{out}/tokens.data.safetensors", {"ids": ids.numpy(), "labels": tags.numpy()})
+opt = torch.optim.AdamW(tokens.parameters(), lr=1e-3, weight_decay=0.01)
+losses = []
+for _ in range(10):
+    opt.zero_grad()
+    loss = tokens(ids, tags)
+    loss.backward()
+    opt.step()
+    losses.append(loss.item())
+with open(f"{out}/tokens.peer.json", "w") as f:
+    f.write(json.dumps({"losses": losses}) + "\n")
