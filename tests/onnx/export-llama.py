@@ -18,17 +18,12 @@ import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError as e:
-    print(f"skipped: {e}")
-    sys.exit(77)
-import safetensors_io
+from export_start import start
 
-out = sys.argv[1]
-os.makedirs(out, exist_ok=True)
-torch.manual_seed(0)
+out = start()
+import safetensors_io  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 VOCAB, HIDDEN, HEADS, KV_HEADS, LAYERS, FF, SEQ, BATCH = 128, 64, 4, 2, 2, 172, 32, 2
 
 

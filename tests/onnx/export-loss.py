@@ -15,17 +15,12 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError as e:
-    print(f"skipped: {e}")
-    sys.exit(77)
-import safetensors_io
+from export_start import start
 
-out = sys.argv[1]
-os.makedirs(out, exist_ok=True)
-torch.manual_seed(0)
+out = start()
+import safetensors_io  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 
 class Classifier(torch.nn.Module):

@@ -15,17 +15,12 @@ import sys
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(here, "..", "..", "bench"))
-try:
-    import torch
-    import torchvision
-except ImportError as e:
-    print(f"skipped: {e}")
-    sys.exit(77)
-import safetensors_io
+from export_start import start
 
-out = sys.argv[1]
-os.makedirs(out, exist_ok=True)
-torch.manual_seed(0)
+out = start("torchvision")
+import safetensors_io  # noqa: E402
+import torch  # noqa: E402
+import torchvision  # noqa: E402
 
 
 def export(name, model, x, batch_labels, opset=13):
