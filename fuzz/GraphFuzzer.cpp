@@ -24,7 +24,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ampc::exportGraphJson(*module);
     ampc::printGraph(*module, "graph.mlir");
     ampc::reportJson(ampc::makeReport(*module));
-    mlir::OwningOpRef<mlir::ModuleOp> training = module->clone(), adapted = module->clone();
+    mlir::OwningOpRef<mlir::ModuleOp> training = module->clone(), adapted = module->clone(),
+                                      smoothed = module->clone();
+    try {
+      ampc::TrainSettings crossEntropy;
+      crossEntropy.labelSmoothing = 0.1;
+      crossEntropy.ignoreIndex = -100;
+      ampc::runTrainingPipeline(*smoothed, ampc::AmpSettings{}, crossEntropy);
+      ampc::rt::planToJson(ampc::lowerToPlan(*smoothed));
+    } catch (const ampc::GraphError &) { // a graph whose loss is no cross entropy
+    }
     try {
       ampc::LoraSettings lora;
       lora.rank = 2;
