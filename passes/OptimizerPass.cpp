@@ -201,6 +201,14 @@ void GraphOptimizerPass::runOnOperation() {
     if (p.getMasterDtype())
       updates.push_back(gb.create("assign", name + ".from_master", {p.getValue(), target}));
   }
+  // A pattern whose params are all frozen (or taken by an earlier one)
+  // scales nothing: said, not silent.
+  for (size_t group = 0; group < factors.size(); ++group)
+    if (!scaledRates[group])
+      g.emitWarning("lr scale: '")
+          << scalePatterns[group]
+          << "' sets the rate of no trained param (each it matches is frozen, or an earlier "
+             "pattern takes it)";
   if (scheduleStep)
     updates.push_back(gb.create("count_step", "lr_schedule.count_step", {scheduleStep}));
   if (applyPhase)
