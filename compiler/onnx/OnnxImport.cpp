@@ -5,6 +5,7 @@
 
 #include "compiler/onnx/OnnxImporter.h"
 #include "onnx/defs/schema.h"
+#include "compiler/Diagnostics.h"
 #include "compiler/NodeFactory.h"
 #include "ops/GraphNames.h"
 #include "ops/InferenceUtils.h"
@@ -275,6 +276,28 @@ static Tensor classesLast(Importer &im, const OnnxImportOptions &o, const std::s
   return im.b.transpose(prediction, perm, name + ".classes_last");
 }
 
+/// PyTorch's exporter names the weights it folds (constant folding, on by
+/// default) `onnx::Conv_26`: params that no module name matches. Says so,
+/// with the export option that keeps the names.
+static void warnOfUnnamedParams(mlir::ModuleOp module) {
+  std::vector<std::string> unnamed;
+  int64_t params = 0;
+  module.walk([&](graph::ParamOp p) {
+    ++params;
+    if (p.getName().starts_with("onnx::"))
+      unnamed.push_back(p.getName().str());
+  });
+  if (unnamed.empty())
+    return;
+  ErrorCollector warnings(module.getContext());
+  mlir::emitWarning(module.getLoc())
+      << unnamed.size() << " of its " << params << " params have no module name ('"
+      << unnamed[0] << "'" << (unnamed.size() > 1 ? ", ..." : "")
+      << "): PyTorch's constant folding renamed them. To keep the names that --freeze, "
+         "ampc lora, --init-from and custom black varnames match, export with "
+         "do_constant_folding=False (docs/onnx.md)";
+}
+
 } // namespace onnx_import
 
 using namespace onnx_import;
@@ -415,7 +438,9 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &ctx, const std::
   for (auto op = im.removable.rbegin(); op != im.removable.rend(); ++op)
     if ((*op)->use_empty() && !isOutput(*op))
       (*op)->erase();
-  return im.b.finish();
+  mlir::OwningOpRef<mlir::ModuleOp> module = im.b.finish();
+  warnOfUnnamedParams(*module);
+  return module;
 }
 
 } // namespace ampc
