@@ -237,6 +237,8 @@ const std::vector<Command> &commands() {
                         "repeat it for a LoRA adapter over a base)"},
                        {"init-layout", true, false,
                         "--weights' Linear weights: torch ([out, in]), graph or hf (a Hub GPT-2 or LLaMA)"},
+                       {"ignore-index", true, false,
+                        "softmax_cross_entropy: rows with this label count for nothing"},
                        {"device", true, false, "cpu (default) or cuda"},
                        noFuseOptionSpec(),
                        {"no-cuda-graph", false, false,
