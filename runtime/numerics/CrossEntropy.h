@@ -36,10 +36,11 @@ struct CrossEntropyRule {
   }
 
   /// With smoothing, the gradient of a logit whose exp(x - max) is `e` in a
-  /// row whose exps sum to `sum`: (softmax - target) * factor, in double.
-  AMPC_HD float smoothedGradient(float e, double sum, bool onLabel, double factor) const {
+  /// row whose exps sum to 1 / inverseSum: (softmax - target) * factor, in
+  /// double (a product by the row's inverse: no division per element).
+  AMPC_HD float smoothedGradient(float e, double inverseSum, bool onLabel, double factor) const {
     double target = smoothing / double(classes) + (onLabel ? 1.0 - smoothing : 0.0);
-    return float((double(e) / sum - target) * factor);
+    return float((double(e) * inverseSum - target) * factor);
   }
 };
 

@@ -295,7 +295,7 @@ TEST(Numerics, CrossEntropyRowsAreSmoothedAsPyTorchsAndLabelsClassified) {
   EXPECT_EQ(strict.rowLoss(lse, (float)x[2], 123.0), lse - x[2]) << "no smoothing: lse - x_y";
   double exps = std::exp(lse), total = 0;
   for (int k = 0; k < 4; ++k) {
-    float g = rule.smoothedGradient((float)std::exp(x[k]), exps, k == 2, 1.0);
+    float g = rule.smoothedGradient((float)std::exp(x[k]), 1.0 / exps, k == 2, 1.0);
     double want = std::exp(x[k] - lse) - (0.025 + (k == 2 ? 0.9 : 0.0));
     EXPECT_NEAR(g, want, 1e-7) << k;
     total += g;

@@ -59,9 +59,11 @@ void softmaxCrossEntropy(KernelContext &c) {
       const float *x = rowF32(logits, r, classes, row);
       float max;
       double sum = expShiftedRow(x, classes, e.data(), max), logitSum = 0;
-      if (rule.smoothing != 0.0)
+      if (rule.smoothing != 0.0) {
+#pragma omp simd reduction(+ : logitSum) // in lanes, as expShiftedRow's sum
         for (int64_t k = 0; k < classes; ++k)
           logitSum += x[k];
+      }
       total += rule.rowLoss(std::log(sum) + max, x[label[r]], logitSum);
     }
   }
@@ -104,8 +106,12 @@ void softmaxCrossEntropyBackward(KernelContext &c) {
         float max;
         double sum = expShiftedRow(x, classes, dx, max);
         if (rule.smoothing != 0.0) {
+          double inverseSum = 1.0 / sum;
+          float label = dx[y]; // the loop off the label vectorises; the label after
+#pragma omp simd
           for (int64_t k = 0; k < classes; ++k)
-            dx[k] = rule.smoothedGradient(dx[k], sum, k == y, factor);
+            dx[k] = rule.smoothedGradient(dx[k], inverseSum, false, factor);
+          dx[y] = rule.smoothedGradient(label, inverseSum, true, factor);
         } else {
           float target = dx[y], inverse = float(factor / sum);
           for (int64_t k = 0; k < classes; ++k)

@@ -175,12 +175,13 @@ __global__ void crossEntropyBackwardRows(View logits, View labels, View dloss,
     double sum;
     rowExp(logits, r, classes, max, sum);
     float inverse = float(factor / sum);
+    double inverseSum = 1.0 / sum;
     unrolledStride(
         threadIdx.x, classes, blockDim.x,
         [&](int64_t k) { return load(logits.data, logits.dtype, r * classes + k); },
         [&](int64_t k, float v) {
           float e = num::vectorExp(v - max);
-          float g = rule.smoothing != 0.0 ? rule.smoothedGradient(e, sum, k == label, factor)
+          float g = rule.smoothing != 0.0 ? rule.smoothedGradient(e, inverseSum, k == label, factor)
                     : k == label        ? float((e / sum - 1.0) * factor)
                                         : e * inverse;
           store(dx.data, dx.dtype, r * classes + k, g);
