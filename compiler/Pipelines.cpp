@@ -71,24 +71,23 @@ std::string lossScalingMode(const AmpSettings &amp, const TrainSettings &setting
   return amp.dtype == "f16" && amp.level != "O0" ? "dynamic" : "none";
 }
 
-/// graph-cross-entropy-options with the settings' ignore index and, with
-/// `smoothing`, their label smoothing; nothing when neither is set.
-static void addCrossEntropyOptions(OpPassManager &pm, const TrainSettings &settings,
-                                   bool smoothing) {
+/// graph-cross-entropy-options with the options given; nothing when neither is.
+static void addCrossEntropyOptions(OpPassManager &pm, std::optional<double> labelSmoothing,
+                                   std::optional<int64_t> ignoreIndex) {
+  if (!labelSmoothing && !ignoreIndex)
+    return;
   GraphCrossEntropyOptionsOptions options;
-  if (smoothing && settings.labelSmoothing)
-    options.labelSmoothing = *settings.labelSmoothing;
+  options.labelSmoothing = labelSmoothing.value_or(-1.0); // negative: the graph's
   std::vector<int64_t> ignore;
-  if (settings.ignoreIndex)
-    ignore.push_back(*settings.ignoreIndex);
-  options.ignoreIndex = ignore;
-  if (options.labelSmoothing >= 0.0 || !ignore.empty())
-    pm.addPass(createGraphCrossEntropyOptions(options));
+  if (ignoreIndex)
+    ignore.push_back(*ignoreIndex);
+  options.ignoreIndex = ignore; // an ArrayRef: the pass copies it when made
+  pm.addPass(createGraphCrossEntropyOptions(options));
 }
 
-void applyIgnoreIndex(ModuleOp module, const TrainSettings &settings) {
+void applyIgnoreIndex(ModuleOp module, std::optional<int64_t> ignoreIndex) {
   PassManager pm(module.getContext());
-  addCrossEntropyOptions(pm.nest<graph::GraphOp>(), settings, /*smoothing=*/false);
+  addCrossEntropyOptions(pm.nest<graph::GraphOp>(), std::nullopt, ignoreIndex);
   ErrorCollector errors(module.getContext());
   if (failed(pm.run(module)))
     errors.raise("the cross-entropy options failed");
@@ -106,7 +105,7 @@ static void runTrainingPasses(ModuleOp module, const AmpSettings &amp,
     freeze.trainOnly = settings.trainOnly;
     graphPm.addPass(createGraphFreeze(freeze));
   }
-  addCrossEntropyOptions(graphPm, settings, /*smoothing=*/true);
+  addCrossEntropyOptions(graphPm, settings.labelSmoothing, settings.ignoreIndex);
   addAmpPasses(graphPm, amp);
   GraphAutodiffOptions autodiff;
   autodiff.recompute = settings.recompute;

@@ -105,10 +105,11 @@ void runLoraPipeline(mlir::ModuleOp module, const LoraSettings &settings);
 /// The loss-scaling mode `settings` resolve to for these AMP settings.
 std::string lossScalingMode(const AmpSettings &amp, const TrainSettings &settings);
 
-/// The training settings' ignore index on the graph's cross entropies, for
-/// the forward graph that validation runs (label smoothing is training's
-/// alone: the validation loss is the plain cross entropy). Throws GraphError.
-void applyIgnoreIndex(mlir::ModuleOp module, const TrainSettings &settings);
+/// `ignoreIndex` (when given) on the graph's cross entropies: for a forward
+/// graph that validation or `ampc run` scores (label smoothing is
+/// training's alone: the validation loss is the plain cross entropy).
+/// Throws GraphError.
+void applyIgnoreIndex(mlir::ModuleOp module, std::optional<int64_t> ignoreIndex);
 
 /// AMP, then autodiff, loss scaling, data parallel, optimizer, unscale
 /// folding and cast cleanup: the module becomes one training step. With

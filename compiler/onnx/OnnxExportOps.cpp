@@ -151,31 +151,23 @@ void Exporter::emit(Operation *op) {
     a->set_type(onnx::AttributeProto::TENSOR);
     *a->mutable_t() = onnx_import::writeTensor({dtype, {1}, {floatAttr(op, "value", 0.0)}}, "");
   } else if (op_ == "softmax_cross_entropy" || op_ == "mse_loss") {
-    // ONNX's scores are [N, C, d1, ...]: the classes on axis 1, where the
-    // transpose that import made had them (or one written here).
-    int64_t rank = shapeOf(op->getOperand(0)).size();
-    Operation *classesLast = op->getOperand(0).getDefiningOp();
-    if (op_ == "softmax_cross_entropy" && classesLast && movesClassesLastForLoss(classesLast)) {
-      in[0] = name(classesLast->getOperand(0));
-    } else if (op_ == "softmax_cross_entropy" && rank > 2) {
-      std::vector<int64_t> perm{0, rank - 1};
-      for (int64_t i = 1; i < rank - 1; ++i)
-        perm.push_back(i);
-      in[0] = transposed(in[0], nodeName + ".classes_second", perm);
+    bool crossEntropy = op_ == "softmax_cross_entropy";
+    if (crossEntropy) {
+      if (floatAttr(op, "label_smoothing", 0.0) != 0.0)
+        throw GraphError("node '" + nodeName + "': ONNX's SoftmaxCrossEntropyLoss has no "
+                         "label_smoothing (ampc train --label-smoothing sets it in training "
+                         "alone; export the graph without it)");
+      in[0] = classesSecond(op->getOperand(0), in[0], nodeName);
     }
     // ampc's losses read L operands and compute in f32; ONNX's keep the dtype.
     std::string lossDtype = dtypeOf(op->getResult(0));
-    for (int i = 0; i < (op_ == "mse_loss" ? 2 : 1); ++i)
+    for (int i = 0; i < (crossEntropy ? 1 : 2); ++i)
       if (dtypeOf(op->getOperand(i)) != lossDtype) {
         std::string cast = fresh(in[i] + ".cast_" + lossDtype);
         setInt(node("Cast", cast, {in[i]}, {cast}), "to", onnx_import::onnxTypeOf(lossDtype));
         in[i] = cast;
       }
-    if (op_ == "softmax_cross_entropy") {
-      if (floatAttr(op, "label_smoothing", 0.0) != 0.0)
-        throw GraphError("node '" + nodeName + "': ONNX's SoftmaxCrossEntropyLoss has no "
-                         "label_smoothing (ampc train --label-smoothing sets it in training "
-                         "alone; export the graph without it)");
+    if (crossEntropy) {
       onnx::NodeProto &loss = node("SoftmaxCrossEntropyLoss", nodeName, in, out);
       setString(loss, "reduction", "mean");
       if (auto ignore = op->getAttrOfType<mlir::IntegerAttr>("ignore_index"))
@@ -201,6 +193,23 @@ void Exporter::emit(Operation *op) {
 /// an Add, Softmax, MatMul with v and a Transpose back. The scores and the
 /// softmax are f32 whatever the operands' dtype, as inside the fused op.
 /// Dropout is training's alone: an exported graph runs inference.
+/// A cross entropy's scores as ONNX reads them, [N, C, d1, ...]: the
+/// operand of the transpose that import made (which writes no node), or a
+/// Transpose of ampc's [N, d1, ..., C] written here.
+std::string Exporter::classesSecond(Value scores, const std::string &scoresName,
+                                    const std::string &nodeName) {
+  Operation *classesLast = scores.getDefiningOp();
+  if (classesLast && movesClassesLastForLoss(classesLast))
+    return name(classesLast->getOperand(0));
+  int64_t rank = shapeOf(scores).size();
+  if (rank <= 2)
+    return scoresName;
+  std::vector<int64_t> perm{0, rank - 1};
+  for (int64_t i = 1; i < rank - 1; ++i)
+    perm.push_back(i);
+  return transposed(scoresName, nodeName + ".classes_second", perm);
+}
+
 void Exporter::attention(Operation *op, const std::vector<std::string> &in,
                          const std::string &out, const std::string &nodeName) {
   std::string dtype = dtypeOf(op->getResult(0));

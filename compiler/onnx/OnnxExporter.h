@@ -105,6 +105,8 @@ private:
   void param(graph::ParamOp p);
   bool fused(Operation *op);
   void emit(Operation *op);
+  std::string classesSecond(Value scores, const std::string &scoresName,
+                            const std::string &nodeName);
   void attention(Operation *op, const std::vector<std::string> &in, const std::string &out,
                  const std::string &nodeName);
   void windowed(Operation *op, const std::string &type, std::vector<std::string> inputs,

@@ -249,9 +249,21 @@ static Tensor labelsInput(Importer &im, const OnnxImportOptions &o, Tensor predi
   return im.b.input(name, shape, dtype);
 }
 
+Tensor classesLast(Importer &im, Tensor scores, int64_t classes, const std::string &name) {
+  int64_t rank = scores.rank();
+  if (classes == rank - 1)
+    return scores;
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != classes)
+      perm.push_back(i);
+  perm.push_back(classes);
+  return im.b.transpose(scores, perm, name);
+}
+
 /// The prediction with its classes on the last axis, as
 /// softmax_cross_entropy takes them: transposed there from --class-axis.
-static Tensor classesLast(Importer &im, const OnnxImportOptions &o, const std::string &name,
+static Tensor predictionClassesLast(Importer &im, const OnnxImportOptions &o, const std::string &name,
                           Tensor prediction) {
   int64_t rank = prediction.rank();
   std::string shape = graph::infer::shapeString(prediction.shape());
@@ -266,33 +278,26 @@ static Tensor classesLast(Importer &im, const OnnxImportOptions &o, const std::s
   if (!graph::infer::normaliseAxis(axis, rank))
     throw GraphError("--class-axis " + std::to_string(o.classAxis.value_or(-1)) + ": the output '" + name +
                      "' is " + shape + ", which has no such axis");
-  if (axis == rank - 1)
-    return prediction;
-  std::vector<int64_t> perm;
-  for (int64_t i = 0; i < rank; ++i)
-    if (i != axis)
-      perm.push_back(i);
-  perm.push_back(axis);
-  return im.b.transpose(prediction, perm, name + ".classes_last");
+  return onnx_import::classesLast(im, prediction, axis, name + ".classes_last");
 }
 
 /// PyTorch's exporter names the weights it folds (constant folding, on by
 /// default) `onnx::Conv_26`: params that no module name matches. Says so,
 /// with the export option that keeps the names.
 static void warnOfUnnamedParams(mlir::ModuleOp module) {
-  std::vector<std::string> unnamed;
-  int64_t params = 0;
+  int64_t params = 0, unnamed = 0;
+  std::string first;
   module.walk([&](graph::ParamOp p) {
     ++params;
-    if (p.getName().starts_with("onnx::"))
-      unnamed.push_back(p.getName().str());
+    if (p.getName().starts_with("onnx::") && !unnamed++)
+      first = p.getName().str();
   });
-  if (unnamed.empty())
+  if (!unnamed)
     return;
   ErrorCollector warnings(module.getContext());
   mlir::emitWarning(module.getLoc())
-      << unnamed.size() << " of its " << params << " params have no module name ('"
-      << unnamed[0] << "'" << (unnamed.size() > 1 ? ", ..." : "")
+      << unnamed << " of its " << params << " params have no module name ('" << first << "'"
+      << (unnamed > 1 ? ", ..." : "")
       << "): PyTorch's constant folding renamed them. To keep the names that --freeze, "
          "ampc lora, --init-from and custom black varnames match, export with "
          "do_constant_folding=False (docs/onnx.md)";
@@ -423,7 +428,7 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &ctx, const std::
       throw GraphError("--loss: the model has no output '" + on + "'");
     Tensor prediction = im.tensors[on];
     if (options.loss == "softmax_cross_entropy")
-      prediction = classesLast(im, options, on, prediction);
+      prediction = predictionClassesLast(im, options, on, prediction);
     Tensor labels = labelsInput(im, options, prediction);
     if (options.loss == "softmax_cross_entropy")
       im.b.setLoss(im.b.softmaxCrossEntropy(prediction, labels, "loss"));

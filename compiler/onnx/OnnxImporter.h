@@ -169,6 +169,10 @@ inline mlir::Builder &B(Importer &im) { return im.b.opBuilder(); }
 inline mlir::Attribute ints(Importer &im, llvm::ArrayRef<int64_t> v) {
   return B(im).getDenseI64ArrayAttr(v);
 }
+/// `scores` with its (normalised) axis `classes` moved last, as
+/// softmax_cross_entropy reads classes: a transpose named `name`, or
+/// `scores` itself when they are last already.
+Tensor classesLast(Importer &im, Tensor scores, int64_t classes, const std::string &name);
 /// Throws unless `t` has rank `rank`.
 void requireRank(Importer &im, const onnx::NodeProto &n, Tensor t, int64_t rank);
 /// Throws when attribute `key` is given with a value other than `allowed`.

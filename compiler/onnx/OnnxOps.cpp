@@ -304,15 +304,8 @@ void crossEntropy(Importer &im, const NodeProto &n) {
       (n.input_size() > 2 && !n.input(2).empty()))
     throw im.fail(n, "only the mean reduction, without weights, is supported");
   Tensor scores = im.input(n, 0);
-  if (scores.rank() > 2) {
-    Attrs t;
-    std::vector<int64_t> perm{0};
-    for (int64_t i = 2; i < scores.rank(); ++i)
-      perm.push_back(i);
-    perm.push_back(1);
-    t.set("perm", ints(im, perm));
-    scores = im.emit(n, "transpose", {scores}, t, n.output(0) + ".classes_last", "classes_last");
-  }
+  if (scores.rank() > 2)
+    scores = classesLast(im, scores, 1, n.output(0) + ".classes_last");
   Attrs a;
   if (const onnx::AttributeProto *ignore = im.attr(n, "ignore_index"))
     a.set("ignore_index", B(im).getI64IntegerAttr(ignore->i()));

@@ -44,6 +44,18 @@ struct CrossEntropyRule {
   }
 };
 
+/// A step's rule from its attributes (`label_smoothing`, `ignore_index`;
+/// a StepAttrs, host side), for a row of `classes` logits.
+template <typename Attrs>
+CrossEntropyRule crossEntropyRuleOf(const Attrs &attrs, int64_t classes) {
+  CrossEntropyRule rule;
+  rule.smoothing = attrs.getF64("label_smoothing", 0.0);
+  rule.classes = classes;
+  rule.ignores = attrs.has("ignore_index");
+  rule.ignoreIndex = attrs.getInt("ignore_index", 0);
+  return rule;
+}
+
 } // namespace ampc::num
 
 #endif

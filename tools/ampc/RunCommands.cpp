@@ -3,7 +3,6 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
-#include <limits>
 
 #include "compiler/Diagnostics.h"
 #include "compiler/GraphIO.h"
@@ -39,15 +38,15 @@ bool isPlanFile(const std::string &path) {
 
 /// Loads a graph, runs the AMP pipeline (or the training pipeline) and
 /// lowers it for `target` (with `probes`); or loads a plan. A forward
-/// graph's cross entropy takes `forward`'s ignore index.
+/// graph's cross entropy takes `ignoreIndex` (`ampc run --ignore-index`).
 rt::Plan planFor(const std::string &in, const AmpSettings &settings, const rt::Target &target,
                  const FusionSet &fusions, const TrainSettings *training = nullptr,
-                 ProbeOptions probes = {}, const TrainSettings &forward = {}) {
+                 ProbeOptions probes = {}, std::optional<int64_t> ignoreIndex = std::nullopt) {
   if (isPlanFile(in))
     return rt::loadPlan(in);
   MLIRContext ctx;
   OwningOpRef<ModuleOp> module = loadGraph(ctx, in);
-  applyIgnoreIndex(*module, forward);
+  applyIgnoreIndex(*module, ignoreIndex);
   if (training)
     runTrainingPipeline(*module, settings, *training);
   else
@@ -115,16 +114,6 @@ int runCompile(const Args &args) {
   return 0;
 }
 
-/// `ampc run --ignore-index N`: the rows of label N count for nothing in the
-/// loss and the accuracy, as in training (docs/training.md).
-static TrainSettings forwardLossFrom(const Args &args) {
-  TrainSettings s;
-  if (args.has("ignore-index"))
-    s.ignoreIndex = args.getInt("ignore-index", 0, std::numeric_limits<int64_t>::min(),
-                                std::numeric_limits<int64_t>::max());
-  return s;
-}
-
 /// `--weights FILE`'s values for every param of `ex`'s (forward) plan.
 static void loadWeightsFrom(const Args &args, rt::Executor &ex) {
   std::vector<std::string> files = args.getFiles("weights");
@@ -156,7 +145,7 @@ static int runOnInputs(const Args &args, const std::string &in, const AmpSetting
   std::string device = deviceFrom(args);
   rt::Plan plan = onFile(in, [&] {
     return planFor(in, settings, rt::targetOfDevice(device), fusionsFrom(args, nullptr), nullptr,
-                   {}, forwardLossFrom(args));
+                   {}, ignoreIndexFrom(args));
   });
   rt::Executor ex(plan, {/*training=*/false, (uint64_t)args.getInt("seed", 0, 0),
                          /*profile=*/false, device, !args.has("no-cuda-graph"), nullptr,
@@ -192,7 +181,7 @@ int runRun(const Args &args) {
     if (args.has("steps"))
       options.steps = args.getInt("steps", 0);
     rt::Plan plan = planFor(in, settings, rt::targetOfDevice(options.device),
-                            fusionsFrom(args, nullptr), nullptr, {}, forwardLossFrom(args));
+                            fusionsFrom(args, nullptr), nullptr, {}, ignoreIndexFrom(args));
     rt::Runner runner(plan, options);
     loadWeightsFrom(args, runner.executor());
     if (args.has("batch") && args.getInt("batch", 0) != runner.batchSize())

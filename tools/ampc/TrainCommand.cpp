@@ -42,6 +42,13 @@ static std::vector<double> numberList(const std::string &text, const std::string
   return numbers;
 }
 
+std::optional<int64_t> ignoreIndexFrom(const Args &args) {
+  if (!args.has("ignore-index"))
+    return std::nullopt;
+  return args.getInt("ignore-index", 0, std::numeric_limits<int64_t>::min(),
+                     std::numeric_limits<int64_t>::max());
+}
+
 TrainSettings trainSettingsFrom(const Args &given) {
   Args args = withTrainingConfig(given); // flags override the config
   TrainSettings s;
@@ -95,9 +102,7 @@ TrainSettings trainSettingsFrom(const Args &given) {
   s.gradientCheckpointing = args.has("gradient-checkpointing");
   if (args.has("label-smoothing"))
     s.labelSmoothing = args.getNumber("label-smoothing", 0.0, 0.0, 1.0);
-  if (args.has("ignore-index"))
-    s.ignoreIndex = args.getInt("ignore-index", -100, std::numeric_limits<int64_t>::min(),
-                                std::numeric_limits<int64_t>::max());
+  s.ignoreIndex = ignoreIndexFrom(args);
   for (auto [flag, patterns] : {std::pair{"freeze", &s.freeze}, {"train-only", &s.trainOnly},
                                 {"lr-scale", &s.lrScales}})
     for (const std::string &value : args.getAll(flag))
@@ -222,7 +227,7 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
   });
   onFile(in, [&] {
     OwningOpRef<ModuleOp> forward = loadGraph(ctx, in);
-    applyIgnoreIndex(*forward, job.settings); // validation's loss ignores the same rows
+    applyIgnoreIndex(*forward, job.settings.ignoreIndex); // validation ignores the same rows
     job.userValues = userValueNames(*forward);
     OwningOpRef<ModuleOp> training = forward->clone();
     runAmpPipeline(*forward, job.amp);

@@ -10,16 +10,6 @@
 namespace ampc::rt {
 namespace {
 
-/// The step's cross-entropy rule (its `label_smoothing` and `ignore_index`).
-num::CrossEntropyRule crossEntropyRule(const KernelContext &c, int64_t classes) {
-  num::CrossEntropyRule rule;
-  rule.smoothing = attrF64(c, "label_smoothing", 0.0);
-  rule.classes = classes;
-  rule.ignores = c.attrs.has("ignore_index");
-  rule.ignoreIndex = attrInt(c, "ignore_index", 0);
-  return rule;
-}
-
 /// Each row's class (i32 or i64 labels), or num::kIgnoredRow, checked
 /// before any parallel loop (a bad label fails the step); `counted` gets the
 /// rows not ignored.
@@ -45,7 +35,7 @@ std::vector<int64_t> rowLabels(KernelContext &c, const num::CrossEntropyRule &ru
 void softmaxCrossEntropy(KernelContext &c) {
   const TensorRef &logits = c.in[0], &labels = c.in[1];
   int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0, counted;
-  num::CrossEntropyRule rule = crossEntropyRule(c, classes);
+  num::CrossEntropyRule rule = num::crossEntropyRuleOf(c.attrs, classes);
   std::vector<int64_t> label = rowLabels(c, rule, labels, rows, counted);
   double total = 0;
   // Rows in parallel; a low-precision row is widened into scratch first.
@@ -87,7 +77,7 @@ void softmaxCrossEntropyBackward(KernelContext &c) {
   const TensorRef &logits = c.in[0], &labels = c.in[1];
   const TensorRef &out = c.out[0];
   int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0, counted;
-  num::CrossEntropyRule rule = crossEntropyRule(c, classes);
+  num::CrossEntropyRule rule = num::crossEntropyRuleOf(c.attrs, classes);
   std::vector<int64_t> label = rowLabels(c, rule, labels, rows, counted);
   double factor = counted ? scalarF32(c.in[2]) / double(counted) : 0.0;
   // Rows in parallel: exp(x - max) into the f32 row, then scaled in place.

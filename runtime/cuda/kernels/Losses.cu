@@ -128,20 +128,10 @@ __global__ void meanOfRows(const double *rowLoss, View labels, num::CrossEntropy
   store(loss.data, loss.dtype, 0, float(counted ? total / counted : 0.0));
 }
 
-/// The step's cross-entropy rule (its `label_smoothing` and `ignore_index`).
-num::CrossEntropyRule crossEntropyRule(const LaunchContext &c, int64_t classes) {
-  num::CrossEntropyRule rule;
-  rule.smoothing = c.attrs.getF64("label_smoothing", 0.0);
-  rule.classes = classes;
-  rule.ignores = c.attrs.has("ignore_index");
-  rule.ignoreIndex = c.attrs.getInt("ignore_index", 0);
-  return rule;
-}
-
 void crossEntropy(LaunchContext &c) {
   const TensorRef &logits = c.in[0], &labels = c.in[1];
   int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0;
-  num::CrossEntropyRule rule = crossEntropyRule(c, classes);
+  num::CrossEntropyRule rule = num::crossEntropyRuleOf(c.attrs, classes);
   double *rowLoss = reinterpret_cast<double *>(c.device.scratch(std::max<int64_t>(rows, 1) * 8));
   if (rows)
     crossEntropyRows<<<(unsigned)std::min<int64_t>(rows, 65535), kThreads, 0, c.stream()>>>(
@@ -194,7 +184,7 @@ void crossEntropyBackward(LaunchContext &c) {
   int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0;
   if (!rows)
     return;
-  num::CrossEntropyRule rule = crossEntropyRule(c, classes);
+  num::CrossEntropyRule rule = num::crossEntropyRuleOf(c.attrs, classes);
   double *factor = nullptr;
   if (rule.ignores) {
     factor = reinterpret_cast<double *>(c.device.scratch(sizeof(double)));
