@@ -26,7 +26,8 @@ LambdaLR); the peer then also records the rate of every step ("lrs").
 module of it; --lr-scale P=F puts the params P matches (the first pattern
 that does) in a param group of F times the rate. --label-smoothing E and
 --ignore-index N are cross_entropy's (N -100 by default, as PyTorch's);
---ignored-share F sets that share of the labels to N at random. `f32` (the default) is true f32 (no TF32), as ampc's O0; `amp`
+--ignored-share F sets that share of the labels to N at random;
+--class-weights W0,W1,... is cross_entropy's weight=. `f32` (the default) is true f32 (no TF32), as ampc's O0; `amp`
 (on a GPU) autocast f16 with GradScaler (init scale 65536), as ampc's O1."""
 import argparse
 import fnmatch
@@ -50,7 +51,8 @@ SHAPES = {
               "lora_targets": "q,v"},
 }
 DTYPES = {torch.float32: "F32", torch.int64: "I64"}
-# cross_entropy's label_smoothing and ignore_index (--label-smoothing, --ignore-index).
+# cross_entropy's label_smoothing, ignore_index and weight (--label-smoothing,
+# --ignore-index, --class-weights).
 CROSS_ENTROPY = {}
 
 
@@ -358,6 +360,7 @@ def main():
     parser.add_argument("--ignore-index", type=int, default=-100)
     parser.add_argument("--ignored-share", type=float, default=0.0, help="labels set to "
                         "--ignore-index at random, this share of them (seeded)")
+    parser.add_argument("--class-weights", help="W0,W1,...: cross_entropy's weight=")
     parser.add_argument("--hf-vocab", type=int, help="gpt2 and llama: also write "
                         "MODEL.hf.safetensors, the weights as a Hugging Face checkpoint "
                         "of this vocabulary")
@@ -375,6 +378,9 @@ def main():
     torch.backends.cudnn.allow_tf32 = False
     model, weights, batch, x, y, loss_fn, opt = build(args.model, shape, args.device)
     CROSS_ENTROPY.update(label_smoothing=args.label_smoothing, ignore_index=args.ignore_index)
+    if args.class_weights:
+        CROSS_ENTROPY["weight"] = torch.tensor(
+            [float(w) for w in args.class_weights.split(",")], device=args.device)
     if args.ignored_share:  # in place: the batch written holds the same labels
         y[torch.rand(y.shape, device=y.device) < args.ignored_share] = args.ignore_index
     freeze(args, model)

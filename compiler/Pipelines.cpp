@@ -71,23 +71,24 @@ std::string lossScalingMode(const AmpSettings &amp, const TrainSettings &setting
   return amp.dtype == "f16" && amp.level != "O0" ? "dynamic" : "none";
 }
 
-/// graph-cross-entropy-options with the options given; nothing when neither is.
+/// graph-cross-entropy-options with the options given; nothing when none is.
 static void addCrossEntropyOptions(OpPassManager &pm, std::optional<double> labelSmoothing,
-                                   std::optional<int64_t> ignoreIndex) {
-  if (!labelSmoothing && !ignoreIndex)
+                                   const CrossEntropyWeighting &weighting) {
+  if (!labelSmoothing && weighting.empty())
     return;
   GraphCrossEntropyOptionsOptions options;
   options.labelSmoothing = labelSmoothing.value_or(-1.0); // negative: the graph's
   std::vector<int64_t> ignore;
-  if (ignoreIndex)
-    ignore.push_back(*ignoreIndex);
-  options.ignoreIndex = ignore; // an ArrayRef: the pass copies it when made
+  if (weighting.ignoreIndex)
+    ignore.push_back(*weighting.ignoreIndex);
+  options.ignoreIndex = ignore; // ArrayRefs: the pass copies them when made
+  options.classWeights = weighting.classWeights;
   pm.addPass(createGraphCrossEntropyOptions(options));
 }
 
-void applyIgnoreIndex(ModuleOp module, std::optional<int64_t> ignoreIndex) {
+void applyCrossEntropyWeighting(ModuleOp module, const CrossEntropyWeighting &weighting) {
   PassManager pm(module.getContext());
-  addCrossEntropyOptions(pm.nest<graph::GraphOp>(), std::nullopt, ignoreIndex);
+  addCrossEntropyOptions(pm.nest<graph::GraphOp>(), std::nullopt, weighting);
   ErrorCollector errors(module.getContext());
   if (failed(pm.run(module)))
     errors.raise("the cross-entropy options failed");
@@ -105,7 +106,7 @@ static void runTrainingPasses(ModuleOp module, const AmpSettings &amp,
     freeze.trainOnly = settings.trainOnly;
     graphPm.addPass(createGraphFreeze(freeze));
   }
-  addCrossEntropyOptions(graphPm, settings.labelSmoothing, settings.ignoreIndex);
+  addCrossEntropyOptions(graphPm, settings.labelSmoothing, settings.weighting);
   addAmpPasses(graphPm, amp);
   GraphAutodiffOptions autodiff;
   autodiff.recompute = settings.recompute;

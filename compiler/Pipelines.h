@@ -39,6 +39,15 @@ struct IrPrinting {
 };
 constexpr int64_t kElidedConstant = 16;
 
+/// Which rows of a cross entropy count and how much each class weighs
+/// (PyTorch's `ignore_index=` and `weight=`): training's loss and the
+/// validation loss both; unset or empty keeps the graph's.
+struct CrossEntropyWeighting {
+  std::optional<int64_t> ignoreIndex;
+  std::vector<double> classWeights;
+  bool empty() const { return !ignoreIndex && classWeights.empty(); }
+};
+
 /// The training options (docs/training.md).
 struct TrainSettings {
   /// dynamic, static or none; empty: dynamic for f16 at O1-O3, none otherwise
@@ -67,10 +76,10 @@ struct TrainSettings {
   /// graph-autodiff's gradient checkpointing: the backward recomputes the
   /// forward's activations segment by segment (less memory, one more forward).
   bool gradientCheckpointing = false;
-  /// graph-cross-entropy-options: PyTorch's cross_entropy(label_smoothing=,
-  /// ignore_index=) on the graph's loss; unset keeps the graph's.
+  /// graph-cross-entropy-options: PyTorch's cross_entropy(label_smoothing=)
+  /// and the rows and classes the loss weighs; unset keeps the graph's.
   std::optional<double> labelSmoothing;
-  std::optional<int64_t> ignoreIndex;
+  CrossEntropyWeighting weighting;
   /// graph-freeze: params frozen by name, and (when given) the only ones
   /// trained; globs that match a name or a module of it.
   std::vector<std::string> freeze, trainOnly;
@@ -105,11 +114,11 @@ void runLoraPipeline(mlir::ModuleOp module, const LoraSettings &settings);
 /// The loss-scaling mode `settings` resolve to for these AMP settings.
 std::string lossScalingMode(const AmpSettings &amp, const TrainSettings &settings);
 
-/// `ignoreIndex` (when given) on the graph's cross entropies: for a forward
-/// graph that validation or `ampc run` scores (label smoothing is
-/// training's alone: the validation loss is the plain cross entropy).
+/// `weighting` (what is given of it) on the graph's cross entropies: for a
+/// forward graph that validation or `ampc run` scores (label smoothing is
+/// training's alone: the validation loss is the unsmoothed cross entropy).
 /// Throws GraphError.
-void applyIgnoreIndex(mlir::ModuleOp module, std::optional<int64_t> ignoreIndex);
+void applyCrossEntropyWeighting(mlir::ModuleOp module, const CrossEntropyWeighting &weighting);
 
 /// AMP, then autodiff, loss scaling, data parallel, optimizer, unscale
 /// folding and cast cleanup: the module becomes one training step. With

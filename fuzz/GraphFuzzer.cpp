@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     try {
       ampc::TrainSettings crossEntropy;
       crossEntropy.labelSmoothing = 0.1;
-      crossEntropy.ignoreIndex = -100;
+      crossEntropy.weighting.ignoreIndex = -100;
       ampc::runTrainingPipeline(*smoothed, ampc::AmpSettings{}, crossEntropy);
       ampc::rt::planToJson(ampc::lowerToPlan(*smoothed));
     } catch (const ampc::GraphError &) { // a graph whose loss is no cross entropy

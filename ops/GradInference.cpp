@@ -135,8 +135,9 @@ LogicalResult SoftmaxCrossEntropyBackwardOp::inferTypes(Location loc, Adaptor ad
                                                         SmallVectorImpl<Type> &types) {
   if (!isScalar(adaptor.getDloss()))
     return opError<SoftmaxCrossEntropyBackwardOp>(loc) << "dloss must be a scalar";
-  if (failed(checkLabelSmoothing(loc, getOperationName(),
-                                 adaptor.getLabelSmoothing().convertToDouble())))
+  if (failed(checkCrossEntropyOptions(loc, getOperationName(),
+                                      adaptor.getLabelSmoothing().convertToDouble(),
+                                      adaptor.getLogits(), adaptor.getWeight())))
     return failure();
   types.push_back(adaptor.getLogits().getType());
   return success();

@@ -388,8 +388,14 @@ RULE(EmbeddingOp) {
 }
 
 RULE(SoftmaxCrossEntropyOp) {
+  if (want.size() > 2 && want[2])
+    return emitError("the class weights of cross entropy '" + getName() +
+                     "' have no gradient: make them a const, or a param with trainable = false");
+  SmallVector<Value> operands = {getLogits(), getLabels(), dy};
+  if (getWeight())
+    operands.push_back(getWeight());
   if (want[0])
-    g[0] = b.value("softmax_cross_entropy_backward", {getLogits(), getLabels(), dy},
+    g[0] = b.value("softmax_cross_entropy_backward", operands,
                    keep(getOperation(), {"label_smoothing", "ignore_index"}));
   return done(g, want);
 }

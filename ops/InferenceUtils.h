@@ -28,10 +28,21 @@ inline std::string shapeString(ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
-/// A cross entropy's `label_smoothing` must be in [0, 1], as PyTorch's.
-inline LogicalResult checkLabelSmoothing(Location loc, StringRef op, double smoothing) {
+/// A cross entropy's `label_smoothing` must be in [0, 1], as PyTorch's,
+/// and its class weights (when given) f32 `[C]` for logits `[..., C]`.
+inline LogicalResult checkCrossEntropyOptions(Location loc, StringRef op, double smoothing,
+                                              Value logits, Value weight) {
   if (!(smoothing >= 0.0 && smoothing <= 1.0))
     return opError(loc, op) << "label_smoothing must be in [0, 1], got " << smoothing;
+  if (!weight)
+    return success();
+  auto w = ranked(weight), x = ranked(logits);
+  if (x.getRank() < 1)
+    return opError(loc, op) << "logits need a class dimension";
+  int64_t classes = x.getShape().back();
+  if (!w.getElementType().isF32() || w.getRank() != 1 || w.getDimSize(0) != classes)
+    return opError(loc, op) << "weight must be f32 [classes] = [" << classes << "], got "
+                            << weight.getType();
   return success();
 }
 

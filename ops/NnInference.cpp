@@ -325,8 +325,9 @@ LogicalResult SoftmaxCrossEntropyOp::inferTypes(Location loc, Adaptor adaptor,
     return opError<SoftmaxCrossEntropyOp>(loc)
            << "labels " << shapeString(labels.getShape()) << " must be the logits' shape "
            << shapeString(logits.getShape()) << " without the class dimension";
-  if (failed(checkLabelSmoothing(loc, getOperationName(),
-                                 adaptor.getLabelSmoothing().convertToDouble())))
+  if (failed(checkCrossEntropyOptions(loc, getOperationName(),
+                                      adaptor.getLabelSmoothing().convertToDouble(),
+                                      adaptor.getLogits(), adaptor.getWeight())))
     return failure();
   Type element = logits.getElementType();
   if (element.isF16() || element.isBF16()) // computed in f32: the loss stays f32

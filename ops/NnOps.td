@@ -186,6 +186,7 @@ def Graph_EmbeddingOp : Graph_NodeOp<"embedding", "Black",
 
 def Graph_SoftmaxCrossEntropyOp : Graph_NodeOp<"softmax_cross_entropy", "Black",
     (ins Graph_FloatTensor:$logits, Graph_IntTensor:$labels,
+         Optional<Graph_FloatTensor>:$weight,
          DefaultValuedAttr<F64Attr, "0.0">:$label_smoothing,
          OptionalAttr<I64Attr>:$ignore_index),
     (outs Graph_FloatTensor:$loss)> {
@@ -200,7 +201,11 @@ def Graph_SoftmaxCrossEntropyOp : Graph_NodeOp<"softmax_cross_entropy", "Black",
     target of a row is (1 - e) on its label plus e / C on every class; rows
     whose label is `ignore_index` count for nothing, and the mean is over
     the other rows (0, with no gradient, when every row is ignored).
-    Any other label outside [0, C) is an error at run time.
+    Any other label outside [0, C) is an error at run time. An optional
+    `weight`, f32 `[C]`, weighs each class as PyTorch's `weight=`: a row
+    counts its label's weight (in the loss and in the mean's divisor), and
+    the smoothing's share of class c is weighed by `weight[c]`. It stays
+    f32 under AMP and has no gradient.
   }];
   let ampExtraDecl = [{
     static bool widensOperand(unsigned index) { return index == 0; }

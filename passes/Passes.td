@@ -131,19 +131,23 @@ def GraphFreeze : Pass<"graph-freeze", "::ampc::graph::GraphOp"> {
 }
 
 def GraphCrossEntropyOptions : Pass<"graph-cross-entropy-options", "::ampc::graph::GraphOp"> {
-  let summary = "Sets label smoothing and the ignored label on the graph's cross entropies";
+  let summary = "Sets label smoothing, the ignored label and class weights on the graph's cross entropies";
   let description = [{
-    Sets `label_smoothing` and `ignore_index` on every
+    Sets `label_smoothing`, `ignore_index` and the class weights on every
     `softmax_cross_entropy` of the graph, as PyTorch's `cross_entropy`
-    takes them; an option left out keeps what the graph has. A graph
-    without a `softmax_cross_entropy` is an error. See docs/training.md,
-    "Label smoothing and ignored labels".
+    takes them; an option left out keeps what the graph has. The weights
+    become a `graph.const` (`<loss>.class_weights`, f32 `[C]`), the loss's
+    `weight` operand. A graph without a `softmax_cross_entropy`, or weights
+    that are not one per class, is an error. See docs/training.md, "Label
+    smoothing, ignored labels and class weights".
   }];
   let options = [
     Option<"labelSmoothing", "label-smoothing", "double", /*default=*/"-1.0",
            "the smoothing in [0, 1]; negative keeps the graph's">,
     ListOption<"ignoreIndex", "ignore-index", "int64_t",
                "the label whose rows count for nothing (one value; none keeps the graph's)">,
+    ListOption<"classWeights", "class-weights", "double",
+               "one weight per class (none keeps the graph's)">,
   ];
 }
 

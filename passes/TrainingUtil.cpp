@@ -25,8 +25,7 @@ std::vector<graph::ParamOp> trainableParams(graph::GraphOp g) {
   return params;
 }
 
-Value addState(graph::GraphOp g, graph::NameTable &names, StringRef name,
-               RankedTensorType type, StringRef initKind, double value) {
+OpBuilder afterValueOps(graph::GraphOp g) {
   Block &body = g.getBody().front();
   Operation *last = nullptr;
   for (Operation &op : body)
@@ -37,6 +36,12 @@ Value addState(graph::GraphOp g, graph::NameTable &names, StringRef name,
     b.setInsertionPointAfter(last);
   else
     b.setInsertionPointToStart(&body);
+  return b;
+}
+
+Value addState(graph::GraphOp g, graph::NameTable &names, StringRef name,
+               RankedTensorType type, StringRef initKind, double value) {
+  OpBuilder b = afterValueOps(g);
   std::string fresh = names.fresh(name);
   NamedAttrList init;
   init.set("kind", b.getStringAttr(initKind));

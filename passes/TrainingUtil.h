@@ -15,6 +15,10 @@ mlir::Value findValue(graph::GraphOp g, llvm::StringRef name);
 /// Params that training updates: float, and not marked `trainable = false`.
 std::vector<graph::ParamOp> trainableParams(graph::GraphOp g);
 
+/// A builder placed after the last input/param/const of `g` (value ops come
+/// first in a graph), or at its start.
+mlir::OpBuilder afterValueOps(graph::GraphOp g);
+
 /// A new `trainable = false` param (training state), placed after the last
 /// input/param/const.
 mlir::Value addState(graph::GraphOp g, graph::NameTable &names, llvm::StringRef name,

@@ -295,21 +295,38 @@ void dropout(Importer &im, const NodeProto &n) {
   im.emit(n, "dropout", {im.input(n, 0)}, a, n.output(0));
 }
 
+/// SoftmaxCrossEntropyLoss's class weights (input 2): an f32 const of the
+/// initializer's values (PyTorch writes a buffer as one), never trained.
+Tensor classWeights(Importer &im, const NodeProto &n) {
+  const std::string &name = n.input(2);
+  if (auto made = im.tensors.find(name); made != im.tensors.end())
+    return made->second; // also read elsewhere: as made there
+  const HostTensor *w = im.constantInput(n, 2);
+  if (!w)
+    throw im.fail(n, "the class weights must be a constant known at import time (an "
+                     "initializer), not a graph input");
+  if (w->shape.size() != 1)
+    throw im.fail(n, "the class weights must be one per class, rank 1");
+  return im.tensors[name] = im.b.constValue(name, w->shape, w->data, "f32");
+}
+
 /// SoftmaxCrossEntropyLoss with the mean reduction: softmax_cross_entropy
-/// (with its ignore_index, which PyTorch always writes: -100), the graph's
-/// loss when it is a graph output. ONNX's scores are [N, C, d1, ...]: the
-/// classes move to the last axis.
+/// (with its ignore_index, which PyTorch always writes: -100, and its class
+/// weights), the graph's loss when it is a graph output. ONNX's scores are
+/// [N, C, d1, ...]: the classes move to the last axis.
 void crossEntropy(Importer &im, const NodeProto &n) {
-  if (im.attrString(n, "reduction", "mean") != "mean" ||
-      (n.input_size() > 2 && !n.input(2).empty()))
-    throw im.fail(n, "only the mean reduction, without weights, is supported");
+  if (im.attrString(n, "reduction", "mean") != "mean")
+    throw im.fail(n, "only the mean reduction is supported");
   Tensor scores = im.input(n, 0);
   if (scores.rank() > 2)
     scores = classesLast(im, scores, 1, n.output(0) + ".classes_last");
   Attrs a;
   if (const onnx::AttributeProto *ignore = im.attr(n, "ignore_index"))
     a.set("ignore_index", B(im).getI64IntegerAttr(ignore->i()));
-  im.emit(n, "softmax_cross_entropy", {scores, im.input(n, 1)}, a);
+  std::vector<Tensor> operands = {scores, im.input(n, 1)};
+  if (n.input_size() > 2 && !n.input(2).empty())
+    operands.push_back(classWeights(im, n));
+  im.emit(n, "softmax_cross_entropy", operands, a);
   if (im.graphOutputs.count(n.output(0)))
     im.lossOutput = n.output(0);
 }

@@ -87,8 +87,9 @@ constexpr KernelTraits kRows[] = {
      A::Accumulated},
     {K::LogSoftmax, kOne, kOne, kMixedFloat, 0, F::FivePerInput, kNoRange,
      S::softmax, A::Accumulated},
+    // logits, labels[, class weights].
     {K::SoftmaxCrossEntropy,
-     kTwo,
+     {2, 3},
      kOne,
      kMixedFloat,
      0,
@@ -140,8 +141,9 @@ constexpr KernelTraits kRows[] = {
     // q, k, v, y, dy[, bias][, the forward's log-sum-exp][, the run counter].
     {K::AttentionBackward, {5, 8}, kThree, kReadsIteration, 0, F::AttentionBackward, kNoRange,
      S::attentionBackward, A::Attention, {}, "dropout"},
+    // logits, labels, dloss[, class weights].
     {K::SoftmaxCrossEntropyBackward,
-     kThree,
+     {3, 4},
      kOne,
      kInPlace | kMixedFloat,
      0,

@@ -262,8 +262,9 @@ void softmaxLogitsBackward(const StepView &s) {
   s.attrs.foldedScale("input");
 }
 
-/// Logits [..., C] and one label per row.
-void logitsAndLabels(const StepView &s) {
+/// Logits [..., C], one label per row, and the class weights (f32 [C])
+/// when input `weight` is there.
+void logitsAndLabels(const StepView &s, size_t weight) {
   const Buffer &logits = s.in(0), &labels = s.in(1);
   s.require(isFloat(logits.dtype) && !logits.shape.empty(), "logits must be a float tensor");
   s.require(isIndex(labels), "labels must be i32 or i64");
@@ -271,15 +272,19 @@ void logitsAndLabels(const StepView &s) {
   s.require(classes > 0, "logits need at least one class");
   s.require(numElements(labels.shape) == numElements(logits.shape) / classes,
             "one label per row of logits");
+  if (s.step.inputs.size() > weight) {
+    s.require(s.in(weight).dtype == DType::F32, "the class weights must be f32");
+    requireShape(s, s.in(weight), {classes});
+  }
 }
 
 void crossEntropy(const StepView &s) {
-  logitsAndLabels(s);
+  logitsAndLabels(s, 2);
   s.require(isFloatScalar(s.out(0)), "the loss must be a float scalar");
 }
 
 void crossEntropyBackward(const StepView &s) {
-  logitsAndLabels(s);
+  logitsAndLabels(s, 3);
   s.require(isFloatScalar(s.in(2)), "the loss gradient must be a float scalar");
   s.require(isFloat(s.out(0).dtype), "the gradient must be a float tensor");
   requireShape(s, s.out(0), s.in(0).shape);

@@ -1,8 +1,10 @@
 // Cross entropy as PyTorch's `cross_entropy` computes it (docs/runtime.md,
 // "Cross entropy"): label smoothing e over C classes makes a row's target
-// (1 - e) on its label plus e / C on every class, and rows whose label is
-// the ignore index count for nothing. Host and device code: both backends
-// take a row's loss and gradient from here.
+// (1 - e) on its label plus e / C on every class, rows whose label is the
+// ignore index count for nothing, and class weights w weigh a row's terms
+// by the class each is on (the mean divides by the rows' label weights).
+// Host and device code: both backends take a row's loss and gradient from
+// here; each reads the weights (any float dtype) its own way.
 #ifndef AMPC_RUNTIME_NUMERICS_CROSSENTROPY_H
 #define AMPC_RUNTIME_NUMERICS_CROSSENTROPY_H
 
@@ -41,6 +43,30 @@ struct CrossEntropyRule {
   AMPC_HD float smoothedGradient(float e, double inverseSum, bool onLabel, double factor) const {
     double target = smoothing / double(classes) + (onLabel ? 1.0 - smoothing : 0.0);
     return float((double(e) * inverseSum - target) * factor);
+  }
+
+  /// With class weights, a row's weighted loss: its label's weight wy, the
+  /// weights' sum W and (read only with smoothing) the sum of w_c x_c give
+  /// wy (1 - e) (lse - x_y) + e / C (W lse - sum w_c x_c), PyTorch's
+  /// numerator. The mean divides the rows' sum by the sum of their wy.
+  AMPC_HD double weightedRowLoss(double lse, float labelLogit, double weightedLogitSum,
+                                 double labelWeight, double weightSum) const {
+    double nll = labelWeight * (lse - double(labelLogit));
+    if (smoothing == 0.0)
+      return nll;
+    return (1.0 - smoothing) * nll +
+           smoothing / double(classes) * (weightSum * lse - weightedLogitSum);
+  }
+
+  /// With class weights, the gradient of that loss at a logit of weight wk
+  /// (as smoothedGradient's arguments): softmax ((1 - e) wy + e W / C) -
+  /// ((1 - e) wy on the label + e wk / C), times factor.
+  AMPC_HD float weightedGradient(float e, double inverseSum, bool onLabel, double classWeight,
+                                 double labelWeight, double weightSum, double factor) const {
+    double onSoftmax = (1.0 - smoothing) * labelWeight + smoothing / double(classes) * weightSum;
+    double target = (onLabel ? (1.0 - smoothing) * labelWeight : 0.0) +
+                    smoothing / double(classes) * classWeight;
+    return float((double(e) * inverseSum * onSoftmax - target) * factor);
   }
 };
 

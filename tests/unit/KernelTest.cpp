@@ -414,6 +414,41 @@ TEST_P(Kernels, CrossEntropySmoothedAndIgnored) {
   EXPECT_EQ(c.get("none"), Vec{0.0});
 }
 
+// PyTorch's cross_entropy(weight=w, label_smoothing=0.1, ignore_index=-100):
+// the rows' sum of w_y (0.9 (lse - x_y)) + 0.1 / C sum_c w_c (lse - x_c),
+// over the sum of their w_y; the weights a const or an input.
+TEST_P(Kernels, CrossEntropyWeighted) {
+  Vec logits = randomValues(4 * 5, dt(), 22), weights = {1.0, 2.0, 0.5, 3.0, 0.25};
+  Vec labels = {4, -100, 2, 0};
+  auto c = compile([&](GraphBuilder &g) {
+    Tensor l = g.input("logits", {4, 5}, dt()), y = g.input("labels", {4}, "i64");
+    Tensor fixed = g.constValue("w", {5}, weights), fed = g.input("fed", {5});
+    g.output(g.softmaxCrossEntropy(l, y, "xent", 0.1, -100, fixed));
+    g.output(g.softmaxCrossEntropy(l, y, "plain", 0.0, -100, fed));
+  });
+  c.set("logits", logits);
+  c.set("labels", labels);
+  c.set("fed", weights);
+  c.ex->run();
+  double xent = 0, plain = 0, divisor = 0;
+  for (int64_t r : {0, 2, 3}) {
+    double mx = -INFINITY, z = 0, smooth = 0;
+    const double *x = &logits[r * 5];
+    for (int64_t k = 0; k < 5; ++k)
+      mx = std::max(mx, x[k]);
+    for (int64_t k = 0; k < 5; ++k)
+      z += std::exp(x[k] - mx);
+    double lse = std::log(z) + mx, wy = weights[(int)labels[r]];
+    for (int64_t k = 0; k < 5; ++k)
+      smooth += weights[k] * (lse - x[k]);
+    xent += wy * 0.9 * (lse - x[(int)labels[r]]) + 0.1 / 5 * smooth;
+    plain += wy * (lse - x[(int)labels[r]]);
+    divisor += wy;
+  }
+  expectClose(c.get("xent"), {xent / divisor});
+  expectClose(c.get("plain"), {plain / divisor});
+}
+
 TEST_P(Kernels, DataMovement) {
   Vec x = randomValues(2 * 3 * 4, dt(), 20);
   auto c = compile([&](GraphBuilder &g) {

@@ -303,6 +303,36 @@ TEST(Numerics, CrossEntropyRowsAreSmoothedAsPyTorchsAndLabelsClassified) {
   EXPECT_NEAR(total, 0.0, 1e-6);
 }
 
+// PyTorch's cross_entropy(weight=w, label_smoothing=e): a row's numerator
+// is w_y (1 - e) (lse - x_y) + e / C sum_c w_c (lse - x_c); its gradient
+// softmax ((1 - e) w_y + e W / C) - ((1 - e) w_y [on y] + e w_k / C), which
+// also sums to 0 over the row. Weights of 1 give the unweighted rule's.
+TEST(Numerics, CrossEntropyRowsAreWeighedAsPyTorchs) {
+  CrossEntropyRule rule{0.2, 4, false, 0}, plain{0.0, 4, false, 0};
+  double x[4] = {0.5, -1.25, 2.0, 0.25}, w[4] = {1.0, 3.0, 0.5, 2.0}, lse = 0, W = 0, wx = 0;
+  for (int k = 0; k < 4; ++k)
+    lse += std::exp(x[k]), W += w[k], wx += w[k] * x[k];
+  lse = std::log(lse);
+  double smoothed = 0;
+  for (int k = 0; k < 4; ++k)
+    smoothed += w[k] * (lse - x[k]);
+  EXPECT_NEAR(rule.weightedRowLoss(lse, (float)x[1], wx, w[1], W),
+              0.8 * w[1] * (lse - x[1]) + 0.2 / 4 * smoothed, 1e-12);
+  EXPECT_NEAR(plain.weightedRowLoss(lse, (float)x[1], 123.0, w[1], W), w[1] * (lse - x[1]), 1e-12)
+      << "no smoothing: w_y (lse - x_y)";
+  double exps = std::exp(lse), total = 0;
+  for (int k = 0; k < 4; ++k) {
+    float g = rule.weightedGradient((float)std::exp(x[k]), 1.0 / exps, k == 1, w[k], w[1], W, 0.5);
+    double p = std::exp(x[k] - lse);
+    double want = (p * (0.8 * w[1] + 0.2 * W / 4) - ((k == 1 ? 0.8 * w[1] : 0.0) + 0.2 * w[k] / 4)) * 0.5;
+    EXPECT_NEAR(g, want, 1e-7) << k;
+    total += g;
+    float ones = rule.weightedGradient((float)std::exp(x[k]), 1.0 / exps, k == 1, 1, 1, 4, 0.5);
+    EXPECT_NEAR(ones, rule.smoothedGradient((float)std::exp(x[k]), 1.0 / exps, k == 1, 0.5), 1e-7);
+  }
+  EXPECT_NEAR(total, 0.0, 1e-6);
+}
+
 TEST(Numerics, DropoutBitsAreUniformKeyedAndReproducible) {
   uint64_t stream = dropoutStream(3, 7, 0);
   EXPECT_NE(stream, dropoutStream(3, 7, 1)) << "each run draws anew";

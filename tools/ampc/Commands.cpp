@@ -239,6 +239,8 @@ const std::vector<Command> &commands() {
                         "--weights' Linear weights: torch ([out, in]), graph or hf (a Hub GPT-2 or LLaMA)"},
                        {"ignore-index", true, false,
                         "softmax_cross_entropy: rows with this label count for nothing"},
+                       {"class-weights", true, false,
+                        "softmax_cross_entropy: W0,W1,...: each class's weight"},
                        {"device", true, false, "cpu (default) or cuda"},
                        noFuseOptionSpec(),
                        {"no-cuda-graph", false, false,

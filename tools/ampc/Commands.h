@@ -69,8 +69,9 @@ std::unique_ptr<Tokenizer> tokenizerFrom(const Args &args);
 /// of `train` and `compile --train`; throws UsageError on a bad value.
 std::vector<OptionSpec> trainingOptionSpecs();
 TrainSettings trainSettingsFrom(const Args &args);
-/// `--ignore-index N`, when given (train, compile, run).
-std::optional<int64_t> ignoreIndexFrom(const Args &args);
+/// `--ignore-index N` and `--class-weights W,...`, as given (train,
+/// compile, run).
+CrossEntropyWeighting crossEntropyWeightingFrom(const Args &args);
 
 /// A training step compiled from a graph, as `train` and `doctor` run it.
 struct TrainJob {

@@ -38,15 +38,16 @@ bool isPlanFile(const std::string &path) {
 
 /// Loads a graph, runs the AMP pipeline (or the training pipeline) and
 /// lowers it for `target` (with `probes`); or loads a plan. A forward
-/// graph's cross entropy takes `ignoreIndex` (`ampc run --ignore-index`).
+/// graph's cross entropy takes `weighting` (`ampc run --ignore-index`,
+/// `--class-weights`).
 rt::Plan planFor(const std::string &in, const AmpSettings &settings, const rt::Target &target,
                  const FusionSet &fusions, const TrainSettings *training = nullptr,
-                 ProbeOptions probes = {}, std::optional<int64_t> ignoreIndex = std::nullopt) {
+                 ProbeOptions probes = {}, const CrossEntropyWeighting &weighting = {}) {
   if (isPlanFile(in))
     return rt::loadPlan(in);
   MLIRContext ctx;
   OwningOpRef<ModuleOp> module = loadGraph(ctx, in);
-  applyIgnoreIndex(*module, ignoreIndex);
+  applyCrossEntropyWeighting(*module, weighting);
   if (training)
     runTrainingPipeline(*module, settings, *training);
   else
@@ -145,7 +146,7 @@ static int runOnInputs(const Args &args, const std::string &in, const AmpSetting
   std::string device = deviceFrom(args);
   rt::Plan plan = onFile(in, [&] {
     return planFor(in, settings, rt::targetOfDevice(device), fusionsFrom(args, nullptr), nullptr,
-                   {}, ignoreIndexFrom(args));
+                   {}, crossEntropyWeightingFrom(args));
   });
   rt::Executor ex(plan, {/*training=*/false, (uint64_t)args.getInt("seed", 0, 0),
                          /*profile=*/false, device, !args.has("no-cuda-graph"), nullptr,
@@ -181,7 +182,8 @@ int runRun(const Args &args) {
     if (args.has("steps"))
       options.steps = args.getInt("steps", 0);
     rt::Plan plan = planFor(in, settings, rt::targetOfDevice(options.device),
-                            fusionsFrom(args, nullptr), nullptr, {}, ignoreIndexFrom(args));
+                            fusionsFrom(args, nullptr), nullptr, {},
+                            crossEntropyWeightingFrom(args));
     rt::Runner runner(plan, options);
     loadWeightsFrom(args, runner.executor());
     if (args.has("batch") && args.getInt("batch", 0) != runner.batchSize())

@@ -42,11 +42,23 @@ static std::vector<double> numberList(const std::string &text, const std::string
   return numbers;
 }
 
-std::optional<int64_t> ignoreIndexFrom(const Args &args) {
-  if (!args.has("ignore-index"))
-    return std::nullopt;
-  return args.getInt("ignore-index", 0, std::numeric_limits<int64_t>::min(),
-                     std::numeric_limits<int64_t>::max());
+CrossEntropyWeighting crossEntropyWeightingFrom(const Args &args) {
+  CrossEntropyWeighting w;
+  if (args.has("ignore-index"))
+    w.ignoreIndex = args.getInt("ignore-index", 0, std::numeric_limits<int64_t>::min(),
+                                std::numeric_limits<int64_t>::max());
+  if (auto weights = args.get("class-weights")) {
+    w.classWeights = numberList(*weights, "--class-weights");
+    double total = 0;
+    for (double v : w.classWeights) {
+      if (v < 0 || v > 3.0e38)
+        throw UsageError("--class-weights must be at least 0 (and f32), got '" + *weights + "'");
+      total += v;
+    }
+    if (total == 0)
+      throw UsageError("--class-weights weighs every class 0: nothing would be learned");
+  }
+  return w;
 }
 
 TrainSettings trainSettingsFrom(const Args &given) {
@@ -102,7 +114,7 @@ TrainSettings trainSettingsFrom(const Args &given) {
   s.gradientCheckpointing = args.has("gradient-checkpointing");
   if (args.has("label-smoothing"))
     s.labelSmoothing = args.getNumber("label-smoothing", 0.0, 0.0, 1.0);
-  s.ignoreIndex = ignoreIndexFrom(args);
+  s.weighting = crossEntropyWeightingFrom(args);
   for (auto [flag, patterns] : {std::pair{"freeze", &s.freeze}, {"train-only", &s.trainOnly},
                                 {"lr-scale", &s.lrScales}})
     for (const std::string &value : args.getAll(flag))
@@ -142,6 +154,8 @@ std::vector<OptionSpec> trainingOptionSpecs() {
            "softmax_cross_entropy: the target's share spread over the classes, in [0, 1]"},
           {"ignore-index", true, false,
            "softmax_cross_entropy: rows with this label count for nothing (PyTorch: -100)"},
+          {"class-weights", true, false,
+           "softmax_cross_entropy: W0,W1,...: each class's weight, as PyTorch's weight="},
           {"freeze", true, true,
            "params not trained, by name or module, globs allowed: embed,layers.0,*.bias"},
           {"train-only", true, true, "the params trained, by name or module: the rest are frozen"},
@@ -227,7 +241,7 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
   });
   onFile(in, [&] {
     OwningOpRef<ModuleOp> forward = loadGraph(ctx, in);
-    applyIgnoreIndex(*forward, job.settings.ignoreIndex); // validation ignores the same rows
+    applyCrossEntropyWeighting(*forward, job.settings.weighting); // validation: the same rows
     job.userValues = userValueNames(*forward);
     OwningOpRef<ModuleOp> training = forward->clone();
     runAmpPipeline(*forward, job.amp);

@@ -1,6 +1,6 @@
 // softmax_cross_entropy (mean over the rows not ignored, integer labels,
-// label smoothing; runtime/numerics/CrossEntropy.h) and mse_loss, and their
-// backward.
+// label smoothing, class weights; runtime/numerics/CrossEntropy.h) and
+// mse_loss, and their backward.
 #include <algorithm>
 #include <cmath>
 
@@ -32,11 +32,36 @@ std::vector<int64_t> rowLabels(KernelContext &c, const num::CrossEntropyRule &ru
   return label;
 }
 
+/// The class weights of a cross entropy (input `at`, any float dtype) in
+/// f32, their sum, and the mean's divisor: the counted rows' label weights
+/// summed in row order (the counted rows without weights).
+struct ClassWeights {
+  std::vector<float> w; // empty: every class weighs 1
+  double sum = 0, divisor = 0;
+
+  ClassWeights(const KernelContext &c, size_t at, const std::vector<int64_t> &label,
+               int64_t counted) {
+    divisor = double(counted);
+    if (c.in.size() <= at)
+      return;
+    F32In given(c.in[at]);
+    w.assign(given.data(), given.data() + c.in[at].size());
+    for (float v : w)
+      sum += v;
+    divisor = 0;
+    for (int64_t y : label)
+      if (y != num::kIgnoredRow)
+        divisor += w[y];
+  }
+};
+
 void softmaxCrossEntropy(KernelContext &c) {
   const TensorRef &logits = c.in[0], &labels = c.in[1];
   int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0, counted;
   num::CrossEntropyRule rule = num::crossEntropyRuleOf(c.attrs, classes);
   std::vector<int64_t> label = rowLabels(c, rule, labels, rows, counted);
+  ClassWeights weights(c, 2, label, counted);
+  const float *w = weights.w.empty() ? nullptr : weights.w.data();
   double total = 0;
   // Rows in parallel; a low-precision row is widened into scratch first.
 #pragma omp parallel reduction(+ : total) if (logits.size() > kParallelGrain)
@@ -49,15 +74,21 @@ void softmaxCrossEntropy(KernelContext &c) {
       const float *x = rowF32(logits, r, classes, row);
       float max;
       double sum = expShiftedRow(x, classes, e.data(), max), logitSum = 0;
-      if (rule.smoothing != 0.0) {
+      if (rule.smoothing != 0.0 && w) {
+#pragma omp simd reduction(+ : logitSum)
+        for (int64_t k = 0; k < classes; ++k)
+          logitSum += double(w[k]) * x[k];
+      } else if (rule.smoothing != 0.0) {
 #pragma omp simd reduction(+ : logitSum) // in lanes, as expShiftedRow's sum
         for (int64_t k = 0; k < classes; ++k)
           logitSum += x[k];
       }
-      total += rule.rowLoss(std::log(sum) + max, x[label[r]], logitSum);
+      double lse = std::log(sum) + max;
+      total += w ? rule.weightedRowLoss(lse, x[label[r]], logitSum, w[label[r]], weights.sum)
+                 : rule.rowLoss(lse, x[label[r]], logitSum);
     }
   }
-  float loss = float(counted ? total / counted : 0.0);
+  float loss = float(weights.divisor != 0 ? total / weights.divisor : 0.0);
   fromF32(&loss, c.out[0].data, c.out[0].dtype, 1);
 }
 
@@ -79,8 +110,12 @@ void softmaxCrossEntropyBackward(KernelContext &c) {
   int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0, counted;
   num::CrossEntropyRule rule = num::crossEntropyRuleOf(c.attrs, classes);
   std::vector<int64_t> label = rowLabels(c, rule, labels, rows, counted);
-  double factor = counted ? scalarF32(c.in[2]) / double(counted) : 0.0;
+  ClassWeights weights(c, 3, label, counted);
+  const float *w = weights.w.empty() ? nullptr : weights.w.data();
+  double factor = weights.divisor != 0 ? scalarF32(c.in[2]) / weights.divisor : 0.0;
   // Rows in parallel: exp(x - max) into the f32 row, then scaled in place.
+  // The weights are read into `w` first: the result may take their storage
+  // (in place, one row).
 #pragma omp parallel if (logits.size() > kParallelGrain)
   {
     bool wideOut = out.dtype == DType::F32;
@@ -95,7 +130,14 @@ void softmaxCrossEntropyBackward(KernelContext &c) {
         const float *x = rowF32(logits, r, classes, row);
         float max;
         double sum = expShiftedRow(x, classes, dx, max);
-        if (rule.smoothing != 0.0) {
+        if (w) {
+          double inverseSum = 1.0 / sum, wy = w[y], total = weights.sum;
+          float label = dx[y];
+#pragma omp simd
+          for (int64_t k = 0; k < classes; ++k)
+            dx[k] = rule.weightedGradient(dx[k], inverseSum, false, w[k], wy, total, factor);
+          dx[y] = rule.weightedGradient(label, inverseSum, true, w[y], wy, total, factor);
+        } else if (rule.smoothing != 0.0) {
           double inverseSum = 1.0 / sum;
           float label = dx[y]; // the loop off the label vectorises; the label after
 #pragma omp simd

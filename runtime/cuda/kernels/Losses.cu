@@ -1,6 +1,6 @@
 // softmax_cross_entropy (mean over the rows not ignored, integer labels,
-// label smoothing; runtime/numerics/CrossEntropy.h) and mse_loss, and their
-// backward. A row's exponentials use the CPU's vectorExp; sums are in
+// label smoothing, class weights; runtime/numerics/CrossEntropy.h) and
+// mse_loss, and their backward. A row's exponentials use the CPU's vectorExp; sums are in
 // double, in a fixed order (the same on every run), which differs from the
 // CPU's, so losses agree with the CPU within rounding of those sums. A row's
 // max and sum take one read of it (rowExp), so the loss reads the logits
@@ -77,17 +77,35 @@ __device__ int64_t labelOf(View labels, int64_t r, const num::CrossEntropyRule &
   return label;
 }
 
-/// The sum of row r's logits in double (read only with label smoothing).
-__device__ double rowSum(const View &x, int64_t r, int64_t classes) {
+/// The sum of row r's logits in double, each times its class weight when
+/// `weights` has data (read only with label smoothing).
+__device__ double rowSum(const View &x, int64_t r, int64_t classes, const View &weights) {
   double s = 0;
-  for (int64_t k = threadIdx.x; k < classes; k += blockDim.x)
-    s += load(x.data, x.dtype, r * classes + k);
+  for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) {
+    double v = load(x.data, x.dtype, r * classes + k);
+    s += weights.data ? double(load(weights.data, weights.dtype, k)) * v : v;
+  }
   return blockReduce(s, [](double a, double b) { return a + b; });
 }
 
-__global__ void crossEntropyRows(View logits, View labels, num::CrossEntropyRule rule,
-                                 double *rowLoss, int32_t *error, int step) {
+/// The sum of the class weights, by the block (read only with smoothing).
+__device__ double weightSum(const View &weights) {
+  double s = 0;
+  for (int64_t k = threadIdx.x; k < weights.size; k += blockDim.x)
+    s += load(weights.data, weights.dtype, k);
+  return blockReduce(s, [](double a, double b) { return a + b; });
+}
+
+/// Class `label`'s weight: 1 without weights.
+__device__ double weightOf(const View &weights, int64_t label) {
+  return weights.data ? load(weights.data, weights.dtype, label) : 1.0;
+}
+
+__global__ void crossEntropyRows(View logits, View labels, View weights,
+                                 num::CrossEntropyRule rule, double *rowLoss, int32_t *error,
+                                 int step) {
   int64_t classes = rule.classes;
+  double total = weights.data && rule.smoothing != 0.0 ? weightSum(weights) : 0.0;
   for (int64_t r = blockIdx.x; r < labels.size; r += gridDim.x) {
     int64_t label = labelOf(labels, r, rule, error, step);
     if (label == num::kIgnoredRow) { // the whole block agrees: one label per row
@@ -98,62 +116,81 @@ __global__ void crossEntropyRows(View logits, View labels, num::CrossEntropyRule
     float max;
     double sum;
     rowExp(logits, r, classes, max, sum);
-    double logitSum = rule.smoothing != 0.0 ? rowSum(logits, r, classes) : 0.0;
-    if (threadIdx.x == 0)
-      rowLoss[r] = rule.rowLoss(log(sum) + max,
-                                load(logits.data, logits.dtype, r * classes + label), logitSum);
+    double logitSum = rule.smoothing != 0.0 ? rowSum(logits, r, classes, weights) : 0.0;
+    if (threadIdx.x == 0) {
+      double lse = log(sum) + max;
+      float labelLogit = load(logits.data, logits.dtype, r * classes + label);
+      rowLoss[r] = weights.data ? rule.weightedRowLoss(lse, labelLogit, logitSum,
+                                                       weightOf(weights, label), total)
+                                : rule.rowLoss(lse, labelLogit, logitSum);
+    }
   }
 }
 
-/// The rows `rule` does not ignore, by one block in a fixed order.
-__device__ int64_t countedRows(View labels, const num::CrossEntropyRule &rule) {
-  if (!rule.ignores)
-    return labels.size;
-  double n = 0; // exact: fewer than 2^53 rows
-  for (int64_t r = threadIdx.x; r < labels.size; r += blockDim.x)
-    n += rule.rowLabel(loadIndex(labels.data, labels.dtype, r)) != num::kIgnoredRow;
-  return (int64_t)blockReduce(n, [](double a, double b) { return a + b; });
+/// The mean's divisor: the counted rows' label weights (1 each without
+/// weights), by one block in a fixed order. A bad label (reported by the
+/// rows' kernel) weighs 0.
+__device__ double countedRows(View labels, View weights, const num::CrossEntropyRule &rule) {
+  if (!rule.ignores && !weights.data)
+    return double(labels.size);
+  double n = 0; // without weights exact: fewer than 2^53 rows
+  for (int64_t r = threadIdx.x; r < labels.size; r += blockDim.x) {
+    int64_t label = rule.rowLabel(loadIndex(labels.data, labels.dtype, r));
+    n += label >= 0 ? weightOf(weights, label) : 0.0;
+  }
+  return blockReduce(n, [](double a, double b) { return a + b; });
 }
 
 /// The mean of the counted rows' losses, by one block: the losses summed by
 /// thread 0 in row order (ignored rows add 0).
-__global__ void meanOfRows(const double *rowLoss, View labels, num::CrossEntropyRule rule,
-                           View loss) {
-  int64_t counted = countedRows(labels, rule);
+__global__ void meanOfRows(const double *rowLoss, View labels, View weights,
+                           num::CrossEntropyRule rule, View loss) {
+  double counted = countedRows(labels, weights, rule);
   if (threadIdx.x != 0)
     return;
   double total = 0;
   for (int64_t r = 0; r < labels.size; ++r)
     total += rowLoss[r];
-  store(loss.data, loss.dtype, 0, float(counted ? total / counted : 0.0));
+  store(loss.data, loss.dtype, 0, float(counted != 0 ? total / counted : 0.0));
+}
+
+/// Input `at`'s view, or a view without data when the step has no weights.
+View weightsOf(LaunchContext &c, size_t at) {
+  return c.in.size() > at ? viewOf(c.in[at]) : View{};
 }
 
 void crossEntropy(LaunchContext &c) {
   const TensorRef &logits = c.in[0], &labels = c.in[1];
   int64_t classes = logits.dim(-1), rows = classes ? logits.size() / classes : 0;
   num::CrossEntropyRule rule = num::crossEntropyRuleOf(c.attrs, classes);
+  View weights = weightsOf(c, 2);
   double *rowLoss = reinterpret_cast<double *>(c.device.scratch(std::max<int64_t>(rows, 1) * 8));
   if (rows)
     crossEntropyRows<<<(unsigned)std::min<int64_t>(rows, 65535), kThreads, 0, c.stream()>>>(
-        viewOf(logits), viewOf(labels), rule, rowLoss, c.device.errorWord(), c.index);
-  meanOfRows<<<1, kThreads, 0, c.stream()>>>(rowLoss, viewOf(labels), rule, viewOf(c.out[0]));
+        viewOf(logits), viewOf(labels), weights, rule, rowLoss, c.device.errorWord(), c.index);
+  meanOfRows<<<1, kThreads, 0, c.stream()>>>(rowLoss, viewOf(labels), weights, rule,
+                                             viewOf(c.out[0]));
   launched(c);
 }
 
-/// dloss / the counted rows, into `factor`, by one block (with an ignored
-/// label: otherwise every row counts, and the rows' kernel divides).
-__global__ void crossEntropyFactor(View labels, View dloss, num::CrossEntropyRule rule,
-                                   double *factor) {
-  int64_t counted = countedRows(labels, rule);
+/// dloss / the mean's divisor, into `factor`, by one block (with an ignored
+/// label or class weights: otherwise every row counts, and the rows' kernel
+/// divides).
+__global__ void crossEntropyFactor(View labels, View weights, View dloss,
+                                   num::CrossEntropyRule rule, double *factor) {
+  double counted = countedRows(labels, weights, rule);
   if (threadIdx.x == 0)
-    *factor = counted ? load(dloss.data, dloss.dtype, 0) / double(counted) : 0.0;
+    *factor = counted != 0 ? load(dloss.data, dloss.dtype, 0) / counted : 0.0;
 }
 
-__global__ void crossEntropyBackwardRows(View logits, View labels, View dloss,
+// With one row the result may take the weights' storage (in place): each
+// row reads its label's weight and the weights' sum before it writes.
+__global__ void crossEntropyBackwardRows(View logits, View labels, View dloss, View weights,
                                          const double *factorOf, View dx,
                                          num::CrossEntropyRule rule, int32_t *error, int step) {
   int64_t rows = labels.size, classes = rule.classes;
   double factor = factorOf ? *factorOf : load(dloss.data, dloss.dtype, 0) / double(rows);
+  double total = weights.data && rule.smoothing != 0.0 ? weightSum(weights) : 0.0;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     int64_t label = labelOf(labels, r, rule, error, step);
     if (label == num::kIgnoredRow) {
@@ -161,9 +198,10 @@ __global__ void crossEntropyBackwardRows(View logits, View labels, View dloss,
         store(dx.data, dx.dtype, r * classes + k, 0.0f);
       continue;
     }
+    double wy = weights.data ? weightOf(weights, label) : 1.0;
     float max;
     double sum;
-    rowExp(logits, r, classes, max, sum);
+    rowExp(logits, r, classes, max, sum); // synchronises the block: wy is read
     float inverse = float(factor / sum);
     double inverseSum = 1.0 / sum;
     unrolledStride(
@@ -171,9 +209,12 @@ __global__ void crossEntropyBackwardRows(View logits, View labels, View dloss,
         [&](int64_t k) { return load(logits.data, logits.dtype, r * classes + k); },
         [&](int64_t k, float v) {
           float e = num::vectorExp(v - max);
-          float g = rule.smoothing != 0.0 ? rule.smoothedGradient(e, inverseSum, k == label, factor)
-                    : k == label        ? float((e / sum - 1.0) * factor)
-                                        : e * inverse;
+          float g = weights.data ? rule.weightedGradient(e, inverseSum, k == label,
+                                                         weightOf(weights, k), wy, total, factor)
+                    : rule.smoothing != 0.0 ? rule.smoothedGradient(e, inverseSum, k == label,
+                                                                    factor)
+                    : k == label            ? float((e / sum - 1.0) * factor)
+                                            : e * inverse;
           store(dx.data, dx.dtype, r * classes + k, g);
         });
   }
@@ -185,15 +226,16 @@ void crossEntropyBackward(LaunchContext &c) {
   if (!rows)
     return;
   num::CrossEntropyRule rule = num::crossEntropyRuleOf(c.attrs, classes);
+  View weights = weightsOf(c, 3);
   double *factor = nullptr;
-  if (rule.ignores) {
+  if (rule.ignores || weights.data) {
     factor = reinterpret_cast<double *>(c.device.scratch(sizeof(double)));
-    crossEntropyFactor<<<1, kThreads, 0, c.stream()>>>(viewOf(c.in[1]), viewOf(c.in[2]), rule,
-                                                       factor);
+    crossEntropyFactor<<<1, kThreads, 0, c.stream()>>>(viewOf(c.in[1]), weights,
+                                                       viewOf(c.in[2]), rule, factor);
   }
   crossEntropyBackwardRows<<<(unsigned)std::min<int64_t>(rows, 65535), kThreads, 0,
                              c.stream()>>>(viewOf(logits), viewOf(c.in[1]), viewOf(c.in[2]),
-                                           factor, viewOf(c.out[0]), rule,
+                                           weights, factor, viewOf(c.out[0]), rule,
                                            c.device.errorWord(), c.index);
   launched(c);
 }

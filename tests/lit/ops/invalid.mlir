@@ -389,6 +389,29 @@ graph.graph @xent_smoothing {
 
 // -----
 
+graph.graph @xent_weight_per_class {
+  %logits = graph.input "logits" : tensor<4x10xf32>
+  %labels = graph.input "labels" : tensor<4xi64>
+  %w = graph.input "w" : tensor<8xf32>
+  // expected-error @+1 {{weight must be f32 [classes] = [10], got 'tensor<8xf32>'}}
+  %y = graph.softmax_cross_entropy "y"(%logits, %labels, %w) : (tensor<4x10xf32>, tensor<4xi64>, tensor<8xf32>) -> tensor<f32>
+  graph.return %y : tensor<f32>
+}
+
+// -----
+
+graph.graph @xent_backward_weight_f32 {
+  %logits = graph.input "logits" : tensor<4x10xf16>
+  %labels = graph.input "labels" : tensor<4xi64>
+  %dloss = graph.input "dloss" : tensor<f32>
+  %w = graph.input "w" : tensor<10xf16>
+  // expected-error @+1 {{weight must be f32 [classes] = [10], got 'tensor<10xf16>'}}
+  %dx = graph.softmax_cross_entropy_backward "dx"(%logits, %labels, %dloss, %w) : (tensor<4x10xf16>, tensor<4xi64>, tensor<f32>, tensor<10xf16>) -> tensor<4x10xf16>
+  graph.return %dx : tensor<4x10xf16>
+}
+
+// -----
+
 graph.graph @xent_backward_smoothing {
   %logits = graph.input "logits" : tensor<4x10xf32>
   %labels = graph.input "labels" : tensor<4xi64>

@@ -9,3 +9,4 @@ graph.graph @regression attributes {loss = "loss"} {
   %loss = graph.mse_loss "loss"(%x, %t) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<f32>
   graph.return %loss : tensor<f32>
 }
+
