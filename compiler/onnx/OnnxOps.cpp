@@ -295,19 +295,15 @@ void dropout(Importer &im, const NodeProto &n) {
   im.emit(n, "dropout", {im.input(n, 0)}, a, n.output(0));
 }
 
-/// SoftmaxCrossEntropyLoss's class weights (input 2): an f32 const of the
-/// initializer's values (PyTorch writes a buffer as one), never trained.
+/// SoftmaxCrossEntropyLoss's class weights (input 2): an initializer (PyTorch
+/// writes a buffer as one) becomes an f32 const, never trained; a graph
+/// input is fed as it is.
 Tensor classWeights(Importer &im, const NodeProto &n) {
   const std::string &name = n.input(2);
-  if (auto made = im.tensors.find(name); made != im.tensors.end())
-    return made->second; // also read elsewhere: as made there
-  const HostTensor *w = im.constantInput(n, 2);
-  if (!w)
-    throw im.fail(n, "the class weights must be a constant known at import time (an "
-                     "initializer), not a graph input");
-  if (w->shape.size() != 1)
-    throw im.fail(n, "the class weights must be one per class, rank 1");
-  return im.tensors[name] = im.b.constValue(name, w->shape, w->data, "f32");
+  if (!im.tensors.count(name))
+    if (const HostTensor *w = im.constantInput(n, 2))
+      im.tensors[name] = im.b.constValue(name, w->shape, w->data, "f32");
+  return im.input(n, 2);
 }
 
 /// SoftmaxCrossEntropyLoss with the mean reduction: softmax_cross_entropy

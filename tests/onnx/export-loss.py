@@ -7,7 +7,9 @@ each position: [N, C, T] scores, the classes on axis 1 as ONNX and PyTorch
 read them, and ignore_index 0 for padding) and `tokens` (a Transformer
 encoder layer tagging tokens, its scores flattened to [N T, C] as token
 classifiers write them, the padding's labels -100), with PyTorch's losses
-over 10 AdamW steps from its start (`tokens.peer.json`).
+over 10 AdamW steps from its start (`tokens.peer.json`), and `weighted`
+(the classifier with class weights, a buffer: cross_entropy's weight=) and
+`fed` (its weights a graph input instead).
 
 Usage: export-loss.py OUTDIR. Exits 77 (a skip) where PyTorch is missing."""
 import json
@@ -41,13 +43,23 @@ class Tagger(torch.nn.Module):
         return F.cross_entropy(self.conv(x), labels, ignore_index=0)
 
 
-def export(name, model, x, labels):
-    torch.onnx.export(model, (x, labels), f"{out}/{name}.onnx", input_names=["x", "labels"],
-                      output_names=["loss"], opset_version=13)
+class Weighted(Classifier):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("class_weight", torch.linspace(0.25, 2.5, 10))
+
+    def forward(self, x, labels):
+        return F.cross_entropy(self.fc(x), labels, weight=self.class_weight)
+
+
+def export(name, model, x, labels, **more):
+    inputs = {"x": x, "labels": labels, **more}
+    torch.onnx.export(model, tuple(inputs.values()), f"{out}/{name}.onnx",
+                      input_names=list(inputs), output_names=["loss"], opset_version=13)
     with torch.no_grad():
-        loss = model(x, labels)
+        loss = model(*inputs.values())
     safetensors_io.write(f"{out}/{name}.inputs.safetensors",
-                         {"x": x.numpy(), "labels": labels.numpy()})
+                         {k: v.numpy() for k, v in inputs.items()})
     safetensors_io.write(f"{out}/{name}.expected.safetensors", {"loss": loss.numpy()})
 
 
@@ -66,6 +78,15 @@ class Tokens(torch.nn.Module):
 labels = torch.randint(0, 10, (32,))
 labels[::3] = -100
 export("classifier", Classifier(), torch.randn(32, 16), labels)
+export("weighted", Weighted(), torch.randn(32, 16), labels)
+
+
+class Fed(Classifier):
+    def forward(self, x, labels, weight):
+        return F.cross_entropy(self.fc(x), labels, weight=weight)
+
+
+export("fed", Fed(), torch.randn(32, 16), labels, weight=torch.linspace(2.0, 0.2, 10))
 tags = torch.randint(0, 6, (4, 12))  # 0 is padding: about a sixth of the positions
 export("tagger", Tagger(), torch.randn(4, 8, 12), tags)
 tokens = Tokens()

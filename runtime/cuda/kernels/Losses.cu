@@ -1,11 +1,12 @@
 // softmax_cross_entropy (mean over the rows not ignored, integer labels,
 // label smoothing, class weights; runtime/numerics/CrossEntropy.h) and
-// mse_loss, and their backward. A row's exponentials use the CPU's vectorExp; sums are in
-// double, in a fixed order (the same on every run), which differs from the
-// CPU's, so losses agree with the CPU within rounding of those sums. A row's
-// max and sum take one read of it (rowExp), so the loss reads the logits
-// once and its backward twice; each thread loads kUnroll elements of a row
-// before it uses any (unrolledStride), in the order it used them one by one.
+// mse_loss, and their backward. A row's exponentials use the CPU's
+// vectorExp; sums are in double, in a fixed order (the same on every run),
+// which differs from the CPU's, so losses agree with the CPU within
+// rounding of those sums. A row's max and sum take one read of it (rowExp),
+// so the loss reads the logits once and its backward twice; each thread
+// loads kUnroll elements of a row before it uses any (unrolledStride), in
+// the order it used them one by one.
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/numerics/CrossEntropy.h"
 #include "runtime/numerics/Exp.h"
