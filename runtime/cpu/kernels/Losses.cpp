@@ -130,7 +130,7 @@ void softmaxCrossEntropyBackward(KernelContext &c) {
         const float *x = rowF32(logits, r, classes, row);
         float max;
         double sum = expShiftedRow(x, classes, dx, max);
-        if (w) {
+        if (w && rule.smoothing != 0.0) {
           double inverseSum = 1.0 / sum, wy = w[y], total = weights.sum;
           float label = dx[y];
 #pragma omp simd
@@ -144,11 +144,12 @@ void softmaxCrossEntropyBackward(KernelContext &c) {
           for (int64_t k = 0; k < classes; ++k)
             dx[k] = rule.smoothedGradient(dx[k], inverseSum, false, factor);
           dx[y] = rule.smoothedGradient(label, inverseSum, true, factor);
-        } else {
-          float target = dx[y], inverse = float(factor / sum);
+        } else { // (softmax - onehot) times the row's weight
+          double rowFactor = w ? factor * w[y] : factor;
+          float target = dx[y], inverse = float(rowFactor / sum);
           for (int64_t k = 0; k < classes; ++k)
             dx[k] *= inverse;
-          dx[y] = float((target / sum - 1.0) * factor); // no cancellation in f32
+          dx[y] = float((target / sum - 1.0) * rowFactor); // no cancellation in f32
         }
       }
       if (!wideOut)

@@ -203,19 +203,21 @@ __global__ void crossEntropyBackwardRows(View logits, View labels, View dloss, V
     float max;
     double sum;
     rowExp(logits, r, classes, max, sum); // synchronises the block: wy is read
-    float inverse = float(factor / sum);
+    double rowFactor = factor * wy; // without smoothing: (softmax - onehot) w_y
+    float inverse = float(rowFactor / sum);
     double inverseSum = 1.0 / sum;
     unrolledStride(
         threadIdx.x, classes, blockDim.x,
         [&](int64_t k) { return load(logits.data, logits.dtype, r * classes + k); },
         [&](int64_t k, float v) {
           float e = num::vectorExp(v - max);
-          float g = weights.data ? rule.weightedGradient(e, inverseSum, k == label,
-                                                         weightOf(weights, k), wy, total, factor)
-                    : rule.smoothing != 0.0 ? rule.smoothedGradient(e, inverseSum, k == label,
-                                                                    factor)
-                    : k == label            ? float((e / sum - 1.0) * factor)
-                                            : e * inverse;
+          bool smoothed = rule.smoothing != 0.0;
+          float g = smoothed && weights.data
+                        ? rule.weightedGradient(e, inverseSum, k == label, weightOf(weights, k),
+                                                wy, total, factor)
+                    : smoothed   ? rule.smoothedGradient(e, inverseSum, k == label, factor)
+                    : k == label ? float((e / sum - 1.0) * rowFactor)
+                                 : e * inverse;
           store(dx.data, dx.dtype, r * classes + k, g);
         });
   }
