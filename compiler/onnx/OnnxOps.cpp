@@ -7,6 +7,7 @@
 
 #include "llvm/Support/xxhash.h"
 #include "ops/GraphNames.h"
+#include "ops/GraphOps.h"
 
 namespace ampc::onnx_import {
 namespace {
@@ -307,13 +308,12 @@ Tensor classWeights(Importer &im, const NodeProto &n) {
 }
 
 /// SoftmaxCrossEntropyLoss with the mean reduction: softmax_cross_entropy
-/// (with its ignore_index, which PyTorch always writes: -100, and its class
-/// weights), the graph's loss when it is a graph output. ONNX's scores are
-/// [N, C, d1, ...]: the classes move to the last axis.
-void crossEntropy(Importer &im, const NodeProto &n) {
+/// of `scores` (with its ignore_index, which PyTorch always writes: -100,
+/// and its class weights), the graph's loss when it is a graph output.
+/// ONNX's scores are [N, C, d1, ...]: the classes move to the last axis.
+void crossEntropyOf(Importer &im, const NodeProto &n, Tensor scores) {
   if (im.attrString(n, "reduction", "mean") != "mean")
     throw im.fail(n, "only the mean reduction is supported");
-  Tensor scores = im.input(n, 0);
   if (scores.rank() > 2)
     scores = classesLast(im, scores, 1, n.output(0) + ".classes_last");
   Attrs a;
@@ -325,6 +325,22 @@ void crossEntropy(Importer &im, const NodeProto &n) {
   im.emit(n, "softmax_cross_entropy", operands, a);
   if (im.graphOutputs.count(n.output(0)))
     im.lossOutput = n.output(0);
+}
+
+void crossEntropy(Importer &im, const NodeProto &n) { crossEntropyOf(im, n, im.input(n, 0)); }
+
+/// NegativeLogLikelihoodLoss of a LogSoftmax over the classes (PyTorch's
+/// `F.nll_loss(F.log_softmax(x, 1), y)`): the cross entropy of the
+/// log-probabilities, whose softmax is the probabilities, so the loss and
+/// its gradients are NLL's (docs/onnx.md). Other inputs are refused.
+void nllLoss(Importer &im, const NodeProto &n) {
+  Tensor logProbs = im.input(n, 0);
+  auto logSoftmax = mlir::dyn_cast_or_null<graph::LogSoftmaxOp>(logProbs.value().getDefiningOp());
+  int64_t axis = logSoftmax ? logSoftmax.getAxis() : 0;
+  if (!logSoftmax || logProbs.rank() < 2 || (axis < 0 ? axis + logProbs.rank() : axis) != 1)
+    throw im.fail(n, "reads log-probabilities: supported after a LogSoftmax over the classes "
+                     "(axis 1), where it is that LogSoftmax's cross entropy");
+  crossEntropyOf(im, n, logProbs);
 }
 
 /// Ops only ever folded: reaching the mapping means an input was not known.
@@ -405,6 +421,7 @@ const std::map<std::string, Mapping> &mappings() {
       {"Identity", identity},
       {"Dropout", dropout},
       {"SoftmaxCrossEntropyLoss", crossEntropy},
+      {"NegativeLogLikelihoodLoss", nllLoss},
       {"Max", variadic("maximum")},
       {"Min", variadic("minimum")},
       {"Shape", needsConstants},
