@@ -39,8 +39,7 @@ struct GraphCrossEntropyOptionsPass
     int64_t classes = cast<RankedTensorType>(op.getLogits().getType()).getShape().back();
     if ((int64_t)classWeights.size() != classes)
       return op.emitError() << "--class-weights gives " << classWeights.size()
-                            << " weights; its logits have "
-                            << classes << " classes";
+                            << " weights; its logits have " << classes << " classes";
     OpBuilder b = train::afterValueOps(op->getParentOfType<graph::GraphOp>());
     auto type = RankedTensorType::get({classes}, b.getF32Type());
     SmallVector<float> values(classWeights.begin(), classWeights.end());

@@ -262,8 +262,9 @@ void softmaxLogitsBackward(const StepView &s) {
   s.attrs.foldedScale("input");
 }
 
-/// Logits [..., C], one label per row, and the class weights (f32 [C])
-/// when input `weight` is there.
+/// Logits [..., C], one label per row, and the class weights ([C], any
+/// float dtype: a widening cast folds into the kernel) when input `weight`
+/// is there.
 void logitsAndLabels(const StepView &s, size_t weight) {
   const Buffer &logits = s.in(0), &labels = s.in(1);
   s.require(isFloat(logits.dtype) && !logits.shape.empty(), "logits must be a float tensor");
@@ -273,7 +274,7 @@ void logitsAndLabels(const StepView &s, size_t weight) {
   s.require(numElements(labels.shape) == numElements(logits.shape) / classes,
             "one label per row of logits");
   if (s.step.inputs.size() > weight) {
-    s.require(s.in(weight).dtype == DType::F32, "the class weights must be f32");
+    s.require(isFloat(s.in(weight).dtype), "the class weights must be floats");
     requireShape(s, s.in(weight), {classes});
   }
 }

@@ -425,10 +425,14 @@ TEST_P(Kernels, CrossEntropyWeighted) {
     Tensor fixed = g.constValue("w", {5}, weights), fed = g.input("fed", {5});
     g.output(g.softmaxCrossEntropy(l, y, "xent", 0.1, -100, fixed));
     g.output(g.softmaxCrossEntropy(l, y, "plain", 0.0, -100, fed));
+    // f16 weights widened: the cast may fold into the loss, which reads them as they are.
+    Tensor half = g.cast(g.input("half", {5}, "f16"), "f32", "widened");
+    g.output(g.softmaxCrossEntropy(l, y, "widened_loss", 0.0, -100, half));
   });
   c.set("logits", logits);
   c.set("labels", labels);
   c.set("fed", weights);
+  c.set("half", weights); // each exact in f16
   c.ex->run();
   double xent = 0, plain = 0, divisor = 0;
   for (int64_t r : {0, 2, 3}) {
@@ -447,6 +451,7 @@ TEST_P(Kernels, CrossEntropyWeighted) {
   }
   expectClose(c.get("xent"), {xent / divisor});
   expectClose(c.get("plain"), {plain / divisor});
+  EXPECT_EQ(c.get("widened_loss"), c.get("plain"));
 }
 
 TEST_P(Kernels, DataMovement) {
