@@ -2,8 +2,9 @@
 // every reader and writer that takes one: import and verification, the JSON
 // and MLIR writers, the report, the AMP pipeline, lowering and the plan writer;
 // and, for a graph with a loss, the training pipeline with gradient
-// checkpointing (autodiff, the segments' copies, loss scaling, the optimizer);
-// and LoRA on every linear layer, lowered.
+// checkpointing (autodiff, the segments' copies, loss scaling, the optimizer)
+// and with the cross-entropy options (class weights for its classes); and
+// LoRA on every linear layer, lowered.
 #include "compiler/Diagnostics.h"
 #include "compiler/GraphIO.h"
 #include "compiler/GraphJson.h"
@@ -12,6 +13,7 @@
 #include "compiler/PrecisionReport.h"
 #include "fuzz/FuzzUtil.h"
 #include "mlir/IR/MLIRContext.h"
+#include "ops/GraphOps.h"
 
 #ifndef AMPC_FUZZ_NAME
 #define AMPC_FUZZ_NAME "graph.json"
@@ -30,6 +32,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       ampc::TrainSettings crossEntropy;
       crossEntropy.labelSmoothing = 0.1;
       crossEntropy.weighting.ignoreIndex = -100;
+      smoothed->walk([&](ampc::graph::SoftmaxCrossEntropyOp op) {
+        auto logits = mlir::dyn_cast<mlir::RankedTensorType>(op.getLogits().getType());
+        int64_t classes = logits && logits.getRank() ? logits.getShape().back() : 0;
+        for (int64_t k = 0; k < classes && k < 4096; ++k)
+          crossEntropy.weighting.classWeights.push_back(0.5 + k % 3);
+        return mlir::WalkResult::interrupt();
+      });
       ampc::runTrainingPipeline(*smoothed, ampc::AmpSettings{}, crossEntropy);
       ampc::rt::planToJson(ampc::lowerToPlan(*smoothed));
     } catch (const ampc::GraphError &) { // a graph whose loss is no cross entropy
