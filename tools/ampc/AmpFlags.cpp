@@ -1,6 +1,7 @@
 #include "tools/ampc/AmpFlags.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "compiler/GraphJson.h"
 #include "compiler/plan/PlanPass.h"
@@ -195,6 +196,35 @@ Args withTrainingConfig(const Args &args) {
   return withConfigFlags(args, kTrainingKeys, trainingOptionSpecs());
 }
 
+/// Whether `message` names option `--flag` (not a longer one it begins).
+static bool namesFlag(const std::string &message, const std::string &flag) {
+  std::string dashed = "--" + flag;
+  for (size_t at = message.find(dashed); at != std::string::npos;
+       at = message.find(dashed, at + 1)) {
+    size_t end = at + dashed.size();
+    if (end == message.size() || !(std::isalnum((unsigned char)message[end]) || message[end] == '-'))
+      return true;
+  }
+  return false;
+}
+
+void rethrowNamingConfig(const UsageError &e, const Args &given, const Args &merged) {
+  std::optional<std::string> path = given.get("config");
+  auto fromConfig = [&](const char *key) {
+    std::string flag = flagOf(key);
+    return !given.has(flag) && merged.has(flag) && namesFlag(e.what(), flag);
+  };
+  if (path) {
+    for (const char *key : kTrainingKeys)
+      if (fromConfig(key))
+        throw CliError(*path, "\"" + std::string(key) + "\": " + e.what());
+    for (const char *key : kFp8Keys)
+      if (fromConfig(key))
+        throw CliError(*path, "\"" + std::string(key) + "\": " + e.what());
+  }
+  throw e;
+}
+
 std::vector<OptionSpec> ampOptionSpecs() {
   return {{"level", true, false, "O0, O1 (default), O2 or O3"},
           {"dtype", true, false,
@@ -223,7 +253,12 @@ AmpSettings ampOptionsFrom(const Args &args) {
     options.level = *level;
   if (auto dtype = args.get("dtype"))
     options.dtype = *dtype;
-  readFp8Flags(withConfigFlags(args, kFp8Keys, ampOptionSpecs()), args, options);
+  Args fp8 = withConfigFlags(args, kFp8Keys, ampOptionSpecs());
+  try {
+    readFp8Flags(fp8, args, options);
+  } catch (const UsageError &e) {
+    rethrowNamingConfig(e, args, fp8);
+  }
   for (const ListKey &l : kLists)
     if (args.has(l.flag)) {
       std::vector<std::string> names;

@@ -31,10 +31,16 @@ void applyConfig(const std::string &text, const std::string &path, AmpSettings &
 /// weight_decay, momentum, nesterov, adam_betas, adam_eps, no_decay_1d,
 /// lr_schedule, warmup_steps, min_lr, lr_step_every, lr_gamma,
 /// clip_grad_norm, gradient_checkpointing, freeze, train_only, lr_scale,
-/// label_smoothing, ignore_index) as
-/// the flags of those names where the command line gives
-/// none. Throws CliError naming the config file for a value of a wrong type.
+/// label_smoothing, ignore_index, class_weights) as the flags of those
+/// names where the command line gives none. Throws CliError naming the
+/// config file for a value of a wrong type.
 Args withTrainingConfig(const Args &args);
+
+/// `e`, an error reading the options of `merged` (`given` with its
+/// config's values), as the config file's error naming the key when the
+/// flag it is about came from the config, not the command line; else `e`.
+[[noreturn]] void rethrowNamingConfig(const UsageError &e, const Args &given,
+                                      const Args &merged);
 
 } // namespace ampc::cli
 

@@ -61,8 +61,8 @@ CrossEntropyWeighting crossEntropyWeightingFrom(const Args &args) {
   return w;
 }
 
-TrainSettings trainSettingsFrom(const Args &given) {
-  Args args = withTrainingConfig(given); // flags override the config
+/// The training options of `args` (a config's keys among them).
+static TrainSettings readTrainSettings(const Args &args) {
   TrainSettings s;
   s.lossScaling = args.get("loss-scaling").value_or("");
   if (!s.lossScaling.empty() && s.lossScaling != "dynamic" && s.lossScaling != "static" &&
@@ -131,6 +131,15 @@ TrainSettings trainSettingsFrom(const Args &given) {
   }
   s.printIrFullConstants = args.has("print-ir-full-constants");
   return s;
+}
+
+TrainSettings trainSettingsFrom(const Args &given) {
+  Args args = withTrainingConfig(given); // flags override the config
+  try {
+    return readTrainSettings(args);
+  } catch (const UsageError &e) {
+    rethrowNamingConfig(e, given, args);
+  }
 }
 
 std::vector<OptionSpec> trainingOptionSpecs() {
