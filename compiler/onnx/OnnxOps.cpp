@@ -336,8 +336,7 @@ void crossEntropy(Importer &im, const NodeProto &n) { crossEntropyOf(im, n, im.i
 void nllLoss(Importer &im, const NodeProto &n) {
   Tensor logProbs = im.input(n, 0);
   auto logSoftmax = mlir::dyn_cast_or_null<graph::LogSoftmaxOp>(logProbs.value().getDefiningOp());
-  int64_t axis = logSoftmax ? logSoftmax.getAxis() : 0;
-  if (!logSoftmax || logProbs.rank() < 2 || (axis < 0 ? axis + logProbs.rank() : axis) != 1)
+  if (!logSoftmax || logSoftmax.getAxis() != 1) // the LogSoftmax mapping normalises its axis
     throw im.fail(n, "reads log-probabilities: supported after a LogSoftmax over the classes "
                      "(axis 1), where it is that LogSoftmax's cross entropy");
   crossEntropyOf(im, n, logProbs);

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "compiler/GraphJson.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "compiler/plan/PlanPass.h"
 #include "runtime/core/Files.h"
 #include "runtime/core/JsonText.h"
@@ -214,14 +215,11 @@ void rethrowNamingConfig(const UsageError &e, const Args &given, const Args &mer
     std::string flag = flagOf(key);
     return !given.has(flag) && merged.has(flag) && namesFlag(e.what(), flag);
   };
-  if (path) {
-    for (const char *key : kTrainingKeys)
-      if (fromConfig(key))
-        throw CliError(*path, "\"" + std::string(key) + "\": " + e.what());
-    for (const char *key : kFp8Keys)
-      if (fromConfig(key))
-        throw CliError(*path, "\"" + std::string(key) + "\": " + e.what());
-  }
+  if (path)
+    for (auto keys : {llvm::ArrayRef(kTrainingKeys), llvm::ArrayRef(kFp8Keys)})
+      for (const char *key : keys)
+        if (fromConfig(key))
+          throw CliError(*path, "\"" + std::string(key) + "\": " + e.what());
   throw e;
 }
 
