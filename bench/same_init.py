@@ -27,9 +27,14 @@ module of it; --lr-scale P=F puts the params P matches (the first pattern
 that does) in a param group of F times the rate. --label-smoothing E and
 --ignore-index N are cross_entropy's (N -100 by default, as PyTorch's);
 --ignored-share F sets that share of the labels to N at random;
---class-weights W0,W1,... is cross_entropy's weight=. `f32` (the default) is true f32 (no TF32), as ampc's O0; `amp`
+--class-weights W0,W1,... is cross_entropy's weight=. --ema-decay D keeps
+timm's ModelEmaV2 of the trained params (a copy of the init, `lerp_` towards
+the params by 1 - d after each applied step; --ema-warmup: d = min(D,
+(1 + n) / (10 + n)) after n steps) and writes it, in ampc's names, to
+DIR/MODEL.ema.safetensors. `f32` (the default) is true f32 (no TF32), as ampc's O0; `amp`
 (on a GPU) autocast f16 with GradScaler (init scale 65536), as ampc's O1."""
 import argparse
+import copy
 import fnmatch
 import json
 import math
@@ -361,6 +366,8 @@ def main():
     parser.add_argument("--ignored-share", type=float, default=0.0, help="labels set to "
                         "--ignore-index at random, this share of them (seeded)")
     parser.add_argument("--class-weights", help="W0,W1,...: cross_entropy's weight=")
+    parser.add_argument("--ema-decay", type=float, help="a moving average of the weights")
+    parser.add_argument("--ema-warmup", action="store_true")
     parser.add_argument("--hf-vocab", type=int, help="gpt2 and llama: also write "
                         "MODEL.hf.safetensors, the weights as a Hugging Face checkpoint "
                         "of this vocabulary")
@@ -397,8 +404,11 @@ def main():
     if amp and kind != "cuda":
         parser.error("--mode amp runs on a GPU (autocast f16 with GradScaler)")
     scaler = torch.amp.GradScaler("cuda", init_scale=65536.0) if amp else None
+    ema = copy.deepcopy(model) if args.ema_decay else None
+    applied = 0
     losses, lrs, norms = [], [], []
     for _ in range(args.steps):
+        scale_before = scaler.get_scale() if scaler else 1.0
         lrs.append(opt.param_groups[0]["lr"] / opt.param_groups[0].get("lr_factor", 1.0))
         opt.zero_grad(set_to_none=True)
         if amp:
@@ -421,8 +431,19 @@ def main():
                                                             args.clip_grad_norm).item())
             opt.step()
         losses.append(loss.item())
+        if ema and (not scaler or scaler.get_scale() >= scale_before):  # not a skipped step
+            applied += 1
+            d = args.ema_decay
+            if args.ema_warmup:
+                d = min(d, (1 + applied) / (10 + applied))
+            with torch.no_grad():
+                for e, p in zip(ema.parameters(), model.parameters()):
+                    if p.requires_grad:
+                        e.lerp_(p, 1 - d)
         if scheduler:
             scheduler.step()
+    if ema:
+        save_safetensors(prefix + ".ema.safetensors", weights(ema, shape))
     peer = {"model": args.model, "mode": args.mode, "losses": losses}
     if scheduler:
         peer["lrs"] = lrs

@@ -150,6 +150,12 @@ static void runTrainingPasses(ModuleOp module, const AmpSettings &amp,
   optimizer.clipGradNorm = settings.clipGradNorm;
   optimizer.lrScales = settings.lrScales;
   graphPm.addPass(createGraphOptimizer(optimizer));
+  if (settings.emaDecay > 0) {
+    GraphEmaOptions ema;
+    ema.decay = settings.emaDecay;
+    ema.warmup = settings.emaWarmup;
+    graphPm.addPass(createGraphEma(ema));
+  }
   if (settings.foldUnscale)
     graphPm.addPass(createGraphFoldUnscale());
   graphPm.addPass(createGraphFoldCasts());

@@ -66,6 +66,11 @@ struct TrainSettings {
   double minLr = 0.0, lrGamma = 0.1;
   /// Gradient clipping by global norm (docs/training.md); 0: off.
   double clipGradNorm = 0.0;
+  /// graph-ema: a moving average of the trained weights with this decay
+  /// (docs/training.md, "Weight averaging (EMA)"); 0: none. With
+  /// `emaWarmup`, TensorFlow's warmup of the decay.
+  double emaDecay = 0.0;
+  bool emaWarmup = false;
   /// PATTERN=FACTOR: params' rates as multiples of the step's (docs/training.md).
   std::vector<std::string> lrScales;
   /// graph-fold-unscale; off keeps the unscaled f32 gradients (for comparisons).

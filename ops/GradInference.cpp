@@ -293,6 +293,17 @@ LogicalResult CountStepOp::verify() {
   return scalars(*this, {getStep()});
 }
 
+LogicalResult EmaOp::verify() {
+  if (failed(isFlag(*this, getFoundInf())) || (getStep() && failed(scalars(*this, {getStep()}))))
+    return failure();
+  double decay = getDecay().convertToDouble();
+  if (!(decay >= 0.0 && decay < 1.0))
+    return emitOpError("decay must be in [0, 1), got ") << decay;
+  if (!graph::elementType(getAverage().getType()).isF32())
+    return emitOpError("the average must be f32, got ") << getAverage().getType();
+  return sameShapes(*this, getAverage(), {getValue()});
+}
+
 LogicalResult GradNormOp::inferTypes(Location loc, Adaptor adaptor,
                                      SmallVectorImpl<Type> &types) {
   Value scale = adaptor.getScale();

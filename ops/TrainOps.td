@@ -131,6 +131,23 @@ def Graph_CountStepOp : Graph_UpdateOp<"count_step",
   }];
 }
 
+def Graph_EmaOp : Graph_UpdateOp<"ema",
+    (ins Graph_FloatTensor:$average, Graph_FloatTensor:$value, Graph_Tensor:$found_inf,
+         Optional<Graph_FloatTensor>:$step, F64Attr:$decay)> {
+  let summary = "average := lerp(average, value, 1 - d), unless found_inf";
+  let description = [{
+    An exponential moving average of a trained weight (docs/training.md,
+    "Weight averaging (EMA)"): with w = 1 - d in f32, `average` (f32, the
+    value's shape) becomes `average + w * (value - average)` where w < 0.5,
+    else `value - (value - average) * (1 - w)`, each element in f32 as
+    PyTorch's `lerp_` computes it. d is `decay`, or with `step` (an f32
+    scalar: the applied optimizer steps, this one included) min(decay,
+    (1 + step) / (10 + step)), the warmup of TensorFlow's and Paddle's
+    ExponentialMovingAverage. Writes `average` in place; a skipped step
+    changes nothing.
+  }];
+}
+
 def Graph_GradNormOp : Graph_NodeOp<"grad_norm", "None",
     (ins Graph_FloatTensor:$scale, Variadic<Graph_FloatTensor>:$grads),
     (outs Graph_FloatTensor:$norm), [], /*agnostic=*/0, /*infer=*/1, /*forward=*/0> {

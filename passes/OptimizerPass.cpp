@@ -165,8 +165,10 @@ void GraphOptimizerPass::runOnOperation() {
     Value target = p.getValue();
     if (p.getMasterDtype()) {
       target = train::addState(g, names, name + ".master", f32Type, "zeros");
-      // The master starts from the param's own initial values (runtime).
-      cast<graph::ParamOp>(target.getDefiningOp()).setInitAttr(*p.getInit());
+      // The master starts from the param's own initial values (runtime);
+      // a param without init is zeros, as the master's.
+      if (auto init = p.getInit())
+        cast<graph::ParamOp>(target.getDefiningOp()).setInitAttr(*init);
     }
     NamedAttrList attrs;
     SmallVector<Value> operands = {target, grad, rateOf(name), foundInf};

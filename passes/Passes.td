@@ -264,6 +264,25 @@ def GraphOptimizer : Pass<"graph-optimizer", "::ampc::graph::GraphOp"> {
   ];
 }
 
+def GraphEma : Pass<"graph-ema", "::ampc::graph::GraphOp"> {
+  let summary = "Keeps an exponential moving average of every trained weight";
+  let description = [{
+    Runs after graph-optimizer. Per trained param P, a state `<P>.ema` (f32,
+    P's shape) that starts as P's initial values, and after the updates an
+    `ema` of what the optimizer updated (P, or its f32 master at O2) into it,
+    skipped with the step when found_inf is set. With `warmup` one counter
+    `ema.step` of applied steps gives every `ema` TensorFlow's warmup, d =
+    min(decay, (1 + n) / (10 + n)). Frozen params are not averaged: the
+    averaged model takes them as they are (docs/training.md, "Weight
+    averaging (EMA)").
+  }];
+  let options = [
+    Option<"decay", "decay", "double", /*default=*/"0.999", "the average's decay, in (0, 1)">,
+    Option<"warmup", "warmup", "bool", /*default=*/"false",
+           "the decay is min(decay, (1 + n) / (10 + n)) after n applied steps">,
+  ];
+}
+
 def GraphFoldUnscale : Pass<"graph-fold-unscale", "::ampc::graph::GraphOp"> {
   let summary = "Lets the optimizer updates unscale their gradients themselves";
   let description = [{

@@ -33,12 +33,9 @@ std::pair<double, double> fans(const std::vector<int64_t> &shape) {
 std::vector<float> initialValues(const Plan &plan, const Buffer &b, uint64_t seed) {
   std::string kind = b.init.value("kind", "zeros");
   auto field = [&](const char *k, double d) { return b.init.value(k, d); };
-  // An f32 master (AMP O2) starts from its low-precision param's values.
-  std::string rngName = b.name;
-  if (rngName.size() > 7 && rngName.compare(rngName.size() - 7, 7, ".master") == 0 &&
-      plan.find(rngName.substr(0, rngName.size() - 7)) >= 0)
-    rngName.resize(rngName.size() - 7);
-  std::mt19937_64 rng(hashName(rngName, seed));
+  // An f32 master (AMP O2) or a weight average starts from its param's
+  // values: the same init, drawn from the same stream.
+  std::mt19937_64 rng(hashName(initialValuesOwner(plan, b.name), seed));
   std::vector<float> values(numElements(b.shape), 0.0f);
   auto [fanIn, fanOut] = fans(b.shape);
   if (kind == "data") {

@@ -196,6 +196,8 @@ constexpr KernelTraits kRows[] = {
     {K::Adam, {7, 9}, kNone, kOptimizerUpdate, 0, F::PerOutput, kNoRange, S::adam, A::Rounded},
     // count_step's second input: found_inf (without it, every step counts).
     {K::CountStep, {1, 2}, kNone, 0, 0, F::PerOutput, kNoRange, S::countStep},
+    // ema's fourth input: the applied steps, for its warmup.
+    {K::Ema, {3, 4}, kNone, 0, 0, F::PerOutput, kNoRange, S::ema},
     // The learning rate of a step under a schedule: peak, step, total -> lr.
     {K::LrSchedule, kThree, kOne, 0, 0, F::None, kNoRange, S::lrSchedule, A::Rounded},
     {K::Assign, kTwo, kNone, 0, 0, F::PerOutput, kNoRange, S::assign},

@@ -287,6 +287,17 @@ Plan loadPlan(const std::string &path) {
 /// Whether `s` is a collective's bucket (all_reduce).
 static bool isCollective(const Step &s) { return traitsOf(s.kernel).has(kPacksList); }
 
+std::string initialValuesOwner(const Plan &plan, const std::string &name) {
+  for (std::string_view suffix : {kMasterSuffix, kAverageSuffix})
+    if (name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      std::string owner = name.substr(0, name.size() - suffix.size());
+      if (plan.find(owner) >= 0)
+        return owner;
+    }
+  return name;
+}
+
 bool buffersOverlap(const Plan &plan, int a, int b) {
   const Buffer &x = plan.buffers.at(a), &y = plan.buffers.at(b);
   return x.isPersistent() == y.isPersistent() && x.offset < y.offset + y.bytes &&

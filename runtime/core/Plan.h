@@ -79,6 +79,15 @@ struct Plan {
 /// (peak) learning rate `lr`: a learning-rate schedule's length in steps.
 constexpr const char *kLrTotalSteps = "lr_total_steps";
 
+/// The state a training plan keeps of a param P, named after it, that
+/// starts from P's initial values: P's f32 master (AMP O2) and P's moving
+/// average (docs/training.md, "Weight averaging (EMA)").
+constexpr const char *kMasterSuffix = ".master";
+constexpr const char *kAverageSuffix = ".ema";
+/// The param whose initial values buffer `name` starts from: P for P's
+/// master or average, else `name` itself.
+std::string initialValuesOwner(const Plan &plan, const std::string &name);
+
 /// Whether buffers a and b share bytes: the same region, overlapping ranges.
 bool buffersOverlap(const Plan &plan, int a, int b);
 

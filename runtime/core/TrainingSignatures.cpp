@@ -113,6 +113,19 @@ void countStep(const StepView &s) {
   s.require(s.step.inputs.size() < 2 || isFlag(s.in(1)), "found_inf must be an i1 scalar");
 }
 
+/// [average, value, found_inf, step?]: the average f32, the value a float
+/// tensor of its size.
+void ema(const StepView &s) {
+  s.require(s.in(0).dtype == DType::F32, "the average must be f32");
+  s.require(isFloat(s.in(1).dtype), "the averaged value must be a float tensor");
+  requireSameSize(s, s.in(0), s.in(1));
+  s.require(isFlag(s.in(2)), "found_inf must be an i1 scalar");
+  s.require(s.step.inputs.size() < 4 || isFloatScalar(s.in(3)),
+            "the step count must be a float scalar");
+  double decay = s.attrs.getF64("decay", -1.0);
+  s.require(decay >= 0.0 && decay < 1.0, "decay must be in [0, 1)");
+}
+
 void lrSchedule(const StepView &s) {
   lrScheduleOf(s.step, s.attrs);
   for (size_t i = 0; i < 3; ++i)

@@ -42,6 +42,7 @@ void addMovementKernels(KernelTable &t);
 void addMatmulKernels(KernelTable &t);
 void addLossKernels(KernelTable &t);
 void addTrainingKernels(KernelTable &t);
+void addAverageKernels(KernelTable &t);
 void addSoftmaxKernels(KernelTable &t);
 void addAttentionKernels(KernelTable &t);
 void addFp8Kernels(KernelTable &t);

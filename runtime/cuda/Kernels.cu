@@ -12,6 +12,7 @@ const KernelTable &kernels() {
     addMatmulKernels(t);
     addLossKernels(t);
     addTrainingKernels(t);
+    addAverageKernels(t);
     addSoftmaxKernels(t);
     addAttentionKernels(t);
     addFp8Kernels(t);

@@ -152,6 +152,8 @@ Json trainMetrics(const Plan &plan, const TrainOptions &options, const TrainResu
   } else if (!r.evalNote.empty()) {
     m["eval_note"] = r.evalNote; // why there is no accuracy
   }
+  if (!r.evals.empty() && r.evals.back().emaAccuracy)
+    m["ema_eval_accuracy"] = *r.evals.back().emaAccuracy;
   if (options.profile)
     m["profile"] = profileMetrics(plan, r.profile);
   Json history = Json::array();
@@ -171,6 +173,10 @@ Json trainMetrics(const Plan &plan, const TrainOptions &options, const TrainResu
       row["val_loss"] = *e.loss;
     if (e.accuracy)
       row["val_accuracy"] = *e.accuracy;
+    if (e.emaLoss)
+      row["ema_val_loss"] = *e.emaLoss;
+    if (e.emaAccuracy)
+      row["ema_val_accuracy"] = *e.emaAccuracy;
     evals.push_back(std::move(row));
   }
   m["evals"] = std::move(evals);

@@ -24,19 +24,42 @@ Validation::Validation(Plan eval, const std::string &valData, uint64_t seed,
     throw RuntimeError("--val-data " + valData + " holds no samples to validate on");
 }
 
-EvalRecord Validation::run(Executor &trained, int64_t step) {
+bool Validation::takeParams(Executor &trained, bool averaged) {
   const Plan &train = trained.plan();
+  bool anyAverage = false;
   for (const Buffer &b : plan_.buffers) {
     if (b.kind != BufferKind::Param)
       continue;
     int id = train.find(b.name);
     if (id < 0 || train.buffers[id].bytes != b.bytes || train.buffers[id].dtype != b.dtype)
       throw RuntimeError("the trained plan has no param '" + b.name + "' of the same type");
+    int average = train.find(b.name + kAverageSuffix);
+    anyAverage |= average >= 0;
+    if (averaged && average >= 0) { // f32, rounded to the param's dtype
+      ex_.writeF32(b.id, trained.readF32(average));
+      continue;
+    }
     std::vector<std::byte> bytes = trained.readBytes(id);
     ex_.write(b.id, bytes.data(), bytes.size());
   }
-  EvalRecord r;
+  return anyAverage;
+}
+
+EvalRecord Validation::run(Executor &trained, int64_t step) {
+  bool averages = takeParams(trained, false);
+  EvalRecord r = score();
   r.step = step;
+  if (averages) {
+    takeParams(trained, true);
+    EvalRecord averaged = score();
+    r.emaLoss = averaged.loss;
+    r.emaAccuracy = averaged.accuracy;
+  }
+  return r;
+}
+
+EvalRecord Validation::score() {
+  EvalRecord r;
   bool scored = logits_ >= 0 && feed_.labelled();
   std::optional<int64_t> ignored = ignoredLabel(plan_);
   double lossSum = 0;

@@ -16,6 +16,8 @@ struct EvalRecord {
   int64_t step = 0; // the optimizer step it followed
   std::optional<double> loss, accuracy;
   int64_t samples = 0; // scored for the accuracy
+  /// The same of the weights' moving average, where the run keeps one.
+  std::optional<double> emaLoss, emaAccuracy;
 };
 
 /// The data spec that feeds a validation set named by --val-data:
@@ -30,12 +32,20 @@ public:
   /// cannot feed the plan.
   Validation(Plan eval, const std::string &valData, uint64_t seed, const std::string &device,
              bool graphs, bool tuneGemms);
-  /// Scores `trained`'s params after optimizer step `step`.
+  /// Scores `trained`'s params after optimizer step `step`, and their
+  /// moving averages where it keeps them (docs/training.md, "Weight
+  /// averaging (EMA)").
   EvalRecord run(Executor &trained, int64_t step);
   /// The set has class labels to score accuracy on (token data has not).
   bool labelled() const { return feed_.labelled(); }
 
 private:
+  /// Writes the trained params (or their averages, `averaged`) into the
+  /// eval plan's; returns whether any param had an average.
+  bool takeParams(Executor &trained, bool averaged);
+  /// The loss and accuracy of the eval plan's params as they are.
+  EvalRecord score();
+
   Plan plan_;
   Executor ex_;
   DataFeed feed_;

@@ -47,6 +47,24 @@ using signature::shapeText;
 
 } // namespace
 
+Safetensors averagedWeights(Safetensors checkpoint) {
+  std::string suffix = kAverageSuffix;
+  std::vector<std::string> averaged;
+  for (const auto &[name, t] : checkpoint.tensors)
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+        checkpoint.tensors.count(name.substr(0, name.size() - suffix.size())))
+      averaged.push_back(name.substr(0, name.size() - suffix.size()));
+  if (averaged.empty())
+    throw RuntimeError(checkpoint.path + ": no weight averages ('<param>" + suffix +
+                       "' tensors): a checkpoint of a run with --ema-decay has them");
+  for (const std::string &name : averaged) {
+    checkpoint.tensors[name] = checkpoint.tensors.at(name + suffix);
+    checkpoint.tensors.erase(name + suffix);
+    checkpoint.tensors.erase(name + kMasterSuffix);
+  }
+  return checkpoint;
+}
+
 void loadWeights(const Safetensors &file, Executor &ex,
                  const std::vector<std::string> &modelParams, const Plan &layout,
                  WeightLayout layoutOfFile) {
@@ -84,7 +102,8 @@ void loadWeights(const Safetensors &file, Executor &ex,
       throw RuntimeError(file.path + ": tensor '" + name + "' is not a float tensor");
     std::vector<float> values = valuesAsF32(file, t);
     bool transpose = linear.count(name) && t.shape.size() == 2;
-    for (int id : {plan.find(name), plan.find(name + ".master")}) {
+    for (int id : {plan.find(name), plan.find(name + kMasterSuffix),
+                   plan.find(name + kAverageSuffix)}) {
       if (id < 0)
         continue;
       const Buffer &b = plan.buffers[id];

@@ -19,8 +19,15 @@ namespace ampc::rt {
 /// (HuggingFaceNames.h).
 enum class WeightLayout { FromFile, Graph, Torch, HuggingFace };
 
+/// `checkpoint`'s weight averages as the weights: each tensor P with an
+/// average `<P>.ema` (a run with --ema-decay) takes the average's values
+/// (and P's master is dropped); the rest stay. Throws RuntimeError naming
+/// the file when it has no average.
+Safetensors averagedWeights(Safetensors checkpoint);
+
 /// Loads every param named in `modelParams`, and the f32 master
-/// (`<param>.master`) of each, from `file`. A tensor may be of any float
+/// (`<param>.master`) and weight average (`<param>.ema`) of each, from
+/// `file`. A tensor may be of any float
 /// dtype (values are rounded to the param's). Its shape must be the param's;
 /// in PyTorch's layout, a param that the forward plan `layout` reads as the
 /// right operand of a matmul without transpose_b ([in, out]: a builder's

@@ -60,6 +60,27 @@ struct AdamUpdate {
   }
 };
 
+/// One element of an exponential moving average (docs/training.md, "Weight
+/// averaging (EMA)"): average := lerp(average, value, 1 - d) in f32, by
+/// PyTorch's two-sided lerp (exact at both ends).
+struct EmaUpdate {
+  float weight; // 1 - d
+
+  /// The update of applied step `step` (counted from 1): d = decay, or with
+  /// `warmup` min(decay, (1 + step) / (10 + step)).
+  AMPC_HD static EmaUpdate at(double decay, bool warmup, double step) {
+    double d = decay;
+    if (warmup && (1.0 + step) / (10.0 + step) < d)
+      d = (1.0 + step) / (10.0 + step);
+    return {float(1.0 - d)};
+  }
+
+  AMPC_HD void operator()(float &average, float value) const {
+    float diff = value - average;
+    average = weight < 0.5f ? average + weight * diff : value - diff * (1.0f - weight);
+  }
+};
+
 } // namespace ampc::num
 
 #endif

@@ -44,7 +44,7 @@ const Function kFunctions[] = {
     {"tanh", false},       {"sigmoid", false},     {"gelu", false},
     {"gelu_tanh", false},  {"pow", false},         {"gelu'", false},
     {"gelu_tanh'", false}, {"adam", false},        {"sin", false},
-    {"cos", false},
+    {"cos", false},        {"ema", true},
 };
 constexpr int kCount = sizeof(kFunctions) / sizeof(kFunctions[0]);
 
@@ -102,6 +102,12 @@ AMPC_HD float evaluate(int fn, float x, float y) {
   }
   case 32: return Sin{}.value(x); // sin' and cos' are these functions
   case 33: return Cos{}.value(x);
+  case 34: { // both sides of the lerp: a weight below and above one half
+    float slow = 0.5f, fast = 0.5f;
+    EmaUpdate::at(0.999, true, 3)(slow, x);
+    EmaUpdate::at(0.2, false, 0)(fast, x);
+    return slow + fast;
+  }
   }
   return 0;
 }

@@ -245,6 +245,32 @@ TEST(Numerics, OptimizerUpdatesMatchTheirF64Definitions) {
   EXPECT_NEAR(q, 1.001, 1e-6);
 }
 
+TEST(Numerics, TheWeightAverageIsPyTorchsLerpWithTensorFlowsWarmup) {
+  // The decay: fixed, or min(decay, (1 + n) / (10 + n)) after n steps.
+  EXPECT_FLOAT_EQ(EmaUpdate::at(0.999, false, 5).weight, float(1 - 0.999));
+  EXPECT_FLOAT_EQ(EmaUpdate::at(0.999, true, 1).weight, float(1 - 2.0 / 11.0));
+  EXPECT_FLOAT_EQ(EmaUpdate::at(0.999, true, 1e6).weight, float(1 - 0.999));
+  EXPECT_FLOAT_EQ(EmaUpdate::at(0.5, true, 100).weight, 0.5f); // 101/110 is above 0.5
+  // Each side of the lerp, bit for bit as torch.lerp computes it in f32.
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (float w : {0.001f, 0.3f, 0.5f, 0.9f}) {
+    for (int i = 0; i < 1000; ++i) {
+      volatile float a = dist(rng), b = dist(rng); // no contraction into an FMA
+      float diff = b - a, product = w < 0.5f ? w * diff : diff * (1.0f - w);
+      float want = w < 0.5f ? a + product : b - product;
+      float got = a;
+      EmaUpdate{w}(got, b);
+      ASSERT_EQ(got, want) << "weight " << w;
+      ASSERT_NEAR(got, a + double(w) * (double(b) - a), 1e-6);
+    }
+  }
+  // The ends are exact: weight 1 gives the value itself.
+  float end = 0.25f;
+  EmaUpdate{1.0f}(end, 3.0f);
+  EXPECT_EQ(end, 3.0f);
+}
+
 TEST(Numerics, TheLossScaleRuleGrowsBacksOffAndKeepsItsFloor) {
   LossScaleRule rule{/*incrEveryNSteps=*/2, /*decrEveryNNanOrInf=*/2, 2.0, 0.5, true};
   LossScaleState s{1024, 0, 0};

@@ -32,7 +32,7 @@ const char *const kTrainingKeys[] = {
     "adam_eps",   "no_decay_1d",  "lr_schedule",   "warmup_steps",
     "min_lr",     "lr_step_every", "lr_gamma",     "clip_grad_norm", "gradient_checkpointing",
     "freeze",     "train_only",   "lr_scale",      "label_smoothing", "ignore_index",
-    "class_weights"};
+    "class_weights", "ema_decay", "ema_warmup"};
 
 /// The FP8 options a config file may set, the same way.
 const char *const kFp8Keys[] = {"fp8_format", "fp8_margin",   "fp8_amax_history",

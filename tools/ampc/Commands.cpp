@@ -237,6 +237,8 @@ const std::vector<Command> &commands() {
                         "repeat it for a LoRA adapter over a base)"},
                        {"init-layout", true, false,
                         "--weights' Linear weights: torch ([out, in]), graph or hf (a Hub GPT-2 or LLaMA)"},
+                       {"ema", false, false,
+                        "--weights' averages: a checkpoint of a run with --ema-decay"},
                        {"ignore-index", true, false,
                         "softmax_cross_entropy: rows with this label count for nothing"},
                        {"class-weights", true, false,
@@ -344,11 +346,13 @@ const std::vector<Command> &commands() {
                         "runs the graph as given, the whole window per token, not the zoo "
                         "model's decode graph"},
                        {"init-layout", true, false, "the checkpoint's Linear weights: torch, graph or hf"},
+                       {"ema", false, false,
+                        "the weight averages of a checkpoint of a run with --ema-decay"},
                        {"device", true, false, "cpu (default) or cuda"},
                        noFuseOptionSpec()}),
        runSample},
       {"weights", "weights CHECKPOINT --graph G -o OUT.safetensors [--layout graph|hf|peft] "
-                  "[--merge-lora] [--save-dtype f32|f16|bf16] [--vocab N]",
+                  "[--ema] [--merge-lora] [--save-dtype f32|f16|bf16] [--vocab N]",
        "writes a checkpoint's model weights alone (f32 masters where kept, no optimizer "
        "state), in the graph's names or Hugging Face's (gpt2, llama; LoRA merged), or a LoRA "
        "model's adapters as PEFT saves them, for inference",
@@ -359,6 +363,8 @@ const std::vector<Command> &commands() {
          "LoRA adapters alone, as PEFT saves them)"},
         {"save-dtype", true, false, "f32 (default), f16 or bf16, rounded to nearest even"},
         {"vocab", true, false, "with --layout hf: the vocabulary's rows to keep (GPT-2's 50257)"},
+        {"ema", false, false,
+         "the weight averages (a run with --ema-decay) in place of the trained weights"},
         {"merge-lora", false, false,
          "with --layout graph: LoRA adapters folded into their layers' weights (an imported "
          "model's, in PyTorch's names and layout)"}},

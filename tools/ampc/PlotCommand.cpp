@@ -22,8 +22,9 @@ std::vector<Panel> panelsOf(const rt::Json &m, const std::string &file) {
   if (!m.is_object() || !m.contains("history") || !m["history"].is_array())
     throw CliError(file, "no \"history\" to plot (ampc train --metrics-json writes it)");
   Series loss{"train", "#1f77b4"}, skipped{"skipped step", "#d62728"}, lr{"lr", "#2ca02c"},
-      scale{"loss scale", "#9467bd"}, norm{"grad norm", "#8c564b"}, val{"validation", "#ff7f0e"};
-  skipped.points = val.points = true;
+      scale{"loss scale", "#9467bd"}, norm{"grad norm", "#8c564b"}, val{"validation", "#ff7f0e"},
+      emaVal{"validation (EMA)", "#17becf"};
+  skipped.points = val.points = emaVal.points = true;
   bool scaled = false;
   size_t i = 0;
   for (const rt::Json &row : m["history"]) {
@@ -46,12 +47,17 @@ std::vector<Panel> panelsOf(const rt::Json &m, const std::string &file) {
       if (row.is_object() && row.contains("val_loss"))
         val.x.push_back(numberAt(row, "evals", i, "step", file)),
             val.y.push_back(numberAt(row, "evals", i, "val_loss", file));
+      if (row.is_object() && row.contains("ema_val_loss"))
+        emaVal.x.push_back(numberAt(row, "evals", i, "step", file)),
+            emaVal.y.push_back(numberAt(row, "evals", i, "ema_val_loss", file));
       ++i;
     }
   std::vector<Panel> panels;
   Panel losses{"loss", {loss}};
   if (!val.x.empty())
     losses.series.push_back(val);
+  if (!emaVal.x.empty())
+    losses.series.push_back(emaVal);
   if (!skipped.x.empty())
     losses.series.push_back(skipped);
   panels.push_back(losses);

@@ -16,6 +16,7 @@
 #include "runtime/device/Registry.h"
 #include "runtime/driver/Checkpoint.h"
 #include "runtime/driver/WeightShards.h"
+#include "runtime/driver/Weights.h"
 #include "runtime/driver/Metrics.h"
 #include "tools/ampc/AmpFlags.h"
 #include "tools/ampc/Commands.h"
@@ -121,6 +122,9 @@ static void loadWeightsFrom(const Args &args, rt::Executor &ex) {
   if (files.empty()) {
     if (args.has("init-layout"))
       throw UsageError("--init-layout says how --weights lays out Linear weights: give --weights");
+    if (args.has("ema"))
+      throw UsageError("--ema runs the weight averages of the --weights checkpoint: give "
+                       "--weights");
     return;
   }
   std::vector<std::string> params;
@@ -128,8 +132,10 @@ static void loadWeightsFrom(const Args &args, rt::Executor &ex) {
     if (b.kind == rt::BufferKind::Param && b.copyOf < 0)
       params.push_back(b.name);
   onFile(files[0], [&] {
-    rt::loadWeights(rt::readWeights(files, "weights file"), ex, params, ex.plan(),
-                    weightLayoutFrom(args));
+    rt::Safetensors file = rt::readWeights(files, "weights file");
+    if (args.has("ema"))
+      file = rt::averagedWeights(std::move(file));
+    rt::loadWeights(file, ex, params, ex.plan(), weightLayoutFrom(args));
   });
 }
 

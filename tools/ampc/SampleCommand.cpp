@@ -289,8 +289,10 @@ int runSample(const Args &args) {
     if (b.kind == rt::BufferKind::Param && b.copyOf < 0)
       params.push_back(b.name);
   onFile(weights[0], [&] {
-    rt::loadWeights(rt::readWeights(weights, "checkpoint"), ex, params, plan,
-                    weightLayoutFrom(args));
+    rt::Safetensors file = rt::readWeights(weights, "checkpoint");
+    if (args.has("ema"))
+      file = rt::averagedWeights(std::move(file));
+    rt::loadWeights(file, ex, params, plan, weightLayoutFrom(args));
   });
   std::unique_ptr<Steps> steps;
   if (decode) {

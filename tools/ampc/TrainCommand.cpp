@@ -112,6 +112,15 @@ static TrainSettings readTrainSettings(const Args &args) {
   s.lrGamma = args.getNumber("lr-gamma", 0.1, 1e-12, 1e6);
   s.clipGradNorm = args.getNumber("clip-grad-norm", 0.0, 1e-12, 1e30);
   s.gradientCheckpointing = args.has("gradient-checkpointing");
+  if (args.has("ema-decay")) {
+    s.emaDecay = args.getNumber("ema-decay", 0.0, 0.0, 1.0);
+    if (!(s.emaDecay > 0.0 && s.emaDecay < 1.0))
+      throw UsageError("--ema-decay must be above 0 and below 1 (0.999 or 0.9999 are usual), "
+                       "got " + *args.get("ema-decay"));
+  }
+  s.emaWarmup = args.has("ema-warmup");
+  if (s.emaWarmup && !args.has("ema-decay"))
+    throw UsageError("--ema-warmup warms up the average of --ema-decay D: give one");
   if (args.has("label-smoothing"))
     s.labelSmoothing = args.getNumber("label-smoothing", 0.0, 0.0, 1.0);
   s.weighting = crossEntropyWeightingFrom(args);
@@ -124,9 +133,9 @@ static TrainSettings readTrainSettings(const Args &args) {
   s.worldSize = args.getInt("world-size", 1, 1, 1 << 20); // compile: the ranks to plan for
   for (const std::string &stage : args.getAll("print-ir-after")) {
     if (stage != "amp" && stage != "autodiff" && stage != "loss-scaling" &&
-        stage != "data-parallel" && stage != "optimizer")
-      throw UsageError("--print-ir-after takes amp, autodiff, loss-scaling, data-parallel or "
-                       "optimizer, got '" + stage + "'");
+        stage != "data-parallel" && stage != "optimizer" && stage != "ema")
+      throw UsageError("--print-ir-after takes amp, autodiff, loss-scaling, data-parallel, "
+                       "optimizer or ema, got '" + stage + "'");
     s.printIrAfter.push_back(stage);
   }
   s.printIrFullConstants = args.has("print-ir-full-constants");
@@ -157,6 +166,11 @@ std::vector<OptionSpec> trainingOptionSpecs() {
           {"lr-gamma", true, false, "step: the decay factor (0.1)"},
           {"clip-grad-norm", true, false,
            "clips the unscaled gradients to this global L2 norm, in the finite check's pass"},
+          {"ema-decay", true, false,
+           "keeps a moving average of the trained weights with this decay (0.999, 0.9999): "
+           "validated beside them, written by ampc weights --ema"},
+          {"ema-warmup", false, false,
+           "the average's decay warms up: min(D, (1 + n) / (10 + n)) after n steps"},
           {"gradient-checkpointing", false, false,
            "the backward recomputes the forward's activations segment by segment: less memory"},
           {"label-smoothing", true, false,
@@ -180,7 +194,7 @@ std::vector<OptionSpec> trainingOptionSpecs() {
           {"accumulate", true, false, "micro-batches per optimizer step (1)"},
           {"bucket-mib", true, false, "data parallel: gradient bucket size in MiB (25)"},
           {"print-ir-after", true, true,
-           "prints the IR after amp|autodiff|loss-scaling|data-parallel|optimizer"},
+           "prints the IR after amp|autodiff|loss-scaling|data-parallel|optimizer|ema"},
           {"print-ir-full-constants", false, false,
            "IR dumps print constants of over 16 elements in full (elided by default)"}};
 }
@@ -224,6 +238,9 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     // Which params have optimizer state is the checkpoint's shape too.
     options.settings["freeze"] = joinCommas(job.settings.freeze);
     options.settings["train-only"] = joinCommas(job.settings.trainOnly);
+    // The weight averages are the checkpoint's too, and how they move.
+    options.settings["ema-decay"] = args.get("ema-decay").value_or("");
+    options.settings["ema-warmup"] = job.settings.emaWarmup ? "on" : "";
     if (job.amp.usesFp8()) // the amax histories' length is the checkpoint's shape
       options.settings["fp8-amax-history"] = std::to_string(job.amp.fp8.amaxHistory);
     options.data = args.get("data").value_or("synthetic");
@@ -320,6 +337,10 @@ int runTrain(const Args &args) {
     std::printf("eval accuracy: %.4f\n", *result.evalAccuracy);
   else if (!result.evalNote.empty())
     std::printf("eval accuracy: cannot evaluate: %s\n", result.evalNote.c_str());
+  if (!result.evals.empty() && result.evals.back().emaLoss)
+    std::printf("ema eval loss: %.6g\n", *result.evals.back().emaLoss);
+  if (!result.evals.empty() && result.evals.back().emaAccuracy)
+    std::printf("ema eval accuracy: %.4f\n", *result.evals.back().emaAccuracy);
   // A run that never trained, or ends on a non-finite loss, says so and
   // what finds the cause.
   bool allSkipped = result.steps > 0 && result.skippedInRun == result.steps;

@@ -18,6 +18,7 @@
 #include "runtime/driver/Checkpoint.h"
 #include "runtime/driver/HuggingFaceNames.h"
 #include "runtime/driver/LoraMerge.h"
+#include "runtime/driver/Weights.h"
 #include "tools/ampc/AmpFlags.h"
 #include "tools/ampc/Commands.h"
 
@@ -134,8 +135,12 @@ int runWeights(const Args &args) {
     });
     return lowerToPlan(*module);
   });
-  rt::Safetensors file = onFile(checkpoint, [&] { return rt::readSafetensors(checkpoint); });
-  // Each param's f32 master where the run kept one (O2), else the param.
+  rt::Safetensors file = onFile(checkpoint, [&] {
+    rt::Safetensors read = rt::readSafetensors(checkpoint);
+    return args.has("ema") ? rt::averagedWeights(std::move(read)) : read;
+  });
+  // Each param's f32 master where the run kept one (O2), else the param
+  // (with --ema, its average where it has one).
   rt::Safetensors weights;
   weights.path = checkpoint;
   for (const rt::Buffer &b : plan.buffers) {

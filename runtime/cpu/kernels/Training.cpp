@@ -265,6 +265,20 @@ void countStep(KernelContext &c) {
     setScalar(c.in[0], scalarF32(c.in[0]) + 1.0f);
 }
 
+/// average := lerp(average, value, 1 - d) unless found_inf (num::EmaUpdate).
+void ema(KernelContext &c) {
+  if (flag(c.in[2]))
+    return;
+  num::EmaUpdate update = num::EmaUpdate::at(c.attrs.getF64("decay", 0.0), c.in.size() > 3,
+                                             c.in.size() > 3 ? scalarF32(c.in[3]) : 0.0);
+  float *average = c.in[0].as<float>();
+  F32In value(c.in[1]);
+  int64_t n = c.in[0].size();
+#pragma omp parallel for if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    update(average[i], value[i]);
+}
+
 /// record_step (runtime/core/History.h): the step's row, then count += 1.
 void recordStep(KernelContext &c) {
   const TensorRef &history = c.in[0];
@@ -326,6 +340,7 @@ void addTrainingKernels(KernelTable &t) {
   t[Kernel::Momentum] = momentum;
   t[Kernel::Adam] = adam;
   t[Kernel::CountStep] = countStep;
+  t[Kernel::Ema] = ema;
   t[Kernel::LrSchedule] = lrSchedule;
   t[Kernel::GradNorm] = gradNorm;
   t[Kernel::CheckFiniteNorm] = checkFiniteNorm;

@@ -816,3 +816,36 @@ graph.graph @fp8_scale_margin {
   graph.fp8_scale_update "u"(%h, %s, %s, %s) {margin = -1 : i64} : (tensor<4xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> ()
   graph.return %s : tensor<f32>
 }
+
+// -----
+
+graph.graph @ema_decay_one {
+  %flag = graph.input "flag" : tensor<i1>
+  %w = graph.param "w" : tensor<8xf32>
+  %avg = graph.param "avg" : tensor<8xf32>
+  // expected-error @+1 {{decay must be in [0, 1), got 1}}
+  graph.ema "w.ema"(%avg, %w, %flag) {decay = 1.0 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<i1>) -> ()
+  graph.return
+}
+
+// -----
+
+graph.graph @ema_f16_average {
+  %flag = graph.input "flag" : tensor<i1>
+  %w = graph.param "w" : tensor<8xf32>
+  %avg = graph.param "avg" : tensor<8xf16>
+  // expected-error @+1 {{the average must be f32, got 'tensor<8xf16>'}}
+  graph.ema "w.ema"(%avg, %w, %flag) {decay = 0.9 : f64} : (tensor<8xf16>, tensor<8xf32>, tensor<i1>) -> ()
+  graph.return
+}
+
+// -----
+
+graph.graph @ema_shape {
+  %flag = graph.input "flag" : tensor<i1>
+  %w = graph.param "w" : tensor<4xf32>
+  %avg = graph.param "avg" : tensor<8xf32>
+  // expected-error @+1 {{operand shapes differ: 'tensor<8xf32>' and 'tensor<4xf32>'}}
+  graph.ema "w.ema"(%avg, %w, %flag) {decay = 0.9 : f64} : (tensor<8xf32>, tensor<4xf32>, tensor<i1>) -> ()
+  graph.return
+}

@@ -202,3 +202,17 @@ graph.graph @fp8 {
   graph.fp8_scale_update "x.scaling"(%history, %scale, %scale_inv, %amax) {amax_compute = "most_recent", fp8_max = 57344.0 : f64, margin = 1 : i64} : (tensor<16xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> ()
   graph.return %q, %g : tensor<4xf8E4M3FN>, tensor<4xf8E5M2>
 }
+
+// The weights' moving average, with and without the warmup's step count.
+// CHECK-LABEL: graph.graph @ema
+// CHECK: graph.ema "w.ema_update"(%avg, %w, %flag) {decay = 5.000000e-01 : f64} : (tensor<8xf32>, tensor<8xf16>, tensor<i1>) -> ()
+// CHECK: graph.ema "w.ema_warm"(%avg, %w, %flag, %step) {decay = 2.500000e-01 : f64} : (tensor<8xf32>, tensor<8xf16>, tensor<i1>, tensor<f32>) -> ()
+graph.graph @ema {
+  %flag = graph.input "flag" : tensor<i1>
+  %step = graph.input "step" : tensor<f32>
+  %w = graph.param "w" : tensor<8xf16>
+  %avg = graph.param "avg" {trainable = false} : tensor<8xf32>
+  graph.ema "w.ema_update"(%avg, %w, %flag) {decay = 0.5 : f64} : (tensor<8xf32>, tensor<8xf16>, tensor<i1>) -> ()
+  graph.ema "w.ema_warm"(%avg, %w, %flag, %step) {decay = 0.25 : f64} : (tensor<8xf32>, tensor<8xf16>, tensor<i1>, tensor<f32>) -> ()
+  graph.return
+}
