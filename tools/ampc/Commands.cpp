@@ -326,7 +326,7 @@ const std::vector<Command> &commands() {
         {"eot", true, false, "ends each document with this token (<|endoftext|>)"}},
        runTokenize},
       {"sample", "sample CHECKPOINT|WEIGHTS... --graph G --prompt TEXT --tokens N [--tokenizer tokenizer.json] "
-                 "[--stop TEXT] [--temperature T] [--top-k K] [--top-p P] [--seed S]",
+                 "[--stop TEXT] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--ema]",
        "continues a prompt with a language model (a trained gpt2 or llama): byte-level, or "
        "through the model's tokenizer.json",
        withAmpOptions({{"graph", true, false, "the graph the checkpoint was trained from"},
