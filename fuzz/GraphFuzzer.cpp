@@ -56,6 +56,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ampc::rt::planToJson(ampc::lowerToPlan(*module));
     ampc::TrainSettings settings;
     settings.gradientCheckpointing = true;
+    settings.emaDecay = 0.999; // the weight averages beside the updates
+    settings.emaWarmup = true;
     ampc::runTrainingPipeline(*training, ampc::AmpSettings{}, settings);
     ampc::rt::planToJson(ampc::lowerToPlan(*training));
   } catch (const ampc::GraphError &) {

@@ -28,7 +28,7 @@ bool Validation::takeParams(Executor &trained, bool averaged) {
   const Plan &train = trained.plan();
   bool anyAverage = false;
   for (const Buffer &b : plan_.buffers) {
-    if (b.kind != BufferKind::Param)
+    if (b.kind != BufferKind::Param || b.copyOf >= 0) // copies follow their params
       continue;
     int id = train.find(b.name);
     if (id < 0 || train.buffers[id].bytes != b.bytes || train.buffers[id].dtype != b.dtype)

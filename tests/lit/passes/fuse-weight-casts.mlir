@@ -6,6 +6,8 @@
 // RUN: ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-amp,graph-fold-casts,graph-autodiff,graph-loss-scaling,graph-optimizer{optimizer=momentum},graph-fold-unscale,graph-fold-casts,graph-fuse-weight-casts))' | FileCheck %s
 // Accumulated gradients: the refresh runs in the update's apply phase.
 // RUN: ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-amp,graph-fold-casts,graph-autodiff,graph-loss-scaling{accumulate=2},graph-optimizer,graph-fold-unscale,graph-fold-casts,graph-fuse-weight-casts))' | FileCheck %s --check-prefix=ACC
+// The weight average reads a param and writes its own state: the copies stay.
+// RUN: ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-amp,graph-fold-casts,graph-autodiff,graph-loss-scaling,graph-optimizer,graph-ema{decay=0.9},graph-fold-unscale,graph-fold-casts,graph-fuse-weight-casts))' | FileCheck %s --check-prefix=EMA
 // Twice is once.
 // RUN: ampc-opt %s --pass-pipeline='builtin.module(graph.graph(graph-amp,graph-fold-casts,graph-autodiff,graph-loss-scaling,graph-optimizer,graph-fold-unscale,graph-fold-casts,graph-fuse-weight-casts,graph-fuse-weight-casts))' | FileCheck %s --check-prefix=TWICE
 // Nothing to do without updates (a forward graph).
@@ -37,6 +39,11 @@
 // ACC-LABEL: graph.graph @net
 // ACC: graph.sgd "w.sgd"(%w, {{.*}} {phase = "apply"}
 // ACC-NEXT: graph.assign "w.f16.refresh"(%w.f16, %w) {phase = "apply"}
+
+// EMA: %w.f16 = graph.param "w.f16" {copy_of = "w", trainable = false}
+// EMA: graph.sgd "w.sgd"(%w,
+// EMA-NEXT: graph.assign "w.f16.refresh"(%w.f16, %w)
+// EMA: graph.ema "w.ema_update"(%w.ema, %w, %found_inf)
 
 // TWICE-COUNT-3: graph.param "{{w|b|frozen}}.f16"
 // TWICE-NOT: graph.param "{{.*}}.f16.f16"
