@@ -15,6 +15,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "runtime/core/Files.h"
 #include "runtime/device/Registry.h"
+#include "runtime/driver/WeightShards.h"
 #include "tools/ampc/AmpFlags.h"
 
 using namespace mlir;
@@ -51,6 +52,20 @@ rt::WeightLayout weightLayoutFrom(const Args &args) {
   if (*layout == "hf")
     return rt::WeightLayout::HuggingFace;
   throw UsageError("--init-layout must be torch, graph or hf, got '" + *layout + "'");
+}
+
+void loadWeightFiles(const Args &args, const std::vector<std::string> &files, rt::Executor &ex,
+                     const std::string &what) {
+  std::vector<std::string> params;
+  for (const rt::Buffer &b : ex.plan().buffers)
+    if (b.kind == rt::BufferKind::Param && b.copyOf < 0) // copies follow their params
+      params.push_back(b.name);
+  onFile(files[0], [&] {
+    rt::Safetensors file = rt::readWeights(files, what);
+    if (args.has("ema"))
+      file = rt::averagedWeights(std::move(file));
+    rt::loadWeights(file, ex, params, ex.plan(), weightLayoutFrom(args));
+  });
 }
 
 const rt::Target &targetFrom(const Args &args) {
@@ -310,9 +325,16 @@ const std::vector<Command> &commands() {
         {"fuse-attention", false, false,
          "imports attention (MatMul, scale, Softmax, MatMul) as one fused attention op"}},
        runImport},
-      {"export", "export IN -o MODEL.onnx [--seed S]",
-       "exports a forward graph, casts included, as an ONNX model (opset 17)",
+      {"export", "export IN -o MODEL.onnx [--weights FILE [--init-layout L] [--ema]] [--seed S]",
+       "exports a forward graph, casts included, as an ONNX model (opset 17), with trained "
+       "weights as its initializers",
        {{"output", true, false, "the .onnx file to write"},
+        {"weights", true, true,
+         "the initializers' values: a checkpoint or a weights-only file (as ampc run "
+         "--weights; default: the params' init)"},
+        {"init-layout", true, false,
+         "--weights' Linear weights: torch ([out, in]), graph or hf (a Hub GPT-2 or LLaMA)"},
+        {"ema", false, false, "--weights' averages: a checkpoint of a run with --ema-decay"},
         {"seed", true, false, "seed of params with random init kinds (0, as ampc run)"}},
        runExport},
       {"tokenize", "tokenize IN.txt|IN.jsonl... -o TRAIN.bin [--val VAL.bin [--val-fraction F]] "

@@ -120,6 +120,12 @@ std::string deviceFrom(const Args &args);
 /// How `--init-layout` (torch or graph) says a weights file lays out Linear
 /// weights; absent: as its metadata says.
 rt::WeightLayout weightLayoutFrom(const Args &args);
+/// Gives every param of `ex`'s forward plan its value from `files` (a
+/// checkpoint or weights files, read together, named as `what` in errors):
+/// by name, in --init-layout's layout, and with --ema a checkpoint's weight
+/// averages in place of its weights.
+void loadWeightFiles(const Args &args, const std::vector<std::string> &files, rt::Executor &ex,
+                     const std::string &what);
 /// The target `--device` names, whether or not this build can run it (a plan
 /// for the GPU can be compiled anywhere).
 const rt::Target &targetFrom(const Args &args);

@@ -1,5 +1,6 @@
 // `ampc import MODEL.onnx -o GRAPH` and `ampc export GRAPH -o MODEL.onnx`:
 // ONNX models in and out (docs/onnx.md).
+#include "compiler/DenseData.h"
 #include "compiler/GraphIO.h"
 #include "compiler/onnx/OnnxExport.h"
 #include "compiler/onnx/OnnxImport.h"
@@ -64,6 +65,27 @@ int runImport(const Args &args) {
   return 0;
 }
 
+/// Every param of `module` takes its value in weights files `files` (read as
+/// `ampc run --weights` reads them) as its init: the values it exports.
+static void takeWeights(const Args &args, const std::vector<std::string> &files,
+                        ModuleOp module) {
+  rt::Plan plan = lowerToPlan(module);
+  rt::Executor ex(plan, {/*training=*/false, 0, /*profile=*/false, "cpu", false, nullptr, false});
+  loadWeightFiles(args, files, ex, "weights file");
+  module.walk([&](graph::ParamOp p) {
+    int id = plan.find(p.getName().str());
+    if (id < 0 || !rt::isStoredFloat(plan.buffers[id].dtype))
+      return; // a param no step reads keeps its init
+    std::vector<float> values = ex.readF32(id);
+    auto type = RankedTensorType::get(cast<RankedTensorType>(p.getType()).getShape(),
+                                      Float32Type::get(module.getContext()));
+    NamedAttrList init;
+    init.set("kind", StringAttr::get(module.getContext(), "data"));
+    init.set("data", denseFromDoubles(type, std::vector<double>(values.begin(), values.end())));
+    p.setInitAttr(init.getDictionary(module.getContext()));
+  });
+}
+
 int runExport(const Args &args) {
   const std::string &in = inputFile(args);
   std::string out = outputFile(args);
@@ -76,6 +98,14 @@ int runExport(const Args &args) {
   uint64_t seed = args.getInt("seed", 0, 0);
   MLIRContext ctx;
   OwningOpRef<ModuleOp> module = onFile(in, [&] { return loadGraph(ctx, in); });
+  std::vector<std::string> weights = args.getFiles("weights");
+  onFile(in, [&] {
+    for (const char *flag : {"init-layout", "ema"})
+      if (weights.empty() && args.has(flag))
+        throw UsageError(std::string("--") + flag + " is about the --weights FILE: give one");
+    if (!weights.empty())
+      takeWeights(args, weights, *module);
+  });
   std::string bytes = onFile(in, [&] { return exportOnnx(*module, seed); });
   onFile(out, [&] { writeFileAtomically(out, bytes); });
   return 0;

@@ -15,8 +15,6 @@
 #include "runtime/core/KernelTraits.h"
 #include "runtime/device/Registry.h"
 #include "runtime/driver/Checkpoint.h"
-#include "runtime/driver/WeightShards.h"
-#include "runtime/driver/Weights.h"
 #include "runtime/driver/Metrics.h"
 #include "tools/ampc/AmpFlags.h"
 #include "tools/ampc/Commands.h"
@@ -127,16 +125,7 @@ static void loadWeightsFrom(const Args &args, rt::Executor &ex) {
                        "--weights");
     return;
   }
-  std::vector<std::string> params;
-  for (const rt::Buffer &b : ex.plan().buffers)
-    if (b.kind == rt::BufferKind::Param && b.copyOf < 0)
-      params.push_back(b.name);
-  onFile(files[0], [&] {
-    rt::Safetensors file = rt::readWeights(files, "weights file");
-    if (args.has("ema"))
-      file = rt::averagedWeights(std::move(file));
-    rt::loadWeights(file, ex, params, ex.plan(), weightLayoutFrom(args));
-  });
+  loadWeightFiles(args, files, ex, "weights file");
 }
 
 /// `ampc run --inputs IN.safetensors [--outputs OUT.safetensors]`: one

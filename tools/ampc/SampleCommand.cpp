@@ -18,8 +18,6 @@
 #include "runtime/core/Convert.h"
 #include "runtime/device/Registry.h"
 #include "runtime/driver/Checkpoint.h"
-#include "runtime/driver/WeightShards.h"
-#include "runtime/driver/Weights.h"
 #include "tools/ampc/AmpFlags.h"
 #include "tools/ampc/Commands.h"
 #include "tools/ampc/Tokenizer.h"
@@ -284,16 +282,7 @@ int runSample(const Args &args) {
   });
   rt::Executor ex(plan, {/*training=*/false, (uint64_t)args.getInt("seed", 0, 0),
                          /*profile=*/false, device, true, nullptr, false});
-  std::vector<std::string> params;
-  for (const rt::Buffer &b : plan.buffers)
-    if (b.kind == rt::BufferKind::Param && b.copyOf < 0)
-      params.push_back(b.name);
-  onFile(weights[0], [&] {
-    rt::Safetensors file = rt::readWeights(weights, "checkpoint");
-    if (args.has("ema"))
-      file = rt::averagedWeights(std::move(file));
-    rt::loadWeights(file, ex, params, plan, weightLayoutFrom(args));
-  });
+  loadWeightFiles(args, weights, ex, "checkpoint");
   std::unique_ptr<Steps> steps;
   if (decode) {
     steps = std::make_unique<CachedSteps>(ex, plan, graphFile);
