@@ -154,6 +154,10 @@ Json trainMetrics(const Plan &plan, const TrainOptions &options, const TrainResu
   }
   if (!r.evals.empty() && r.evals.back().emaAccuracy)
     m["ema_eval_accuracy"] = *r.evals.back().emaAccuracy;
+  if (r.best)
+    m["best"] = {{"metric", options.bestMetric}, {"value", r.best->value}, {"step", r.best->step}};
+  if (r.stoppedAt)
+    m["stopped_early_at"] = r.stoppedAt;
   if (options.profile)
     m["profile"] = profileMetrics(plan, r.profile);
   Json history = Json::array();

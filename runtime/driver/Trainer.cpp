@@ -1,5 +1,6 @@
 #include "runtime/driver/Trainer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -111,6 +112,13 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
   if (lr < 0 || skipped < 0)
     throw RuntimeError("not a training plan: it has no lr input or finite check");
   ex.writeScalar(lr, options_.lr);
+  std::optional<BestTracker> tracker;
+  if (!options_.saveBest.empty() || options_.earlyStop > 0) {
+    if (validationSet(options_).empty())
+      throw RuntimeError(std::string(options_.saveBest.empty() ? "--early-stop" : "--save-best") +
+                         " follows the validation: give --val-data");
+    tracker.emplace(options_.bestMetric, options_.earlyStop);
+  }
 
   int64_t k = options_.accumulate, start = 0, scheduleLength = options_.lrTotalSteps;
   if (!options_.initFrom.empty()) {
@@ -147,6 +155,8 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
                          " ranks; this run has " + std::to_string(ranks) +
                          " (resume with the same world size)");
     loadParams(file, ex);
+    if (tracker)
+      tracker->resume(meta);
     start = metaInt(meta, "micro_batch", path);
     if (!scheduleLength && meta.count(kLrTotalSteps))
       scheduleLength = metaInt(meta, kLrTotalSteps, path);
@@ -171,7 +181,7 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
   StepTimes times;
   HistoryReader history(plan_, start / k);
   // The training state after micro-batch `micro` (written atomically).
-  auto save = [&](int64_t micro) {
+  auto save = [&](int64_t micro, const std::string &file) {
     std::map<std::string, std::string> meta = {
         {"format", "ampc"},
         {"graph", plan_.name},
@@ -185,12 +195,25 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
       meta[kLrTotalSteps] = std::to_string(scheduleLength);
     for (const auto &[flag, value] : options_.settings)
       meta["setting." + flag] = value;
-    saveCheckpoint(checkpointPath(options_.checkpoint, micro / k), ex, meta);
+    if (tracker)
+      tracker->save(meta);
+    saveCheckpoint(checkpointPath(file, micro / k), ex, meta);
+  };
+  // An evaluation's place in the tracking: the best is saved as it comes.
+  auto track = [&](const EvalRecord &e, int64_t micro) {
+    if (tracker && tracker->improved(e) && !options_.saveBest.empty())
+      save(micro, options_.saveBest);
   };
   std::optional<Validation> validation;
   if (std::string val = validationSet(options_); writer && eval_ && !val.empty())
     validation.emplace(*eval_, val, options_.seed, options_.device, options_.graphs,
                        options_.tuneGemms);
+  if (tracker && validation) {
+    bool averages = std::any_of(eval_->buffers.begin(), eval_->buffers.end(), [&](const Buffer &b) {
+      return b.kind == BufferKind::Param && plan_.find(b.name + kAverageSuffix) >= 0;
+    });
+    tracker->requireAvailable(validation->scoresLoss(), validation->scoresAccuracy(), averages);
+  }
   int64_t epochShuffled = -1, stepSyncs = 0, stepWaits = 0;
   for (int64_t i = start; i < end; ++i) {
     int64_t epoch = perEpoch ? i / perEpoch : 0;
@@ -228,13 +251,25 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
       history.read(ex, result.history);
     if (writer && !options_.checkpoint.empty() && options_.saveEvery > 0 &&
         (start / k + step) % options_.saveEvery == 0 && i + 1 < end)
-      save(i + 1);
-    if (validation && options_.evalEvery > 0 && (start / k + step) % options_.evalEvery == 0)
+      save(i + 1, options_.checkpoint);
+    bool evaluates = options_.evalEvery > 0 && (start / k + step) % options_.evalEvery == 0;
+    if (validation && evaluates) {
       result.evals.push_back(validation->run(ex, start / k + step));
+      track(result.evals.back(), i + 1);
+    }
+    // Rank 0 evaluates; every rank stops with it.
+    bool stop = evaluates && tracker && tracker->exhausted();
+    if (evaluates && tracker && tracker->patience() > 0 && comm && ranks > 1)
+      comm->broadcastBytes(&stop, sizeof stop, 0);
     if (onReport && report) {
       double ms = times.resolve();
       onReport({step, total, ex.readScalar(plan_.loss), scale >= 0 ? ex.readScalar(scale) : 1.0,
                 ms, (int64_t)ex.readScalar(skipped)});
+    }
+    if (stop) {
+      result.stoppedAt = start / k + step;
+      end = i + 1;
+      break;
     }
   }
   ex.synchronize();
@@ -254,8 +289,6 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
   result.devicePeakBytes = device.stats().peakBytes;
   result.hostSyncsPerStep = total ? double(stepSyncs) / double(total) : 0;
   result.stagingWaitsPerStep = total ? double(stepWaits) / double(total) : 0;
-  if (writer && !options_.checkpoint.empty())
-    save(end);
   result.profile = ex.profile();
   if (check)
     result.numerics = check->report();
@@ -272,8 +305,10 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
       result.evalNote = "every step was skipped for a non-finite gradient: the weights never "
                         "trained";
     } else {
-      if (result.evals.empty() || result.evals.back().step != end / k)
+      if (result.evals.empty() || result.evals.back().step != end / k) {
         result.evals.push_back(validation->run(ex, end / k));
+        track(result.evals.back(), end);
+      }
       const EvalRecord &last = result.evals.back();
       result.evalAccuracy = last.accuracy;
       result.evalSamples = last.samples;
@@ -284,6 +319,10 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
     result.evalNote = "it trains on " + options_.data +
                       " and has no validation set to score (--val-data FILE.safetensors)";
   }
+  if (tracker)
+    result.best = tracker->best();
+  if (writer && !options_.checkpoint.empty()) // after the last evaluation: its tracking too
+    save(end, options_.checkpoint);
   return result;
 }
 

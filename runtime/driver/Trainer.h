@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "runtime/driver/BestCheckpoint.h"
 #include "runtime/driver/Data.h"
 #include "runtime/driver/History.h"
 #include "runtime/driver/Weights.h"
@@ -60,6 +61,12 @@ struct TrainOptions {
   /// optimizer steps.
   std::string valData;
   int64_t evalEvery = 0;
+  /// The best of the evaluations (BestCheckpoint.h) by `bestMetric`:
+  /// `saveBest` (non-empty) is written with the training state whenever an
+  /// evaluation improves on it; with `earlyStop` N > 0 the run stops after
+  /// N evaluations in a row that do not.
+  std::string saveBest, bestMetric = "val_loss";
+  int64_t earlyStop = 0;
   /// Diagnose non-finite values (runtime/driver/NumericsCheck.h); the plan
   /// must carry the non-finite probes.
   bool checkNumerics = false;
@@ -104,6 +111,10 @@ struct TrainResult {
   std::vector<StepRecord> history;
   /// The validations of the run, in step order (the last at its end).
   std::vector<EvalRecord> evals;
+  /// With saveBest or earlyStop: the best evaluation (of this run and the
+  /// resumed one's), and the step an early stop ended the run at (0: none).
+  std::optional<BestRecord> best;
+  int64_t stoppedAt = 0;
   /// The numerics ranges the plan's range probes gathered (rows of
   /// kRangeFields, runtime/core/Probes.h), when it has them.
   std::vector<double> ranges;

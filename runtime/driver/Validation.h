@@ -38,6 +38,10 @@ public:
   EvalRecord run(Executor &trained, int64_t step);
   /// The set has class labels to score accuracy on (token data has not).
   bool labelled() const { return feed_.labelled(); }
+  /// What an evaluation gives: a loss, an accuracy (labels and a [batch,
+  /// classes] output).
+  bool scoresLoss() const { return plan_.loss >= 0; }
+  bool scoresAccuracy() const { return logits_ >= 0 && feed_.labelled(); }
 
 private:
   /// Writes the trained params (or their averages, `averaged`) into the

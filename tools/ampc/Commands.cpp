@@ -163,6 +163,13 @@ static std::vector<OptionSpec> withRunOptions(const char *stepsHelp,
        "Fashion-MNIST's test set when training on it)"},
       {"eval-every", true, false, "validates every N optimizer steps (and at the end)"},
       {"save-every", true, false, "with --checkpoint: also writes it every N optimizer steps"},
+      {"save-best", true, false,
+       "writes the training state here whenever an evaluation is the best yet (--best-metric)"},
+      {"best-metric", true, false,
+       "what --save-best and --early-stop follow: val_loss (default), val_accuracy, "
+       "ema_val_loss or ema_val_accuracy"},
+      {"early-stop", true, false,
+       "stops after N evaluations in a row that do not improve on the best (--eval-every)"},
       {"seed", true, false, "seed of init, shuffling, dropout and synthetic data (0)"}};
   run.insert(run.end(), specs.begin(), specs.end());
   return run;

@@ -226,6 +226,19 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     options.saveEvery = args.getInt("save-every", 0, 1);
     if (options.saveEvery && !args.has("checkpoint"))
       throw UsageError("--save-every writes the --checkpoint FILE: give one");
+    options.saveBest = args.getFile("save-best");
+    options.earlyStop = args.getInt("early-stop", 0, 1);
+    options.bestMetric = args.get("best-metric").value_or("val_loss");
+    if (!rt::isBestMetric(options.bestMetric))
+      throw UsageError("--best-metric must be val_loss, val_accuracy, ema_val_loss or "
+                       "ema_val_accuracy, got '" + options.bestMetric + "'");
+    bool tracks = !options.saveBest.empty() || options.earlyStop > 0;
+    if (args.has("best-metric") && !tracks)
+      throw UsageError("--best-metric is what --save-best FILE and --early-stop N follow: give "
+                       "one");
+    if (tracks && !options.evalEvery)
+      throw UsageError(std::string(options.saveBest.empty() ? "--early-stop" : "--save-best") +
+                       " follows the evaluations of --eval-every N: give it");
     job.settings = trainSettingsFrom(args);
     if (!job.printer()) // every rank compiles the same step: rank 0 alone prints it
       job.settings.printIrAfter.clear();
@@ -256,6 +269,7 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     options.initLayout = weightLayoutFrom(args);
     checkInput(args);
     checkOutput(args, "metrics-json");
+    checkOutput(args, "save-best");
     options.profile = args.has("profile");
     options.graphs = !args.has("no-cuda-graph");
     options.tuneGemms = args.has("tune-gemms");
@@ -341,6 +355,14 @@ int runTrain(const Args &args) {
     std::printf("ema eval loss: %.6g\n", *result.evals.back().emaLoss);
   if (!result.evals.empty() && result.evals.back().emaAccuracy)
     std::printf("ema eval accuracy: %.4f\n", *result.evals.back().emaAccuracy);
+  if (result.best)
+    std::printf("best %s: %.6g at step %lld%s\n", options.bestMetric.c_str(), result.best->value,
+                (long long)result.best->step,
+                options.saveBest.empty() ? "" : (" (" + options.saveBest + ")").c_str());
+  if (result.stoppedAt)
+    std::printf("stopped early at step %lld: %s did not improve for %lld evaluations\n",
+                (long long)result.stoppedAt, options.bestMetric.c_str(),
+                (long long)options.earlyStop);
   // A run that never trained, or ends on a non-finite loss, says so and
   // what finds the cause.
   bool allSkipped = result.steps > 0 && result.skippedInRun == result.steps;
