@@ -252,7 +252,10 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     options.settings["freeze"] = joinCommas(job.settings.freeze);
     options.settings["train-only"] = joinCommas(job.settings.trainOnly);
     // The weight averages are the checkpoint's too, and how they move.
-    options.settings["ema-decay"] = args.get("ema-decay").value_or("");
+    char decay[32] = "";
+    if (job.settings.emaDecay > 0) // 0.999 and 0.9990 are one setting
+      std::snprintf(decay, sizeof decay, "%.10g", job.settings.emaDecay);
+    options.settings["ema-decay"] = decay;
     options.settings["ema-warmup"] = job.settings.emaWarmup ? "on" : "";
     if (job.amp.usesFp8()) // the amax histories' length is the checkpoint's shape
       options.settings["fp8-amax-history"] = std::to_string(job.amp.fp8.amaxHistory);
