@@ -49,11 +49,13 @@ using signature::shapeText;
 
 Safetensors averagedWeights(Safetensors checkpoint) {
   std::string suffix = kAverageSuffix;
-  std::vector<std::string> averaged;
-  for (const auto &[name, t] : checkpoint.tensors)
-    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
-        checkpoint.tensors.count(name.substr(0, name.size() - suffix.size())))
-      averaged.push_back(name.substr(0, name.size() - suffix.size()));
+  std::vector<std::string> averaged; // the params with an average
+  for (const auto &[name, t] : checkpoint.tensors) {
+    size_t stem = name.size() - suffix.size();
+    if (name.size() > suffix.size() && name.compare(stem, suffix.size(), suffix) == 0 &&
+        checkpoint.tensors.count(name.substr(0, stem)))
+      averaged.push_back(name.substr(0, stem));
+  }
   if (averaged.empty())
     throw RuntimeError(checkpoint.path + ": no weight averages ('<param>" + suffix +
                        "' tensors): a checkpoint of a run with --ema-decay has them");
