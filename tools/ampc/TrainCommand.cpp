@@ -236,6 +236,9 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
     if (args.has("best-metric") && !tracks)
       throw UsageError("--best-metric is what --save-best FILE and --early-stop N follow: give "
                        "one");
+    if (!options.saveBest.empty() && options.saveBest == args.getFile("checkpoint"))
+      throw UsageError("--save-best and --checkpoint name the same file: the best would be "
+                       "overwritten by the last; give the best another name");
     if (tracks && !options.evalEvery)
       throw UsageError(std::string(options.saveBest.empty() ? "--early-stop" : "--save-best") +
                        " follows the evaluations of --eval-every N: give it");
