@@ -76,6 +76,9 @@ static void addCrossEntropyOptions(OpPassManager &pm, std::optional<double> labe
                                    const CrossEntropyWeighting &weighting) {
   if (!labelSmoothing && weighting.empty())
     return;
+  if (weighting.balanced && weighting.classWeights.empty())
+    throw GraphError("--class-weights balanced counts the training set's labels: ampc train "
+                     "computes the weights (and prints them, to give this command)");
   GraphCrossEntropyOptionsOptions options;
   options.labelSmoothing = labelSmoothing.value_or(-1.0); // negative: the graph's
   std::vector<int64_t> ignore;

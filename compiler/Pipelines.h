@@ -45,7 +45,11 @@ constexpr int64_t kElidedConstant = 16;
 struct CrossEntropyWeighting {
   std::optional<int64_t> ignoreIndex;
   std::vector<double> classWeights;
-  bool empty() const { return !ignoreIndex && classWeights.empty(); }
+  /// `--class-weights balanced`: the weights come from the training set's
+  /// labels, which the driver counts into classWeights before a pipeline
+  /// runs (a pipeline given none is an error saying so).
+  bool balanced = false;
+  bool empty() const { return !ignoreIndex && classWeights.empty() && !balanced; }
 };
 
 /// The training options (docs/training.md).

@@ -143,6 +143,19 @@ DataFeed::DataFeed(const Plan &plan, const std::string &spec, bool train, uint64
   std::iota(order_.begin(), order_.end(), 0);
 }
 
+std::vector<int64_t> DataFeed::labels() const {
+  if (!labelled())
+    return {};
+  for (const Column &c : columns_)
+    if (c.id == labels_) {
+      std::vector<int64_t> out(data_.count);
+      for (int64_t i = 0; i < data_.count; ++i)
+        out[i] = (int64_t)loadElement(c.bytes.data(), plan_.buffers[c.id].dtype, i);
+      return out;
+    }
+  return data_.labels;
+}
+
 void DataFeed::loadColumns(const std::string &path) {
   Safetensors file = readSafetensors(path, "data file");
   synthetic_ = false;

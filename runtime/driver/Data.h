@@ -65,6 +65,8 @@ public:
   int labelBuffer() const { return labels_; }
   /// The labels of the batch last filled (real data).
   const std::vector<int64_t> &batchLabels() const { return batchLabels_; }
+  /// Every sample's label, in the data set's order (labelled data).
+  std::vector<int64_t> labels() const;
   /// Writes batch `index` (of the current order) into the executor's inputs.
   void fill(Executor &ex, int64_t index);
   /// Shuffles the sample order with a seed (real data).

@@ -72,6 +72,13 @@ TrainSettings trainSettingsFrom(const Args &args);
 /// `--ignore-index N` and `--class-weights W,...`, as given (train,
 /// compile, run).
 CrossEntropyWeighting crossEntropyWeightingFrom(const Args &args);
+/// `--class-weights balanced`: scikit-learn's n / (C * count) for each
+/// class of `forward`'s cross entropy, n and count counted over the labels
+/// of the training set `data` (rows labelled `ignore` left out) and C the
+/// classes they have; a class no label has weighs 1. Throws RuntimeError
+/// when the data has no labels.
+std::vector<double> balancedClassWeights(mlir::ModuleOp forward, const std::string &data,
+                                         std::optional<int64_t> ignore);
 
 /// A training step compiled from a graph, as `train` and `doctor` run it.
 struct TrainJob {

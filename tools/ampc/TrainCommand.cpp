@@ -47,7 +47,9 @@ CrossEntropyWeighting crossEntropyWeightingFrom(const Args &args) {
   if (args.has("ignore-index"))
     w.ignoreIndex = args.getInt("ignore-index", 0, std::numeric_limits<int64_t>::min(),
                                 std::numeric_limits<int64_t>::max());
-  if (auto weights = args.get("class-weights")) {
+  if (auto weights = args.get("class-weights"); weights && *weights == "balanced") {
+    w.balanced = true; // counted from the training labels (balancedClassWeights)
+  } else if (weights) {
     w.classWeights = numberList(*weights, "--class-weights");
     double total = 0;
     for (double v : w.classWeights) {
@@ -178,7 +180,8 @@ std::vector<OptionSpec> trainingOptionSpecs() {
           {"ignore-index", true, false,
            "softmax_cross_entropy: rows with this label count for nothing (PyTorch: -100)"},
           {"class-weights", true, false,
-           "softmax_cross_entropy: W0,W1,...: each class's weight, as PyTorch's weight="},
+           "softmax_cross_entropy: W0,W1,...: each class's weight, as PyTorch's weight=; "
+           "balanced: counted from the training labels"},
           {"freeze", true, true,
            "params not trained, by name or module, globs allowed: embed,layers.0,*.bias"},
           {"train-only", true, true, "the params trained, by name or module: the rest are frozen"},
@@ -287,7 +290,21 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
   });
   onFile(in, [&] {
     OwningOpRef<ModuleOp> forward = loadGraph(ctx, in);
-    applyCrossEntropyWeighting(*forward, job.settings.weighting); // validation: the same rows
+    CrossEntropyWeighting &weighting = job.settings.weighting;
+    if (weighting.balanced) {
+      weighting.classWeights = balancedClassWeights(*forward, options.data, weighting.ignoreIndex);
+      if (job.printer()) { // to give `ampc run --class-weights` the same
+        std::string list;
+        for (double w : weighting.classWeights) {
+          char item[32];
+          std::snprintf(item, sizeof item, "%s%.6g", list.empty() ? "" : ",", w);
+          list += item;
+        }
+        std::printf("class weights, balanced over %s's labels: %s\n", options.data.c_str(),
+                    list.c_str());
+      }
+    }
+    applyCrossEntropyWeighting(*forward, weighting); // validation: the same rows
     job.userValues = userValueNames(*forward);
     OwningOpRef<ModuleOp> training = forward->clone();
     runAmpPipeline(*forward, job.amp);
