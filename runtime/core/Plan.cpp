@@ -287,14 +287,16 @@ Plan loadPlan(const std::string &path) {
 /// Whether `s` is a collective's bucket (all_reduce).
 static bool isCollective(const Step &s) { return traitsOf(s.kernel).has(kPacksList); }
 
+std::string stateOwner(const std::string &name, std::string_view suffix) {
+  size_t stem = name.size() - suffix.size();
+  bool owned = name.size() > suffix.size() && name.compare(stem, suffix.size(), suffix) == 0;
+  return owned ? name.substr(0, stem) : "";
+}
+
 std::string initialValuesOwner(const Plan &plan, const std::string &name) {
   for (std::string_view suffix : {kMasterSuffix, kAverageSuffix})
-    if (name.size() > suffix.size() &&
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      std::string owner = name.substr(0, name.size() - suffix.size());
-      if (plan.find(owner) >= 0)
-        return owner;
-    }
+    if (std::string owner = stateOwner(name, suffix); !owner.empty() && plan.find(owner) >= 0)
+      return owner;
   return name;
 }
 

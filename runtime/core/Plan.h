@@ -7,6 +7,7 @@
 #define AMPC_RUNTIME_CORE_PLAN_H
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/core/DType.h"
@@ -84,6 +85,9 @@ constexpr const char *kLrTotalSteps = "lr_total_steps";
 /// average (docs/training.md, "Weight averaging (EMA)").
 constexpr const char *kMasterSuffix = ".master";
 constexpr const char *kAverageSuffix = ".ema";
+/// P where `name` is `<P><suffix>` (a master's or an average's param),
+/// else "".
+std::string stateOwner(const std::string &name, std::string_view suffix);
 /// The param whose initial values buffer `name` starts from: P for P's
 /// master or average, else `name` itself.
 std::string initialValuesOwner(const Plan &plan, const std::string &name);

@@ -1,6 +1,5 @@
 #include "runtime/driver/Trainer.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -208,12 +207,9 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
   if (std::string val = validationSet(options_); writer && eval_ && !val.empty())
     validation.emplace(*eval_, val, options_.seed, options_.device, options_.graphs,
                        options_.tuneGemms);
-  if (tracker && validation) {
-    bool averages = std::any_of(eval_->buffers.begin(), eval_->buffers.end(), [&](const Buffer &b) {
-      return b.kind == BufferKind::Param && plan_.find(b.name + kAverageSuffix) >= 0;
-    });
-    tracker->requireAvailable(validation->scoresLoss(), validation->scoresAccuracy(), averages);
-  }
+  if (tracker && validation)
+    tracker->requireAvailable(validation->scoresLoss(), validation->scoresAccuracy(),
+                              validation->scoresAverages(plan_));
   int64_t epochShuffled = -1, stepSyncs = 0, stepWaits = 0;
   for (int64_t i = start; i < end; ++i) {
     int64_t epoch = perEpoch ? i / perEpoch : 0;

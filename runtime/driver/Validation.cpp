@@ -1,5 +1,7 @@
 #include "runtime/driver/Validation.h"
 
+#include <algorithm>
+
 #include "runtime/driver/Runner.h"
 
 namespace ampc::rt {
@@ -24,33 +26,38 @@ Validation::Validation(Plan eval, const std::string &valData, uint64_t seed,
     throw RuntimeError("--val-data " + valData + " holds no samples to validate on");
 }
 
-bool Validation::takeParams(Executor &trained, bool averaged) {
+bool Validation::scoresAverages(const Plan &trained) const {
+  return std::any_of(plan_.buffers.begin(), plan_.buffers.end(), [&](const Buffer &b) {
+    return b.kind == BufferKind::Param && trained.find(b.name + kAverageSuffix) >= 0;
+  });
+}
+
+void Validation::takeParams(Executor &trained) {
   const Plan &train = trained.plan();
-  bool anyAverage = false;
   for (const Buffer &b : plan_.buffers) {
     if (b.kind != BufferKind::Param || b.copyOf >= 0) // copies follow their params
       continue;
     int id = train.find(b.name);
     if (id < 0 || train.buffers[id].bytes != b.bytes || train.buffers[id].dtype != b.dtype)
       throw RuntimeError("the trained plan has no param '" + b.name + "' of the same type");
-    int average = train.find(b.name + kAverageSuffix);
-    anyAverage |= average >= 0;
-    if (averaged && average >= 0) { // f32, rounded to the param's dtype
-      ex_.writeF32(b.id, trained.readF32(average));
-      continue;
-    }
     std::vector<std::byte> bytes = trained.readBytes(id);
     ex_.write(b.id, bytes.data(), bytes.size());
   }
-  return anyAverage;
+}
+
+void Validation::takeAverages(Executor &trained) {
+  for (const Buffer &b : plan_.buffers)
+    if (int average = trained.plan().find(b.name + kAverageSuffix);
+        b.kind == BufferKind::Param && average >= 0) // f32, rounded to the param's dtype
+      ex_.writeF32(b.id, trained.readF32(average));
 }
 
 EvalRecord Validation::run(Executor &trained, int64_t step) {
-  bool averages = takeParams(trained, false);
+  takeParams(trained);
   EvalRecord r = score();
   r.step = step;
-  if (averages) {
-    takeParams(trained, true);
+  if (scoresAverages(trained.plan())) { // the rest (frozen, statistics) stay as taken
+    takeAverages(trained);
     EvalRecord averaged = score();
     r.emaLoss = averaged.loss;
     r.emaAccuracy = averaged.accuracy;

@@ -42,11 +42,14 @@ public:
   /// classes] output).
   bool scoresLoss() const { return plan_.loss >= 0; }
   bool scoresAccuracy() const { return logits_ >= 0 && feed_.labelled(); }
+  /// The trained plan keeps weight averages of the params (--ema-decay).
+  bool scoresAverages(const Plan &trained) const;
 
 private:
-  /// Writes the trained params (or their averages, `averaged`) into the
-  /// eval plan's; returns whether any param had an average.
-  bool takeParams(Executor &trained, bool averaged);
+  /// Writes the trained params into the eval plan's; then their averages
+  /// over those that have one.
+  void takeParams(Executor &trained);
+  void takeAverages(Executor &trained);
   /// The loss and accuracy of the eval plan's params as they are.
   EvalRecord score();
 

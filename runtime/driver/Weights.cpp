@@ -48,20 +48,17 @@ using signature::shapeText;
 } // namespace
 
 Safetensors averagedWeights(Safetensors checkpoint) {
-  std::string suffix = kAverageSuffix;
   std::vector<std::string> averaged; // the params with an average
-  for (const auto &[name, t] : checkpoint.tensors) {
-    size_t stem = name.size() - suffix.size();
-    if (name.size() > suffix.size() && name.compare(stem, suffix.size(), suffix) == 0 &&
-        checkpoint.tensors.count(name.substr(0, stem)))
-      averaged.push_back(name.substr(0, stem));
-  }
+  for (const auto &[name, t] : checkpoint.tensors)
+    if (std::string param = stateOwner(name, kAverageSuffix);
+        !param.empty() && checkpoint.tensors.count(param))
+      averaged.push_back(param);
   if (averaged.empty())
-    throw RuntimeError(checkpoint.path + ": no weight averages ('<param>" + suffix +
+    throw RuntimeError(checkpoint.path + ": no weight averages ('<param>" + kAverageSuffix +
                        "' tensors): a checkpoint of a run with --ema-decay has them");
   for (const std::string &name : averaged) {
-    checkpoint.tensors[name] = checkpoint.tensors.at(name + suffix);
-    checkpoint.tensors.erase(name + suffix);
+    checkpoint.tensors[name] = checkpoint.tensors.at(name + kAverageSuffix);
+    checkpoint.tensors.erase(name + kAverageSuffix);
     checkpoint.tensors.erase(name + kMasterSuffix);
   }
   return checkpoint;
