@@ -16,7 +16,8 @@ model, the mode and the loss of every step (each the loss its forward
 computed, before its update).
 SGD (lr 0.01) for simplenet and mnist_cnn, AdamW (lr 1e-4, weight decay 0.01)
 for bert, gpt2 and llama, unless --optimizer picks another (with --lr, --weight-decay,
---momentum, --nesterov, --betas, --eps, as ampc's flags of those names) and
+--momentum, --nesterov, --betas, --eps, as ampc's flags of those names; lamb:
+bench/lamb.py's) and
 --clip-grad-norm X (clip_grad_norm_ after the unscale, its norms recorded as
 "grad_norms") and --lr-schedule one of ampc's schedules (onecycle: OneCycleLR with its
 defaults but cycle_momentum; step: StepLR; cosine and linear with warmup:
@@ -43,6 +44,7 @@ import struct
 import torch
 import torch.nn.functional as F
 
+from lamb import Lamb
 from torch_models import LLAMA_LINEARS, Bert, Gpt2, Llama, LoraLinear, MnistCnn, add_lora, mlp
 
 SHAPES = {
@@ -272,10 +274,28 @@ def optimizer(args, model, default):
     if args.optimizer == "momentum":
         return torch.optim.SGD(params, lr=lr, momentum=args.momentum, nesterov=args.nesterov,
                                weight_decay=wd)
+    if args.optimizer == "lamb":  # decay 0.01 by default; no trust ratio where it is off
+        for group in params:     # by --no-decay-1d, as ampc's
+            group["adapt"] = group.get("weight_decay") != 0.0
+        eps = 1e-6 if args.eps is None else args.eps
+        return Lamb(params, lr=lr, betas=tuple(args.betas), eps=eps,
+                    weight_decay=wd if wd is not None else 0.01, splits=stacked_qkv(model))
     kind = torch.optim.Adam if args.optimizer == "adam" else torch.optim.AdamW
-    return kind(params, lr=lr, betas=tuple(args.betas), eps=args.eps,
+    eps = 1e-8 if args.eps is None else args.eps
+    return kind(params, lr=lr, betas=tuple(args.betas), eps=eps,
                 weight_decay=wd if args.weight_decay is not None or args.optimizer == "adam"
                 else 0.01)
+
+
+def stacked_qkv(model):
+    """The params that stack q, k and v, which ampc keeps apart: {param: 3}."""
+    stacked = {}
+    for module in model.modules():
+        if isinstance(module, torch.nn.MultiheadAttention):
+            stacked.update({module.in_proj_weight: 3, module.in_proj_bias: 3})
+        if hasattr(module, "c_attn"):
+            stacked.update({module.c_attn.weight: 3, module.c_attn.bias: 3})
+    return stacked
 
 
 def matches(patterns, name):
@@ -342,13 +362,13 @@ def main():
     parser.add_argument("--mode", choices=("f32", "amp"), default="f32")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--optimizer", choices=("sgd", "momentum", "adam", "adamw"))
+    parser.add_argument("--optimizer", choices=("sgd", "momentum", "adam", "adamw", "lamb"))
     parser.add_argument("--lr", type=float, default=0.01)
     parser.add_argument("--weight-decay", type=float)
     parser.add_argument("--momentum", type=float, default=0.9)
     parser.add_argument("--nesterov", action="store_true")
     parser.add_argument("--betas", type=float, nargs=2, default=(0.9, 0.999))
-    parser.add_argument("--eps", type=float, default=1e-8)
+    parser.add_argument("--eps", type=float, help="1e-8, lamb's 1e-6")
     parser.add_argument("--lr-schedule", choices=("constant", "cosine", "linear", "onecycle",
                                                   "step"), default="constant")
     parser.add_argument("--warmup-steps", type=int, default=0)

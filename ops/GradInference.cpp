@@ -287,6 +287,18 @@ LogicalResult AdamOp::verify() {
   return sameShapes(*this, getParam(), {getGrad(), getM(), getV()});
 }
 
+LogicalResult LambOp::verify() {
+  if (failed(isFlag(*this, getFoundInf())) || failed(scalars(*this, {getStep()})) ||
+      failed(rates(*this, getLr(), getGradScale())))
+    return failure();
+  double beta1 = getBeta1().convertToDouble(), beta2 = getBeta2().convertToDouble();
+  if (!(beta1 >= 0.0 && beta1 < 1.0 && beta2 >= 0.0 && beta2 < 1.0))
+    return emitOpError("betas must be in [0, 1), got ") << beta1 << ", " << beta2;
+  if (!(getEpsilon().convertToDouble() > 0.0))
+    return emitOpError("epsilon must be positive, got ") << getEpsilon().convertToDouble();
+  return sameShapes(*this, getParam(), {getGrad(), getM(), getV()});
+}
+
 LogicalResult CountStepOp::verify() {
   if (getFoundInf() && failed(isFlag(*this, getFoundInf())))
     return failure();

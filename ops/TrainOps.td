@@ -122,6 +122,26 @@ def Graph_AdamOp : Graph_UpdateOp<"adam",
   }];
 }
 
+def Graph_LambOp : Graph_UpdateOp<"lamb",
+    (ins Graph_FloatTensor:$param, Graph_FloatTensor:$grad, Graph_FloatTensor:$lr,
+         Graph_Tensor:$found_inf, Graph_FloatTensor:$m, Graph_FloatTensor:$v,
+         Graph_FloatTensor:$step, Optional<Graph_FloatTensor>:$grad_scale,
+         DefaultValuedAttr<F64Attr, "0.9">:$beta1,
+         DefaultValuedAttr<F64Attr, "0.999">:$beta2,
+         DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon,
+         DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+         DefaultValuedAttr<BoolAttr, "true">:$adapt)> {
+  let summary = "LAMB: Adam's step with decoupled decay, scaled per tensor by a trust ratio, unless found_inf";
+  let description = [{
+    The moments m and v and the bias correction as `adam`'s; the direction
+    `u = m_hat / (sqrt(v_hat) + epsilon) + weight_decay * param`; then
+    `param -= lr * r * u` with the trust ratio `r = ||param|| / ||u||` over
+    the whole tensor (1 where either norm is 0, or without `adapt`), as
+    NVIDIA's FusedLAMB and TensorFlow Addons' LAMB compute it. Writes param,
+    m and v in place. `grad_scale` as for `adam`.
+  }];
+}
+
 def Graph_CountStepOp : Graph_UpdateOp<"count_step",
     (ins Graph_FloatTensor:$step, Optional<Graph_Tensor>:$found_inf)> {
   let summary = "step += 1, unless found_inf";

@@ -33,7 +33,7 @@ struct GraphEmaPass : impl::GraphEmaBase<GraphEmaPass> {
 /// Whether an optimizer update writes `v` (its first operand).
 bool updated(Value v) {
   return llvm::any_of(v.getUsers(), [&](Operation *op) {
-    return isa<graph::SgdOp, graph::MomentumOp, graph::AdamOp>(op) && op->getOperand(0) == v;
+    return train::isOptimizerUpdate(op) && op->getOperand(0) == v;
   });
 }
 

@@ -2,7 +2,7 @@
 //
 // Algorithm: for each `check_finite_and_unscale` whose every unscaled
 // gradient is read only as the `grad` of an optimizer update (sgd, momentum,
-// adam) without a `grad_scale`: make each update read the scaled gradient
+// adam, lamb) without a `grad_scale`: make each update read the scaled gradient
 // with `grad_scale = S` (no operand when S is the constant 1 of mode none),
 // replace the op by a `check_finite` over the same gradients (same name,
 // same `found_inf`), and move what rewrites S or a gradient in place after
@@ -15,6 +15,7 @@
 // both over the constant 1: they take S instead, the norm reading the
 // scaled gradients, so that it still measures the unscaled ones.
 #include "passes/Passes.h"
+#include "passes/TrainingUtil.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -55,15 +56,9 @@ bool foldableUse(OpOperand &use) {
     return use.getOperandNumber() > 0 && isOne(norm.getScale());
   if (use.getOperandNumber() != kGradOperand)
     return false;
-  Value gradScale;
-  if (auto sgd = dyn_cast<graph::SgdOp>(op))
-    gradScale = sgd.getGradScale();
-  else if (auto momentum = dyn_cast<graph::MomentumOp>(op))
-    gradScale = momentum.getGradScale();
-  else if (auto adam = dyn_cast<graph::AdamOp>(op))
-    gradScale = adam.getGradScale();
-  else
+  if (!train::isOptimizerUpdate(op))
     return false;
+  Value gradScale = train::gradScaleOf(op);
   return !gradScale || unitClip(gradScale);
 }
 

@@ -1,7 +1,7 @@
 // graph-fuse-weight-casts.
 //
 // Algorithm: for each f32 param P that nothing but (at most) one optimizer
-// update (sgd, momentum, adam) writes during a step (an `ema` reads it), and whose casts all go
+// update (sgd, momentum, adam, lamb) writes during a step (an `ema` reads it), and whose casts all go
 // to one dtype L (f16 or bf16): add a param `<P>.<L>` of P's shape in L with `copy_of = P` (no
 // training state of its own: the runtime starts it from P and rewrites it
 // whenever P is written from outside), make every reader of a cast read it,
@@ -40,7 +40,7 @@ Writers writersOf(graph::ParamOp p) {
   Writers w;
   for (OpOperand &use : p.getValue().getUses()) {
     Operation *op = use.getOwner();
-    bool update = isa<graph::SgdOp, graph::MomentumOp, graph::AdamOp>(op);
+    bool update = train::isOptimizerUpdate(op);
     if (update && use.getOperandNumber() == 0 && !w.update) {
       w.update = op;
     } else if (isa<graph::EmaOp>(op) && use.getOperandNumber() == 1) {

@@ -5,14 +5,15 @@
 // update target (the param, or a new f32 master `<param>.master` for a param
 // stored in low precision), create the optimizer's state (`<param>.velocity`;
 // `<param>.adam_m`, `<param>.adam_v` and one shared `optimizer.step` counted
-// by `count_step`), and append the update, conditional on found_inf. A master
+// by `count_step`, for adam and lamb), and append the update, conditional on found_inf. A master
 // is followed by `assign` of it to the low-precision param. With a schedule,
 // an `lr_schedule` node computes the step's rate from the peak `lr`, a state
 // counter `lr_schedule.step` and the `lr_total_steps` input before the
 // updates, which read it, and a `count_step` without found_inf advances the
 // counter after them: a skipped step advances the schedule. Weight decay is
-// L2 (an update attribute) but for adamw's decoupled one; with no-decay-1d
-// params of rank 1 or less get none. With lr-scales, the params a pattern
+// L2 (an update attribute) but for adamw's and lamb's decoupled one; with
+// no-decay-1d params of rank 1 or less get none, and under lamb no trust
+// ratio either (`adapt` false), as LAMB's BERT recipes exclude them. With lr-scales, the params a pattern
 // matches read the rate through a `scale` by its factor, one per pattern
 // (PyTorch's param groups, Paddle's ParamAttr learning_rate). The updates
 // run in the apply phase when gradients are accumulated.
@@ -57,9 +58,10 @@ LogicalResult parseLrScales(graph::GraphOp g, ArrayRef<std::string> items,
 
 void GraphOptimizerPass::runOnOperation() {
   graph::GraphOp g = getOperation();
-  static const StringRef kinds[] = {"sgd", "momentum", "adam", "adamw"};
+  static const StringRef kinds[] = {"sgd", "momentum", "adam", "adamw", "lamb"};
   if (!llvm::is_contained(kinds, optimizer)) {
-    g.emitError("optimizer must be sgd, momentum, adam or adamw, got '") << optimizer << "'";
+    g.emitError("optimizer must be sgd, momentum, adam, adamw or lamb, got '") << optimizer
+                                                                                << "'";
     return signalPassFailure();
   }
   Value foundInf = train::findValue(g, "found_inf");
@@ -80,8 +82,10 @@ void GraphOptimizerPass::runOnOperation() {
     lr = vb.create<graph::InputOp>(NameLoc::get(vb.getStringAttr("value 'lr'")), f32Scalar,
                                    names.fresh("lr"));
   }
-  bool adam = optimizer == "adam" || optimizer == "adamw";
-  double decay = weightDecay >= 0 ? weightDecay.getValue() : (optimizer == "adamw" ? 0.01 : 0.0);
+  bool lamb = optimizer == "lamb", adam = optimizer == "adam" || optimizer == "adamw" || lamb;
+  double decay = weightDecay >= 0 ? weightDecay.getValue()
+                                  : (optimizer == "adamw" || lamb ? 0.01 : 0.0);
+  double eps = epsilon >= 0 ? epsilon.getValue() : (lamb ? 1e-6 : 1e-8);
 
   OpBuilder b = train::atEnd(g);
   graph::GradBuilder gb(b, [&](StringRef n) { return names.fresh(n); });
@@ -173,7 +177,8 @@ void GraphOptimizerPass::runOnOperation() {
     NamedAttrList attrs;
     SmallVector<Value> operands = {target, grad, rateOf(name), foundInf};
     StringRef op = "sgd";
-    double paramDecay = noDecay1d && f32Type.getRank() <= 1 ? 0.0 : decay;
+    bool excluded = noDecay1d && f32Type.getRank() <= 1;
+    double paramDecay = excluded ? 0.0 : decay;
     if (paramDecay != 0.0)
       attrs.set("weight_decay", b.getF64FloatAttr(paramDecay));
     if (optimizer == "momentum") {
@@ -183,16 +188,18 @@ void GraphOptimizerPass::runOnOperation() {
       if (nesterov)
         attrs.set("nesterov", b.getBoolAttr(true));
     } else if (adam) {
-      op = "adam";
+      op = lamb ? "lamb" : "adam";
       operands.push_back(train::addState(g, names, name + ".adam_m", f32Type, "zeros"));
       operands.push_back(train::addState(g, names, name + ".adam_v", f32Type, "zeros"));
       operands.push_back(step);
       attrs.set("beta1", b.getF64FloatAttr(beta1));
       attrs.set("beta2", b.getF64FloatAttr(beta2));
-      attrs.set("epsilon", b.getF64FloatAttr(epsilon));
+      attrs.set("epsilon", b.getF64FloatAttr(eps));
       attrs.set("weight_decay", b.getF64FloatAttr(paramDecay));
       if (optimizer == "adam")
         attrs.set("decoupled", b.getBoolAttr(false));
+      if (lamb && excluded)
+        attrs.set("adapt", b.getBoolAttr(false));
     }
     if (clipScale) // the optional grad_scale, last
       operands.push_back(clipScale);

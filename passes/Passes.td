@@ -237,16 +237,19 @@ def GraphOptimizer : Pass<"graph-optimizer", "::ampc::graph::GraphOp"> {
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
-           "sgd, momentum, adam or adamw">,
+           "sgd, momentum, adam, adamw or lamb">,
     Option<"momentum", "momentum", "double", /*default=*/"0.9", "momentum factor">,
     Option<"nesterov", "nesterov", "bool", /*default=*/"false", "Nesterov momentum">,
-    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's beta1">,
-    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's beta2">,
-    Option<"epsilon", "epsilon", "double", /*default=*/"1e-8", "Adam's epsilon">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's and LAMB's beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's and LAMB's beta2">,
+    Option<"epsilon", "epsilon", "double", /*default=*/"-1.0",
+           "Adam's and LAMB's epsilon (default: 1e-6 for lamb, 1e-8 otherwise)">,
     Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
-           "weight decay: L2 but for adamw's decoupled (default: 0.01 for adamw, 0 otherwise)">,
+           "weight decay: L2 but for adamw's and lamb's decoupled (default: 0.01 for adamw "
+           "and lamb, 0 otherwise)">,
     Option<"noDecay1d", "no-decay-1d", "bool", /*default=*/"false",
-           "params of rank 1 or less (biases, norm scales) are not decayed">,
+           "params of rank 1 or less (biases, norm scales) are not decayed (nor, under "
+           "lamb, adapted)">,
     Option<"lrSchedule", "lr-schedule", "std::string", /*default=*/"\"constant\"",
            "constant, cosine, linear, onecycle or step">,
     Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",

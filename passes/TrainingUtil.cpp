@@ -1,5 +1,7 @@
 #include "passes/TrainingUtil.h"
 
+#include "llvm/ADT/TypeSwitch.h"
+
 using namespace mlir;
 
 namespace ampc::train {
@@ -65,6 +67,17 @@ void markFirstPhase(Operation *op) {
 bool isApplyPhase(Operation *op) {
   auto phase = op->getAttrOfType<StringAttr>("phase");
   return phase && phase.getValue() == "apply";
+}
+
+bool isOptimizerUpdate(Operation *op) {
+  return isa<graph::SgdOp, graph::MomentumOp, graph::AdamOp, graph::LambOp>(op);
+}
+
+Value gradScaleOf(Operation *op) {
+  return TypeSwitch<Operation *, Value>(op)
+      .Case<graph::SgdOp, graph::MomentumOp, graph::AdamOp, graph::LambOp>(
+          [](auto update) { return update.getGradScale(); })
+      .Default([](Operation *) { return Value(); });
 }
 
 OpBuilder atEnd(graph::GraphOp g) {

@@ -38,6 +38,13 @@ int64_t tensorBytes(mlir::Value v);
 /// A builder before the graph's terminator.
 mlir::OpBuilder atEnd(graph::GraphOp g);
 
+/// Whether `op` is an optimizer update (sgd, momentum, adam, lamb): it
+/// writes operand 0 from the gradient at operand 1.
+bool isOptimizerUpdate(mlir::Operation *op);
+/// An optimizer update's optional grad_scale; null without one, or for any
+/// other op.
+mlir::Value gradScaleOf(mlir::Operation *op);
+
 /// The name of the gradient value of a param after each pass.
 inline std::string gradName(llvm::StringRef param) { return (param + ".grad").str(); }
 inline std::string unscaledGradName(llvm::StringRef param) {

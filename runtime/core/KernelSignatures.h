@@ -84,6 +84,7 @@ void fp8Matmul(const StepView &s);
 void sgd(const StepView &s);
 void momentum(const StepView &s);
 void adam(const StepView &s);
+void lamb(const StepView &s);
 void countStep(const StepView &s);
 void ema(const StepView &s);
 void lrSchedule(const StepView &s);

@@ -194,6 +194,9 @@ constexpr KernelTraits kRows[] = {
     {K::Sgd, {4, 6}, kNone, kOptimizerUpdate, 0, F::PerOutput, kNoRange, S::sgd},
     {K::Momentum, {5, 7}, kNone, kOptimizerUpdate, 0, F::PerOutput, kNoRange, S::momentum},
     {K::Adam, {7, 9}, kNone, kOptimizerUpdate, 0, F::PerOutput, kNoRange, S::adam, A::Rounded},
+    // LAMB's trust ratio divides two norms summed over the tensor.
+    {K::Lamb, {7, 9}, kNone, kOptimizerUpdate, 0, F::PerOutput, kNoRange, S::lamb,
+     A::Accumulated},
     // count_step's second input: found_inf (without it, every step counts).
     {K::CountStep, {1, 2}, kNone, 0, 0, F::PerOutput, kNoRange, S::countStep},
     // ema's fourth input: the applied steps, for its warmup.

@@ -80,8 +80,9 @@ DyAddend dyAddendOf(const Step &step, const StepAttrs &attrs) {
 
 UpdateOperands updateOperandsOf(const Step &step, const StepAttrs &attrs) {
   UpdateOperands u;
-  u.moments = step.kernel == Kernel::Adam ? 2 : step.kernel == Kernel::Momentum ? 1 : 0;
-  if (step.kernel == Kernel::Adam)
+  bool adam = step.kernel == Kernel::Adam || step.kernel == Kernel::Lamb;
+  u.moments = adam ? 2 : step.kernel == Kernel::Momentum ? 1 : 0;
+  if (adam)
     u.stepCount = UpdateOperands::firstMoment + u.moments;
   int inputs = (int)step.inputs.size(), required = u.required();
   if (attrs.getBool(attr::kWritesCopy, false))
@@ -101,7 +102,8 @@ UpdateConfig updateConfigOf(const Step &step, const StepAttrs &attrs) {
   c.nesterov = attrs.getBool("nesterov", false);
   c.beta1 = attrs.getF64("beta1", 0.9);
   c.beta2 = attrs.getF64("beta2", 0.999);
-  c.epsilon = attrs.getF64("epsilon", 1e-8);
+  c.epsilon = attrs.getF64("epsilon", step.kernel == Kernel::Lamb ? 1e-6 : 1e-8);
+  c.adapt = attrs.getBool("adapt", true);
   return c;
 }
 

@@ -70,8 +70,8 @@ struct DyAddend {
 };
 DyAddend dyAddendOf(const Step &step, const StepAttrs &attrs);
 
-/// An optimizer update's operands (sgd, momentum, adam): param, grad, lr,
-/// found_inf, its f32 moments, adam's step count, an optional grad_scale
+/// An optimizer update's operands (sgd, momentum, adam, lamb): param, grad,
+/// lr, found_inf, its f32 moments, adam's and lamb's step count, an optional grad_scale
 /// (the gradient is divided by it first) and an optional low-precision copy
 /// of the param that the update rewrites. -1: absent.
 struct UpdateOperands {
@@ -83,15 +83,17 @@ struct UpdateOperands {
 };
 UpdateOperands updateOperandsOf(const Step &step, const StepAttrs &attrs);
 
-/// An optimizer update's settings (sgd, momentum, adam), as PyTorch's
+/// An optimizer update's settings (sgd, momentum, adam, lamb), as PyTorch's
 /// optimizers take them: weight decay is L2 (added to the gradient) but for
-/// a decoupled Adam (AdamW); momentum may be Nesterov's.
+/// a decoupled Adam (AdamW) and LAMB; momentum may be Nesterov's; LAMB
+/// scales a tensor's step by its trust ratio where `adapt`.
 struct UpdateConfig {
   double weightDecay = 0;
   bool decoupled = false;
   double momentum = 0.9;
   bool nesterov = false;
   double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
+  bool adapt = true;
 };
 UpdateConfig updateConfigOf(const Step &step, const StepAttrs &attrs);
 

@@ -107,6 +107,7 @@ void update(const StepView &s) {
 void sgd(const StepView &s) { update(s); }
 void momentum(const StepView &s) { update(s); }
 void adam(const StepView &s) { update(s); }
+void lamb(const StepView &s) { update(s); }
 
 void countStep(const StepView &s) {
   s.require(isFloatScalar(s.in(0)), "the step count must be a float scalar");

@@ -43,6 +43,7 @@ void addMatmulKernels(KernelTable &t);
 void addLossKernels(KernelTable &t);
 void addTrainingKernels(KernelTable &t);
 void addAverageKernels(KernelTable &t);
+void addLambKernels(KernelTable &t);
 void addSoftmaxKernels(KernelTable &t);
 void addAttentionKernels(KernelTable &t);
 void addFp8Kernels(KernelTable &t);

@@ -13,6 +13,7 @@ const KernelTable &kernels() {
     addLossKernels(t);
     addTrainingKernels(t);
     addAverageKernels(t);
+    addLambKernels(t);
     addSoftmaxKernels(t);
     addAttentionKernels(t);
     addFp8Kernels(t);

@@ -60,6 +60,50 @@ struct AdamUpdate {
   }
 };
 
+/// LAMB (You et al., 2019, as NVIDIA's FusedLAMB and TensorFlow Addons'
+/// LAMB compute it): Adam's moments and bias correction, the direction
+/// u = m_hat / (sqrt(v_hat) + epsilon) + decay * p, and p -= lr * r * u with
+/// the trust ratio r = ||p|| / ||u|| over the tensor (1 where a norm is 0,
+/// or without `adapt`). A kernel runs moments() and sums p^2 and u^2 over the
+/// tensor in f64, then apply() recomputes u from the stored moments (the
+/// same bits) and steps.
+struct LambUpdate {
+  float lr;
+  double beta1, beta2, epsilon, weightDecay;
+  double correction1, correction2; // 1 - beta^t
+  bool adapt; // set by at(), as AdamUpdate's `decoupled`
+
+  /// The update of applied step `step` (counted from 1; below 1 counts as 1).
+  AMPC_HD static LambUpdate at(float lr, double beta1, double beta2, double epsilon,
+                               double weightDecay, double step, bool adapt) {
+    double t = 1.0 < step ? step : 1.0;
+    return {lr,         beta1, beta2, epsilon, weightDecay, 1.0 - pow(beta1, t),
+            1.0 - pow(beta2, t), adapt};
+  }
+
+  /// Updates the moments from gradient g; returns the direction u.
+  AMPC_HD float moments(float p, float g, float &m, float &v) const {
+    m = float(beta1 * m + (1 - beta1) * g);
+    v = float(beta2 * v + (1 - beta2) * double(g) * g);
+    return direction(p, m, v);
+  }
+
+  AMPC_HD float direction(float p, float m, float v) const {
+    return float((m / correction1) / (sqrt(v / correction2) + epsilon) + weightDecay * p);
+  }
+
+  /// r from the tensor's sums of p^2 and u^2.
+  AMPC_HD double trustRatio(double paramSquares, double directionSquares) const {
+    return adapt && paramSquares > 0 && directionSquares > 0
+               ? sqrt(paramSquares) / sqrt(directionSquares)
+               : 1.0;
+  }
+
+  AMPC_HD void apply(float &p, float m, float v, double ratio) const {
+    p -= float(lr * ratio * direction(p, m, v));
+  }
+};
+
 /// One element of an exponential moving average (docs/training.md, "Weight
 /// averaging (EMA)"): average := lerp(average, value, 1 - d) in f32, by
 /// PyTorch's two-sided lerp (exact at both ends).

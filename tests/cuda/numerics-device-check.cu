@@ -44,7 +44,7 @@ const Function kFunctions[] = {
     {"tanh", false},       {"sigmoid", false},     {"gelu", false},
     {"gelu_tanh", false},  {"pow", false},         {"gelu'", false},
     {"gelu_tanh'", false}, {"adam", false},        {"sin", false},
-    {"cos", false},        {"ema", true},
+    {"cos", false},        {"ema", true},          {"lamb", false},
 };
 constexpr int kCount = sizeof(kFunctions) / sizeof(kFunctions[0]);
 
@@ -107,6 +107,13 @@ AMPC_HD float evaluate(int fn, float x, float y) {
     EmaUpdate::at(0.999, true, 3)(slow, x);
     EmaUpdate::at(0.2, false, 0)(fast, x);
     return slow + fast;
+  }
+  case 35: { // the moments and direction, then a step by a trust ratio
+    float p = 0.5f, m = 0.1f, v = 0.2f;
+    LambUpdate update = LambUpdate::at(1e-3f, 0.9, 0.999, 1e-6, 0.01, 3, true);
+    float u = update.moments(p, x, m, v);
+    update.apply(p, m, v, update.trustRatio(0.25, double(u) * u + 1.0));
+    return p;
   }
   }
   return 0;

@@ -80,9 +80,11 @@ static TrainSettings readTrainSettings(const Args &args) {
   s.decrRatio = args.getNumber("decr-ratio", s.decrRatio, 1e-6, 1);
   s.accumulate = args.getInt("accumulate", 1);
   s.optimizer = args.get("optimizer").value_or("sgd");
-  if (s.optimizer != "sgd" && s.optimizer != "momentum" && s.optimizer != "adam" &&
-      s.optimizer != "adamw")
-    throw UsageError("--optimizer must be sgd, momentum, adam or adamw, got '" + s.optimizer + "'");
+  static const char *optimizers[] = {"sgd", "momentum", "adam", "adamw", "lamb"};
+  if (std::find(std::begin(optimizers), std::end(optimizers), s.optimizer) ==
+      std::end(optimizers))
+    throw UsageError("--optimizer must be sgd, momentum, adam, adamw or lamb, got '" +
+                     s.optimizer + "'");
   s.weightDecay = args.has("weight-decay") ? args.getNumber("weight-decay", 0, 0, 1e6) : -1.0;
   s.momentum = args.getNumber("momentum", s.momentum, 0, 1);
   s.nesterov = args.has("nesterov");
@@ -94,7 +96,8 @@ static TrainSettings readTrainSettings(const Args &args) {
       throw UsageError("--adam-betas takes two numbers in [0, 1), B1,B2, got '" + *betas + "'");
     s.beta1 = b[0], s.beta2 = b[1];
   }
-  s.epsilon = args.getNumber("adam-eps", s.epsilon, 0, 1);
+  if (args.has("adam-eps"))
+    s.epsilon = args.getNumber("adam-eps", 0, 0, 1);
   s.noDecay1d = args.has("no-decay-1d");
   s.lrSchedule = args.get("lr-schedule").value_or("constant");
   static const char *schedules[] = {"constant", "cosine", "linear", "onecycle", "step"};
@@ -154,13 +157,13 @@ TrainSettings trainSettingsFrom(const Args &given) {
 }
 
 std::vector<OptionSpec> trainingOptionSpecs() {
-  return {{"optimizer", true, false, "sgd (default), momentum, adam or adamw"},
-          {"weight-decay", true, false, "L2 weight decay; decoupled for adamw (adamw: 0.01)"},
+  return {{"optimizer", true, false, "sgd (default), momentum, adam, adamw or lamb"},
+          {"weight-decay", true, false, "L2 weight decay; decoupled for adamw and lamb (adamw, lamb: 0.01)"},
           {"no-decay-1d", false, false, "biases and norm scales (rank <= 1) are not decayed"},
           {"momentum", true, false, "momentum: its factor (0.9)"},
           {"nesterov", false, false, "momentum: Nesterov's"},
-          {"adam-betas", true, false, "adam, adamw: B1,B2 (0.9,0.999)"},
-          {"adam-eps", true, false, "adam, adamw: epsilon (1e-8)"},
+          {"adam-betas", true, false, "adam, adamw, lamb: B1,B2 (0.9,0.999)"},
+          {"adam-eps", true, false, "adam, adamw, lamb: epsilon (1e-8; lamb: 1e-6)"},
           {"lr-schedule", true, false, "constant (default), cosine, linear, onecycle or step"},
           {"warmup-steps", true, false, "cosine, linear: steps of linear warmup (0)"},
           {"min-lr", true, false, "cosine, linear: the rate at the last step (0)"},

@@ -197,19 +197,15 @@ void checkFinite(KernelContext &c) {
   c.out[0].as<uint8_t>()[0] = found;
 }
 
-/// Runs `update(param, grad, index)` over f32 views of param and grad, a
-/// chunk at a time (an f16 param or gradient is widened chunk by chunk and a
-/// low-precision param rounded back). With a grad_scale (UpdateOperands)
-/// the gradient is multiplied by 1 / grad_scale first, as
-/// check_finite_and_unscale does; with a copy, the param's low-precision
-/// copy is rewritten from the updated values in the same pass.
-template <typename F> void updateParam(KernelContext &c, F update) {
+/// Calls `visit(param, grad, at, count)` for each chunk of the update's
+/// param, in parallel, with f32 views of the chunk: the param (its own
+/// values where it is f32, else widened into a local buffer) and its
+/// gradient as the update sees it (with a grad_scale (UpdateOperands)
+/// multiplied by 1 / grad_scale, as check_finite_and_unscale does).
+template <typename F> void forEachUpdateChunk(KernelContext &c, F visit) {
   using U = UpdateOperands;
-  if (flag(c.in[U::foundInf]))
-    return;
   U u = updateOperandsOf(c.step, c.attrs);
   const TensorRef &p = c.in[U::param], &grad = c.in[U::grad];
-  const TensorRef *copy = u.copy >= 0 ? &c.in[u.copy] : nullptr;
   bool scaled = u.gradScale >= 0;
   float inverse = scaled ? 1.0f / scalarF32(c.in[u.gradScale]) : 1.0f;
   int64_t n = p.size(), chunks = (n + kChunk - 1) / kChunk;
@@ -227,13 +223,29 @@ template <typename F> void updateParam(KernelContext &c, F update) {
         for (int64_t k = 0; k < count; ++k)
           gLocal[k] *= inverse;
     }
+    visit(param, g, at, count);
+  }
+}
+
+/// Runs `update(param, grad, index)` over f32 views of param and grad
+/// (forEachUpdateChunk), unless found_inf; a low-precision param is rounded
+/// back, and with a copy the param's low-precision copy is rewritten from
+/// the updated values in the same pass.
+template <typename F> void updateParam(KernelContext &c, F update) {
+  using U = UpdateOperands;
+  if (flag(c.in[U::foundInf]))
+    return;
+  int copyAt = updateOperandsOf(c.step, c.attrs).copy;
+  const TensorRef &p = c.in[U::param];
+  const TensorRef *copy = copyAt >= 0 ? &c.in[copyAt] : nullptr;
+  forEachUpdateChunk(c, [&](float *param, const float *g, int64_t at, int64_t count) {
     for (int64_t k = 0; k < count; ++k)
       update(param[k], g[k], at + k);
     if (p.dtype != DType::F32)
-      writeF32(pLocal, p, at, count);
+      writeF32(param, p, at, count);
     if (copy)
       writeF32(param, *copy, at, count);
-  }
+  });
 }
 
 void sgd(KernelContext &c) {
@@ -257,6 +269,37 @@ void adam(KernelContext &c) {
                           cfg.weightDecay, scalarF32(c.in[6]), cfg.decoupled);
   float *m = c.in[4].as<float>(), *v = c.in[5].as<float>();
   updateParam(c, [&](float &p, float g, int64_t i) { update(p, g, m[i], v[i]); });
+}
+
+/// Two passes (num::LambUpdate): the moments and each chunk's sums of p^2
+/// and u^2 in f64, added in chunk order (the same sums whatever the
+/// threads); then the step, scaled by the tensor's trust ratio.
+void lamb(KernelContext &c) {
+  using U = UpdateOperands;
+  if (flag(c.in[U::foundInf]))
+    return;
+  UpdateConfig cfg = updateConfigOf(c.step, c.attrs);
+  num::LambUpdate update =
+      num::LambUpdate::at(scalarF32(c.in[U::lr]), cfg.beta1, cfg.beta2, cfg.epsilon,
+                          cfg.weightDecay, scalarF32(c.in[6]), cfg.adapt);
+  float *m = c.in[4].as<float>(), *v = c.in[5].as<float>();
+  int64_t chunks = (c.in[U::param].size() + kChunk - 1) / kChunk;
+  std::vector<double> paramSquares(chunks), directionSquares(chunks);
+  forEachUpdateChunk(c, [&](float *param, const float *g, int64_t at, int64_t count) {
+    double pp = 0, uu = 0;
+    for (int64_t k = 0; k < count; ++k) {
+      float u = update.moments(param[k], g[k], m[at + k], v[at + k]);
+      pp += double(param[k]) * param[k];
+      uu += double(u) * u;
+    }
+    paramSquares[at / kChunk] = pp;
+    directionSquares[at / kChunk] = uu;
+  });
+  double pp = 0, uu = 0;
+  for (int64_t ch = 0; ch < chunks; ++ch)
+    pp += paramSquares[ch], uu += directionSquares[ch];
+  double ratio = update.trustRatio(pp, uu);
+  updateParam(c, [&](float &p, float, int64_t i) { update.apply(p, m[i], v[i], ratio); });
 }
 
 /// step += 1 unless found_inf; without found_inf, always.
@@ -339,6 +382,7 @@ void addTrainingKernels(KernelTable &t) {
   t[Kernel::Sgd] = sgd;
   t[Kernel::Momentum] = momentum;
   t[Kernel::Adam] = adam;
+  t[Kernel::Lamb] = lamb;
   t[Kernel::CountStep] = countStep;
   t[Kernel::Ema] = ema;
   t[Kernel::LrSchedule] = lrSchedule;

@@ -90,8 +90,10 @@ __global__ void multiUpdate(const UpdateEntry *entries, int count, int64_t chunk
 
 } // namespace
 
+/// LAMB's step needs its tensor's norms first (TrainingLamb.cu): it runs
+/// alone.
 bool isGroupedUpdate(Kernel kernel) {
-  return traitsOf(kernel).has(kOptimizerUpdate);
+  return traitsOf(kernel).has(kOptimizerUpdate) && kernel != Kernel::Lamb;
 }
 
 /// An update's attributes but whether it rewrites a copy: each tensor of a

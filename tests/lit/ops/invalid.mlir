@@ -849,3 +849,48 @@ graph.graph @ema_shape {
   graph.ema "w.ema"(%avg, %w, %flag) {decay = 0.9 : f64} : (tensor<8xf32>, tensor<4xf32>, tensor<i1>) -> ()
   graph.return
 }
+
+// -----
+
+graph.graph @lamb_beta {
+  %lr = graph.input "lr" : tensor<f32>
+  %flag = graph.input "flag" : tensor<i1>
+  %g = graph.input "g" : tensor<8xf32>
+  %w = graph.param "w" : tensor<8xf32>
+  %m = graph.param "m" : tensor<8xf32>
+  %v = graph.param "v" : tensor<8xf32>
+  %t = graph.param "t" : tensor<f32>
+  // expected-error @+1 {{betas must be in [0, 1), got 9.000000e-01, 1.000000e+00}}
+  graph.lamb "w.lamb"(%w, %g, %lr, %flag, %m, %v, %t) {beta2 = 1.0 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<f32>) -> ()
+  graph.return
+}
+
+// -----
+
+graph.graph @lamb_epsilon {
+  %lr = graph.input "lr" : tensor<f32>
+  %flag = graph.input "flag" : tensor<i1>
+  %g = graph.input "g" : tensor<8xf32>
+  %w = graph.param "w" : tensor<8xf32>
+  %m = graph.param "m" : tensor<8xf32>
+  %v = graph.param "v" : tensor<8xf32>
+  %t = graph.param "t" : tensor<f32>
+  // expected-error @+1 {{epsilon must be positive, got 0}}
+  graph.lamb "w.lamb"(%w, %g, %lr, %flag, %m, %v, %t) {epsilon = 0.0 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<f32>) -> ()
+  graph.return
+}
+
+// -----
+
+graph.graph @lamb_moment_shape {
+  %lr = graph.input "lr" : tensor<f32>
+  %flag = graph.input "flag" : tensor<i1>
+  %g = graph.input "g" : tensor<8xf32>
+  %w = graph.param "w" : tensor<8xf32>
+  %m = graph.param "m" : tensor<4xf32>
+  %v = graph.param "v" : tensor<8xf32>
+  %t = graph.param "t" : tensor<f32>
+  // expected-error @+1 {{operand shapes differ: 'tensor<8xf32>' and 'tensor<4xf32>'}}
+  graph.lamb "w.lamb"(%w, %g, %lr, %flag, %m, %v, %t) : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<4xf32>, tensor<8xf32>, tensor<f32>) -> ()
+  graph.return
+}

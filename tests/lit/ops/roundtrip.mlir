@@ -216,3 +216,25 @@ graph.graph @ema {
   graph.ema "w.ema_warm"(%avg, %w, %flag, %step) {decay = 0.25 : f64} : (tensor<8xf32>, tensor<8xf16>, tensor<i1>, tensor<f32>) -> ()
   graph.return
 }
+
+// LAMB, with its settings and a grad_scale, and without the trust ratio.
+// CHECK-LABEL: graph.graph @lamb
+// CHECK: graph.lamb "w.lamb"(%w, %g, %lr, %flag, %m, %v, %step, %scale) {beta2 = 5.000000e-01 : f64, weight_decay = 1.000000e-02 : f64} : (tensor<8xf32>, tensor<8xf16>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<f32>) -> ()
+// CHECK: graph.lamb "b.lamb"(%b, %gb, %lr, %flag, %mb, %vb, %step) {adapt = false} : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<f32>) -> ()
+graph.graph @lamb {
+  %lr = graph.input "lr" : tensor<f32>
+  %flag = graph.input "flag" : tensor<i1>
+  %step = graph.input "step" : tensor<f32>
+  %scale = graph.input "scale" : tensor<f32>
+  %g = graph.input "g" : tensor<8xf16>
+  %gb = graph.input "gb" : tensor<8xf32>
+  %w = graph.param "w" : tensor<8xf32>
+  %b = graph.param "b" : tensor<8xf32>
+  %m = graph.param "m" {trainable = false} : tensor<8xf32>
+  %v = graph.param "v" {trainable = false} : tensor<8xf32>
+  %mb = graph.param "mb" {trainable = false} : tensor<8xf32>
+  %vb = graph.param "vb" {trainable = false} : tensor<8xf32>
+  graph.lamb "w.lamb"(%w, %g, %lr, %flag, %m, %v, %step, %scale) {beta2 = 0.5 : f64, weight_decay = 0.01 : f64} : (tensor<8xf32>, tensor<8xf16>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<f32>) -> ()
+  graph.lamb "b.lamb"(%b, %gb, %lr, %flag, %mb, %vb, %step) {adapt = false} : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<f32>) -> ()
+  graph.return
+}
