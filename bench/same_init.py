@@ -16,8 +16,8 @@ model, the mode and the loss of every step (each the loss its forward
 computed, before its update).
 SGD (lr 0.01) for simplenet and mnist_cnn, AdamW (lr 1e-4, weight decay 0.01)
 for bert, gpt2 and llama, unless --optimizer picks another (with --lr, --weight-decay,
---momentum, --nesterov, --betas, --eps, as ampc's flags of those names; lamb:
-bench/lamb.py's) and
+--momentum, --nesterov, --betas, --eps, as ampc's flags of those names; lamb
+and lion: bench/lamb.py's and bench/lion.py's) and
 --clip-grad-norm X (clip_grad_norm_ after the unscale, its norms recorded as
 "grad_norms") and --lr-schedule one of ampc's schedules (onecycle: OneCycleLR with its
 defaults but cycle_momentum; step: StepLR; cosine and linear with warmup:
@@ -45,6 +45,7 @@ import torch
 import torch.nn.functional as F
 
 from lamb import Lamb
+from lion import Lion
 from torch_models import LLAMA_LINEARS, Bert, Gpt2, Llama, LoraLinear, MnistCnn, add_lora, mlp
 
 SHAPES = {
@@ -278,11 +279,14 @@ def optimizer(args, model, default):
         for group in params:     # by --no-decay-1d, as ampc's
             group["adapt"] = group.get("weight_decay") != 0.0
         eps = 1e-6 if args.eps is None else args.eps
-        return Lamb(params, lr=lr, betas=tuple(args.betas), eps=eps,
+        return Lamb(params, lr=lr, betas=tuple(args.betas or (0.9, 0.999)), eps=eps,
                     weight_decay=wd if wd is not None else 0.01, splits=stacked_qkv(model))
+    if args.optimizer == "lion":
+        betas = tuple(args.betas) if args.betas else (0.9, 0.99)
+        return Lion(params, lr=lr, betas=betas, weight_decay=wd)
     kind = torch.optim.Adam if args.optimizer == "adam" else torch.optim.AdamW
     eps = 1e-8 if args.eps is None else args.eps
-    return kind(params, lr=lr, betas=tuple(args.betas), eps=eps,
+    return kind(params, lr=lr, betas=tuple(args.betas or (0.9, 0.999)), eps=eps,
                 weight_decay=wd if args.weight_decay is not None or args.optimizer == "adam"
                 else 0.01)
 
@@ -362,12 +366,13 @@ def main():
     parser.add_argument("--mode", choices=("f32", "amp"), default="f32")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--optimizer", choices=("sgd", "momentum", "adam", "adamw", "lamb"))
+    parser.add_argument("--optimizer", choices=("sgd", "momentum", "adam", "adamw", "lamb",
+                                                "lion"))
     parser.add_argument("--lr", type=float, default=0.01)
     parser.add_argument("--weight-decay", type=float)
     parser.add_argument("--momentum", type=float, default=0.9)
     parser.add_argument("--nesterov", action="store_true")
-    parser.add_argument("--betas", type=float, nargs=2, default=(0.9, 0.999))
+    parser.add_argument("--betas", type=float, nargs=2, help="0.9 0.999, lion's 0.9 0.99")
     parser.add_argument("--eps", type=float, help="1e-8, lamb's 1e-6")
     parser.add_argument("--lr-schedule", choices=("constant", "cosine", "linear", "onecycle",
                                                   "step"), default="constant")
@@ -392,7 +397,7 @@ def main():
                         "MODEL.hf.safetensors, the weights as a Hugging Face checkpoint "
                         "of this vocabulary")
     args = parser.parse_args()
-    if args.weight_decay is None and args.optimizer in ("sgd", "momentum", "adam"):
+    if args.weight_decay is None and args.optimizer in ("sgd", "momentum", "adam", "lion"):
         args.weight_decay = 0.0
     shape = dict(SHAPES[args.model])
     for kv in args.set:

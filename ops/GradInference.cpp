@@ -299,6 +299,15 @@ LogicalResult LambOp::verify() {
   return sameShapes(*this, getParam(), {getGrad(), getM(), getV()});
 }
 
+LogicalResult LionOp::verify() {
+  if (failed(isFlag(*this, getFoundInf())) || failed(rates(*this, getLr(), getGradScale())))
+    return failure();
+  double beta1 = getBeta1().convertToDouble(), beta2 = getBeta2().convertToDouble();
+  if (!(beta1 >= 0.0 && beta1 < 1.0 && beta2 >= 0.0 && beta2 < 1.0))
+    return emitOpError("betas must be in [0, 1), got ") << beta1 << ", " << beta2;
+  return sameShapes(*this, getParam(), {getGrad(), getM()});
+}
+
 LogicalResult CountStepOp::verify() {
   if (getFoundInf() && failed(isFlag(*this, getFoundInf())))
     return failure();

@@ -142,6 +142,23 @@ def Graph_LambOp : Graph_UpdateOp<"lamb",
   }];
 }
 
+def Graph_LionOp : Graph_UpdateOp<"lion",
+    (ins Graph_FloatTensor:$param, Graph_FloatTensor:$grad, Graph_FloatTensor:$lr,
+         Graph_Tensor:$found_inf, Graph_FloatTensor:$m,
+         Optional<Graph_FloatTensor>:$grad_scale,
+         DefaultValuedAttr<F64Attr, "0.9">:$beta1,
+         DefaultValuedAttr<F64Attr, "0.99">:$beta2,
+         DefaultValuedAttr<F64Attr, "0.0">:$weight_decay)> {
+  let summary = "Lion: param -= lr * sign(beta1 * m + (1 - beta1) * grad), unless found_inf";
+  let description = [{
+    Lion (Chen et al., 2023, "Symbolic Discovery of Optimization
+    Algorithms"): one f32 state, m. With decoupled weight decay first,
+    `param -= lr * weight_decay * param`; then `param -= lr * sign(beta1 * m
+    + (1 - beta1) * grad)` (sign 0 at 0) and `m = beta2 * m + (1 - beta2) *
+    grad`. Writes param and m in place. `grad_scale` as for `sgd`.
+  }];
+}
+
 def Graph_CountStepOp : Graph_UpdateOp<"count_step",
     (ins Graph_FloatTensor:$step, Optional<Graph_Tensor>:$found_inf)> {
   let summary = "step += 1, unless found_inf";

@@ -2,8 +2,9 @@
 //
 // Algorithm: for each `check_finite_and_unscale` whose every unscaled
 // gradient is read only as the `grad` of an optimizer update (sgd, momentum,
-// adam, lamb) without a `grad_scale`: make each update read the scaled gradient
-// with `grad_scale = S` (no operand when S is the constant 1 of mode none),
+// adam, lamb, lion) without a `grad_scale`: make each update read the scaled
+// gradient with `grad_scale = S` (no operand when S is the constant 1 of
+// mode none),
 // replace the op by a `check_finite` over the same gradients (same name,
 // same `found_inf`), and move what rewrites S or a gradient in place after
 // the check (update_loss_scaling, an accumulator's reset) after the last

@@ -1,9 +1,10 @@
 // graph-fuse-weight-casts.
 //
 // Algorithm: for each f32 param P that nothing but (at most) one optimizer
-// update (sgd, momentum, adam, lamb) writes during a step (an `ema` reads it), and whose casts all go
-// to one dtype L (f16 or bf16): add a param `<P>.<L>` of P's shape in L with `copy_of = P` (no
-// training state of its own: the runtime starts it from P and rewrites it
+// update (sgd, momentum, adam, lamb, lion) writes during a step (an `ema`
+// reads it), and whose casts all go to one dtype L (f16 or bf16): add a
+// param `<P>.<L>` of P's shape in L with `copy_of = P` (no training state of
+// its own: the runtime starts it from P and rewrites it
 // whenever P is written from outside), make every reader of a cast read it,
 // erase the casts, and, if P has an update, add `assign(<P>.<L>, P)` right
 // after it, in the update's phase. A forward graph's weights thus cast once,

@@ -4,19 +4,20 @@
 // graph-loss-scaling); add the `lr` input. For each trainable param: pick the
 // update target (the param, or a new f32 master `<param>.master` for a param
 // stored in low precision), create the optimizer's state (`<param>.velocity`;
-// `<param>.adam_m`, `<param>.adam_v` and one shared `optimizer.step` counted
-// by `count_step`, for adam and lamb), and append the update, conditional on found_inf. A master
-// is followed by `assign` of it to the low-precision param. With a schedule,
-// an `lr_schedule` node computes the step's rate from the peak `lr`, a state
-// counter `lr_schedule.step` and the `lr_total_steps` input before the
-// updates, which read it, and a `count_step` without found_inf advances the
-// counter after them: a skipped step advances the schedule. Weight decay is
-// L2 (an update attribute) but for adamw's and lamb's decoupled one; with
-// no-decay-1d params of rank 1 or less get none, and under lamb no trust
-// ratio either (`adapt` false), as LAMB's BERT recipes exclude them. With lr-scales, the params a pattern
-// matches read the rate through a `scale` by its factor, one per pattern
-// (PyTorch's param groups, Paddle's ParamAttr learning_rate). The updates
-// run in the apply phase when gradients are accumulated.
+// for adam and lamb `<param>.adam_m`, `<param>.adam_v` and one shared
+// `optimizer.step` counted by `count_step`; `<param>.lion_m`), and append the
+// update, conditional on found_inf. A master is followed by `assign` of it to
+// the low-precision param. With a schedule, an `lr_schedule` node computes
+// the step's rate from the peak `lr`, a state counter `lr_schedule.step` and
+// the `lr_total_steps` input before the updates, which read it, and a
+// `count_step` without found_inf advances the counter after them: a skipped
+// step advances the schedule. Weight decay is L2 (an update attribute) but
+// for the decoupled one of adamw, lamb and lion; with no-decay-1d params of
+// rank 1 or less get none, and under lamb no trust ratio either (`adapt`
+// false), as LAMB's BERT recipes exclude them. With lr-scales, the params a
+// pattern matches read the rate through a `scale` by its factor, one per
+// pattern (PyTorch's param groups, Paddle's ParamAttr learning_rate). The
+// updates run in the apply phase when gradients are accumulated.
 #include "passes/ParamPatterns.h"
 #include "passes/Passes.h"
 #include "passes/TrainingUtil.h"
@@ -58,10 +59,10 @@ LogicalResult parseLrScales(graph::GraphOp g, ArrayRef<std::string> items,
 
 void GraphOptimizerPass::runOnOperation() {
   graph::GraphOp g = getOperation();
-  static const StringRef kinds[] = {"sgd", "momentum", "adam", "adamw", "lamb"};
+  static const StringRef kinds[] = {"sgd", "momentum", "adam", "adamw", "lamb", "lion"};
   if (!llvm::is_contained(kinds, optimizer)) {
-    g.emitError("optimizer must be sgd, momentum, adam, adamw or lamb, got '") << optimizer
-                                                                                << "'";
+    g.emitError("optimizer must be sgd, momentum, adam, adamw, lamb or lion, got '")
+        << optimizer << "'";
     return signalPassFailure();
   }
   Value foundInf = train::findValue(g, "found_inf");
@@ -86,6 +87,7 @@ void GraphOptimizerPass::runOnOperation() {
   double decay = weightDecay >= 0 ? weightDecay.getValue()
                                   : (optimizer == "adamw" || lamb ? 0.01 : 0.0);
   double eps = epsilon >= 0 ? epsilon.getValue() : (lamb ? 1e-6 : 1e-8);
+  double b2 = beta2 >= 0 ? beta2.getValue() : (optimizer == "lion" ? 0.99 : 0.999);
 
   OpBuilder b = train::atEnd(g);
   graph::GradBuilder gb(b, [&](StringRef n) { return names.fresh(n); });
@@ -187,13 +189,18 @@ void GraphOptimizerPass::runOnOperation() {
       attrs.set("momentum", b.getF64FloatAttr(momentum));
       if (nesterov)
         attrs.set("nesterov", b.getBoolAttr(true));
+    } else if (optimizer == "lion") {
+      op = "lion";
+      operands.push_back(train::addState(g, names, name + ".lion_m", f32Type, "zeros"));
+      attrs.set("beta1", b.getF64FloatAttr(beta1));
+      attrs.set("beta2", b.getF64FloatAttr(b2));
     } else if (adam) {
       op = lamb ? "lamb" : "adam";
       operands.push_back(train::addState(g, names, name + ".adam_m", f32Type, "zeros"));
       operands.push_back(train::addState(g, names, name + ".adam_v", f32Type, "zeros"));
       operands.push_back(step);
       attrs.set("beta1", b.getF64FloatAttr(beta1));
-      attrs.set("beta2", b.getF64FloatAttr(beta2));
+      attrs.set("beta2", b.getF64FloatAttr(b2));
       attrs.set("epsilon", b.getF64FloatAttr(eps));
       attrs.set("weight_decay", b.getF64FloatAttr(paramDecay));
       if (optimizer == "adam")

@@ -237,16 +237,17 @@ def GraphOptimizer : Pass<"graph-optimizer", "::ampc::graph::GraphOp"> {
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
-           "sgd, momentum, adam, adamw or lamb">,
+           "sgd, momentum, adam, adamw, lamb or lion">,
     Option<"momentum", "momentum", "double", /*default=*/"0.9", "momentum factor">,
     Option<"nesterov", "nesterov", "bool", /*default=*/"false", "Nesterov momentum">,
-    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's and LAMB's beta1">,
-    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's and LAMB's beta2">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's, LAMB's and Lion's beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"-1.0",
+           "Adam's, LAMB's and Lion's beta2 (default: 0.99 for lion, 0.999 otherwise)">,
     Option<"epsilon", "epsilon", "double", /*default=*/"-1.0",
            "Adam's and LAMB's epsilon (default: 1e-6 for lamb, 1e-8 otherwise)">,
     Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
-           "weight decay: L2 but for adamw's and lamb's decoupled (default: 0.01 for adamw "
-           "and lamb, 0 otherwise)">,
+           "weight decay: L2 but for adamw's, lamb's and lion's decoupled (default: 0.01 for "
+           "adamw and lamb, 0 otherwise)">,
     Option<"noDecay1d", "no-decay-1d", "bool", /*default=*/"false",
            "params of rank 1 or less (biases, norm scales) are not decayed (nor, under "
            "lamb, adapted)">,

@@ -70,12 +70,12 @@ bool isApplyPhase(Operation *op) {
 }
 
 bool isOptimizerUpdate(Operation *op) {
-  return isa<graph::SgdOp, graph::MomentumOp, graph::AdamOp, graph::LambOp>(op);
+  return isa<graph::SgdOp, graph::MomentumOp, graph::AdamOp, graph::LambOp, graph::LionOp>(op);
 }
 
 Value gradScaleOf(Operation *op) {
   return TypeSwitch<Operation *, Value>(op)
-      .Case<graph::SgdOp, graph::MomentumOp, graph::AdamOp, graph::LambOp>(
+      .Case<graph::SgdOp, graph::MomentumOp, graph::AdamOp, graph::LambOp, graph::LionOp>(
           [](auto update) { return update.getGradScale(); })
       .Default([](Operation *) { return Value(); });
 }

@@ -85,6 +85,7 @@ void sgd(const StepView &s);
 void momentum(const StepView &s);
 void adam(const StepView &s);
 void lamb(const StepView &s);
+void lion(const StepView &s);
 void countStep(const StepView &s);
 void ema(const StepView &s);
 void lrSchedule(const StepView &s);

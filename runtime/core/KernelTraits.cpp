@@ -197,6 +197,7 @@ constexpr KernelTraits kRows[] = {
     // LAMB's trust ratio divides two norms summed over the tensor.
     {K::Lamb, {7, 9}, kNone, kOptimizerUpdate, 0, F::PerOutput, kNoRange, S::lamb,
      A::Accumulated},
+    {K::Lion, {5, 7}, kNone, kOptimizerUpdate, 0, F::PerOutput, kNoRange, S::lion},
     // count_step's second input: found_inf (without it, every step counts).
     {K::CountStep, {1, 2}, kNone, 0, 0, F::PerOutput, kNoRange, S::countStep},
     // ema's fourth input: the applied steps, for its warmup.

@@ -81,7 +81,8 @@ DyAddend dyAddendOf(const Step &step, const StepAttrs &attrs) {
 UpdateOperands updateOperandsOf(const Step &step, const StepAttrs &attrs) {
   UpdateOperands u;
   bool adam = step.kernel == Kernel::Adam || step.kernel == Kernel::Lamb;
-  u.moments = adam ? 2 : step.kernel == Kernel::Momentum ? 1 : 0;
+  bool one = step.kernel == Kernel::Momentum || step.kernel == Kernel::Lion;
+  u.moments = adam ? 2 : one ? 1 : 0;
   if (adam)
     u.stepCount = UpdateOperands::firstMoment + u.moments;
   int inputs = (int)step.inputs.size(), required = u.required();
@@ -101,7 +102,7 @@ UpdateConfig updateConfigOf(const Step &step, const StepAttrs &attrs) {
   c.momentum = attrs.getF64("momentum", 0.9);
   c.nesterov = attrs.getBool("nesterov", false);
   c.beta1 = attrs.getF64("beta1", 0.9);
-  c.beta2 = attrs.getF64("beta2", 0.999);
+  c.beta2 = attrs.getF64("beta2", step.kernel == Kernel::Lion ? 0.99 : 0.999);
   c.epsilon = attrs.getF64("epsilon", step.kernel == Kernel::Lamb ? 1e-6 : 1e-8);
   c.adapt = attrs.getBool("adapt", true);
   return c;

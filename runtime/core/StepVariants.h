@@ -70,7 +70,7 @@ struct DyAddend {
 };
 DyAddend dyAddendOf(const Step &step, const StepAttrs &attrs);
 
-/// An optimizer update's operands (sgd, momentum, adam, lamb): param, grad,
+/// An optimizer update's operands (sgd, momentum, adam, lamb, lion): param, grad,
 /// lr, found_inf, its f32 moments, adam's and lamb's step count, an optional grad_scale
 /// (the gradient is divided by it first) and an optional low-precision copy
 /// of the param that the update rewrites. -1: absent.
@@ -83,9 +83,9 @@ struct UpdateOperands {
 };
 UpdateOperands updateOperandsOf(const Step &step, const StepAttrs &attrs);
 
-/// An optimizer update's settings (sgd, momentum, adam, lamb), as PyTorch's
-/// optimizers take them: weight decay is L2 (added to the gradient) but for
-/// a decoupled Adam (AdamW) and LAMB; momentum may be Nesterov's; LAMB
+/// An optimizer update's settings (sgd, momentum, adam, lamb, lion), as
+/// PyTorch's optimizers take them: weight decay is L2 (added to the
+/// gradient) but for a decoupled Adam (AdamW), LAMB and Lion; momentum may be Nesterov's; LAMB
 /// scales a tensor's step by its trust ratio where `adapt`.
 struct UpdateConfig {
   double weightDecay = 0;

@@ -108,6 +108,7 @@ void sgd(const StepView &s) { update(s); }
 void momentum(const StepView &s) { update(s); }
 void adam(const StepView &s) { update(s); }
 void lamb(const StepView &s) { update(s); }
+void lion(const StepView &s) { update(s); }
 
 void countStep(const StepView &s) {
   s.require(isFloatScalar(s.in(0)), "the step count must be a float scalar");

@@ -104,6 +104,25 @@ struct LambUpdate {
   }
 };
 
+/// Lion (Chen et al., 2023): decoupled decay p -= lr * decay * p first, then
+/// p -= lr * sign(beta1 * m + (1 - beta1) * g) (sign 0 at 0) and
+/// m = beta2 * m + (1 - beta2) * g, the moments in f64 rounded once, as
+/// Adam's. The step is +-lr or 0: nothing but the decay and the subtraction
+/// rounds the param.
+struct LionUpdate {
+  float lr;
+  double beta1, beta2, weightDecay;
+
+  AMPC_HD void operator()(float &p, float g, float &m) const {
+    if (weightDecay != 0.0)
+      p -= float(lr * weightDecay * p);
+    double c = beta1 * m + (1 - beta1) * g;
+    if (c != 0.0)
+      p -= c > 0.0 ? lr : -lr;
+    m = float(beta2 * m + (1 - beta2) * g);
+  }
+};
+
 /// One element of an exponential moving average (docs/training.md, "Weight
 /// averaging (EMA)"): average := lerp(average, value, 1 - d) in f32, by
 /// PyTorch's two-sided lerp (exact at both ends).

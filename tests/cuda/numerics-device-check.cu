@@ -45,6 +45,7 @@ const Function kFunctions[] = {
     {"gelu_tanh", false},  {"pow", false},         {"gelu'", false},
     {"gelu_tanh'", false}, {"adam", false},        {"sin", false},
     {"cos", false},        {"ema", true},          {"lamb", false},
+    {"lion", true},
 };
 constexpr int kCount = sizeof(kFunctions) / sizeof(kFunctions[0]);
 
@@ -114,6 +115,11 @@ AMPC_HD float evaluate(int fn, float x, float y) {
     float u = update.moments(p, x, m, v);
     update.apply(p, m, v, update.trustRatio(0.25, double(u) * u + 1.0));
     return p;
+  }
+  case 36: { // the decay, the signed step and the moment
+    float p = 0.5f, m = 0.1f;
+    LionUpdate{1e-3f, 0.9, 0.99, 0.1}(p, x, m);
+    return p + m;
   }
   }
   return 0;

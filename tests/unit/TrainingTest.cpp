@@ -126,7 +126,7 @@ TEST(Training, FoldingTheUnscaleIntoTheUpdatesChangesNoBit) {
     int64_t accumulate;
   } cases[] = {{"O1", "sgd", 1}, {"O1", "momentum", 2}, {"O1", "adamw", 1},
                {"O2", "adam", 2}, {"O0", "sgd", 1},     {"O1", "lamb", 1},
-               {"O2", "lamb", 2}};
+               {"O2", "lamb", 2}, {"O1", "lion", 1}};
   for (const Case &c : cases) {
     std::vector<std::string> folded, unfolded;
     auto a = trainTwoLayers(c.level, c.optimizer, c.accumulate, true, &folded);

@@ -80,10 +80,10 @@ static TrainSettings readTrainSettings(const Args &args) {
   s.decrRatio = args.getNumber("decr-ratio", s.decrRatio, 1e-6, 1);
   s.accumulate = args.getInt("accumulate", 1);
   s.optimizer = args.get("optimizer").value_or("sgd");
-  static const char *optimizers[] = {"sgd", "momentum", "adam", "adamw", "lamb"};
+  static const char *optimizers[] = {"sgd", "momentum", "adam", "adamw", "lamb", "lion"};
   if (std::find(std::begin(optimizers), std::end(optimizers), s.optimizer) ==
       std::end(optimizers))
-    throw UsageError("--optimizer must be sgd, momentum, adam, adamw or lamb, got '" +
+    throw UsageError("--optimizer must be sgd, momentum, adam, adamw, lamb or lion, got '" +
                      s.optimizer + "'");
   s.weightDecay = args.has("weight-decay") ? args.getNumber("weight-decay", 0, 0, 1e6) : -1.0;
   s.momentum = args.getNumber("momentum", s.momentum, 0, 1);
@@ -157,12 +157,12 @@ TrainSettings trainSettingsFrom(const Args &given) {
 }
 
 std::vector<OptionSpec> trainingOptionSpecs() {
-  return {{"optimizer", true, false, "sgd (default), momentum, adam, adamw or lamb"},
-          {"weight-decay", true, false, "L2 weight decay; decoupled for adamw and lamb (adamw, lamb: 0.01)"},
+  return {{"optimizer", true, false, "sgd (default), momentum, adam, adamw, lamb or lion"},
+          {"weight-decay", true, false, "L2 weight decay; decoupled for adamw, lamb and lion (adamw, lamb: 0.01)"},
           {"no-decay-1d", false, false, "biases and norm scales (rank <= 1) are not decayed"},
           {"momentum", true, false, "momentum: its factor (0.9)"},
           {"nesterov", false, false, "momentum: Nesterov's"},
-          {"adam-betas", true, false, "adam, adamw, lamb: B1,B2 (0.9,0.999)"},
+          {"adam-betas", true, false, "adam, adamw, lamb, lion: B1,B2 (0.9,0.999; lion: 0.9,0.99)"},
           {"adam-eps", true, false, "adam, adamw, lamb: epsilon (1e-8; lamb: 1e-6)"},
           {"lr-schedule", true, false, "constant (default), cosine, linear, onecycle or step"},
           {"warmup-steps", true, false, "cosine, linear: steps of linear warmup (0)"},

@@ -271,6 +271,13 @@ void adam(KernelContext &c) {
   updateParam(c, [&](float &p, float g, int64_t i) { update(p, g, m[i], v[i]); });
 }
 
+void lion(KernelContext &c) {
+  UpdateConfig cfg = updateConfigOf(c.step, c.attrs);
+  num::LionUpdate update{scalarF32(c.in[2]), cfg.beta1, cfg.beta2, cfg.weightDecay};
+  float *m = c.in[4].as<float>();
+  updateParam(c, [&](float &p, float g, int64_t i) { update(p, g, m[i]); });
+}
+
 /// Two passes (num::LambUpdate): the moments and each chunk's sums of p^2
 /// and u^2 in f64, added in chunk order (the same sums whatever the
 /// threads); then the step, scaled by the tensor's trust ratio.
@@ -383,6 +390,7 @@ void addTrainingKernels(KernelTable &t) {
   t[Kernel::Momentum] = momentum;
   t[Kernel::Adam] = adam;
   t[Kernel::Lamb] = lamb;
+  t[Kernel::Lion] = lion;
   t[Kernel::CountStep] = countStep;
   t[Kernel::Ema] = ema;
   t[Kernel::LrSchedule] = lrSchedule;

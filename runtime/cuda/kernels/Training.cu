@@ -245,6 +245,19 @@ __global__ void momentumKernel(View p, View g, View copy, UpdateScalars s, float
   }
 }
 
+__global__ void lionKernel(View p, View g, View copy, UpdateScalars s, float *m,
+                           UpdateSettings cfg) {
+  if (*s.found)
+    return;
+  num::LionUpdate update = lionUpdate(load(s.lr.data, s.lr.dtype, 0), cfg);
+  float inverse = inverseScale(s);
+  AMPC_GRID_STRIDE(i, p.size) {
+    float param = load(p.data, p.dtype, i);
+    update(param, gradientAt(g.data, g.dtype, s, inverse, i), m[i]);
+    storeUpdated(p, copy, i, param);
+  }
+}
+
 __global__ void adamKernel(View p, View g, View copy, UpdateScalars s, float *m, float *v, View step,
                            UpdateSettings cfg) {
   if (*s.found)
@@ -266,6 +279,13 @@ void sgd(LaunchContext &c) {
 
 void momentum(LaunchContext &c) {
   momentumKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
+      viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c), c.in[4].as<float>(),
+      settingsOf(c));
+  launched(c);
+}
+
+void lion(LaunchContext &c) {
+  lionKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
       viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c), c.in[4].as<float>(),
       settingsOf(c));
   launched(c);
@@ -394,6 +414,7 @@ void addTrainingKernels(KernelTable &t) {
   t[Kernel::Sgd] = sgd;
   t[Kernel::Momentum] = momentum;
   t[Kernel::Adam] = adam;
+  t[Kernel::Lion] = lion;
   t[Kernel::CountStep] = countStep;
   t[Kernel::LrSchedule] = lrSchedule;
   t[Kernel::GradNorm] = [](LaunchContext &c) { gradNormOf(c, false); };

@@ -1,5 +1,5 @@
 // Multi-tensor optimizer updates. A run of consecutive update steps of one
-// kind (sgd, momentum, adam) with the same attributes that read the same lr,
+// kind (sgd, momentum, adam, lion) with the same attributes that read the same lr,
 // found_inf, grad_scale and step count runs as one launch over a table of its
 // tensors, as PyTorch's fused optimizers do (multi_tensor_apply): BERT-base's
 // 201 SGD steps become one kernel. Each element is computed exactly as the
@@ -29,10 +29,15 @@ struct UpdateEntry {
 
 constexpr int64_t kChunk = 16 * kThreads;
 
-enum class Kind { Sgd, Momentum, Adam };
+enum class Kind { Sgd, Momentum, Adam, Lion };
 
 Kind kindOf(Kernel kernel) {
-  return kernel == Kernel::Sgd ? Kind::Sgd : kernel == Kernel::Momentum ? Kind::Momentum : Kind::Adam;
+  switch (kernel) {
+  case Kernel::Sgd: return Kind::Sgd;
+  case Kernel::Momentum: return Kind::Momentum;
+  case Kernel::Lion: return Kind::Lion;
+  default: return Kind::Adam;
+  }
 }
 
 /// W elements' params, gradients and moments, loaded before any is updated.
@@ -74,6 +79,8 @@ __global__ void multiUpdate(const UpdateEntry *entries, int count, int64_t chunk
               sgdUpdate(lr, cfg)(x.p[k], x.g[k]);
             else if constexpr (K == Kind::Momentum)
               momentumUpdate(lr, cfg)(x.p[k], x.g[k], x.m[k]);
+            else if constexpr (K == Kind::Lion)
+              lionUpdate(lr, cfg)(x.p[k], x.g[k], x.m[k]);
             else
               adam(x.p[k], x.g[k], x.m[k], x.v[k]);
           }
@@ -156,6 +163,9 @@ void runUpdateGroup(const std::vector<LaunchContext *> &members, DeviceMemory &t
   case Kind::Momentum:
     multiUpdate<Kind::Momentum><<<blocks, kThreads, 0, c.stream()>>>(list, count, chunks, s, cfg,
                                                                       none);
+    break;
+  case Kind::Lion:
+    multiUpdate<Kind::Lion><<<blocks, kThreads, 0, c.stream()>>>(list, count, chunks, s, cfg, none);
     break;
   case Kind::Adam:
     multiUpdate<Kind::Adam><<<blocks, kThreads, 0, c.stream()>>>(list, count, chunks, s, cfg,

@@ -58,6 +58,10 @@ __device__ inline num::MomentumUpdate momentumUpdate(float lr, const UpdateSetti
   return {lr, s.momentum, s.decay, s.nesterov};
 }
 
+__device__ inline num::LionUpdate lionUpdate(float lr, const UpdateSettings &s) {
+  return {lr, s.beta1, s.beta2, s.weightDecay};
+}
+
 /// The update's per-step constants (two double pow()s), computed by one
 /// thread of the block and shared: every thread computing them cost more
 /// than its elements' updates. Every thread of the block must call it.

@@ -894,3 +894,29 @@ graph.graph @lamb_moment_shape {
   graph.lamb "w.lamb"(%w, %g, %lr, %flag, %m, %v, %t) : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<4xf32>, tensor<8xf32>, tensor<f32>) -> ()
   graph.return
 }
+
+// -----
+
+graph.graph @lion_beta {
+  %lr = graph.input "lr" : tensor<f32>
+  %flag = graph.input "flag" : tensor<i1>
+  %g = graph.input "g" : tensor<8xf32>
+  %w = graph.param "w" : tensor<8xf32>
+  %m = graph.param "m" : tensor<8xf32>
+  // expected-error @+1 {{betas must be in [0, 1), got -1.000000e-01, 9.900000e-01}}
+  graph.lion "w.lion"(%w, %g, %lr, %flag, %m) {beta1 = -0.1 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>) -> ()
+  graph.return
+}
+
+// -----
+
+graph.graph @lion_moment_shape {
+  %lr = graph.input "lr" : tensor<f32>
+  %flag = graph.input "flag" : tensor<i1>
+  %g = graph.input "g" : tensor<8xf32>
+  %w = graph.param "w" : tensor<8xf32>
+  %m = graph.param "m" : tensor<2x4xf32>
+  // expected-error @+1 {{operand shapes differ: 'tensor<8xf32>' and 'tensor<2x4xf32>'}}
+  graph.lion "w.lion"(%w, %g, %lr, %flag, %m) : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<2x4xf32>) -> ()
+  graph.return
+}

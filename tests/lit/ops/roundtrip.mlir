@@ -217,10 +217,13 @@ graph.graph @ema {
   graph.return
 }
 
-// LAMB, with its settings and a grad_scale, and without the trust ratio.
+// LAMB, with its settings and a grad_scale, and without the trust ratio;
+// Lion, with its settings and with a grad_scale.
 // CHECK-LABEL: graph.graph @lamb
 // CHECK: graph.lamb "w.lamb"(%w, %g, %lr, %flag, %m, %v, %step, %scale) {beta2 = 5.000000e-01 : f64, weight_decay = 1.000000e-02 : f64} : (tensor<8xf32>, tensor<8xf16>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<f32>) -> ()
 // CHECK: graph.lamb "b.lamb"(%b, %gb, %lr, %flag, %mb, %vb, %step) {adapt = false} : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<f32>) -> ()
+// CHECK: graph.lion "w.lion"(%w, %g, %lr, %flag, %m) {beta1 = 5.000000e-01 : f64, weight_decay = 2.500000e-01 : f64} : (tensor<8xf32>, tensor<8xf16>, tensor<f32>, tensor<i1>, tensor<8xf32>) -> ()
+// CHECK: graph.lion "b.lion"(%b, %gb, %lr, %flag, %mb, %scale) : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<f32>) -> ()
 graph.graph @lamb {
   %lr = graph.input "lr" : tensor<f32>
   %flag = graph.input "flag" : tensor<i1>
@@ -236,5 +239,7 @@ graph.graph @lamb {
   %vb = graph.param "vb" {trainable = false} : tensor<8xf32>
   graph.lamb "w.lamb"(%w, %g, %lr, %flag, %m, %v, %step, %scale) {beta2 = 0.5 : f64, weight_decay = 0.01 : f64} : (tensor<8xf32>, tensor<8xf16>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<f32>) -> ()
   graph.lamb "b.lamb"(%b, %gb, %lr, %flag, %mb, %vb, %step) {adapt = false} : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<f32>) -> ()
+  graph.lion "w.lion"(%w, %g, %lr, %flag, %m) {beta1 = 0.5 : f64, weight_decay = 0.25 : f64} : (tensor<8xf32>, tensor<8xf16>, tensor<f32>, tensor<i1>, tensor<8xf32>) -> ()
+  graph.lion "b.lion"(%b, %gb, %lr, %flag, %mb, %scale) : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<f32>) -> ()
   graph.return
 }
