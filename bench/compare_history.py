@@ -4,7 +4,7 @@ clipping each step's gradient norm (to the loss tolerance),
 against the "history" of ampc's metrics (ampc train --metrics-json).
 
 Usage: python3 bench/compare_history.py PEER.json METRICS.json
-           [--loss-rtol R] [--lr-rtol R] [--norm-rtol R]
+           [--loss-rtol R] [--lr-rtol R]
 Prints one line; exits 1 when a step's relative difference exceeds its
 tolerance, when the step counts differ, or when the loss did not go down."""
 import argparse
@@ -25,7 +25,6 @@ def main():
     parser.add_argument("metrics")
     parser.add_argument("--loss-rtol", type=float, default=1e-5)
     parser.add_argument("--lr-rtol", type=float, default=1e-6)
-    parser.add_argument("--norm-rtol", type=float, help="the norms' (default: the loss's)")
     args = parser.parse_args()
     with open(args.peer) as f:
         peer = json.loads(f.read().strip().splitlines()[-1])
@@ -43,9 +42,8 @@ def main():
     if "grad_norms" in peer:
         ours = [h.get("grad_norm", float("nan")) for h in history]
         norm, at = worst(ours, peer["grad_norms"])
-        allowed = args.loss_rtol if args.norm_rtol is None else args.norm_rtol
-        ok = ok and norm <= allowed
-        line += f", norms within {norm:.2e} (step {at}, allowed {allowed:.0e})"
+        ok = ok and norm <= args.loss_rtol
+        line += f", norms within {norm:.2e} (step {at}, allowed {args.loss_rtol:.0e})"
     print(line + (": agree" if ok else ": DISAGREE"))
     return 0 if ok else 1
 

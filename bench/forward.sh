@@ -15,6 +15,9 @@ if ! $torch_python -c "import torch" 2>/dev/null; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq python3-torch > /dev/null
 fi
 export OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2
+# PyTorch's GEMMs on the OpenBLAS kernels ampc's runs pick (docs/runtime.md, "Threads").
+core=$($ampc --version | sed -n 's/.*set OPENBLAS_CORETYPE=\([A-Za-z0-9]*\).*/\1/p')
+if [ -n "$core" ]; then export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$core}; fi
 
 $ampc model simplenet --set hidden=1024 --set batch=256 -o "$tmp/simplenet.json"
 $ampc model mlp -o "$tmp/mlp.json"

@@ -16,6 +16,9 @@ torch_python=/usr/bin/python3 # Debian's python3-torch lives with the system Pyt
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS=2
+# PyTorch's GEMMs on the OpenBLAS kernels ampc's runs pick (docs/runtime.md, "Threads").
+core=$($ampc --version | sed -n 's/.*set OPENBLAS_CORETYPE=\([A-Za-z0-9]*\).*/\1/p')
+if [ -n "$core" ]; then export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$core}; fi
 parts=${*:-accuracy step memory overhead gpt llama checkpointing freezing}
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 # lm_step MODEL TORCH-PART KEY=VALUE...: the zoo model's AdamW step at O0 and

@@ -7,7 +7,7 @@
 
 #include "runtime/core/Plan.h"
 #include "runtime/core/Version.h"
-#include "runtime/cpu/WaitPolicy.h"
+#include "runtime/cpu/CpuEnvironment.h"
 #include "runtime/device/Executor.h"
 #include "runtime/driver/Checkpoint.h"
 #include "runtime/driver/Metrics.h"

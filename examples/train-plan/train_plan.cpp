@@ -55,7 +55,7 @@ void feed(rt::Executor &ex, const Batch &b) {
 } // namespace
 
 int main(int argc, char **argv) {
-  ampc::rt::applyWaitPolicy(argv); // OpenMP threads spin briefly, then sleep
+  ampc::rt::applyCpuEnvironment(argv); // OpenMP threads spin briefly, then sleep; OpenBLAS's kernels fit the CPU
   if (argc < 3) {
     std::fprintf(stderr, "usage: train_plan PLAN.json CHECKPOINT.safetensors [STEPS]\n");
     return 2;

@@ -1,4 +1,5 @@
 import os
+import re
 import shutil
 import subprocess
 import lit.formats
@@ -65,6 +66,31 @@ if config.ampc_cxx_compiler == "GNU":
 # a model learns, minutes under ASan, are left to the plain build.
 if getattr(config, "ampc_sanitized", False):
     config.available_features.add("sanitized")
+# A CPU with AVX2 and FMA, whose OpenBLAS GEMMs ampc makes AVX2's or
+# AVX-512's (runtime/cpu/CpuEnvironment.h).
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+if {"avx2", "fma"} <= cpu_flags():
+    config.available_features.add("avx2")
+# Where OpenBLAS picks kernels older than the CPU (a model newer than the
+# library), ampc's programs set OPENBLAS_CORETYPE; the tests set it for
+# everything they run, so that PyTorch's peers (Debian's PyTorch calls the
+# same OpenBLAS) sum their GEMMs as ampc does. blas-core.test unsets it.
+try:
+    version = subprocess.run([os.path.join(config.ampc_tools_dir, "ampc"), "--version"],
+                             capture_output=True, text=True, timeout=60).stdout
+except (OSError, subprocess.TimeoutExpired):
+    version = ""
+fitting_core = re.search(r"set OPENBLAS_CORETYPE=(\w+)", version)
+if fitting_core and "OPENBLAS_CORETYPE" not in os.environ:
+    config.environment["OPENBLAS_CORETYPE"] = fitting_core.group(1)
 if os.path.exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"):
     config.available_features.add("fashion-mnist")
 # The CUDA backend as built, and a GPU as the driver sees it: the tests that

@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "runtime/cpu/WaitPolicy.h"
+#include "runtime/cpu/CpuEnvironment.h"
 #include "runtime/device/Registry.h"
 #include "runtime/driver/BackendCheck.h"
 #include "tools/ampc/Args.h"
@@ -137,7 +137,7 @@ bool reportRuns(const Plan &plan, const CheckOptions &o) {
 } // namespace
 
 int main(int argc, char **argv) {
-  ampc::rt::applyWaitPolicy(argv); // OpenMP threads spin briefly, then sleep
+  ampc::rt::applyCpuEnvironment(argv); // OpenMP threads spin briefly, then sleep
   std::vector<std::string> plans;
   CheckOptions o;
   bool verbose = false;

@@ -10,7 +10,7 @@
 #include "runtime/core/Files.h"
 #include "runtime/core/Probes.h"
 #include "runtime/driver/BackendCheck.h"
-#include "runtime/cpu/WaitPolicy.h"
+#include "runtime/cpu/CpuEnvironment.h"
 #include "runtime/driver/Metrics.h"
 #include "tools/ampc/Args.h"
 
@@ -158,7 +158,7 @@ int run(const cli::Args &args, const rt::Plan &plan, int64_t steps) {
 } // namespace
 
 int main(int argc, char **argv) {
-  ampc::rt::applyWaitPolicy(argv); // OpenMP threads spin briefly, then sleep
+  ampc::rt::applyCpuEnvironment(argv); // OpenMP threads spin briefly, then sleep
   std::string path;
   try {
     cli::Args args(argc, argv, 1, kOptions);

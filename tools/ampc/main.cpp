@@ -10,7 +10,7 @@
 #include "compiler/Diagnostics.h"
 #include "runtime/core/Plan.h"
 #include "runtime/core/Version.h"
-#include "runtime/cpu/WaitPolicy.h"
+#include "runtime/cpu/CpuEnvironment.h"
 #include "tools/ampc/Commands.h"
 
 using namespace ampc::cli;
@@ -55,16 +55,18 @@ int main(int argc, char **argv) {
     std::cout << "ampc " << ampc::kVersion << " (MLIR 19; saved graphs: version "
               << ampc::kGraphFormatVersion << ", plans: version " << ampc::rt::kPlanVersion
               << ")\nCPU runtime: " << omp_get_max_threads()
-              << " OpenMP threads; waiting threads: " << ampc::rt::waitPolicy() << "\n";
+              << " OpenMP threads; waiting threads: " << ampc::rt::waitPolicy()
+              << "; OpenBLAS core: " << ampc::rt::blasCore() << "\n";
     return 0;
   }
   for (const Command &c : commands()) {
     if (c.name != std::string(argv[1]))
       continue;
-    // Commands that run plans on the CPU: OpenMP threads spin briefly, then sleep.
-    static const std::set<std::string> runsPlans = {"run", "train", "doctor"};
+    // Commands that run plans on the CPU: OpenMP threads spin briefly, then
+    // sleep, and OpenBLAS's kernels fit the CPU.
+    static const std::set<std::string> runsPlans = {"run", "train", "doctor", "sample"};
     if (runsPlans.count(c.name))
-      ampc::rt::applyWaitPolicy(argv);
+      ampc::rt::applyCpuEnvironment(argv);
     for (int i = 2; i < argc; ++i)
       if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
         std::cout << "usage: ampc " << c.usage << "\n" << c.summary << "\n\noptions:\n"
