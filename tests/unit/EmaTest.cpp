@@ -25,16 +25,7 @@ struct AveragePlan {
   explicit AveragePlan(double decay) {
     auto buffer = [&](const char *name, rt::BufferKind kind, rt::DType t,
                       std::vector<int64_t> shape, double init) {
-      rt::Buffer b;
-      b.id = plan.buffers.size();
-      b.name = name;
-      b.kind = kind;
-      b.dtype = t;
-      b.shape = shape;
-      b.bytes = rt::dtypeSize(t) * rt::numElements(shape);
-      b.init = {{"kind", "constant"}, {"value", init}};
-      plan.buffers.push_back(b);
-      return b.id;
+      return test::addBuffer(plan, name, kind, t, shape, init);
     };
     int found = buffer("found_inf", rt::BufferKind::Input, rt::DType::I1, {}, 0);
     int value = buffer("value", rt::BufferKind::Input, rt::DType::F16, {4}, 0);

@@ -124,16 +124,7 @@ struct ScalingPlan {
   ScalingPlan(int64_t n, rt::Json attrs) {
     auto buffer = [&](const char *name, rt::BufferKind kind, std::vector<int64_t> shape,
                       double init) {
-      rt::Buffer b;
-      b.id = plan.buffers.size();
-      b.name = name;
-      b.kind = kind;
-      b.dtype = rt::DType::F32;
-      b.shape = shape;
-      b.bytes = 4 * rt::numElements(shape);
-      b.init = {{"kind", "constant"}, {"value", init}};
-      plan.buffers.push_back(b);
-      return b.id;
+      return test::addBuffer(plan, name, kind, rt::DType::F32, shape, init);
     };
     int amax = buffer("amax", rt::BufferKind::Input, {}, 0);
     int history = buffer("history", rt::BufferKind::Param, {n}, 0);

@@ -23,15 +23,7 @@ struct ScalingPlan {
 
   ScalingPlan(double scale, double good, double bad, rt::Json attrs) {
     auto scalar = [&](const char *name, rt::BufferKind kind, rt::DType t, double init) {
-      rt::Buffer b;
-      b.id = plan.buffers.size();
-      b.name = name;
-      b.kind = kind;
-      b.dtype = t;
-      b.bytes = rt::dtypeSize(t);
-      b.init = {{"kind", "constant"}, {"value", init}};
-      plan.buffers.push_back(b);
-      return b.id;
+      return test::addBuffer(plan, name, kind, t, {}, init);
     };
     int found = scalar("found_inf", rt::BufferKind::Input, rt::DType::I1, 0);
     int s = scalar("scale", rt::BufferKind::Param, rt::DType::F32, scale);

@@ -30,16 +30,7 @@ struct UpdatePlan {
       attrs["adapt"] = adapt;
     auto buffer = [&](const char *name, rt::BufferKind kind, rt::DType t,
                       std::vector<int64_t> shape) {
-      rt::Buffer b;
-      b.id = plan.buffers.size();
-      b.name = name;
-      b.kind = kind;
-      b.dtype = t;
-      b.shape = shape;
-      b.bytes = rt::dtypeSize(t) * rt::numElements(shape);
-      b.init = {{"kind", "zeros"}};
-      plan.buffers.push_back(b);
-      return b.id;
+      return test::addBuffer(plan, name, kind, t, shape);
     };
     using K = rt::BufferKind;
     int p = buffer("p", K::Param, rt::DType::F32, {kSize});

@@ -26,6 +26,22 @@
 
 namespace ampc::test {
 
+/// Appends a buffer to a plan built by hand, its elements all `init` at
+/// the start; returns its id.
+inline int addBuffer(rt::Plan &plan, const char *name, rt::BufferKind kind, rt::DType dtype,
+                     std::vector<int64_t> shape, double init = 0) {
+  rt::Buffer b;
+  b.id = plan.buffers.size();
+  b.name = name;
+  b.kind = kind;
+  b.dtype = dtype;
+  b.shape = shape;
+  b.bytes = rt::dtypeSize(dtype) * rt::numElements(shape);
+  b.init = {{"kind", "constant"}, {"value", init}};
+  plan.buffers.push_back(b);
+  return b.id;
+}
+
 /// Writes `values` into the buffer called `name` through the executor.
 inline void setValues(rt::Executor &ex, const std::string &name,
                       const std::vector<double> &values) {

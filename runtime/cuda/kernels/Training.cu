@@ -232,28 +232,30 @@ __global__ void sgdKernel(View p, View g, View copy, UpdateScalars s, UpdateSett
   }
 }
 
-__global__ void momentumKernel(View p, View g, View copy, UpdateScalars s, float *velocity,
-                               UpdateSettings cfg) {
-  if (*s.found)
-    return;
-  num::MomentumUpdate update = momentumUpdate(load(s.lr.data, s.lr.dtype, 0), cfg);
-  float inverse = inverseScale(s);
-  AMPC_GRID_STRIDE(i, p.size) {
-    float param = load(p.data, p.dtype, i);
-    update(param, gradientAt(g.data, g.dtype, s, inverse, i), velocity[i]);
-    storeUpdated(p, copy, i, param);
+/// The element updates of the optimizers with one f32 moment, made from
+/// the step's rate on the device (Updates.h).
+struct MomentumOf {
+  __device__ num::MomentumUpdate operator()(float lr, const UpdateSettings &cfg) const {
+    return momentumUpdate(lr, cfg);
   }
-}
+};
+struct LionOf {
+  __device__ num::LionUpdate operator()(float lr, const UpdateSettings &cfg) const {
+    return lionUpdate(lr, cfg);
+  }
+};
 
-__global__ void lionKernel(View p, View g, View copy, UpdateScalars s, float *m,
-                           UpdateSettings cfg) {
+/// An update with one f32 moment: momentum's velocity, Lion's m.
+template <typename Make>
+__global__ void oneMomentKernel(View p, View g, View copy, UpdateScalars s, float *moment,
+                                UpdateSettings cfg) {
   if (*s.found)
     return;
-  num::LionUpdate update = lionUpdate(load(s.lr.data, s.lr.dtype, 0), cfg);
+  auto update = Make()(load(s.lr.data, s.lr.dtype, 0), cfg);
   float inverse = inverseScale(s);
   AMPC_GRID_STRIDE(i, p.size) {
     float param = load(p.data, p.dtype, i);
-    update(param, gradientAt(g.data, g.dtype, s, inverse, i), m[i]);
+    update(param, gradientAt(g.data, g.dtype, s, inverse, i), moment[i]);
     storeUpdated(p, copy, i, param);
   }
 }
@@ -277,15 +279,8 @@ void sgd(LaunchContext &c) {
   launched(c);
 }
 
-void momentum(LaunchContext &c) {
-  momentumKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
-      viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c), c.in[4].as<float>(),
-      settingsOf(c));
-  launched(c);
-}
-
-void lion(LaunchContext &c) {
-  lionKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
+template <typename Make> void oneMoment(LaunchContext &c) {
+  oneMomentKernel<Make><<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
       viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c), c.in[4].as<float>(),
       settingsOf(c));
   launched(c);
@@ -412,9 +407,9 @@ void addTrainingKernels(KernelTable &t) {
   t[Kernel::UpdateLossScaling] = updateLossScaling;
   t[Kernel::Fp8ScaleUpdate] = fp8ScaleUpdate;
   t[Kernel::Sgd] = sgd;
-  t[Kernel::Momentum] = momentum;
+  t[Kernel::Momentum] = oneMoment<MomentumOf>;
   t[Kernel::Adam] = adam;
-  t[Kernel::Lion] = lion;
+  t[Kernel::Lion] = oneMoment<LionOf>;
   t[Kernel::CountStep] = countStep;
   t[Kernel::LrSchedule] = lrSchedule;
   t[Kernel::GradNorm] = [](LaunchContext &c) { gradNormOf(c, false); };
