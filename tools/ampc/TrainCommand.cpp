@@ -96,8 +96,11 @@ static TrainSettings readTrainSettings(const Args &args) {
       throw UsageError("--adam-betas takes two numbers in [0, 1), B1,B2, got '" + *betas + "'");
     s.beta1 = b[0], s.beta2 = b[1];
   }
-  if (args.has("adam-eps"))
+  if (args.has("adam-eps")) {
+    if (s.optimizer == "lion") // Lion's step is a sign: nothing to keep from dividing by 0
+      throw UsageError("--adam-eps is for adam, adamw and lamb: lion has no epsilon");
     s.epsilon = args.getNumber("adam-eps", 0, 0, 1);
+  }
   s.noDecay1d = args.has("no-decay-1d");
   s.lrSchedule = args.get("lr-schedule").value_or("constant");
   static const char *schedules[] = {"constant", "cosine", "linear", "onecycle", "step"};
