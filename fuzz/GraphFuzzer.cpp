@@ -2,7 +2,8 @@
 // every reader and writer that takes one: import and verification, the JSON
 // and MLIR writers, the report, the AMP pipeline, lowering and the plan writer;
 // and, for a graph with a loss, the training pipeline with gradient
-// checkpointing (autodiff, the segments' copies, loss scaling, the optimizer)
+// checkpointing (autodiff, the segments' copies, loss scaling, one of the
+// optimizers by the input's length, the weights' averages)
 // and with the cross-entropy options (class weights for its classes); and
 // LoRA on every linear layer, lowered.
 #include "compiler/Diagnostics.h"
@@ -55,6 +56,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ampc::runAmpPipeline(*module, ampc::AmpSettings{});
     ampc::rt::planToJson(ampc::lowerToPlan(*module));
     ampc::TrainSettings settings;
+    static const char *const optimizers[] = {"sgd", "momentum", "adam", "adamw", "lamb", "lion"};
+    settings.optimizer = optimizers[size % 6]; // each input trains under one of them
     settings.gradientCheckpointing = true;
     settings.emaDecay = 0.999; // the weight averages beside the updates
     settings.emaWarmup = true;
