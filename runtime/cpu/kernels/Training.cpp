@@ -201,8 +201,11 @@ void checkFinite(KernelContext &c) {
 /// param, in parallel, with f32 views of the chunk: the param (its own
 /// values where it is f32, else widened into a local buffer) and its
 /// gradient as the update sees it (with a grad_scale (UpdateOperands)
-/// multiplied by 1 / grad_scale, as check_finite_and_unscale does).
-template <typename F> void forEachUpdateChunk(KernelContext &c, F visit) {
+/// multiplied by 1 / grad_scale, as check_finite_and_unscale does). Without
+/// `withGradient` the gradient is not read, and `grad` is the param's view
+/// again, for a visit that does not use it.
+template <typename F>
+void forEachUpdateChunk(KernelContext &c, F visit, bool withGradient = true) {
   using U = UpdateOperands;
   U u = updateOperandsOf(c.step, c.attrs);
   const TensorRef &p = c.in[U::param], &grad = c.in[U::grad];
@@ -217,7 +220,9 @@ template <typename F> void forEachUpdateChunk(KernelContext &c, F visit) {
     const float *g = grad.dtype == DType::F32 && !scaled ? grad.as<float>() + at : gLocal;
     if (p.dtype != DType::F32)
       readF32(p, at, count, pLocal);
-    if (g == gLocal) {
+    if (!withGradient)
+      g = param;
+    else if (g == gLocal) {
       readF32(grad, at, count, gLocal);
       if (scaled)
         for (int64_t k = 0; k < count; ++k)
@@ -230,22 +235,24 @@ template <typename F> void forEachUpdateChunk(KernelContext &c, F visit) {
 /// Runs `update(param, grad, index)` over f32 views of param and grad
 /// (forEachUpdateChunk), unless found_inf; a low-precision param is rounded
 /// back, and with a copy the param's low-precision copy is rewritten from
-/// the updated values in the same pass.
-template <typename F> void updateParam(KernelContext &c, F update) {
+/// the updated values in the same pass. Without `withGradient` the gradient
+/// is not read, and `update` must not use the value it gets for it.
+template <typename F> void updateParam(KernelContext &c, F update, bool withGradient = true) {
   using U = UpdateOperands;
   if (flag(c.in[U::foundInf]))
     return;
   int copyAt = updateOperandsOf(c.step, c.attrs).copy;
   const TensorRef &p = c.in[U::param];
   const TensorRef *copy = copyAt >= 0 ? &c.in[copyAt] : nullptr;
-  forEachUpdateChunk(c, [&](float *param, const float *g, int64_t at, int64_t count) {
+  auto visit = [&](float *param, const float *g, int64_t at, int64_t count) {
     for (int64_t k = 0; k < count; ++k)
       update(param[k], g[k], at + k);
     if (p.dtype != DType::F32)
       writeF32(param, p, at, count);
     if (copy)
       writeF32(param, *copy, at, count);
-  });
+  };
+  forEachUpdateChunk(c, visit, withGradient);
 }
 
 void sgd(KernelContext &c) {
@@ -306,7 +313,9 @@ void lamb(KernelContext &c) {
   for (int64_t ch = 0; ch < chunks; ++ch)
     pp += paramSquares[ch], uu += directionSquares[ch];
   double ratio = update.trustRatio(pp, uu);
-  updateParam(c, [&](float &p, float, int64_t i) { update.apply(p, m[i], v[i], ratio); });
+  updateParam(
+      c, [&](float &p, float, int64_t i) { update.apply(p, m[i], v[i], ratio); },
+      /*withGradient=*/false); // the moments hold what the step needs
 }
 
 /// step += 1 unless found_inf; without found_inf, always.
