@@ -16,8 +16,9 @@ model, the mode and the loss of every step (each the loss its forward
 computed, before its update).
 SGD (lr 0.01) for simplenet and mnist_cnn, AdamW (lr 1e-4, weight decay 0.01)
 for bert, gpt2 and llama, unless --optimizer picks another (with --lr, --weight-decay,
---momentum, --nesterov, --betas, --eps, as ampc's flags of those names; lamb
-and lion: bench/lamb.py's and bench/lion.py's) and
+--momentum, --nesterov, --betas, --eps, as ampc's flags of those names; --alpha,
+--centered, --initial-accumulator as ampc's --rmsprop-alpha, --rmsprop-centered,
+--adagrad-init; lamb and lion: bench/lamb.py's and bench/lion.py's) and
 --clip-grad-norm X (clip_grad_norm_ after the unscale, its norms recorded as
 "grad_norms") and --lr-schedule one of ampc's schedules (onecycle: OneCycleLR with its
 defaults but cycle_momentum; step: StepLR; cosine and linear with warmup:
@@ -273,7 +274,8 @@ def optimizer(args, model, default):
     if args.optimizer == "sgd":
         return torch.optim.SGD(params, lr=lr, weight_decay=wd)
     if args.optimizer == "momentum":
-        return torch.optim.SGD(params, lr=lr, momentum=args.momentum, nesterov=args.nesterov,
+        momentum = 0.9 if args.momentum is None else args.momentum
+        return torch.optim.SGD(params, lr=lr, momentum=momentum, nesterov=args.nesterov,
                                weight_decay=wd)
     if args.optimizer == "lamb":  # decay 0.01 by default; no trust ratio where it is off
         for group in params:     # by --no-decay-1d, as ampc's
@@ -284,6 +286,14 @@ def optimizer(args, model, default):
     if args.optimizer == "lion":
         betas = tuple(args.betas) if args.betas else (0.9, 0.99)
         return Lion(params, lr=lr, betas=betas, weight_decay=wd)
+    if args.optimizer == "rmsprop":
+        return torch.optim.RMSprop(params, lr=lr, alpha=args.alpha,
+                                   eps=1e-8 if args.eps is None else args.eps, weight_decay=wd,
+                                   momentum=args.momentum or 0.0, centered=args.centered)
+    if args.optimizer == "adagrad":
+        return torch.optim.Adagrad(params, lr=lr, eps=1e-10 if args.eps is None else args.eps,
+                                   weight_decay=wd,
+                                   initial_accumulator_value=args.initial_accumulator)
     kind = torch.optim.Adam if args.optimizer == "adam" else torch.optim.AdamW
     eps = 1e-8 if args.eps is None else args.eps
     return kind(params, lr=lr, betas=tuple(args.betas or (0.9, 0.999)), eps=eps,
@@ -367,13 +377,16 @@ def main():
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--optimizer", choices=("sgd", "momentum", "adam", "adamw", "lamb",
-                                                "lion"))
+                                                "lion", "rmsprop", "adagrad"))
     parser.add_argument("--lr", type=float, default=0.01)
     parser.add_argument("--weight-decay", type=float)
-    parser.add_argument("--momentum", type=float, default=0.9)
+    parser.add_argument("--momentum", type=float, help="0.9, rmsprop's 0")
+    parser.add_argument("--alpha", type=float, default=0.99, help="rmsprop's")
+    parser.add_argument("--centered", action="store_true", help="rmsprop's")
+    parser.add_argument("--initial-accumulator", type=float, default=0.0, help="adagrad's")
     parser.add_argument("--nesterov", action="store_true")
     parser.add_argument("--betas", type=float, nargs=2, help="0.9 0.999, lion's 0.9 0.99")
-    parser.add_argument("--eps", type=float, help="1e-8, lamb's 1e-6")
+    parser.add_argument("--eps", type=float, help="1e-8, lamb's 1e-6, adagrad's 1e-10")
     parser.add_argument("--lr-schedule", choices=("constant", "cosine", "linear", "onecycle",
                                                   "step"), default="constant")
     parser.add_argument("--warmup-steps", type=int, default=0)
@@ -397,7 +410,8 @@ def main():
                         "MODEL.hf.safetensors, the weights as a Hugging Face checkpoint "
                         "of this vocabulary")
     args = parser.parse_args()
-    if args.weight_decay is None and args.optimizer in ("sgd", "momentum", "adam", "lion"):
+    if args.weight_decay is None and args.optimizer in ("sgd", "momentum", "adam", "lion",
+                                                        "rmsprop", "adagrad"):
         args.weight_decay = 0.0
     shape = dict(SHAPES[args.model])
     for kv in args.set:

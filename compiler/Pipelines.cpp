@@ -144,6 +144,9 @@ static void runTrainingPasses(ModuleOp module, const AmpSettings &amp,
   optimizer.beta1 = settings.beta1;
   optimizer.beta2 = settings.beta2;
   optimizer.epsilon = settings.epsilon;
+  optimizer.alpha = settings.rmspropAlpha;
+  optimizer.centered = settings.rmspropCentered;
+  optimizer.initialAccumulator = settings.adagradInit;
   optimizer.noDecay1d = settings.noDecay1d;
   optimizer.lrSchedule = settings.lrSchedule;
   optimizer.warmupSteps = settings.warmupSteps;

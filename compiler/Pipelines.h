@@ -62,9 +62,12 @@ struct TrainSettings {
   std::string optimizer = "sgd";
   double weightDecay = -1.0; // default per optimizer
   /// The optimizers' settings (docs/training.md, "Optimizers").
-  double momentum = 0.9, beta1 = 0.9;
+  double momentum = -1.0; // default per optimizer: 0.9, rmsprop's 0
+  double beta1 = 0.9;
   double beta2 = -1.0;   // default per optimizer: 0.999, lion's 0.99
-  double epsilon = -1.0; // default per optimizer: 1e-8, lamb's 1e-6
+  double epsilon = -1.0; // default per optimizer: 1e-8, lamb's 1e-6, adagrad's 1e-10
+  double rmspropAlpha = 0.99, adagradInit = 0.0;
+  bool rmspropCentered = false;
   bool nesterov = false, noDecay1d = false;
   /// The learning-rate schedule (docs/training.md, "Learning-rate schedules").
   std::string lrSchedule = "constant";

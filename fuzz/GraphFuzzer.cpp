@@ -56,8 +56,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ampc::runAmpPipeline(*module, ampc::AmpSettings{});
     ampc::rt::planToJson(ampc::lowerToPlan(*module));
     ampc::TrainSettings settings;
-    static const char *const optimizers[] = {"sgd", "momentum", "adam", "adamw", "lamb", "lion"};
-    settings.optimizer = optimizers[size % 6]; // each input trains under one of them
+    static const char *const optimizers[] = {"sgd",  "momentum", "adam",    "adamw",
+                                             "lamb", "lion",     "rmsprop", "adagrad"};
+    settings.optimizer = optimizers[size % 8]; // each input trains under one of them
+    settings.rmspropCentered = size % 16 == 6; // rmsprop with its three states
+    settings.momentum = size % 16 == 6 ? 0.9 : -1.0;
     settings.gradientCheckpointing = true;
     settings.emaDecay = 0.999; // the weight averages beside the updates
     settings.emaWarmup = true;

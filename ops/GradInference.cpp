@@ -308,6 +308,49 @@ LogicalResult LionOp::verify() {
   return sameShapes(*this, getParam(), {getGrad(), getM()});
 }
 
+/// rmsprop's `more`: the momentum buffer, the gradient's average, then the
+/// grad_scale, each where present.
+static Value rmspropOperand(RmspropOp op, int which) {
+  size_t buffer = op.getMomentum().convertToDouble() > 0.0, average = op.getCentered();
+  size_t at[] = {0, buffer, buffer + average};
+  bool present[] = {buffer != 0, average != 0, true};
+  return present[which] && at[which] < op.getMore().size() ? op.getMore()[at[which]] : Value();
+}
+Value RmspropOp::getMomentumBuffer() { return rmspropOperand(*this, 0); }
+Value RmspropOp::getGradAverage() { return rmspropOperand(*this, 1); }
+Value RmspropOp::getGradScale() { return rmspropOperand(*this, 2); }
+
+LogicalResult RmspropOp::verify() {
+  double alpha = getAlpha().convertToDouble(), momentum = getMomentum().convertToDouble();
+  if (!(alpha >= 0.0 && alpha < 1.0))
+    return emitOpError("alpha must be in [0, 1), got ") << alpha;
+  if (!(momentum >= 0.0 && momentum < 1.0))
+    return emitOpError("momentum must be in [0, 1), got ") << momentum;
+  if (!(getEpsilon().convertToDouble() > 0.0))
+    return emitOpError("epsilon must be positive, got ") << getEpsilon().convertToDouble();
+  size_t states = size_t(momentum > 0.0) + size_t(getCentered());
+  if (getMore().size() != states && getMore().size() != states + 1)
+    return emitOpError("takes ")
+           << states << " optional state" << (states == 1 ? "" : "s")
+           << " (a momentum buffer where momentum > 0, the gradient's average where centered)"
+           << " and an optional grad_scale, got " << getMore().size() << " more operands";
+  if (failed(isFlag(*this, getFoundInf())) || failed(rates(*this, getLr(), getGradScale())))
+    return failure();
+  SmallVector<Value> sized = {getGrad(), getSquareAvg()};
+  for (Value state : {getMomentumBuffer(), getGradAverage()})
+    if (state)
+      sized.push_back(state);
+  return sameShapes(*this, getParam(), sized);
+}
+
+LogicalResult AdagradOp::verify() {
+  if (failed(isFlag(*this, getFoundInf())) || failed(rates(*this, getLr(), getGradScale())))
+    return failure();
+  if (!(getEpsilon().convertToDouble() > 0.0))
+    return emitOpError("epsilon must be positive, got ") << getEpsilon().convertToDouble();
+  return sameShapes(*this, getParam(), {getGrad(), getSum()});
+}
+
 LogicalResult CountStepOp::verify() {
   if (getFoundInf() && failed(isFlag(*this, getFoundInf())))
     return failure();

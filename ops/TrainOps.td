@@ -159,6 +159,47 @@ def Graph_LionOp : Graph_UpdateOp<"lion",
   }];
 }
 
+def Graph_RmspropOp : Graph_UpdateOp<"rmsprop",
+    (ins Graph_FloatTensor:$param, Graph_FloatTensor:$grad, Graph_FloatTensor:$lr,
+         Graph_Tensor:$found_inf, Graph_FloatTensor:$square_avg,
+         Variadic<Graph_FloatTensor>:$more,
+         DefaultValuedAttr<F64Attr, "0.99">:$alpha,
+         DefaultValuedAttr<F64Attr, "1.0e-8">:$epsilon,
+         DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+         DefaultValuedAttr<F64Attr, "0.0">:$momentum,
+         DefaultValuedAttr<BoolAttr, "false">:$centered)> {
+  let summary = "RMSprop: param -= lr * grad / (sqrt(square_avg) + epsilon), unless found_inf";
+  let description = [{
+    As PyTorch's `RMSprop`: `weight_decay` is L2; `square_avg = alpha *
+    square_avg + (1 - alpha) * grad^2`. `more` holds the optional operands,
+    in this order: the momentum buffer where `momentum` is above 0 (`buf =
+    momentum * buf + grad / denominator; param -= lr * buf`), the gradient's
+    average where `centered` (`avg = alpha * avg + (1 - alpha) * grad`, the
+    denominator `sqrt(square_avg - avg^2) + epsilon`), then `grad_scale` as
+    for `sgd`. Writes param and its states in place.
+  }];
+  let ampExtraDecl = [{
+    /// The optional operands in `more`, each null where absent.
+    ::mlir::Value getMomentumBuffer();
+    ::mlir::Value getGradAverage();
+    ::mlir::Value getGradScale();
+  }];
+}
+
+def Graph_AdagradOp : Graph_UpdateOp<"adagrad",
+    (ins Graph_FloatTensor:$param, Graph_FloatTensor:$grad, Graph_FloatTensor:$lr,
+         Graph_Tensor:$found_inf, Graph_FloatTensor:$sum,
+         Optional<Graph_FloatTensor>:$grad_scale,
+         DefaultValuedAttr<F64Attr, "1.0e-10">:$epsilon,
+         DefaultValuedAttr<F64Attr, "0.0">:$weight_decay)> {
+  let summary = "Adagrad: sum += grad^2; param -= lr * grad / (sqrt(sum) + epsilon), unless found_inf";
+  let description = [{
+    As PyTorch's `Adagrad` without `lr_decay` (a schedule decays the rate):
+    `weight_decay` is L2. `sum` starts at the initial accumulator value.
+    Writes param and sum in place. `grad_scale` as for `sgd`.
+  }];
+}
+
 def Graph_CountStepOp : Graph_UpdateOp<"count_step",
     (ins Graph_FloatTensor:$step, Optional<Graph_Tensor>:$found_inf)> {
   let summary = "step += 1, unless found_inf";

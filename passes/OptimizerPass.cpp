@@ -5,7 +5,9 @@
 // update target (the param, or a new f32 master `<param>.master` for a param
 // stored in low precision), create the optimizer's state (`<param>.velocity`;
 // for adam and lamb `<param>.adam_m`, `<param>.adam_v` and one shared
-// `optimizer.step` counted by `count_step`; `<param>.lion_m`), and append the
+// `optimizer.step` counted by `count_step`; `<param>.lion_m`; for rmsprop
+// `<param>.rmsprop_v`, with momentum `<param>.rmsprop_buf`, centered
+// `<param>.rmsprop_avg`; `<param>.adagrad_sum`), and append the
 // update, conditional on found_inf. A master is followed by `assign` of it to
 // the low-precision param. With a schedule, an `lr_schedule` node computes
 // the step's rate from the peak `lr`, a state counter `lr_schedule.step` and
@@ -59,10 +61,16 @@ LogicalResult parseLrScales(graph::GraphOp g, ArrayRef<std::string> items,
 
 void GraphOptimizerPass::runOnOperation() {
   graph::GraphOp g = getOperation();
-  static const StringRef kinds[] = {"sgd", "momentum", "adam", "adamw", "lamb", "lion"};
+  static const StringRef kinds[] = {"sgd",  "momentum", "adam",    "adamw",
+                                    "lamb", "lion",     "rmsprop", "adagrad"};
   if (!llvm::is_contained(kinds, optimizer)) {
-    g.emitError("optimizer must be sgd, momentum, adam, adamw, lamb or lion, got '")
+    g.emitError("optimizer must be sgd, momentum, adam, adamw, lamb, lion, rmsprop or adagrad, "
+                "got '")
         << optimizer << "'";
+    return signalPassFailure();
+  }
+  if (!(initialAccumulator >= 0.0 && std::isfinite(initialAccumulator))) {
+    g.emitError("adagrad's initial accumulator must be 0 or above, got ") << initialAccumulator;
     return signalPassFailure();
   }
   Value foundInf = train::findValue(g, "found_inf");
@@ -86,7 +94,9 @@ void GraphOptimizerPass::runOnOperation() {
   bool lamb = optimizer == "lamb", adam = optimizer == "adam" || optimizer == "adamw" || lamb;
   double decay = weightDecay >= 0 ? weightDecay.getValue()
                                   : (optimizer == "adamw" || lamb ? 0.01 : 0.0);
-  double eps = epsilon >= 0 ? epsilon.getValue() : (lamb ? 1e-6 : 1e-8);
+  double eps = epsilon >= 0 ? epsilon.getValue()
+                            : (lamb ? 1e-6 : optimizer == "adagrad" ? 1e-10 : 1e-8);
+  double factor = momentum >= 0 ? momentum.getValue() : (optimizer == "rmsprop" ? 0.0 : 0.9);
   double b2 = beta2 >= 0 ? beta2.getValue() : (optimizer == "lion" ? 0.99 : 0.999);
 
   OpBuilder b = train::atEnd(g);
@@ -186,7 +196,7 @@ void GraphOptimizerPass::runOnOperation() {
     if (optimizer == "momentum") {
       op = "momentum";
       operands.push_back(train::addState(g, names, name + ".velocity", f32Type, "zeros"));
-      attrs.set("momentum", b.getF64FloatAttr(momentum));
+      attrs.set("momentum", b.getF64FloatAttr(factor));
       if (nesterov)
         attrs.set("nesterov", b.getBoolAttr(true));
     } else if (optimizer == "lion") {
@@ -194,6 +204,24 @@ void GraphOptimizerPass::runOnOperation() {
       operands.push_back(train::addState(g, names, name + ".lion_m", f32Type, "zeros"));
       attrs.set("beta1", b.getF64FloatAttr(beta1));
       attrs.set("beta2", b.getF64FloatAttr(b2));
+    } else if (optimizer == "rmsprop") {
+      op = "rmsprop";
+      operands.push_back(train::addState(g, names, name + ".rmsprop_v", f32Type, "zeros"));
+      if (factor > 0.0)
+        operands.push_back(train::addState(g, names, name + ".rmsprop_buf", f32Type, "zeros"));
+      if (centered)
+        operands.push_back(train::addState(g, names, name + ".rmsprop_avg", f32Type, "zeros"));
+      attrs.set("alpha", b.getF64FloatAttr(alpha));
+      attrs.set("epsilon", b.getF64FloatAttr(eps));
+      attrs.set("momentum", b.getF64FloatAttr(factor));
+      if (centered)
+        attrs.set("centered", b.getBoolAttr(true));
+    } else if (optimizer == "adagrad") {
+      op = "adagrad";
+      operands.push_back(train::addState(g, names, name + ".adagrad_sum", f32Type,
+                                         initialAccumulator != 0.0 ? "constant" : "zeros",
+                                         initialAccumulator));
+      attrs.set("epsilon", b.getF64FloatAttr(eps));
     } else if (adam) {
       op = lamb ? "lamb" : "adam";
       operands.push_back(train::addState(g, names, name + ".adam_m", f32Type, "zeros"));

@@ -237,14 +237,22 @@ def GraphOptimizer : Pass<"graph-optimizer", "::ampc::graph::GraphOp"> {
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
-           "sgd, momentum, adam, adamw, lamb or lion">,
-    Option<"momentum", "momentum", "double", /*default=*/"0.9", "momentum factor">,
+           "sgd, momentum, adam, adamw, lamb, lion, rmsprop or adagrad">,
+    Option<"momentum", "momentum", "double", /*default=*/"-1.0",
+           "momentum factor (default: 0.9 for momentum, 0 for rmsprop)">,
     Option<"nesterov", "nesterov", "bool", /*default=*/"false", "Nesterov momentum">,
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's, LAMB's and Lion's beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"-1.0",
            "Adam's, LAMB's and Lion's beta2 (default: 0.99 for lion, 0.999 otherwise)">,
     Option<"epsilon", "epsilon", "double", /*default=*/"-1.0",
-           "Adam's and LAMB's epsilon (default: 1e-6 for lamb, 1e-8 otherwise)">,
+           "Adam's, LAMB's, RMSprop's and Adagrad's epsilon (default: 1e-6 for lamb, 1e-10 "
+           "for adagrad, 1e-8 otherwise)">,
+    Option<"alpha", "alpha", "double", /*default=*/"0.99",
+           "RMSprop's smoothing of the squared gradients">,
+    Option<"centered", "centered", "bool", /*default=*/"false",
+           "RMSprop divides by the gradient's estimated variance">,
+    Option<"initialAccumulator", "initial-accumulator", "double", /*default=*/"0.0",
+           "Adagrad's initial sum of squares">,
     Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
            "weight decay: L2 but for adamw's, lamb's and lion's decoupled (default: 0.01 for "
            "adamw and lamb, 0 otherwise)">,

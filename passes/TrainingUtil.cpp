@@ -70,12 +70,14 @@ bool isApplyPhase(Operation *op) {
 }
 
 bool isOptimizerUpdate(Operation *op) {
-  return isa<graph::SgdOp, graph::MomentumOp, graph::AdamOp, graph::LambOp, graph::LionOp>(op);
+  return isa<graph::SgdOp, graph::MomentumOp, graph::AdamOp, graph::LambOp, graph::LionOp,
+             graph::RmspropOp, graph::AdagradOp>(op);
 }
 
 Value gradScaleOf(Operation *op) {
   return TypeSwitch<Operation *, Value>(op)
-      .Case<graph::SgdOp, graph::MomentumOp, graph::AdamOp, graph::LambOp, graph::LionOp>(
+      .Case<graph::SgdOp, graph::MomentumOp, graph::AdamOp, graph::LambOp, graph::LionOp,
+            graph::RmspropOp, graph::AdagradOp>(
           [](auto update) { return update.getGradScale(); })
       .Default([](Operation *) { return Value(); });
 }

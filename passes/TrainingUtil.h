@@ -38,8 +38,8 @@ int64_t tensorBytes(mlir::Value v);
 /// A builder before the graph's terminator.
 mlir::OpBuilder atEnd(graph::GraphOp g);
 
-/// Whether `op` is an optimizer update (sgd, momentum, adam, lamb, lion): it
-/// writes operand 0 from the gradient at operand 1.
+/// Whether `op` is an optimizer update (sgd, momentum, adam, lamb, lion,
+/// rmsprop, adagrad): it writes operand 0 from the gradient at operand 1.
 bool isOptimizerUpdate(mlir::Operation *op);
 /// An optimizer update's optional grad_scale; null without one, or for any
 /// other op.

@@ -86,6 +86,8 @@ void momentum(const StepView &s);
 void adam(const StepView &s);
 void lamb(const StepView &s);
 void lion(const StepView &s);
+void rmsprop(const StepView &s);
+void adagrad(const StepView &s);
 void countStep(const StepView &s);
 void ema(const StepView &s);
 void lrSchedule(const StepView &s);

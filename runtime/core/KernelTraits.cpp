@@ -198,6 +198,9 @@ constexpr KernelTraits kRows[] = {
     {K::Lamb, {7, 9}, kNone, kOptimizerUpdate, 0, F::PerOutput, kNoRange, S::lamb,
      A::Accumulated},
     {K::Lion, {5, 7}, kNone, kOptimizerUpdate, 0, F::PerOutput, kNoRange, S::lion},
+    // rmsprop's inputs 5 and 6: a momentum buffer and the gradient's average.
+    {K::Rmsprop, {5, 9}, kNone, kOptimizerUpdate, 0, F::PerOutput, kNoRange, S::rmsprop},
+    {K::Adagrad, {5, 7}, kNone, kOptimizerUpdate, 0, F::PerOutput, kNoRange, S::adagrad},
     // count_step's second input: found_inf (without it, every step counts).
     {K::CountStep, {1, 2}, kNone, 0, 0, F::PerOutput, kNoRange, S::countStep},
     // ema's fourth input: the applied steps, for its warmup.

@@ -81,8 +81,15 @@ DyAddend dyAddendOf(const Step &step, const StepAttrs &attrs) {
 UpdateOperands updateOperandsOf(const Step &step, const StepAttrs &attrs) {
   UpdateOperands u;
   bool adam = step.kernel == Kernel::Adam || step.kernel == Kernel::Lamb;
-  bool one = step.kernel == Kernel::Momentum || step.kernel == Kernel::Lion;
+  bool one = step.kernel == Kernel::Momentum || step.kernel == Kernel::Lion ||
+             step.kernel == Kernel::Adagrad || step.kernel == Kernel::Rmsprop;
   u.moments = adam ? 2 : one ? 1 : 0;
+  if (step.kernel == Kernel::Rmsprop) {
+    if (attrs.getF64("momentum", 0.0) > 0.0)
+      u.momentumBuffer = UpdateOperands::firstMoment + u.moments++;
+    if (attrs.getBool("centered", false))
+      u.gradAverage = UpdateOperands::firstMoment + u.moments++;
+  }
   if (adam)
     u.stepCount = UpdateOperands::firstMoment + u.moments;
   int inputs = (int)step.inputs.size(), required = u.required();
@@ -99,12 +106,16 @@ UpdateConfig updateConfigOf(const Step &step, const StepAttrs &attrs) {
   UpdateConfig c;
   c.weightDecay = attrs.getF64("weight_decay", 0.0);
   c.decoupled = step.kernel == Kernel::Adam && attrs.getBool("decoupled", true);
-  c.momentum = attrs.getF64("momentum", 0.9);
+  c.momentum = attrs.getF64("momentum", step.kernel == Kernel::Rmsprop ? 0.0 : 0.9);
   c.nesterov = attrs.getBool("nesterov", false);
   c.beta1 = attrs.getF64("beta1", 0.9);
   c.beta2 = attrs.getF64("beta2", step.kernel == Kernel::Lion ? 0.99 : 0.999);
-  c.epsilon = attrs.getF64("epsilon", step.kernel == Kernel::Lamb ? 1e-6 : 1e-8);
+  c.epsilon = attrs.getF64("epsilon", step.kernel == Kernel::Lamb      ? 1e-6
+                                      : step.kernel == Kernel::Adagrad ? 1e-10
+                                                                       : 1e-8);
   c.adapt = attrs.getBool("adapt", true);
+  c.alpha = attrs.getF64("alpha", 0.99);
+  c.centered = attrs.getBool("centered", false);
   return c;
 }
 

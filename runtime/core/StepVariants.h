@@ -70,23 +70,29 @@ struct DyAddend {
 };
 DyAddend dyAddendOf(const Step &step, const StepAttrs &attrs);
 
-/// An optimizer update's operands (sgd, momentum, adam, lamb, lion): param, grad,
-/// lr, found_inf, its f32 moments, adam's and lamb's step count, an optional grad_scale
-/// (the gradient is divided by it first) and an optional low-precision copy
-/// of the param that the update rewrites. -1: absent.
+/// An optimizer update's operands (sgd, momentum, adam, lamb, lion, rmsprop,
+/// adagrad): param, grad, lr, found_inf, its f32 moments, adam's and lamb's
+/// step count, an optional grad_scale (the gradient is divided by it first)
+/// and an optional low-precision copy of the param that the update
+/// rewrites. rmsprop's moments are v, then the momentum buffer where
+/// `momentum` is above 0, then the gradient's average where `centered`.
+/// -1: absent.
 struct UpdateOperands {
   static constexpr int param = 0, grad = 1, lr = 2, foundInf = 3, firstMoment = 4;
   int moments = 0;
   int stepCount = -1, gradScale = -1, copy = -1;
+  int momentumBuffer = -1, gradAverage = -1; // rmsprop's optional states
   /// The operands before the optional ones.
   int required() const { return firstMoment + moments + (stepCount >= 0 ? 1 : 0); }
 };
 UpdateOperands updateOperandsOf(const Step &step, const StepAttrs &attrs);
 
-/// An optimizer update's settings (sgd, momentum, adam, lamb, lion), as
-/// PyTorch's optimizers take them: weight decay is L2 (added to the
-/// gradient) but for a decoupled Adam (AdamW), LAMB and Lion; momentum may be Nesterov's; LAMB
-/// scales a tensor's step by its trust ratio where `adapt`.
+/// An optimizer update's settings (sgd, momentum, adam, lamb, lion, rmsprop,
+/// adagrad), as PyTorch's optimizers take them: weight decay is L2 (added
+/// to the gradient) but for a decoupled Adam (AdamW), LAMB and Lion;
+/// momentum may be Nesterov's; LAMB scales a tensor's step by its trust
+/// ratio where `adapt`; RMSprop averages the squares with `alpha`, and may
+/// be `centered` and take momentum (0 by default).
 struct UpdateConfig {
   double weightDecay = 0;
   bool decoupled = false;
@@ -94,6 +100,8 @@ struct UpdateConfig {
   bool nesterov = false;
   double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
   bool adapt = true;
+  double alpha = 0.99;
+  bool centered = false;
 };
 UpdateConfig updateConfigOf(const Step &step, const StepAttrs &attrs);
 

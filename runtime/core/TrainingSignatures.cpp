@@ -109,6 +109,17 @@ void momentum(const StepView &s) { update(s); }
 void adam(const StepView &s) { update(s); }
 void lamb(const StepView &s) { update(s); }
 void lion(const StepView &s) { update(s); }
+void rmsprop(const StepView &s) {
+  update(s);
+  UpdateConfig c = updateConfigOf(s.step, s.attrs);
+  s.require(c.alpha >= 0.0 && c.alpha < 1.0, "alpha must be in [0, 1)");
+  s.require(c.momentum >= 0.0 && c.momentum < 1.0, "momentum must be in [0, 1)");
+  s.require(c.epsilon > 0.0, "epsilon must be positive");
+}
+void adagrad(const StepView &s) {
+  update(s);
+  s.require(updateConfigOf(s.step, s.attrs).epsilon > 0.0, "epsilon must be positive");
+}
 
 void countStep(const StepView &s) {
   s.require(isFloatScalar(s.in(0)), "the step count must be a float scalar");

@@ -117,9 +117,57 @@ struct LionUpdate {
     if (weightDecay != 0.0)
       p -= float(lr * weightDecay * p);
     double c = beta1 * m + (1 - beta1) * g;
-    if (c != 0.0)
-      p -= c > 0.0 ? lr : -lr;
+    // A select, not a branch, so that the CPU's loop vectorises: p - 0 is
+    // p (-0 included), and a NaN c steps as a negative one.
+    float sign = c > 0.0 ? 1.0f : c == 0.0 ? 0.0f : -1.0f;
+    p -= sign * lr;
     m = float(beta2 * m + (1 - beta2) * g);
+  }
+};
+
+/// RMSprop as PyTorch's: L2 decay added to the gradient; v = alpha * v +
+/// (1 - alpha) * g^2; `centered`, a = alpha * a + (1 - alpha) * g and the
+/// denominator sqrt(v - a^2) + epsilon (v - a^2 held at 0 where rounding
+/// takes it below, where PyTorch's gives NaN), else sqrt(v) + epsilon; with
+/// momentum above 0, b = momentum * b + g / denominator and p -= lr * b,
+/// else p -= lr * g / denominator. The states and the step in f64, each
+/// rounded once. `buffer` and `average` are not touched where the update
+/// has no such state (a caller may pass any float).
+struct RmspropUpdate {
+  float lr, decay;
+  double alpha, epsilon, momentum;
+  bool centered;
+
+  AMPC_HD void operator()(float &p, float g, float &v, float &buffer, float &average) const {
+    g = withL2(g, p, decay);
+    v = float(alpha * v + (1 - alpha) * double(g) * g);
+    double square = v;
+    if (centered) {
+      average = float(alpha * average + (1 - alpha) * g);
+      square -= double(average) * average;
+      if (square < 0.0)
+        square = 0.0;
+    }
+    double step = g / (sqrt(square) + epsilon);
+    if (momentum > 0.0) {
+      buffer = float(momentum * buffer + step);
+      step = buffer;
+    }
+    p -= float(lr * step);
+  }
+};
+
+/// Adagrad as PyTorch's (without lr_decay, which a schedule gives): L2
+/// decay added to the gradient; sum += g^2; p -= lr * g / (sqrt(sum) +
+/// epsilon), the sum and the step in f64, each rounded once.
+struct AdagradUpdate {
+  float lr, decay;
+  double epsilon;
+
+  AMPC_HD void operator()(float &p, float g, float &sum) const {
+    g = withL2(g, p, decay);
+    sum = float(sum + double(g) * g);
+    p -= float(lr * (g / (sqrt(double(sum)) + epsilon)));
   }
 };
 

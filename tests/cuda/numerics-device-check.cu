@@ -45,7 +45,7 @@ const Function kFunctions[] = {
     {"gelu_tanh", false},  {"pow", false},         {"gelu'", false},
     {"gelu_tanh'", false}, {"adam", false},        {"sin", false},
     {"cos", false},        {"ema", true},          {"lamb", false},
-    {"lion", true},
+    {"lion", true},        {"rmsprop", true},      {"adagrad", true},
 };
 constexpr int kCount = sizeof(kFunctions) / sizeof(kFunctions[0]);
 
@@ -120,6 +120,16 @@ AMPC_HD float evaluate(int fn, float x, float y) {
     float p = 0.5f, m = 0.1f;
     LionUpdate{1e-3f, 0.9, 0.99, 0.1}(p, x, m);
     return p + m;
+  }
+  case 37: { // momentum, centered (a variance held at 0 where x is 0), L2 decay
+    float p = 0.5f, v = 0.2f, buffer = 0.1f, average = x == 0.0f ? 1.0f : 0.3f;
+    RmspropUpdate{1e-3f, 0.01f, 0.99, 1e-8, 0.9, true}(p, x, v, buffer, average);
+    return p + v + buffer + average;
+  }
+  case 38: { // from Keras's initial sum, with L2 decay
+    float p = 0.5f, sum = 0.1f;
+    AdagradUpdate{1e-2f, 0.01f, 1e-10}(p, x, sum);
+    return p + sum;
   }
   }
   return 0;

@@ -80,26 +80,47 @@ static TrainSettings readTrainSettings(const Args &args) {
   s.decrRatio = args.getNumber("decr-ratio", s.decrRatio, 1e-6, 1);
   s.accumulate = args.getInt("accumulate", 1);
   s.optimizer = args.get("optimizer").value_or("sgd");
-  static const char *optimizers[] = {"sgd", "momentum", "adam", "adamw", "lamb", "lion"};
+  static const char *optimizers[] = {"sgd",  "momentum", "adam",    "adamw",
+                                     "lamb", "lion",     "rmsprop", "adagrad"};
   if (std::find(std::begin(optimizers), std::end(optimizers), s.optimizer) ==
       std::end(optimizers))
-    throw UsageError("--optimizer must be sgd, momentum, adam, adamw, lamb or lion, got '" +
-                     s.optimizer + "'");
+    throw UsageError("--optimizer must be sgd, momentum, adam, adamw, lamb, lion, rmsprop or "
+                     "adagrad, got '" + s.optimizer + "'");
   s.weightDecay = args.has("weight-decay") ? args.getNumber("weight-decay", 0, 0, 1e6) : -1.0;
-  s.momentum = args.getNumber("momentum", s.momentum, 0, 1);
+  bool rmsprop = s.optimizer == "rmsprop";
+  if (args.has("momentum") && s.optimizer != "momentum" && !rmsprop)
+    throw UsageError("--momentum is for --optimizer momentum or rmsprop");
+  s.momentum = args.getNumber("momentum", rmsprop ? 0.0 : 0.9, 0, 1);
+  if (rmsprop && s.momentum == 1.0)
+    throw UsageError("--momentum for rmsprop must be in [0, 1), got 1");
   s.nesterov = args.has("nesterov");
   if (s.nesterov && s.optimizer != "momentum")
     throw UsageError("--nesterov is for --optimizer momentum");
+  for (const char *flag : {"rmsprop-alpha", "rmsprop-centered"})
+    if (args.has(flag) && !rmsprop)
+      throw UsageError(std::string("--") + flag + " is for --optimizer rmsprop");
+  s.rmspropAlpha = args.getNumber("rmsprop-alpha", 0.99, 0, 1);
+  if (s.rmspropAlpha == 1.0) // the squares' average would never move
+    throw UsageError("--rmsprop-alpha must be in [0, 1), got 1");
+  s.rmspropCentered = args.has("rmsprop-centered");
+  if (args.has("adagrad-init") && s.optimizer != "adagrad")
+    throw UsageError("--adagrad-init is for --optimizer adagrad");
+  s.adagradInit = args.getNumber("adagrad-init", 0.0, 0, 1e6);
   if (auto betas = args.get("adam-betas")) {
     std::vector<double> b = numberList(*betas, "--adam-betas");
     if (b.size() != 2 || !(b[0] >= 0 && b[0] < 1) || !(b[1] >= 0 && b[1] < 1))
       throw UsageError("--adam-betas takes two numbers in [0, 1), B1,B2, got '" + *betas + "'");
     s.beta1 = b[0], s.beta2 = b[1];
   }
-  if (args.has("adam-eps")) {
-    if (s.optimizer == "lion") // Lion's step is a sign: nothing to keep from dividing by 0
-      throw UsageError("--adam-eps is for adam, adamw and lamb: lion has no epsilon");
-    s.epsilon = args.getNumber("adam-eps", 0, 0, 1);
+  if (args.has("eps") && args.has("adam-eps"))
+    throw UsageError("--adam-eps is --eps under its older name: give one");
+  if (const char *flag = args.has("eps") ? "eps" : args.has("adam-eps") ? "adam-eps" : nullptr) {
+    // Lion's step is a sign, SGD's no division: nothing to keep from dividing by 0.
+    if (s.optimizer == "sgd" || s.optimizer == "momentum" || s.optimizer == "lion")
+      throw UsageError(std::string("--") + flag +
+                       " is for adam, adamw, lamb, rmsprop and adagrad: " + s.optimizer +
+                       " has no epsilon");
+    s.epsilon = args.getNumber(flag, 0, 0, 1);
   }
   s.noDecay1d = args.has("no-decay-1d");
   s.lrSchedule = args.get("lr-schedule").value_or("constant");
@@ -160,13 +181,20 @@ TrainSettings trainSettingsFrom(const Args &given) {
 }
 
 std::vector<OptionSpec> trainingOptionSpecs() {
-  return {{"optimizer", true, false, "sgd (default), momentum, adam, adamw, lamb or lion"},
+  return {{"optimizer", true, false,
+           "sgd (default), momentum, adam, adamw, lamb, lion, rmsprop or adagrad"},
           {"weight-decay", true, false, "L2 weight decay; decoupled for adamw, lamb and lion (adamw, lamb: 0.01)"},
           {"no-decay-1d", false, false, "biases and norm scales (rank <= 1) are not decayed"},
-          {"momentum", true, false, "momentum: its factor (0.9)"},
+          {"momentum", true, false, "momentum, rmsprop: the momentum factor (0.9; rmsprop: 0)"},
           {"nesterov", false, false, "momentum: Nesterov's"},
           {"adam-betas", true, false, "adam, adamw, lamb, lion: B1,B2 (0.9,0.999; lion: 0.9,0.99)"},
-          {"adam-eps", true, false, "adam, adamw, lamb: epsilon (1e-8; lamb: 1e-6)"},
+          {"eps", true, false,
+           "adam, adamw, lamb, rmsprop, adagrad: epsilon (1e-8; lamb: 1e-6; adagrad: 1e-10)"},
+          {"adam-eps", true, false, "--eps under its older name"},
+          {"rmsprop-alpha", true, false, "rmsprop: the squares' smoothing constant (0.99)"},
+          {"rmsprop-centered", false, false,
+           "rmsprop: divide by the gradient's estimated variance (PyTorch's centered=True)"},
+          {"adagrad-init", true, false, "adagrad: the initial sum of squares (0; Keras: 0.1)"},
           {"lr-schedule", true, false, "constant (default), cosine, linear, onecycle or step"},
           {"warmup-steps", true, false, "cosine, linear: steps of linear warmup (0)"},
           {"min-lr", true, false, "cosine, linear: the rate at the last step (0)"},

@@ -285,6 +285,40 @@ void lion(KernelContext &c) {
   updateParam(c, [&](float &p, float g, int64_t i) { update(p, g, m[i]); });
 }
 
+void rmsprop(KernelContext &c) {
+  UpdateConfig cfg = updateConfigOf(c.step, c.attrs);
+  UpdateOperands u = updateOperandsOf(c.step, c.attrs);
+  num::RmspropUpdate update{scalarF32(c.in[UpdateOperands::lr]), narrow(cfg.weightDecay),
+                            cfg.alpha, cfg.epsilon, cfg.momentum, cfg.centered};
+  float *v = c.in[UpdateOperands::firstMoment].as<float>();
+  float *buffer = u.momentumBuffer >= 0 ? c.in[u.momentumBuffer].as<float>() : nullptr;
+  float *average = u.gradAverage >= 0 ? c.in[u.gradAverage].as<float>() : nullptr;
+  // One loop for each set of states, `centered` a constant in each, so
+  // that each vectorises.
+  auto run = [&](auto withBuffer, auto withAverage) {
+    updateParam(c, [&](float &p, float g, int64_t i) {
+      num::RmspropUpdate fixed = update;
+      fixed.centered = withAverage;
+      float none = 0, alsoNone = 0;
+      fixed(p, g, v[i], withBuffer ? buffer[i] : none, withAverage ? average[i] : alsoNone);
+    });
+  };
+  using Yes = std::true_type;
+  using No = std::false_type;
+  if (buffer)
+    average ? run(Yes{}, Yes{}) : run(Yes{}, No{});
+  else
+    average ? run(No{}, Yes{}) : run(No{}, No{});
+}
+
+void adagrad(KernelContext &c) {
+  UpdateConfig cfg = updateConfigOf(c.step, c.attrs);
+  num::AdagradUpdate update{scalarF32(c.in[UpdateOperands::lr]), narrow(cfg.weightDecay),
+                            cfg.epsilon};
+  float *sum = c.in[UpdateOperands::firstMoment].as<float>();
+  updateParam(c, [&](float &p, float g, int64_t i) { update(p, g, sum[i]); });
+}
+
 /// Two passes (num::LambUpdate): the moments and each chunk's sums of p^2
 /// and u^2 in f64, added in chunk order (the same sums whatever the
 /// threads); then the step, scaled by the tensor's trust ratio.
@@ -400,6 +434,8 @@ void addTrainingKernels(KernelTable &t) {
   t[Kernel::Adam] = adam;
   t[Kernel::Lamb] = lamb;
   t[Kernel::Lion] = lion;
+  t[Kernel::Rmsprop] = rmsprop;
+  t[Kernel::Adagrad] = adagrad;
   t[Kernel::CountStep] = countStep;
   t[Kernel::Ema] = ema;
   t[Kernel::LrSchedule] = lrSchedule;

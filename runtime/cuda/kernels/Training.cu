@@ -245,7 +245,14 @@ struct LionOf {
   }
 };
 
-/// An update with one f32 moment: momentum's velocity, Lion's m.
+struct AdagradOf {
+  __device__ num::AdagradUpdate operator()(float lr, const UpdateSettings &cfg) const {
+    return adagradUpdate(lr, cfg);
+  }
+};
+
+/// An update with one f32 moment: momentum's velocity, Lion's m, Adagrad's
+/// sum.
 template <typename Make>
 __global__ void oneMomentKernel(View p, View g, View copy, UpdateScalars s, float *moment,
                                 UpdateSettings cfg) {
@@ -256,6 +263,23 @@ __global__ void oneMomentKernel(View p, View g, View copy, UpdateScalars s, floa
   AMPC_GRID_STRIDE(i, p.size) {
     float param = load(p.data, p.dtype, i);
     update(param, gradientAt(g.data, g.dtype, s, inverse, i), moment[i]);
+    storeUpdated(p, copy, i, param);
+  }
+}
+
+/// RMSprop: v, and the momentum buffer and the gradient's average where
+/// the update has them (null where not).
+__global__ void rmspropKernel(View p, View g, View copy, UpdateScalars s, float *v,
+                              float *buffer, float *average, UpdateSettings cfg) {
+  if (*s.found)
+    return;
+  num::RmspropUpdate update = rmspropUpdate(load(s.lr.data, s.lr.dtype, 0), cfg);
+  float inverse = inverseScale(s);
+  AMPC_GRID_STRIDE(i, p.size) {
+    float param = load(p.data, p.dtype, i);
+    float none = 0, alsoNone = 0;
+    update(param, gradientAt(g.data, g.dtype, s, inverse, i), v[i], buffer ? buffer[i] : none,
+           average ? average[i] : alsoNone);
     storeUpdated(p, copy, i, param);
   }
 }
@@ -283,6 +307,16 @@ template <typename Make> void oneMoment(LaunchContext &c) {
   oneMomentKernel<Make><<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
       viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c), c.in[4].as<float>(),
       settingsOf(c));
+  launched(c);
+}
+
+void rmsprop(LaunchContext &c) {
+  UpdateOperands u = operandsOf(c);
+  float *buffer = u.momentumBuffer >= 0 ? c.in[u.momentumBuffer].as<float>() : nullptr;
+  float *average = u.gradAverage >= 0 ? c.in[u.gradAverage].as<float>() : nullptr;
+  rmspropKernel<<<blocksFor(c.in[0].size()), kThreads, 0, c.stream()>>>(
+      viewOf(c.in[0]), viewOf(c.in[1]), copyView(c), scalarsOf(c),
+      c.in[UpdateOperands::firstMoment].as<float>(), buffer, average, settingsOf(c));
   launched(c);
 }
 
@@ -410,6 +444,8 @@ void addTrainingKernels(KernelTable &t) {
   t[Kernel::Momentum] = oneMoment<MomentumOf>;
   t[Kernel::Adam] = adam;
   t[Kernel::Lion] = oneMoment<LionOf>;
+  t[Kernel::Rmsprop] = rmsprop;
+  t[Kernel::Adagrad] = oneMoment<AdagradOf>;
   t[Kernel::CountStep] = countStep;
   t[Kernel::LrSchedule] = lrSchedule;
   t[Kernel::GradNorm] = [](LaunchContext &c) { gradNormOf(c, false); };

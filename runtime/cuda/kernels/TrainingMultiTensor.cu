@@ -1,5 +1,5 @@
 // Multi-tensor optimizer updates. A run of consecutive update steps of one
-// kind (sgd, momentum, adam, lion) with the same attributes that read the same lr,
+// kind (sgd, momentum, adam, lion, adagrad) with the same attributes that read the same lr,
 // found_inf, grad_scale and step count runs as one launch over a table of its
 // tensors, as PyTorch's fused optimizers do (multi_tensor_apply): BERT-base's
 // 201 SGD steps become one kernel. Each element is computed exactly as the
@@ -29,13 +29,14 @@ struct UpdateEntry {
 
 constexpr int64_t kChunk = 16 * kThreads;
 
-enum class Kind { Sgd, Momentum, Adam, Lion };
+enum class Kind { Sgd, Momentum, Adam, Lion, Adagrad };
 
 Kind kindOf(Kernel kernel) {
   switch (kernel) {
   case Kernel::Sgd: return Kind::Sgd;
   case Kernel::Momentum: return Kind::Momentum;
   case Kernel::Lion: return Kind::Lion;
+  case Kernel::Adagrad: return Kind::Adagrad;
   default: return Kind::Adam;
   }
 }
@@ -81,6 +82,8 @@ __global__ void multiUpdate(const UpdateEntry *entries, int count, int64_t chunk
               momentumUpdate(lr, cfg)(x.p[k], x.g[k], x.m[k]);
             else if constexpr (K == Kind::Lion)
               lionUpdate(lr, cfg)(x.p[k], x.g[k], x.m[k]);
+            else if constexpr (K == Kind::Adagrad)
+              adagradUpdate(lr, cfg)(x.p[k], x.g[k], x.m[k]);
             else
               adam(x.p[k], x.g[k], x.m[k], x.v[k]);
           }
@@ -98,9 +101,10 @@ __global__ void multiUpdate(const UpdateEntry *entries, int count, int64_t chunk
 } // namespace
 
 /// LAMB's step needs its tensor's norms first (TrainingLamb.cu): it runs
-/// alone.
+/// alone. So does RMSprop, whose states depend on its attributes.
 bool isGroupedUpdate(Kernel kernel) {
-  return traitsOf(kernel).has(kOptimizerUpdate) && kernel != Kernel::Lamb;
+  return traitsOf(kernel).has(kOptimizerUpdate) && kernel != Kernel::Lamb &&
+         kernel != Kernel::Rmsprop;
 }
 
 /// An update's attributes but whether it rewrites a copy: each tensor of a
@@ -166,6 +170,10 @@ void runUpdateGroup(const std::vector<LaunchContext *> &members, DeviceMemory &t
     break;
   case Kind::Lion:
     multiUpdate<Kind::Lion><<<blocks, kThreads, 0, c.stream()>>>(list, count, chunks, s, cfg, none);
+    break;
+  case Kind::Adagrad:
+    multiUpdate<Kind::Adagrad><<<blocks, kThreads, 0, c.stream()>>>(list, count, chunks, s, cfg,
+                                                                     none);
     break;
   case Kind::Adam:
     multiUpdate<Kind::Adam><<<blocks, kThreads, 0, c.stream()>>>(list, count, chunks, s, cfg,

@@ -22,6 +22,8 @@ struct UpdateSettings {
   float momentum, decay;
   bool nesterov, decoupled;
   double beta1, beta2, epsilon, weightDecay;
+  double alpha, momentumF64; // rmsprop's, in f64 as its update takes them
+  bool centered;
 };
 
 /// The update's operands (runtime/core/StepVariants.h).
@@ -46,8 +48,9 @@ inline UpdateScalars scalarsOf(const LaunchContext &c) {
 
 inline UpdateSettings settingsOf(const LaunchContext &c) {
   UpdateConfig u = updateConfigOf(c.step, c.attrs);
-  return {narrow(u.momentum), narrow(u.weightDecay), u.nesterov, u.decoupled,
-          u.beta1,            u.beta2,               u.epsilon,  u.weightDecay};
+  return {narrow(u.momentum), narrow(u.weightDecay), u.nesterov, u.decoupled, u.beta1,
+          u.beta2,            u.epsilon,             u.weightDecay, u.alpha,  u.momentum,
+          u.centered};
 }
 
 __device__ inline num::SgdUpdate sgdUpdate(float lr, const UpdateSettings &s) {
@@ -60,6 +63,14 @@ __device__ inline num::MomentumUpdate momentumUpdate(float lr, const UpdateSetti
 
 __device__ inline num::LionUpdate lionUpdate(float lr, const UpdateSettings &s) {
   return {lr, s.beta1, s.beta2, s.weightDecay};
+}
+
+__device__ inline num::RmspropUpdate rmspropUpdate(float lr, const UpdateSettings &s) {
+  return {lr, s.decay, s.alpha, s.epsilon, s.momentumF64, s.centered};
+}
+
+__device__ inline num::AdagradUpdate adagradUpdate(float lr, const UpdateSettings &s) {
+  return {lr, s.decay, s.epsilon};
 }
 
 /// The update's per-step constants (two double pow()s), computed by one

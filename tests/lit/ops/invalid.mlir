@@ -920,3 +920,70 @@ graph.graph @lion_moment_shape {
   graph.lion "w.lion"(%w, %g, %lr, %flag, %m) : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<2x4xf32>) -> ()
   graph.return
 }
+
+// -----
+
+graph.graph @rmsprop_missing_buffer {
+  %lr = graph.input "lr" : tensor<f32>
+  %flag = graph.input "flag" : tensor<i1>
+  %g = graph.input "g" : tensor<8xf32>
+  %w = graph.param "w" : tensor<8xf32>
+  %v = graph.param "v" : tensor<8xf32>
+  // expected-error @+1 {{takes 2 optional states (a momentum buffer where momentum > 0, the gradient's average where centered) and an optional grad_scale, got 0 more operands}}
+  graph.rmsprop "w.rmsprop"(%w, %g, %lr, %flag, %v) {momentum = 0.9 : f64, centered = true} : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>) -> ()
+  graph.return
+}
+
+// -----
+
+graph.graph @rmsprop_scale_not_scalar {
+  %lr = graph.input "lr" : tensor<f32>
+  %flag = graph.input "flag" : tensor<i1>
+  %g = graph.input "g" : tensor<8xf32>
+  %w = graph.param "w" : tensor<8xf32>
+  %v = graph.param "v" : tensor<8xf32>
+  %buf = graph.param "buf" : tensor<8xf32>
+  // expected-error @+1 {{expects a scalar, got 'tensor<8xf32>'}}
+  graph.rmsprop "w.rmsprop"(%w, %g, %lr, %flag, %v, %buf) : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<8xf32>) -> ()
+  graph.return
+}
+
+// -----
+
+graph.graph @rmsprop_buffer_shape {
+  %lr = graph.input "lr" : tensor<f32>
+  %flag = graph.input "flag" : tensor<i1>
+  %g = graph.input "g" : tensor<8xf32>
+  %w = graph.param "w" : tensor<8xf32>
+  %v = graph.param "v" : tensor<8xf32>
+  %buf = graph.param "buf" : tensor<4xf32>
+  // expected-error @+1 {{operand shapes differ: 'tensor<8xf32>' and 'tensor<4xf32>'}}
+  graph.rmsprop "w.rmsprop"(%w, %g, %lr, %flag, %v, %buf) {momentum = 0.9 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<4xf32>) -> ()
+  graph.return
+}
+
+// -----
+
+graph.graph @rmsprop_momentum {
+  %lr = graph.input "lr" : tensor<f32>
+  %flag = graph.input "flag" : tensor<i1>
+  %g = graph.input "g" : tensor<8xf32>
+  %w = graph.param "w" : tensor<8xf32>
+  %v = graph.param "v" : tensor<8xf32>
+  // expected-error @+1 {{momentum must be in [0, 1), got 1.000000e+00}}
+  graph.rmsprop "w.rmsprop"(%w, %g, %lr, %flag, %v, %v) {momentum = 1.0 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<8xf32>) -> ()
+  graph.return
+}
+
+// -----
+
+graph.graph @adagrad_epsilon {
+  %lr = graph.input "lr" : tensor<f32>
+  %flag = graph.input "flag" : tensor<i1>
+  %g = graph.input "g" : tensor<8xf32>
+  %w = graph.param "w" : tensor<8xf32>
+  %s = graph.param "s" : tensor<8xf32>
+  // expected-error @+1 {{epsilon must be positive, got 0.000000e+00}}
+  graph.adagrad "w.adagrad"(%w, %g, %lr, %flag, %s) {epsilon = 0.0 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>) -> ()
+  graph.return
+}

@@ -243,3 +243,25 @@ graph.graph @lamb {
   graph.lion "b.lion"(%b, %gb, %lr, %flag, %mb, %scale) : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<f32>) -> ()
   graph.return
 }
+
+// RMSprop: plain, with momentum and centered and a grad_scale; Adagrad.
+// CHECK-LABEL: graph.graph @rmsprop_adagrad
+// CHECK: graph.rmsprop "w.rmsprop"(%w, %g, %lr, %flag, %v) : (tensor<8xf32>, tensor<8xf16>, tensor<f32>, tensor<i1>, tensor<8xf32>) -> ()
+// CHECK: graph.rmsprop "b.rmsprop"(%b, %gb, %lr, %flag, %v, %buf, %avg, %scale) {alpha = 9.000000e-01 : f64, centered = true, momentum = 5.000000e-01 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>) -> ()
+// CHECK: graph.adagrad "w.adagrad"(%w, %g, %lr, %flag, %v, %scale) {epsilon = 9.9999999999999995E-8 : f64, weight_decay = 2.500000e-01 : f64} : (tensor<8xf32>, tensor<8xf16>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<f32>) -> ()
+graph.graph @rmsprop_adagrad {
+  %lr = graph.input "lr" : tensor<f32>
+  %flag = graph.input "flag" : tensor<i1>
+  %scale = graph.input "scale" : tensor<f32>
+  %g = graph.input "g" : tensor<8xf16>
+  %gb = graph.input "gb" : tensor<8xf32>
+  %w = graph.param "w" : tensor<8xf32>
+  %b = graph.param "b" : tensor<8xf32>
+  %v = graph.param "v" : tensor<8xf32>
+  %buf = graph.param "buf" : tensor<8xf32>
+  %avg = graph.param "avg" : tensor<8xf32>
+  graph.rmsprop "w.rmsprop"(%w, %g, %lr, %flag, %v) : (tensor<8xf32>, tensor<8xf16>, tensor<f32>, tensor<i1>, tensor<8xf32>) -> ()
+  graph.rmsprop "b.rmsprop"(%b, %gb, %lr, %flag, %v, %buf, %avg, %scale) {alpha = 0.9 : f64, centered = true, momentum = 0.5 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>) -> ()
+  graph.adagrad "w.adagrad"(%w, %g, %lr, %flag, %v, %scale) {epsilon = 1.0e-7 : f64, weight_decay = 0.25 : f64} : (tensor<8xf32>, tensor<8xf16>, tensor<f32>, tensor<i1>, tensor<8xf32>, tensor<f32>) -> ()
+  graph.return
+}

@@ -39,7 +39,7 @@
 
 // BETAS: graph.lion "enc.w.lion"({{.*}}) {beta1 = 5.000000e-01 : f64, beta2 = 7.500000e-01 : f64}
 
-// KIND: error: optimizer must be sgd, momentum, adam, adamw, lamb or lion, got 'lars'
+// KIND: error: optimizer must be sgd, momentum, adam, adamw, lamb, lion, rmsprop or adagrad, got 'lars'
 graph.graph @net attributes {loss = "loss"} {
   %x = graph.input "x" : tensor<4x8xf32>
   %w0 = graph.param "enc.w" : tensor<8x8xf32>
