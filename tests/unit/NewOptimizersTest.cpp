@@ -59,10 +59,7 @@ struct UpdatePlan {
 };
 
 std::vector<float> pattern(float scale, int shift) {
-  std::vector<float> v(kSize);
-  for (int64_t i = 0; i < kSize; ++i)
-    v[i] = scale * float(((i * 37 + shift) % 201) - 100) / 100.0f;
-  return v;
+  return test::updatePattern(kSize, scale, shift);
 }
 
 /// LAMB in f64 from the same start: its params after the given gradients.

@@ -61,6 +61,15 @@ inline double scalarOf(const rt::Executor &ex, const std::string &name) {
   return ex.readScalar(ex.id(name));
 }
 
+/// n values in [-scale, scale] in a fixed pattern that `shift` varies:
+/// gradients and params for the optimizer tests.
+inline std::vector<float> updatePattern(int64_t n, float scale, int shift) {
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = scale * float(((i * 37 + shift) % 201) - 100) / 100.0f;
+  return v;
+}
+
 /// Runs the autodiff pass on `module` (its loss set) and makes every
 /// trainable param's gradient a graph output, after the outputs it has.
 inline void differentiateWithGradOutputs(mlir::ModuleOp module) {
