@@ -7,6 +7,8 @@
 
 #include <math.h>
 
+#include "runtime/numerics/Erf.h"
+#include "runtime/numerics/Exp.h"
 #include "runtime/numerics/HostDevice.h"
 
 namespace ampc::num {
@@ -34,35 +36,51 @@ struct Tanh {
   AMPC_HD float derivative(float, float y) const { return 1.0f - y * y; }
 };
 
+/// 1 / (1 + e^-x) on vectorExp; 0 below -87.34, where the true value is
+/// under f32's smallest normal (as vectorExp's own flush).
 struct Sigmoid {
-  AMPC_HD float value(float x) const { return 1.0f / (1.0f + expf(-x)); }
+  AMPC_HD float value(float x) const {
+    return x < -87.33654f ? 0.0f : 1.0f / (1.0f + vectorExp(-x));
+  }
   AMPC_HD float derivative(float, float y) const { return y * (1.0f - y); }
 };
 
 struct Erf {
-  AMPC_HD float value(float x) const { return erff(x); }
+  AMPC_HD float value(float x) const { return vectorErf(x); }
   /// 2/sqrt(pi) e^(-x^2).
-  AMPC_HD float derivative(float x, float) const { return 1.12837917f * expf(-x * x); }
+  AMPC_HD float derivative(float x, float) const {
+    return 1.12837917f * splitGaussian(tailArgument(x), 1.0f).value();
+  }
 };
 
-/// The erf form: x * Phi(x).
+/// The erf form: x * Phi(x), Phi from its tail (numerics/Erf.h), so that
+/// left of 0 the result keeps its relative accuracy.
 struct Gelu {
-  AMPC_HD float value(float x) const { return 0.5f * x * (1.0f + erff(x * 0.70710678f)); }
+  AMPC_HD float value(float x) const { return x * normalAt(x).cdf; }
   AMPC_HD float derivative(float x, float) const {
-    float cdf = 0.5f * (1.0f + erff(x * 0.70710678f));
-    return cdf + x * 0.39894228f * expf(-0.5f * x * x);
+    NormalAt n = normalAt(x);
+    return n.cdf + x * n.density;
   }
 };
 
-/// The tanh approximation (`approximate = true`).
+/// The tanh approximation (`approximate = true`), as x * s with
+/// s = (1 + tanh u) / 2 = 1 / (1 + e^(-2u)): no cancellation left of 0,
+/// and vectorExp instead of tanhf. s is 0 where e^(-2u) would pass f32's
+/// range (the true s is below its smallest normal there).
 struct GeluTanh {
-  AMPC_HD float value(float x) const {
-    return 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
+  struct Parts {
+    float s, e; // s and e^(-2u)
+  };
+  AMPC_HD static Parts parts(float x) {
+    float u2 = -1.5957691216f * (x + 0.044715f * x * x * x);
+    float e = vectorExp(u2);
+    return {u2 > 87.33654f ? 0.0f : 1.0f / (1.0f + e), e};
   }
+  AMPC_HD float value(float x) const { return x * parts(x).s; }
+  /// s + x s (1 - s) 2 u', with 1 - s = e s.
   AMPC_HD float derivative(float x, float) const {
-    float u = 0.7978845608f * (x + 0.044715f * x * x * x), t = tanhf(u);
-    return 0.5f * (1.0f + t) +
-           0.5f * x * (1.0f - t * t) * 0.7978845608f * (1.0f + 3.0f * 0.044715f * x * x);
+    Parts p = parts(x);
+    return p.s + x * (p.e * p.s * p.s) * 1.5957691216f * (1.0f + 0.134145f * x * x);
   }
 };
 

@@ -136,6 +136,31 @@ inline std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &shape, 
 /// Work large enough to pay for threads.
 constexpr int64_t kParallelGrain = 1 << 15;
 
+/// On a function of element loops: one copy for AVX-512, one for AVX2 and
+/// one for the baseline, the processor's chosen at load time. The loops
+/// must only add, multiply, divide, compare and select (the runtime builds
+/// with -ffp-contract=off, and these targets imply no FMA), so that every
+/// copy computes the same bits, lane by lane (docs/runtime.md, "Element
+/// functions"). Name instruction sets, not processors: an "arch=" clone
+/// does not inline the functors, and its loops stay scalar. OpenMP's
+/// outlined regions are not cloned: call a cloned function from inside the
+/// parallel loop (forChunks).
+#if defined(__x86_64__)
+#define AMPC_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define AMPC_VECTOR_CLONES
+#endif
+
+/// body(begin, count) over [0, n) in chunks of up to 16,384 elements, on
+/// the OpenMP threads when n is large enough to pay for them.
+template <typename Body> void forChunks(int64_t n, Body body) {
+  constexpr int64_t kChunk = 1 << 14;
+  int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for if (n > kParallelGrain)
+  for (int64_t ch = 0; ch < chunks; ++ch)
+    body(ch * kChunk, std::min(kChunk, n - ch * kChunk));
+}
+
 /// Where a slice (attributes axes/starts, numpy semantics) of `full` starts.
 inline std::vector<int64_t> sliceBegin(const KernelContext &c, const std::vector<int64_t> &full) {
   std::vector<int64_t> axes = attrInts(c, "axes"), starts = attrInts(c, "starts");

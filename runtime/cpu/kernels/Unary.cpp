@@ -12,33 +12,43 @@
 namespace ampc::rt {
 namespace {
 
-/// y = f.value(x) for a functor of numerics/Activations.h.
+/// y[i] = f.value(x[i]) for a functor of numerics/Activations.h. simd: the
+/// planner may give y the memory of x (element i is read before it is
+/// written), which would send GCC's alias check to the scalar loop.
+template <typename F> AMPC_VECTOR_CLONES void valuesOf(F f, const float *x, float *y, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = f.value(x[i]);
+}
+
+/// dx[i] = dy[i] * f'(x[i], y[i]). simd: derivatives like relu's become
+/// vector selects instead of data-dependent branches. Element i is read
+/// before it is written, so the planner may give dx the memory of x, y or dy.
+template <typename F>
+AMPC_VECTOR_CLONES void derivativesOf(F f, const float *x, const float *y, const float *dy,
+                                      float *dx, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i)
+    dx[i] = dy[i] * f.derivative(x[i], y[i]);
+}
+
 template <typename F> void unary(KernelContext &c, F f) {
   F32In x(c.in[0]);
   F32Out y(c.out[0]);
-  int64_t n = c.out[0].size();
   const float *px = x.data();
   float *py = y.data();
-#pragma omp parallel for if (n > kParallelGrain)
-  for (int64_t i = 0; i < n; ++i)
-    py[i] = f.value(px[i]);
+  forChunks(c.out[0].size(), [&](int64_t at, int64_t n) { valuesOf(f, px + at, py + at, n); });
   y.commit();
 }
 
-/// dx = dy * f'(x, y) over all elements, in parallel, for a functor of
-/// numerics/Activations.h.
 template <typename F> void applyDerivative(KernelContext &c, F f) {
   F32In x(c.in[0]), y(c.in[1]), dy(c.in[2]);
   F32Out dx(c.out[0]);
   const float *px = x.data(), *py = y.data(), *pd = dy.data();
   float *out = dx.data();
-  int64_t n = c.out[0].size();
-  // simd: derivatives like relu's become vector selects instead of
-  // data-dependent branches. Element i is read before it is written, so the
-  // planner may give dx the memory of x, y or dy.
-#pragma omp parallel for simd if (n > kParallelGrain)
-  for (int64_t i = 0; i < n; ++i)
-    out[i] = pd[i] * f.derivative(px[i], py[i]);
+  forChunks(c.out[0].size(), [&](int64_t at, int64_t n) {
+    derivativesOf(f, px + at, py + at, pd + at, out + at, n);
+  });
   dx.commit();
 }
 
