@@ -2,7 +2,9 @@
 // vectors (AMPC_VECTOR_CLONES: AVX-512, AVX2 or the baseline); each must give
 // the bits of the shared functor evaluated one element at a time here (this
 // file is built for the baseline), forward and backward, threads and tails
-// included, so that the reference does not depend on the machine.
+// included, so that the reference does not depend on the machine; and
+// bias gradients (reduce_to, its column sums vectorised and on the threads)
+// keep the f64 sums in the order of the elements.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -95,6 +97,45 @@ TEST(ElementClones, UnaryKernelsAndTheirBackwardGiveTheScalarFunctorsBits) {
   expectBitForBit("sigmoid", num::Sigmoid{}, x, r, sigmoid, dSigmoid);
   auto [tanh, dTanh] = results("tanh");
   expectBitForBit("tanh", num::Tanh{}, x, r, tanh, dTanh);
+}
+
+/// d(sum(R * (x + b)))/db for a bias b of x's trailing dims (or those with
+/// leading 1s): reduce_to of R onto b's shape, which must be each element's
+/// f64 sum in the order of R's elements, rounded once.
+void expectBiasGradientSums(const std::vector<int64_t> &shape,
+                            const std::vector<int64_t> &biasShape) {
+  mlir::MLIRContext ctx;
+  GraphBuilder b(ctx, "bias");
+  int64_t n = 1, width = 1;
+  for (int64_t d : shape)
+    n *= d;
+  for (int64_t d : biasShape)
+    width *= d;
+  std::vector<float> r = test::updatePattern(n, 3.0f, 1);
+  Tensor bias = b.param("bias", biasShape, Init::zeros());
+  Tensor y = b.add(b.input("x", shape), bias);
+  b.setLoss(b.reduceSum(b.mul(y, b.constValue("r", shape, std::vector<double>(r.begin(), r.end())))));
+  auto module = b.finish();
+  test::differentiateWithGradOutputs(*module);
+  rt::Plan plan = lowerToPlan(*module);
+  rt::Executor ex(plan, {/*training=*/true, /*seed=*/7});
+  ex.writeF32(ex.id("x"), std::vector<float>(n, 1.0f));
+  ex.run();
+  std::vector<float> got = ex.readF32(ex.id("bias.grad"));
+  // The bias is x's trailing dims: element i of R adds to element i % width.
+  std::vector<double> want(width, 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    want[i % width] += r[i];
+  ASSERT_EQ(got.size(), want.size());
+  for (int64_t j = 0; j < width; ++j)
+    ASSERT_EQ(got[j], float(want[j])) << "bias element " << j;
+}
+
+TEST(ElementClones, BiasGradientsSumEachColumnInRowOrderInDouble) {
+  expectBiasGradientSums({3, 37, 1000}, {1000});   // column blocks and a tail
+  expectBiasGradientSums({3, 37, 1000}, {37, 1000}); // two trailing dims
+  expectBiasGradientSums({5, 7, 3}, {1, 7, 3});    // a leading 1
+  expectBiasGradientSums({2, 300, 130}, {130});    // past the parallel grain
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 // Elementwise kernels of two operands with numpy broadcasting, their
 // backward (broadcast_to, reduce_to, minmax_backward), cast and fill.
+#include <algorithm>
 #include <cmath>
 
 #include "runtime/core/StepVariants.h"
@@ -166,12 +167,48 @@ void minMaxBackward(KernelContext &c) {
   db.commit();
 }
 
+/// The elements of y's shape, where it is x's trailing dimensions (leading
+/// 1s aside): then y sums x's rows of that many columns. 0 otherwise.
+int64_t trailingWidth(const std::vector<int64_t> &xShape, const std::vector<int64_t> &yShape) {
+  size_t lead = 0;
+  while (lead < yShape.size() && yShape[lead] == 1)
+    ++lead;
+  size_t kept = yShape.size() - lead;
+  if (kept > xShape.size() ||
+      !std::equal(yShape.begin() + lead, yShape.end(), xShape.end() - kept))
+    return 0;
+  return numElements(yShape);
+}
+
+/// acc[j] += row[j] down `rows` rows of `stride` floats: each column in
+/// row order, as the broadcast walk adds them.
+AMPC_VECTOR_CLONES void addRows(const float *x, int64_t rows, int64_t stride, int64_t width,
+                                double *acc) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = x + r * stride;
+#pragma omp simd
+    for (int64_t j = 0; j < width; ++j)
+      acc[j] += row[j];
+  }
+}
+
 } // namespace
 
 void sumOnto(const TensorRef &x, const TensorRef &y) {
   F32In fx(x);
   std::vector<double> acc(y.size(), 0.0);
-  forEachBroadcast(x.shape, y.shape, [&](int64_t i, int64_t j) { acc[j] += fx[i]; });
+  int64_t width = trailingWidth(x.shape, y.shape);
+  if (width > 0) { // bias gradients: column blocks on the threads, rows in order
+    constexpr int64_t kBlock = 128;
+    int64_t rows = x.size() / width, blocks = (width + kBlock - 1) / kBlock;
+    const float *px = fx.data();
+#pragma omp parallel for if (x.size() > kParallelGrain)
+    for (int64_t b = 0; b < blocks; ++b)
+      addRows(px + b * kBlock, rows, width, std::min(kBlock, width - b * kBlock),
+              acc.data() + b * kBlock);
+  } else {
+    forEachBroadcast(x.shape, y.shape, [&](int64_t i, int64_t j) { acc[j] += fx[i]; });
+  }
   F32Out fy(y);
   for (size_t i = 0; i < acc.size(); ++i)
     fy[i] = float(acc[i]);

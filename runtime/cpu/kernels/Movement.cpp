@@ -1,6 +1,8 @@
 // Data movement on raw bytes, for any dtype: reshape, flatten, identity,
 // transpose, concat, slice and its backward, and the embedding gather with
 // its backward (a scatter-add).
+#include <cstring>
+
 #include "runtime/cpu/kernels/KernelUtil.h"
 
 namespace ampc::rt {
@@ -8,29 +10,53 @@ namespace {
 
 void copy(KernelContext &c) { copyBytes(c.in[0], c.out[0]); }
 
+/// One output row of a transpose: `width` elements of `Bytes` each, read
+/// `step` elements apart in the input.
+template <size_t Bytes> void gatherRow(const char *in, int64_t step, int64_t width, char *out) {
+  for (int64_t j = 0; j < width; ++j)
+    std::memcpy(out + j * Bytes, in + j * step * Bytes, Bytes);
+}
+
+/// Output row by output row, on the threads: a row whose input elements
+/// are adjacent (the last dimension stays last, as in attention's head
+/// split) is one copy, another a strided gather of fixed-size elements.
 void transpose(KernelContext &c) {
   const TensorRef &x = c.in[0], &y = c.out[0];
   std::vector<int64_t> perm = attrInts(c, "perm");
   size_t es = dtypeSize(x.dtype), rank = x.shape.size();
-  std::vector<int64_t> xs = stridesOf(x.shape), src(rank);
-  for (size_t i = 0; i < rank; ++i)
-    src[i] = xs[perm[i]];
   int64_t n = y.size();
   if (n == 0)
     return;
-  std::vector<int64_t> idx(rank, 0);
+  if (rank == 0) {
+    std::memcpy(y.data, x.data, es);
+    return;
+  }
+  std::vector<int64_t> xs = stridesOf(x.shape), src(rank);
+  for (size_t i = 0; i < rank; ++i)
+    src[i] = xs[perm[i]];
+  int64_t width = y.shape.back(), rows = n / width, step = src.back();
   const char *in = static_cast<const char *>(x.data);
   char *out = static_cast<char *>(y.data);
-  int64_t offset = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    std::memcpy(out + i * es, in + offset * es, es);
-    for (int64_t d = (int64_t)rank - 1; d >= 0; --d) {
-      offset += src[d];
-      if (++idx[d] < y.shape[d])
-        break;
-      offset -= src[d] * y.shape[d];
-      idx[d] = 0;
+#pragma omp parallel for if (n > kParallelGrain)
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t offset = 0, rest = r;
+    for (int64_t d = (int64_t)rank - 2; d >= 0; --d) {
+      offset += rest % y.shape[d] * src[d];
+      rest /= y.shape[d];
     }
+    const char *from = in + offset * es;
+    char *to = out + r * width * es;
+    if (step == 1)
+      std::memcpy(to, from, width * es);
+    else if (es == 2)
+      gatherRow<2>(from, step, width, to);
+    else if (es == 4)
+      gatherRow<4>(from, step, width, to);
+    else if (es == 8)
+      gatherRow<8>(from, step, width, to);
+    else
+      for (int64_t j = 0; j < width; ++j)
+        std::memcpy(to + j * es, from + j * step * es, es);
   }
 }
 
