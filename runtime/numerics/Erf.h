@@ -9,7 +9,8 @@
 // error 5e-8 over z in [0, 10.5]). The square in the exponent is split,
 // z = h + (z - h) with h's 12 high bits, so -h^2 is exact and the rest
 // joins exp's reduced argument (vectorExpSplit): the result keeps its
-// relative accuracy far into the tail, where 1 + erf would cancel. Near 0, erf is its Taylor series (and Phi 1/2 + erf/2). docs/runtime.md,
+// relative accuracy far into the tail, where 1 + erf would cancel. Near 0,
+// erf is its Taylor series (and Phi 1/2 + erf/2). docs/runtime.md,
 // "Element functions", gives the bounds the tests hold them to.
 #ifndef AMPC_RUNTIME_NUMERICS_ERF_H
 #define AMPC_RUNTIME_NUMERICS_ERF_H
