@@ -121,6 +121,13 @@ static TrainSettings readTrainSettings(const Args &args) {
                        " is for adam, adamw, lamb, rmsprop and adagrad: " + s.optimizer +
                        " has no epsilon");
     s.epsilon = args.getNumber(flag, 0, 0, 1);
+    // Their denominators are sqrt(state) + eps with a state that starts at
+    // (or can reach) 0: the update would be 0/0 (their ops refuse it).
+    if (s.epsilon == 0 &&
+        (s.optimizer == "lamb" || s.optimizer == "rmsprop" || s.optimizer == "adagrad"))
+      throw UsageError(std::string("--") + flag + " must be above 0 with --optimizer " +
+                       s.optimizer + " (a parameter whose gradient is 0 would divide 0 by 0); " +
+                       "1e-6 to 1e-10 are usual");
   }
   s.noDecay1d = args.has("no-decay-1d");
   s.lrSchedule = args.get("lr-schedule").value_or("constant");
