@@ -66,12 +66,20 @@ std::string nearestName(const std::string &name, const std::vector<std::string> 
 
 Args::Args(int argc, char **argv, int first, const std::vector<OptionSpec> &specs) {
   tokens_.assign(argv + std::min(first, argc), argv + argc);
+  // The repeatable option whose key=value came just before, for the mistake
+  // `--set a=1 b=2`: b=2 would otherwise be taken as a second name or file.
+  std::string lastAssignment;
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "-o")
       arg = "--output";
     // "-5" is a value (a negative count), not an option.
     if (arg.size() < 2 || arg[0] != '-' || std::isdigit((unsigned char)arg[1])) {
+      if (!lastAssignment.empty() && arg.find('=') != std::string::npos && arg[0] != '=')
+        throw UsageError("'" + arg + "' follows --" + lastAssignment +
+                         " key=value: each takes its own --" + lastAssignment + " (--" +
+                         lastAssignment + " " + arg + ")");
+      lastAssignment.clear();
       positionals_.push_back(arg);
       continue;
     }
@@ -98,6 +106,7 @@ Args::Args(int argc, char **argv, int first, const std::vector<OptionSpec> &spec
     } else if (inlineValue) {
       throw UsageError("option '--" + name + "' takes no value");
     }
+    lastAssignment = spec->repeatable && value.find('=') != std::string::npos ? name : "";
     auto &slot = values_[name];
     if (!slot.empty() && !spec->repeatable)
       throw UsageError("option '--" + name + "' is given twice");
