@@ -139,3 +139,41 @@ TEST(ElementClones, BiasGradientsSumEachColumnInRowOrderInDouble) {
 }
 
 } // namespace
+
+TEST(ElementClones, SoftmaxRowsGiveTheBaselinesBits) {
+  // Rows longer than any vector and not a multiple of one, the edges among
+  // them (a row with an infinity, one with NaN).
+  const int64_t rows = 70, width = 1001;
+  mlir::MLIRContext ctx;
+  GraphBuilder b(ctx, "softmax");
+  b.output(b.softmax(b.input("x", {rows, width}), -1, "y"));
+  auto module = b.finish();
+  rt::Plan plan = lowerToPlan(*module);
+  rt::Executor ex(plan);
+  std::vector<float> x = inputs(rows * width);
+  ex.writeF32(ex.id("x"), x);
+  ex.run();
+  std::vector<float> got = ex.readF32(ex.id("y"));
+  // The kernel's arithmetic one element at a time (this file is built for
+  // the baseline), the sum in the baseline's lanes as the kernel sums.
+  int failures = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = &x[r * width];
+    float max = row[0];
+    for (int64_t k = 1; k < width; ++k)
+      max = row[k] > max ? row[k] : max;
+    std::vector<float> e(width);
+    for (int64_t k = 0; k < width; ++k)
+      e[k] = num::vectorExp(row[k] - max);
+    double sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t k = 0; k < width; ++k)
+      sum += e[k];
+    float inverse = float(1.0 / sum);
+    for (int64_t k = 0; k < width; ++k)
+      if (!sameBits(got[r * width + k], e[k] * inverse) && ++failures <= 3)
+        ADD_FAILURE() << "row " << r << ", element " << k << ": " << got[r * width + k]
+                      << ", one at a time " << e[k] * inverse;
+  }
+  EXPECT_EQ(failures, 0);
+}

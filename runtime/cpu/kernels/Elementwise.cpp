@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "runtime/core/StepVariants.h"
-#include "runtime/cpu/kernels/KernelUtil.h"
+#include "runtime/cpu/kernels/F32Chunks.h"
 
 namespace ampc::rt {
 namespace {
@@ -43,6 +43,26 @@ void broadcastLoop(const T *a, const std::vector<int64_t> &as, const T *b,
   }
 }
 
+/// Whether `small` broadcasts to `shape` as one row repeated: its dims past
+/// leading 1s are `shape`'s last ones, so element i of the result takes
+/// element i % size of it.
+bool repeatsOverRows(const std::vector<int64_t> &small, const std::vector<int64_t> &shape) {
+  size_t lead = 0;
+  while (lead < small.size() && small[lead] == 1)
+    ++lead;
+  size_t kept = small.size() - lead;
+  return kept <= shape.size() &&
+         std::equal(small.begin() + lead, small.end(), shape.end() - kept);
+}
+
+/// out[i] = op(a[i], b[i]) over one chunk.
+template <typename Op>
+AMPC_VECTOR_CLONES void sameShape(Op op, const float *a, const float *b, float *out, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = op(a[i], b[i]);
+}
+
 template <typename Op> void binary(KernelContext &c, Op op) {
   const TensorRef &a = c.in[0], &b = c.in[1], &o = c.out[0];
   switch (o.dtype) {
@@ -55,6 +75,23 @@ template <typename Op> void binary(KernelContext &c, Op op) {
   case DType::I1:
     c.fail("arithmetic on i1 is not supported");
   default: {
+    if (a.shape == o.shape && b.shape == o.shape)
+      return forF32Chunks<2>({F32Source{&a, roundedInput(c, 0)}, F32Source{&b, roundedInput(c, 1)}},
+                             o, [&](const float *const *in, float *out, int64_t, int64_t n) {
+                               sameShape(op, in[0], in[1], out, n);
+                             });
+    if (a.shape == o.shape && repeatsOverRows(b.shape, o.shape)) { // a bias
+      F32In fb(b, roundedInput(c, 1));
+      int64_t width = std::max<int64_t>(b.size(), 1);
+      return forF32Chunks<1>({F32Source{&a, roundedInput(c, 0)}}, o,
+                             [&](const float *const *in, float *out, int64_t at, int64_t n) {
+                               for (int64_t i = 0, col = at % width; i < n; col = 0) {
+                                 int64_t run = std::min(n - i, width - col);
+                                 sameShape(op, in[0] + i, fb.data() + col, out + i, run);
+                                 i += run;
+                               }
+                             });
+    }
     F32In fa(a, roundedInput(c, 0)), fb(b, roundedInput(c, 1));
     F32Out fo(o);
     broadcastLoop(fa.data(), a.shape, fb.data(), b.shape, fo.data(), o.shape, op);

@@ -2,7 +2,9 @@
 #ifndef AMPC_RUNTIME_CPU_KERNELUTIL_H
 #define AMPC_RUNTIME_CPU_KERNELUTIL_H
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "runtime/core/Convert.h"
@@ -40,52 +42,58 @@ inline const float *rowF32(const TensorRef &t, int64_t r, int64_t width,
   return scratch.data();
 }
 
+/// An f32 buffer left uninitialised (a std::vector would zero it first): the
+/// widened copies below are written whole before they are read.
+inline std::unique_ptr<float[]> uninitialisedF32(int64_t n) {
+  return std::unique_ptr<float[]>(new float[std::max<int64_t>(n, 1)]);
+}
+
 class F32In {
 public:
   /// With `roundTo` f16/bf16, an f32 tensor is read rounded to that dtype.
   explicit F32In(const TensorRef &t, DType roundTo = DType::F32) {
-    if (t.dtype == DType::F32 && roundTo != DType::F32) {
-      copy_.resize(t.size());
-      roundThrough(t.as<float>(), roundTo, copy_.data(), copy_.size());
-      p_ = copy_.data();
-    } else if (t.dtype == DType::F32) {
+    if (t.dtype == DType::F32 && roundTo == DType::F32) {
       p_ = t.as<float>();
-    } else {
-      copy_.resize(t.size());
-      toF32(t.data, t.dtype, copy_.data(), copy_.size());
-      p_ = copy_.data();
+      return;
     }
+    copy_ = uninitialisedF32(t.size());
+    if (t.dtype == DType::F32)
+      roundThrough(t.as<float>(), roundTo, copy_.get(), t.size());
+    else
+      toF32(t.data, t.dtype, copy_.get(), t.size());
+    p_ = copy_.get();
   }
   const float *data() const { return p_; }
   float operator[](int64_t i) const { return p_[i]; }
 
 private:
-  std::vector<float> copy_;
+  std::unique_ptr<float[]> copy_;
   const float *p_;
 };
 
 /// An f32 destination for a tensor: the tensor itself when it is f32, else a
-/// scratch buffer that commit() rounds into the tensor.
+/// scratch buffer that commit() rounds into the tensor. Either way the
+/// kernel writes every element (the tensor's memory is not zeroed).
 class F32Out {
 public:
   explicit F32Out(const TensorRef &t) : t_(t) {
     if (t.dtype == DType::F32) {
       p_ = t.as<float>();
     } else {
-      scratch_.assign(t.size(), 0.0f);
-      p_ = scratch_.data();
+      scratch_ = uninitialisedF32(t.size());
+      p_ = scratch_.get();
     }
   }
   float *data() { return p_; }
   float &operator[](int64_t i) { return p_[i]; }
   void commit() {
     if (t_.dtype != DType::F32)
-      fromF32(p_, t_.data, t_.dtype, scratch_.size());
+      fromF32(p_, t_.data, t_.dtype, t_.size());
   }
 
 private:
   TensorRef t_;
-  std::vector<float> scratch_;
+  std::unique_ptr<float[]> scratch_;
   float *p_;
 };
 
@@ -210,23 +218,8 @@ void withRoundedCopy(KernelContext &c) {
 }
 
 /// e[k] = exp(x[k] - max) over a row, with max the row's largest element;
-/// returns the sum of e (in double) and sets `max`.
-inline double expShiftedRow(const float *x, int64_t n, float *e, float &max) {
-  float m = x[0];
-#pragma omp simd reduction(max : m)
-  for (int64_t k = 1; k < n; ++k)
-    m = x[k] > m ? x[k] : m;
-  max = m;
-#pragma omp simd
-  for (int64_t k = 0; k < n; ++k)
-    e[k] = num::vectorExp(x[k] - m);
-  double sum = 0; // in lanes: the order is fixed by the build, not the data
-#pragma omp simd reduction(+ : sum)
-  for (int64_t k = 0; k < n; ++k)
-    sum += e[k];
-  return sum;
-}
-
+/// returns the sum of e (in double) and sets `max` (Softmax.cpp).
+double expShiftedRow(const float *x, int64_t n, float *e, float &max);
 
 /// `n` f16/bf16/f32 elements from one tensor to another of the same dtype.
 inline void copyBytes(const TensorRef &from, const TensorRef &to) {

@@ -107,30 +107,58 @@ void batchNorm(KernelContext &c) {
   y.commit();
 }
 
+/// Layer norm runs its rows in groups of kRows, their sums interleaved.
+constexpr int kRows = 4;
+
+/// The means and variances of kRows rows at once (f64, each row's sums in
+/// element order, so each row gets the bits of a loop of its own): the
+/// rows' additions do not wait for one another.
+void rowMoments(const float *const *rows, int64_t n, double *mean, double *var) {
+  double s[kRows] = {}, v[kRows] = {};
+  for (int64_t i = 0; i < n; ++i)
+    for (int r = 0; r < kRows; ++r)
+      s[r] += rows[r][i];
+  for (int r = 0; r < kRows; ++r)
+    mean[r] = s[r] / n;
+  for (int64_t i = 0; i < n; ++i)
+    for (int r = 0; r < kRows; ++r)
+      v[r] += (rows[r][i] - mean[r]) * (rows[r][i] - mean[r]);
+  for (int r = 0; r < kRows; ++r)
+    var[r] = v[r] / n;
+}
+
+/// body(r, mean, inv) for each of `rows` rows of `width` elements, in
+/// groups of kRows on the threads (the last group repeats the last row).
+template <typename Body>
+void forRowMoments(const float *x, int64_t rows, int64_t width, double eps, Body body) {
+  int64_t groups = (rows + kRows - 1) / kRows;
+#pragma omp parallel for if (rows * width > kParallelGrain)
+  for (int64_t g = 0; g < groups; ++g) {
+    const float *group[kRows];
+    double mean[kRows], var[kRows];
+    for (int r = 0; r < kRows; ++r)
+      group[r] = x + std::min(g * kRows + r, rows - 1) * width;
+    rowMoments(group, width, mean, var);
+    for (int r = 0; r < kRows && g * kRows + r < rows; ++r)
+      body(g * kRows + r, mean[r], 1.0 / std::sqrt(var[r] + eps));
+  }
+}
+
 void layerNorm(KernelContext &c) {
   const TensorRef &x = c.in[0];
   int64_t axis = axisOf(attrInt(c, "axis", -1), x.rank());
-  double eps = attrF64(c, "epsilon", 1e-5);
   int64_t inner = 1;
   for (int64_t d = axis; d < x.rank(); ++d)
     inner *= x.shape[d];
   int64_t rows = inner ? x.size() / inner : 0;
   F32In fx(x), scale(c.in[1]), bias(c.in[2]);
   F32Out y(c.out[0]);
-#pragma omp parallel for if (x.size() > kParallelGrain)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float *row = fx.data() + r * inner;
-    double mean = 0, var = 0;
-    for (int64_t i = 0; i < inner; ++i)
-      mean += row[i];
-    mean /= inner;
-    for (int64_t i = 0; i < inner; ++i)
-      var += (row[i] - mean) * (row[i] - mean);
-    var /= inner;
-    double inv = 1.0 / std::sqrt(var + eps);
-    for (int64_t i = 0; i < inner; ++i)
-      y[r * inner + i] = float((row[i] - mean) * inv * scale[i] + bias[i]);
-  }
+  forRowMoments(fx.data(), rows, inner, attrF64(c, "epsilon", 1e-5),
+                [&](int64_t r, double mean, double inv) {
+                  const float *row = fx.data() + r * inner;
+                  for (int64_t i = 0; i < inner; ++i)
+                    y[r * inner + i] = float((row[i] - mean) * inv * scale[i] + bias[i]);
+                });
   y.commit();
 }
 
@@ -177,12 +205,68 @@ void batchNormBackwardChannelsLast(KernelContext &c, int64_t rows, int64_t chann
   fromF32(db.data(), c.out[2].data, c.out[2].dtype, channels);
 }
 
+/// Layer norm's dx, dscale and dbias: dx row by row on the threads, then
+/// dscale and dbias in blocks of columns on the threads, each column's sum
+/// over the rows in row order. The same bits as one loop over the rows
+/// accumulating all three (batch norm's below).
+void layerNormGradients(KernelContext &c) {
+  const TensorRef &xT = c.in[0];
+  F32In x(xT), dy(c.in[1]), scale(c.in[2]);
+  double eps = attrF64(c, "epsilon", 1e-5);
+  int64_t axis = axisOf(attrInt(c, "axis", -1), xT.rank()), inner = 1;
+  for (int64_t d = axis; d < xT.rank(); ++d)
+    inner *= xT.shape[d];
+  int64_t rows = inner ? xT.size() / inner : 0;
+  std::vector<double> means(rows), invs(rows);
+  F32Out dx(c.out[0]);
+  forRowMoments(x.data(), rows, inner, eps, [&](int64_t r, double mean, double inv) {
+    const float *xr = x.data() + r * inner, *dyr = dy.data() + r * inner;
+    double sumD = 0, sumDX = 0;
+    for (int64_t k = 0; k < inner; ++k) {
+      double xhat = (xr[k] - mean) * inv, d = dyr[k];
+      sumD += d * scale[k];
+      sumDX += d * scale[k] * xhat;
+    }
+    for (int64_t k = 0; k < inner; ++k) {
+      double xhat = (xr[k] - mean) * inv;
+      dx[r * inner + k] = float(inv * (dyr[k] * double(scale[k]) - sumD / inner -
+                                       xhat * sumDX / inner));
+    }
+    means[r] = mean;
+    invs[r] = inv;
+  });
+  dx.commit();
+  constexpr int64_t kBlock = 64;
+  std::vector<float> ds(inner), db(inner);
+#pragma omp parallel for if (xT.size() > kParallelGrain)
+  for (int64_t k0 = 0; k0 < inner; k0 += kBlock) {
+    int64_t width = std::min(kBlock, inner - k0);
+    double dscale[kBlock] = {}, dbias[kBlock] = {};
+    for (int64_t r = 0; r < rows; ++r) {
+      const float *xr = x.data() + r * inner + k0, *dyr = dy.data() + r * inner + k0;
+      for (int64_t k = 0; k < width; ++k) {
+        double xhat = (xr[k] - means[r]) * invs[r], d = dyr[k];
+        dscale[k] += d * xhat;
+        dbias[k] += d;
+      }
+    }
+    for (int64_t k = 0; k < width; ++k) {
+      ds[k0 + k] = float(dscale[k]);
+      db[k0 + k] = float(dbias[k]);
+    }
+  }
+  fromF32(ds.data(), c.out[1].data, c.out[1].dtype, ds.size());
+  fromF32(db.data(), c.out[2].data, c.out[2].dtype, db.size());
+}
+
 /// Shared by batch norm (over all but the channel axis) and layer norm (over
 /// the trailing `inner` elements of each row): dx, dscale, dbias.
 void normBackward(KernelContext &c, bool batch) {
   const TensorRef &xT = c.in[0];
   if (batch && attrStr(c, "layout", "NHWC") == "NHWC")
     return batchNormBackwardChannelsLast(c, xT.size() / xT.shape.back(), xT.shape.back());
+  if (!batch)
+    return layerNormGradients(c);
   F32In x(xT), dy(c.in[1]), scale(c.in[2]);
   double eps = attrF64(c, "epsilon", 1e-5);
   int64_t groups, span, outer, inner;

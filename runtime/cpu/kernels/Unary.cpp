@@ -4,7 +4,7 @@
 // dropout with counter-based random bits.
 #include <cstring>
 
-#include "runtime/cpu/kernels/KernelUtil.h"
+#include "runtime/cpu/kernels/F32Chunks.h"
 #include "runtime/core/StepVariants.h"
 #include "runtime/numerics/ElementFns.h"
 #include "runtime/numerics/Random.h"
@@ -33,23 +33,15 @@ AMPC_VECTOR_CLONES void derivativesOf(F f, const float *x, const float *y, const
 }
 
 template <typename F> void unary(KernelContext &c, F f) {
-  F32In x(c.in[0]);
-  F32Out y(c.out[0]);
-  const float *px = x.data();
-  float *py = y.data();
-  forChunks(c.out[0].size(), [&](int64_t at, int64_t n) { valuesOf(f, px + at, py + at, n); });
-  y.commit();
+  forF32Chunks<1>({F32Source{&c.in[0]}}, c.out[0], [&](const float *const *in, float *y, int64_t,
+                                                        int64_t n) { valuesOf(f, in[0], y, n); });
 }
 
 template <typename F> void applyDerivative(KernelContext &c, F f) {
-  F32In x(c.in[0]), y(c.in[1]), dy(c.in[2]);
-  F32Out dx(c.out[0]);
-  const float *px = x.data(), *py = y.data(), *pd = dy.data();
-  float *out = dx.data();
-  forChunks(c.out[0].size(), [&](int64_t at, int64_t n) {
-    derivativesOf(f, px + at, py + at, pd + at, out + at, n);
-  });
-  dx.commit();
+  forF32Chunks<3>({F32Source{&c.in[0]}, F32Source{&c.in[1]}, F32Source{&c.in[2]}}, c.out[0],
+                  [&](const float *const *in, float *dx, int64_t, int64_t n) {
+                    derivativesOf(f, in[0], in[1], in[2], dx, n);
+                  });
 }
 
 void unaryKernel(KernelContext &c) {
