@@ -12,6 +12,7 @@
 
 #include "runtime/core/MemoryPlanner.h"
 #include "runtime/numerics/Activations.h"
+#include "runtime/numerics/Random.h"
 #include "tests/unit/RuntimeTestUtil.h"
 
 using namespace ampc;
@@ -285,3 +286,32 @@ TEST(MixedFloatKernels, LayerNormRowsInGroupsGetTheBitsOfTheirOwnLoops) {
 }
 
 } // namespace
+
+TEST(MixedFloatKernels, DropoutInChunksDropsTheStreamsElements) {
+  // f16 in and out past the parallel grain: element i is the stream's i,
+  // whichever chunk and thread it falls in.
+  const int64_t n = 70001;
+  const double rate = 0.3;
+  rt::Plan plan;
+  int x = test::addBuffer(plan, "x", rt::BufferKind::Input, DType::F16, {n});
+  int y = test::addBuffer(plan, "y", rt::BufferKind::Temp, DType::F16, {n});
+  plan.inputs = {x};
+  plan.outputs = {y};
+  plan.steps.push_back({"drop", rt::Kernel::Dropout, {x}, {y}, {{"rate", rate}, {"seed", 5}}});
+  rt::planMemory(plan);
+  rt::Executor ex(plan, {/*training=*/true, /*seed=*/11});
+  std::vector<double> xs = valuesFor({DType::F16, {n}, 3});
+  test::setValues(ex, "x", xs);
+  ex.run();
+  std::vector<float> got = ex.readF32(y), read = ex.readF32(x);
+  uint64_t stream = num::dropoutStream(11, 5, 0);
+  float keep = 1.0f / float(1.0 - rate);
+  int64_t dropped = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    std::byte narrow[2];
+    rt::storeElement(narrow, DType::F16, 0, num::dropoutAt(read[i], stream, i, rate, keep));
+    ASSERT_EQ(got[i], (float)rt::loadElement(narrow, DType::F16, 0)) << "element " << i;
+    dropped += got[i] == 0.0f;
+  }
+  EXPECT_NEAR(double(dropped) / n, rate, 0.01);
+}

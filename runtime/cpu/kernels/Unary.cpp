@@ -44,6 +44,14 @@ template <typename F> void applyDerivative(KernelContext &c, F f) {
                   });
 }
 
+/// y[i] = x[i] dropped or scaled, as element first + i of the stream.
+AMPC_VECTOR_CLONES void droppedOut(const float *x, float *y, int64_t n, uint64_t stream,
+                                   uint64_t first, double rate, float keep) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = num::dropoutAt(x[i], stream, first + (uint64_t)i, rate, keep);
+}
+
 void unaryKernel(KernelContext &c) {
   withFunctor(unaryCallOf(c.step, c.attrs), [&](auto f) { unary(c, f); });
 }
@@ -64,12 +72,10 @@ void dropout(KernelContext &c) {
     std::memcpy(&iteration, c.in.back().data, sizeof iteration);
   uint64_t stream = num::dropoutStream(c.seed, (uint64_t)attrInt(c, "seed", 0), iteration);
   float keep = 1.0f / float(1.0 - rate);
-  F32In x(c.in[0]);
-  F32Out y(c.out[0]);
-  int64_t n = c.out[0].size();
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = num::dropoutAt(x[i], stream, (uint64_t)i, rate, keep);
-  y.commit();
+  forF32Chunks<1>({F32Source{&c.in[0]}}, c.out[0],
+                  [&](const float *const *in, float *y, int64_t at, int64_t n) {
+                    droppedOut(in[0], y, n, stream, (uint64_t)at, rate, keep);
+                  });
 }
 
 } // namespace
