@@ -208,7 +208,7 @@ void batchNormBackwardChannelsLast(KernelContext &c, int64_t rows, int64_t chann
 /// Layer norm's dx, dscale and dbias: dx row by row on the threads, then
 /// dscale and dbias in blocks of columns on the threads, each column's sum
 /// over the rows in row order. The same bits as one loop over the rows
-/// accumulating all three (batch norm's below).
+/// accumulating all three.
 void layerNormGradients(KernelContext &c) {
   const TensorRef &xT = c.in[0];
   F32In x(xT), dy(c.in[1]), scale(c.in[2]);
@@ -259,38 +259,20 @@ void layerNormGradients(KernelContext &c) {
   fromF32(db.data(), c.out[2].data, c.out[2].dtype, db.size());
 }
 
-/// Shared by batch norm (over all but the channel axis) and layer norm (over
-/// the trailing `inner` elements of each row): dx, dscale, dbias.
-void normBackward(KernelContext &c, bool batch) {
+/// Batch norm's dx, dscale and dbias over all but the channel axis (NCHW;
+/// NHWC has a loop of its own above).
+void batchNormGradients(KernelContext &c) {
   const TensorRef &xT = c.in[0];
-  if (batch && attrStr(c, "layout", "NHWC") == "NHWC")
+  if (attrStr(c, "layout", "NHWC") == "NHWC")
     return batchNormBackwardChannelsLast(c, xT.size() / xT.shape.back(), xT.shape.back());
-  if (!batch)
-    return layerNormGradients(c);
   F32In x(xT), dy(c.in[1]), scale(c.in[2]);
   double eps = attrF64(c, "epsilon", 1e-5);
-  int64_t groups, span, outer, inner;
-  if (batch) { // groups = channels; each channel spans outer x inner elements
-    bool nhwc = attrStr(c, "layout", "NHWC") == "NHWC";
-    int64_t axis = nhwc ? xT.rank() - 1 : 1;
-    groups = xT.shape[axis];
-    inner = 1;
-    for (int64_t d = axis + 1; d < xT.rank(); ++d)
-      inner *= xT.shape[d];
-    outer = xT.size() / (groups * inner);
-    span = outer * inner;
-  } else { // groups = rows; the scale runs along each row
-    int64_t axis = axisOf(attrInt(c, "axis", -1), xT.rank());
-    inner = 1;
-    for (int64_t d = axis; d < xT.rank(); ++d)
-      inner *= xT.shape[d];
-    groups = inner ? xT.size() / inner : 0;
-    span = inner;
-    outer = 1;
-  }
-  auto at = [&](int64_t g, int64_t k) {
-    return batch ? ((k / inner) * groups + g) * inner + k % inner : g * inner + k;
-  };
+  // Each channel spans outer x inner elements.
+  int64_t groups = xT.shape[1], inner = 1;
+  for (int64_t d = 2; d < xT.rank(); ++d)
+    inner *= xT.shape[d];
+  int64_t span = xT.size() / groups;
+  auto at = [&](int64_t g, int64_t k) { return ((k / inner) * groups + g) * inner + k % inner; };
   F32Out dx(c.out[0]);
   std::vector<double> dscale(c.in[2].size(), 0.0), dbias(c.in[2].size(), 0.0);
   for (int64_t g = 0; g < groups; ++g) {
@@ -301,22 +283,16 @@ void normBackward(KernelContext &c, bool batch) {
     for (int64_t k = 0; k < span; ++k)
       var += (x[at(g, k)] - mean) * (x[at(g, k)] - mean);
     var /= span;
-    double inv = 1.0 / std::sqrt(var + eps), sumD = 0, sumDX = 0;
+    double inv = 1.0 / std::sqrt(var + eps), sumD = 0, sumDX = 0, s = scale[g];
     for (int64_t k = 0; k < span; ++k) {
       double xhat = (x[at(g, k)] - mean) * inv, d = dy[at(g, k)];
-      double s = batch ? scale[g] : scale[k];
       sumD += d * s;
       sumDX += d * s * xhat;
-      if (batch) {
-        dscale[g] += d * xhat;
-        dbias[g] += d;
-      } else {
-        dscale[k] += d * xhat;
-        dbias[k] += d;
-      }
+      dscale[g] += d * xhat;
+      dbias[g] += d;
     }
     for (int64_t k = 0; k < span; ++k) {
-      double xhat = (x[at(g, k)] - mean) * inv, s = batch ? scale[g] : scale[k];
+      double xhat = (x[at(g, k)] - mean) * inv;
       dx[at(g, k)] = float(inv * (dy[at(g, k)] * s - sumD / span - xhat * sumDX / span));
     }
   }
@@ -332,7 +308,7 @@ void normBackward(KernelContext &c, bool batch) {
 void layerNormBackward(KernelContext &c) {
   DyAddend addend = dyAddendOf(c.step, c.attrs);
   if (addend.operand < 0)
-    return normBackward(c, false);
+    return layerNormGradients(c);
   int64_t n = c.in[1].size();
   F32In a(c.in[1]), b(c.in[addend.operand]);
   std::vector<float> dy(n);
@@ -341,7 +317,7 @@ void layerNormBackward(KernelContext &c) {
   roundIn(dy.data(), addend.dtype, n);
   KernelContext summed = c;
   summed.in[1] = TensorRef{dy.data(), DType::F32, c.in[1].shape};
-  normBackward(summed, false);
+  layerNormGradients(summed);
 }
 
 /// With activation relu, dy is the relu's backward of the incoming gradient
@@ -349,7 +325,7 @@ void layerNormBackward(KernelContext &c) {
 void batchNormBackward(KernelContext &c) {
   NormRelu relu = normReluOf(c.step, c.attrs);
   if (!relu.relu)
-    return normBackward(c, true);
+    return batchNormGradients(c);
   int64_t n = c.in[1].size();
   F32In dz(c.in[1]), z(c.in[relu.operand]);
   std::vector<float> dy(n);
@@ -358,7 +334,7 @@ void batchNormBackward(KernelContext &c) {
   roundIn(dy.data(), c.in[1].dtype, n);
   KernelContext masked = c;
   masked.in[1] = TensorRef{dy.data(), DType::F32, c.in[1].shape};
-  normBackward(masked, true);
+  batchNormGradients(masked);
 }
 
 } // namespace
