@@ -160,13 +160,15 @@ public:
                    double dropout = 0.0, int64_t seed = 0,
                    std::optional<Tensor> bias = std::nullopt);
   Tensor embedding(Tensor ids, Tensor weight, llvm::StringRef name = "");
-  /// PyTorch's cross_entropy(label_smoothing=, ignore_index=, weight=); no
-  /// ignored label by default (PyTorch's is -100). `classWeights`, f32 [C],
-  /// is a const (b.constant) or a param with trainable = false.
+  /// PyTorch's cross_entropy(label_smoothing=, ignore_index=, weight=,
+  /// reduction=); no ignored label by default (PyTorch's is -100).
+  /// `classWeights`, f32 [C], is a const (b.constant) or a param with
+  /// trainable = false; `reduction` is "mean" or "sum".
   Tensor softmaxCrossEntropy(Tensor logits, Tensor labels, llvm::StringRef name = "",
                              double labelSmoothing = 0.0,
                              std::optional<int64_t> ignoreIndex = std::nullopt,
-                             std::optional<Tensor> classWeights = std::nullopt);
+                             std::optional<Tensor> classWeights = std::nullopt,
+                             llvm::StringRef reduction = "mean");
   Tensor mseLoss(Tensor prediction, Tensor target, llvm::StringRef name = "");
   Tensor cast(Tensor x, llvm::StringRef dtype, llvm::StringRef name = "");
   Tensor constant(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<double> data,

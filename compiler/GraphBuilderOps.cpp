@@ -206,11 +206,14 @@ Tensor GraphBuilder::embedding(Tensor ids, Tensor weight, StringRef name) {
 Tensor GraphBuilder::softmaxCrossEntropy(Tensor logits, Tensor labels, StringRef name,
                                          double labelSmoothing,
                                          std::optional<int64_t> ignoreIndex,
-                                         std::optional<Tensor> classWeights) {
+                                         std::optional<Tensor> classWeights,
+                                         StringRef reduction) {
   Attrs at{builder_};
   at.f64("label_smoothing", labelSmoothing, 0.0);
   if (ignoreIndex)
     at.list.set("ignore_index", builder_.getI64IntegerAttr(*ignoreIndex));
+  if (reduction != "mean")
+    at.list.set("reduction", builder_.getStringAttr(reduction));
   if (classWeights)
     return node("softmax_cross_entropy", {logits, labels, *classWeights}, at.list, name);
   return node("softmax_cross_entropy", {logits, labels}, at.list, name);

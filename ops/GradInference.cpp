@@ -137,7 +137,8 @@ LogicalResult SoftmaxCrossEntropyBackwardOp::inferTypes(Location loc, Adaptor ad
     return opError<SoftmaxCrossEntropyBackwardOp>(loc) << "dloss must be a scalar";
   if (failed(checkCrossEntropyOptions(loc, getOperationName(),
                                       adaptor.getLabelSmoothing().convertToDouble(),
-                                      adaptor.getLogits(), adaptor.getWeight())))
+                                      adaptor.getReduction(), adaptor.getLogits(),
+                                      adaptor.getWeight())))
     return failure();
   types.push_back(adaptor.getLogits().getType());
   return success();

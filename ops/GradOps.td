@@ -139,13 +139,15 @@ def Graph_SoftmaxCrossEntropyBackwardOp : Graph_GradOp<"softmax_cross_entropy_ba
     (ins Graph_FloatTensor:$logits, Graph_IntTensor:$labels, Graph_FloatTensor:$dloss,
          Optional<Graph_FloatTensor>:$weight,
          DefaultValuedAttr<F64Attr, "0.0">:$label_smoothing,
-         OptionalAttr<I64Attr>:$ignore_index),
+         OptionalAttr<I64Attr>:$ignore_index,
+         DefaultValuedAttr<StrAttr, "\"mean\"">:$reduction),
     (outs Graph_FloatTensor:$dlogits)> {
   let summary = "Gradient of softmax_cross_entropy: (softmax - target) * dloss / rows";
   let description = [{
     `dloss` is a scalar. The target, the rows counted and the class weights
-    are the forward's (its `label_smoothing`, `ignore_index` and `weight`);
-    an ignored row's gradient is 0.
+    are the forward's (its `label_smoothing`, `ignore_index`, `weight` and
+    `reduction`: with "sum" nothing divides dloss); an ignored row's
+    gradient is 0.
   }];
 }
 

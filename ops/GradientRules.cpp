@@ -396,7 +396,7 @@ RULE(SoftmaxCrossEntropyOp) {
     operands.push_back(getWeight());
   if (want[0])
     g[0] = b.value("softmax_cross_entropy_backward", operands,
-                   keep(getOperation(), {"label_smoothing", "ignore_index"}));
+                   keep(getOperation(), {"label_smoothing", "ignore_index", "reduction"}));
   return done(g, want);
 }
 

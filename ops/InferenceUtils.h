@@ -28,12 +28,16 @@ inline std::string shapeString(ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
-/// A cross entropy's `label_smoothing` must be in [0, 1], as PyTorch's,
-/// and its class weights (when given) f32 `[C]` for logits `[..., C]`.
+/// A cross entropy's `label_smoothing` must be in [0, 1], as PyTorch's, its
+/// `reduction` "mean" or "sum", and its class weights (when given) f32 `[C]`
+/// for logits `[..., C]`.
 inline LogicalResult checkCrossEntropyOptions(Location loc, StringRef op, double smoothing,
-                                              Value logits, Value weight) {
+                                              StringRef reduction, Value logits, Value weight) {
   if (!(smoothing >= 0.0 && smoothing <= 1.0))
     return opError(loc, op) << "label_smoothing must be in [0, 1], got " << smoothing;
+  if (reduction != "mean" && reduction != "sum")
+    return opError(loc, op) << "reduction must be \"mean\" or \"sum\", got \"" << reduction
+                            << "\"";
   if (!weight)
     return success();
   auto w = ranked(weight), x = ranked(logits);

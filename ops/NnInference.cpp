@@ -327,7 +327,8 @@ LogicalResult SoftmaxCrossEntropyOp::inferTypes(Location loc, Adaptor adaptor,
            << shapeString(logits.getShape()) << " without the class dimension";
   if (failed(checkCrossEntropyOptions(loc, getOperationName(),
                                       adaptor.getLabelSmoothing().convertToDouble(),
-                                      adaptor.getLogits(), adaptor.getWeight())))
+                                      adaptor.getReduction(), adaptor.getLogits(),
+                                      adaptor.getWeight())))
     return failure();
   Type element = logits.getElementType();
   if (element.isF16() || element.isBF16()) // computed in f32: the loss stays f32

@@ -188,9 +188,10 @@ def Graph_SoftmaxCrossEntropyOp : Graph_NodeOp<"softmax_cross_entropy", "Black",
     (ins Graph_FloatTensor:$logits, Graph_IntTensor:$labels,
          Optional<Graph_FloatTensor>:$weight,
          DefaultValuedAttr<F64Attr, "0.0">:$label_smoothing,
-         OptionalAttr<I64Attr>:$ignore_index),
+         OptionalAttr<I64Attr>:$ignore_index,
+         DefaultValuedAttr<StrAttr, "\"mean\"">:$reduction),
     (outs Graph_FloatTensor:$loss)> {
-  let summary = "Mean cross entropy of softmax(logits) against integer labels";
+  let summary = "Cross entropy of softmax(logits) against integer labels, mean or sum";
   let description = [{
     `logits` is `[..., C]` and `labels` has its shape without the last
     dimension; the result is the scalar mean over all rows. f16 or bf16
@@ -205,7 +206,8 @@ def Graph_SoftmaxCrossEntropyOp : Graph_NodeOp<"softmax_cross_entropy", "Black",
     `weight`, f32 `[C]`, weighs each class as PyTorch's `weight=`: a row
     counts its label's weight (in the loss and in the mean's divisor), and
     the smoothing's share of class c is weighed by `weight[c]`. It stays
-    f32 under AMP and has no gradient.
+    f32 under AMP and has no gradient. `reduction` "sum" (PyTorch's
+    `reduction="sum"`) gives the counted rows' sum instead of their mean.
   }];
   let ampExtraDecl = [{
     static bool widensOperand(unsigned index) { return index == 0; }

@@ -169,7 +169,8 @@ void Exporter::emit(Operation *op) {
       }
     if (crossEntropy) {
       onnx::NodeProto &loss = node("SoftmaxCrossEntropyLoss", nodeName, in, out);
-      setString(loss, "reduction", "mean");
+      auto reduction = op->getAttrOfType<mlir::StringAttr>("reduction");
+      setString(loss, "reduction", reduction ? reduction.str() : "mean");
       if (auto ignore = op->getAttrOfType<mlir::IntegerAttr>("ignore_index"))
         setInt(loss, "ignore_index", ignore.getInt());
       return;

@@ -307,18 +307,24 @@ Tensor classWeights(Importer &im, const NodeProto &n) {
   return im.input(n, 2);
 }
 
-/// SoftmaxCrossEntropyLoss with the mean reduction: softmax_cross_entropy
-/// of `scores` (with its ignore_index, which PyTorch always writes: -100,
-/// and its class weights), the graph's loss when it is a graph output.
-/// ONNX's scores are [N, C, d1, ...]: the classes move to the last axis.
+/// SoftmaxCrossEntropyLoss with the mean or sum reduction:
+/// softmax_cross_entropy of `scores` (with its ignore_index, which PyTorch
+/// always writes: -100, and its class weights), the graph's loss when it is
+/// a graph output. ONNX's scores are [N, C, d1, ...]: the classes move to
+/// the last axis.
 void crossEntropyOf(Importer &im, const NodeProto &n, Tensor scores) {
-  if (im.attrString(n, "reduction", "mean") != "mean")
-    throw im.fail(n, "only the mean reduction is supported");
+  std::string reduction = im.attrString(n, "reduction", "mean");
+  if (reduction != "mean" && reduction != "sum")
+    throw im.fail(n, "the reduction '" + reduction +
+                         "' is not supported: the loss is one value, the mean or the sum "
+                         "(PyTorch's reduction=\"mean\" or \"sum\")");
   if (scores.rank() > 2)
     scores = classesLast(im, scores, 1, n.output(0) + ".classes_last");
   Attrs a;
   if (const onnx::AttributeProto *ignore = im.attr(n, "ignore_index"))
     a.set("ignore_index", B(im).getI64IntegerAttr(ignore->i()));
+  if (reduction == "sum")
+    a.set("reduction", B(im).getStringAttr(reduction));
   std::vector<Tensor> operands = {scores, im.input(n, 1)};
   if (n.input_size() > 2 && !n.input(2).empty())
     operands.push_back(classWeights(im, n));

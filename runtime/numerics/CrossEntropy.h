@@ -20,6 +20,12 @@ struct CrossEntropyRule {
   int64_t classes = 0;
   bool ignores = false;
   int64_t ignoreIndex = 0;
+  bool sums = false; // reduction "sum": no divisor
+
+  /// What the rows' loss (and dloss, in the gradient) is divided by:
+  /// `counted` (the counted rows, or their label weights) for the mean, 1
+  /// for the sum.
+  AMPC_HD double divisor(double counted) const { return sums ? 1.0 : counted; }
 
   /// The class a row's label names, kIgnoredRow, or kBadLabel.
   AMPC_HD int64_t rowLabel(int64_t label) const {
@@ -70,7 +76,8 @@ struct CrossEntropyRule {
   }
 };
 
-/// A step's rule from its attributes (`label_smoothing`, `ignore_index`;
+/// A step's rule from its attributes (`label_smoothing`, `ignore_index`,
+/// `reduction`;
 /// a StepAttrs, host side), for a row of `classes` logits.
 template <typename Attrs>
 CrossEntropyRule crossEntropyRuleOf(const Attrs &attrs, int64_t classes) {
@@ -79,6 +86,7 @@ CrossEntropyRule crossEntropyRuleOf(const Attrs &attrs, int64_t classes) {
   rule.classes = classes;
   rule.ignores = attrs.has("ignore_index");
   rule.ignoreIndex = attrs.getInt("ignore_index", 0);
+  rule.sums = attrs.getStr("reduction", "mean") == "sum";
   return rule;
 }
 

@@ -8,8 +8,11 @@ read them, and ignore_index 0 for padding) and `tokens` (a Transformer
 encoder layer tagging tokens, its scores flattened to [N T, C] as token
 classifiers write them, the padding's labels -100), with PyTorch's losses
 over 10 AdamW steps from its start (`tokens.peer.json`), and `weighted`
-(the classifier with class weights, a buffer: cross_entropy's weight=) and
-`fed` (its weights a graph input instead).
+(the classifier with class weights, a buffer: cross_entropy's weight=),
+`fed` (its weights a graph input instead) and `summed` (the weighted
+classifier with reduction="sum"), with PyTorch's losses over 10 SGD steps
+from its start (`summed.peer.json`), and `unreduced` (reduction="none",
+its row losses then summed by the model).
 
 Usage: export-loss.py OUTDIR. Exits 77 (a skip) where PyTorch is missing."""
 import json
@@ -50,6 +53,16 @@ class Weighted(Classifier):
 
     def forward(self, x, labels):
         return F.cross_entropy(self.fc(x), labels, weight=self.class_weight)
+
+
+class Summed(Weighted):
+    def forward(self, x, labels):
+        return F.cross_entropy(self.fc(x), labels, weight=self.class_weight, reduction="sum")
+
+
+class Unreduced(Classifier):
+    def forward(self, x, labels):
+        return F.cross_entropy(self.fc(x), labels, reduction="none").sum()
 
 
 def export(name, model, x, labels, **more):
@@ -104,4 +117,17 @@ for _ in range(10):
     opt.step()
     losses.append(loss.item())
 with open(f"{out}/tokens.peer.json", "w") as f:
+    f.write(json.dumps({"losses": losses}) + "\n")
+export("unreduced", Unreduced(), torch.randn(32, 16), labels)
+summed, x = Summed(), torch.randn(32, 16)
+export("summed", summed, x, labels)
+opt = torch.optim.SGD(summed.parameters(), lr=0.002)
+losses = []
+for _ in range(10):
+    opt.zero_grad()
+    loss = summed(x, labels)
+    loss.backward()
+    opt.step()
+    losses.append(loss.item())
+with open(f"{out}/summed.peer.json", "w") as f:
     f.write(json.dumps({"losses": losses}) + "\n")

@@ -27,6 +27,8 @@ TEST_P(LossKernels, CrossEntropySmoothedAndIgnored) {
     Tensor some = g.input("labels", {4}, "i64"), all = g.input("ignored", {4}, "i32");
     g.output(g.softmaxCrossEntropy(l, some, "xent", 0.1, -100));
     g.output(g.softmaxCrossEntropy(l, all, "none", 0.1, -100));
+    g.output(g.softmaxCrossEntropy(l, some, "summed", 0.1, -100, std::nullopt, "sum"));
+    g.output(g.softmaxCrossEntropy(l, all, "none_summed", 0.1, -100, std::nullopt, "sum"));
   });
   c.set("logits", logits);
   c.set("labels", labels);
@@ -45,6 +47,9 @@ TEST_P(LossKernels, CrossEntropySmoothedAndIgnored) {
   }
   expectClose(c.get("xent"), {xent});
   EXPECT_EQ(c.get("none"), Vec{0.0});
+  // reduction="sum": the counted rows' sum, 0 when none counts.
+  expectClose(c.get("summed"), {xent * 3});
+  EXPECT_EQ(c.get("none_summed"), Vec{0.0});
 }
 
 // PyTorch's cross_entropy(weight=w, label_smoothing=0.1, ignore_index=-100):
@@ -57,6 +62,7 @@ TEST_P(LossKernels, CrossEntropyWeighted) {
     Tensor l = g.input("logits", {4, 5}, dt()), y = g.input("labels", {4}, "i64");
     Tensor fixed = g.constValue("w", {5}, weights), fed = g.input("fed", {5});
     g.output(g.softmaxCrossEntropy(l, y, "xent", 0.1, -100, fixed));
+    g.output(g.softmaxCrossEntropy(l, y, "summed", 0.1, -100, fixed, "sum"));
     g.output(g.softmaxCrossEntropy(l, y, "plain", 0.0, -100, fed));
     // f16 weights widened: the cast may fold into the loss, which reads them as they are.
     Tensor half = g.cast(g.input("half", {5}, "f16"), "f32", "widened");
@@ -83,6 +89,7 @@ TEST_P(LossKernels, CrossEntropyWeighted) {
     divisor += wy;
   }
   expectClose(c.get("xent"), {xent / divisor});
+  expectClose(c.get("summed"), {xent}); // reduction="sum": no divisor
   expectClose(c.get("plain"), {plain / divisor});
   EXPECT_EQ(c.get("widened_loss"), c.get("plain"));
 }

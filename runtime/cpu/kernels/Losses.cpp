@@ -1,4 +1,4 @@
-// softmax_cross_entropy (mean over the rows not ignored, integer labels,
+// softmax_cross_entropy (mean or sum over the rows not ignored, integer labels,
 // label smoothing, class weights; runtime/numerics/CrossEntropy.h) and
 // mse_loss, and their backward.
 #include <algorithm>
@@ -88,7 +88,8 @@ void softmaxCrossEntropy(KernelContext &c) {
                  : rule.rowLoss(lse, x[label[r]], logitSum);
     }
   }
-  float loss = float(weights.divisor != 0 ? total / weights.divisor : 0.0);
+  double divisor = rule.divisor(weights.divisor);
+  float loss = float(divisor != 0 ? total / divisor : 0.0);
   fromF32(&loss, c.out[0].data, c.out[0].dtype, 1);
 }
 
@@ -112,7 +113,8 @@ void softmaxCrossEntropyBackward(KernelContext &c) {
   std::vector<int64_t> label = rowLabels(c, rule, labels, rows, counted);
   ClassWeights weights(c, 3, label, counted);
   const float *w = weights.w.empty() ? nullptr : weights.w.data();
-  double factor = weights.divisor != 0 ? scalarF32(c.in[2]) / weights.divisor : 0.0;
+  double divisor = rule.divisor(weights.divisor);
+  double factor = divisor != 0 ? scalarF32(c.in[2]) / divisor : 0.0;
   // Rows in parallel: exp(x - max) into the f32 row, then scaled in place.
   // The weights are read into `w` first: the result may take their storage
   // (in place, one row).

@@ -1,4 +1,4 @@
-// softmax_cross_entropy (mean over the rows not ignored, integer labels,
+// softmax_cross_entropy (mean or sum over the rows not ignored, integer labels,
 // label smoothing, class weights; runtime/numerics/CrossEntropy.h) and
 // mse_loss, and their backward. A row's exponentials use the CPU's
 // vectorExp; sums are in double, in a fixed order (the same on every run),
@@ -128,12 +128,12 @@ __global__ void crossEntropyRows(View logits, View labels, View weights,
   }
 }
 
-/// The mean's divisor: the counted rows' label weights (1 each without
-/// weights), by one block in a fixed order. A bad label (reported by the
-/// rows' kernel) weighs 0.
+/// The loss's divisor: for the mean, the counted rows' label weights (1
+/// each without weights), by one block in a fixed order (a bad label,
+/// reported by the rows' kernel, weighs 0); 1 for the sum.
 __device__ double countedRows(View labels, View weights, const num::CrossEntropyRule &rule) {
-  if (!rule.ignores && !weights.data)
-    return double(labels.size);
+  if (rule.sums || (!rule.ignores && !weights.data))
+    return rule.divisor(double(labels.size));
   double n = 0; // without weights exact: fewer than 2^53 rows
   for (int64_t r = threadIdx.x; r < labels.size; r += blockDim.x) {
     int64_t label = rule.rowLabel(loadIndex(labels.data, labels.dtype, r));
@@ -190,7 +190,8 @@ __global__ void crossEntropyBackwardRows(View logits, View labels, View dloss, V
                                          const double *factorOf, View dx,
                                          num::CrossEntropyRule rule, int32_t *error, int step) {
   int64_t rows = labels.size, classes = rule.classes;
-  double factor = factorOf ? *factorOf : load(dloss.data, dloss.dtype, 0) / double(rows);
+  double factor =
+      factorOf ? *factorOf : load(dloss.data, dloss.dtype, 0) / rule.divisor(double(rows));
   double total = weights.data && rule.smoothing != 0.0 ? weightSum(weights) : 0.0;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     int64_t label = labelOf(labels, r, rule, error, step);

@@ -389,6 +389,16 @@ graph.graph @xent_smoothing {
 
 // -----
 
+graph.graph @xent_reduction {
+  %logits = graph.input "logits" : tensor<4x10xf32>
+  %labels = graph.input "labels" : tensor<4xi64>
+  // expected-error @+1 {{reduction must be "mean" or "sum", got "none"}}
+  %y = graph.softmax_cross_entropy "y"(%logits, %labels) {reduction = "none"} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  graph.return %y : tensor<f32>
+}
+
+// -----
+
 graph.graph @xent_weight_per_class {
   %logits = graph.input "logits" : tensor<4x10xf32>
   %labels = graph.input "labels" : tensor<4xi64>
