@@ -76,6 +76,19 @@ def export(name, model, x, labels, **more):
     safetensors_io.write(f"{out}/{name}.expected.safetensors", {"loss": loss.numpy()})
 
 
+def peer_losses(name, model, opt, *inputs):
+    """10 steps of `opt` on one batch from the exported start: NAME.peer.json."""
+    losses = []
+    for _ in range(10):
+        opt.zero_grad()
+        loss = model(*inputs)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    with open(f"{out}/{name}.peer.json", "w") as f:
+        f.write(json.dumps({"losses": losses}) + "\n")
+
+
 class Tokens(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -108,26 +121,9 @@ tags[:, 9:] = -100  # padding
 torch.onnx.export(tokens, (ids, tags), f"{out}/tokens.onnx", input_names=["ids", "labels"],
                   output_names=["loss"], opset_version=13, do_constant_folding=False)
 safetensors_io.write(f"{out}/tokens.data.safetensors", {"ids": ids.numpy(), "labels": tags.numpy()})
-opt = torch.optim.AdamW(tokens.parameters(), lr=1e-3, weight_decay=0.01)
-losses = []
-for _ in range(10):
-    opt.zero_grad()
-    loss = tokens(ids, tags)
-    loss.backward()
-    opt.step()
-    losses.append(loss.item())
-with open(f"{out}/tokens.peer.json", "w") as f:
-    f.write(json.dumps({"losses": losses}) + "\n")
+peer_losses("tokens", tokens, torch.optim.AdamW(tokens.parameters(), lr=1e-3, weight_decay=0.01),
+            ids, tags)
 export("unreduced", Unreduced(), torch.randn(32, 16), labels)
 summed, x = Summed(), torch.randn(32, 16)
 export("summed", summed, x, labels)
-opt = torch.optim.SGD(summed.parameters(), lr=0.002)
-losses = []
-for _ in range(10):
-    opt.zero_grad()
-    loss = summed(x, labels)
-    loss.backward()
-    opt.step()
-    losses.append(loss.item())
-with open(f"{out}/summed.peer.json", "w") as f:
-    f.write(json.dumps({"losses": losses}) + "\n")
+peer_losses("summed", summed, torch.optim.SGD(summed.parameters(), lr=0.002), x, labels)

@@ -166,6 +166,19 @@ TEST(MixedFloatKernels, SoftmaxAndItsBackwardByRows) {
                     {DType::BF16, {300, 129}, 0}, {{"axis", -1}, {"log", true}});
 }
 
+/// A row's mean and 1/sqrt(variance + 1e-5), each sum one f64 loop in
+/// element order (layer norm's documented arithmetic).
+std::pair<double, double> meanAndInverse(const float *row, int64_t width) {
+  double mean = 0, var = 0;
+  for (int64_t k = 0; k < width; ++k)
+    mean += row[k];
+  mean /= width;
+  for (int64_t k = 0; k < width; ++k)
+    var += (row[k] - mean) * (row[k] - mean);
+  var /= width;
+  return {mean, 1.0 / std::sqrt(var + 1e-5)};
+}
+
 TEST(MixedFloatKernels, LayerNormBackwardSumsEachColumnInRowOrder) {
   const int64_t rows = 257, width = 300; // column blocks of 64 and a remainder
   rt::Plan plan;
@@ -209,14 +222,8 @@ TEST(MixedFloatKernels, LayerNormBackwardSumsEachColumnInRowOrder) {
   std::vector<double> wantScale(width, 0.0), wantBias(width, 0.0);
   for (int64_t r = 0; r < rows; ++r) {
     const float *xr = &xs[r * width], *dyr = &dys[r * width];
-    double mean = 0, var = 0;
-    for (int64_t k = 0; k < width; ++k)
-      mean += xr[k];
-    mean /= width;
-    for (int64_t k = 0; k < width; ++k)
-      var += (xr[k] - mean) * (xr[k] - mean);
-    var /= width;
-    double inv = 1.0 / std::sqrt(var + 1e-5), sumD = 0, sumDX = 0;
+    auto [mean, inv] = meanAndInverse(xr, width);
+    double sumD = 0, sumDX = 0;
     for (int64_t k = 0; k < width; ++k) {
       double xhat = (xr[k] - mean) * inv, d = dyr[k];
       sumD += d * double(ss[k]);
@@ -271,14 +278,7 @@ TEST(MixedFloatKernels, LayerNormRowsInGroupsGetTheBitsOfTheirOwnLoops) {
   std::vector<float> got = ex.readF32(y);
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = &xs[r * width];
-    double mean = 0, var = 0;
-    for (int64_t i = 0; i < width; ++i)
-      mean += row[i];
-    mean /= width;
-    for (int64_t i = 0; i < width; ++i)
-      var += (row[i] - mean) * (row[i] - mean);
-    var /= width;
-    double inv = 1.0 / std::sqrt(var + 1e-5);
+    auto [mean, inv] = meanAndInverse(row, width);
     for (int64_t i = 0; i < width; ++i)
       ASSERT_EQ(got[r * width + i], float((row[i] - mean) * inv * ss[i] + bs[i]))
           << "row " << r << ", element " << i;
