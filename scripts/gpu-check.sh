@@ -17,7 +17,7 @@
 #     (the repository with .gpu: about 56 MB). .gpu is ignored by git; carry
 #     it.
 #
-#   scripts/gpu-check.sh [checks|e2e|bench|profile|quick|rest|all|fp8|attention] [LOGDIR]
+#   scripts/gpu-check.sh [checks|e2e|bench|profile|quick|rest|all|fp8|attention|ncu] [LOGDIR]
 #   scripts/gpu-check.sh emulated [LOGDIR]
 #     here, after prepare: the backend checks of `checks` on the CUDA backend
 #     built for the host (--device cuda-emulated, docs/cuda.md "The CUDA
@@ -71,6 +71,12 @@
 #               PyTorch's flash and math attention, and BERT-base's step
 #               with attention fused (bench/gpu/report.py attention); not
 #               in `all`;
+#       ncu     one step of ResNet-50, BERT-base and simplenet at O1 under
+#               Nsight Compute (--profile: launches one by one), ampc's own
+#               kernels only (not cuBLASLt's or cuDNN's), their speed of
+#               light, occupancy, launch and warp-state sections, tabulated
+#               slowest first (bench/gpu/ncu_table.py, LOGDIR/ncu-MODEL.md):
+#               why a kernel misses the bandwidth; not in `all`;
 #     `all` (the default) runs checks, e2e and bench; each alone fits in 10
 #     minutes. The runtime comes from .gpu/prebuilt where prepare built it
 #     from the same sources, else it is built there (a few minutes).
@@ -421,6 +427,23 @@ bench_compare() {
   done
 }
 
+# Nsight Compute over one step of each O1 bench model: where the slowest
+# non-GEMM launches lose their bandwidth.
+phase_ncu() {
+  local ncu=ncu m
+  command -v $ncu >/dev/null || ncu=$cuda/bin/ncu
+  for m in resnet50 bert simplenet; do
+    check "ncu-$m" $ncu --clock-control none --kernel-name-base mangled -k regex:ampc \
+      --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --section WarpStateStats -f -o "$logs/ncu-$m" \
+      $bin/ampc-plan-run .gpu/plans/bench/$m-o1.json 1 --device cuda --lr 0.01 --profile
+    [[ -n ${AMPC_GPU_DRY_RUN:-} || ! -e $logs/ncu-$m.ncu-rep ]] && continue
+    $ncu --import "$logs/ncu-$m.ncu-rep" --csv --page details >"$logs/ncu-$m.csv" &&
+      python3 bench/gpu/ncu_table.py "$logs/ncu-$m.csv" 25 | tee "$logs/ncu-$m.md"
+    gzip -f "$logs/ncu-$m.csv"
+  done
+}
+
 device_name() {
   nvidia-smi --query-gpu=name --format=csv,noheader >"$logs/device.txt" 2>/dev/null || true
 }
@@ -435,7 +458,7 @@ phase=all
 case "${1:-}" in
 prepare) prepare; exit 0 ;;
 run) phase=run; shift ;;
-checks | e2e | bench | profile | quick | rest | all | fp8 | attention | emulated) phase=$1; shift ;;
+checks | e2e | bench | profile | quick | rest | all | fp8 | attention | ncu | emulated) phase=$1; shift ;;
 esac
 if [[ $phase == run ]]; then # run CMD...: the command, after the build, with its libraries
   logs=build-gpu/logs
@@ -502,6 +525,7 @@ if [[ $have_gpu == yes ]]; then
   rest) checks_on_gpu quick; phase_e2e; runs extra; torch_peers gpt2; bench_compare; report ;;
   all) checks_on_gpu; phase_e2e; runs core; runs extra; torch_peers; bench_compare; report ;;
   fp8) runs fp8; device_name; python3 bench/gpu/report.py fp8 "$logs" ;;
+  ncu) phase_ncu ;;
   attention)
     runs attention
     check attention-torch python3 bench/gpu/attention.py sweep "$logs/attention-sweep.json"
