@@ -158,6 +158,29 @@ TEST(BackendCheck, TheCpuAgreesWithItselfBitForBit) {
   EXPECT_TRUE(runs.stepwiseMatches);
   EXPECT_EQ(runs.reference.size(), 4u);
   EXPECT_EQ(runs.reference, runs.replayed);
+  // Params one ulp away move this small MLP's losses, by far less than the
+  // tolerance, which stays 1%.
+  EXPECT_GT(runs.referenceSpread, 0.0);
+  EXPECT_LT(runs.referenceSpread, 1e-4);
+  EXPECT_EQ(runs.lossAllowance, rt::kRunLossTolerance);
+}
+
+// A whole run's losses may differ by 1%, or by 4 times what the reference's
+// own differ by from params one ulp away where that is more (a plan that
+// amplifies rounding): a difference beyond it fails.
+TEST(BackendCheck, TheLossAllowanceFollowsTheReferencesOwnSpread) {
+  EXPECT_EQ(rt::runLossAllowance(0), rt::kRunLossTolerance);
+  EXPECT_EQ(rt::runLossAllowance(1e-3), rt::kRunLossTolerance);
+  EXPECT_DOUBLE_EQ(rt::runLossAllowance(0.018), 0.072);
+  rt::RunCheck runs;
+  runs.stepwiseMatches = runs.replayMatches = runs.deterministic = runs.bookkeepingMatches = true;
+  runs.maxLossRelDiff = 0.0167; // ResNet-18's on an H200
+  runs.lossAllowance = rt::runLossAllowance(1e-4);
+  EXPECT_FALSE(runs.ok());
+  runs.lossAllowance = rt::runLossAllowance(0.018); // ResNet-18's own spread
+  EXPECT_TRUE(runs.ok());
+  runs.maxLossRelDiff = 0.08;
+  EXPECT_FALSE(runs.ok());
 }
 
 TEST(BackendCheck, AnInjectedInfSkipsTheStepAndHalvesTheScaleAlike) {
