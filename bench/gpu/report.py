@@ -171,6 +171,8 @@ def bench(logs):
         print(f"| {row} | {ms} | {t[0] if t else '-'} | {ratio}{verdict} | <= {target} "
               f"| {m['final_loss']:.4g} | {t[1] if t else '-'} |" if m else
               f"| {row} | - | {t[0] if t else '-'} | - | <= {target} | - | {t[1] if t else '-'} |")
+    print("\nampc's loss is its last step's, on a fresh random batch each step; PyTorch's is of"
+          " one batch trained again each step: the same-start runs below compare the two.")
     for name in ["simplenet-o1", "simplenet-o1-no-gemm-tuning", "bert-o1", "resnet50-o1"]:
         p = load(logs, f"bench-{name}-profile")
         if not p or "profile" not in p:
