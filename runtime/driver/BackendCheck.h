@@ -127,6 +127,11 @@ struct RunCheck {
   /// The loss scale, its counters, the skipped-step count and the run
   /// counter equal the reference's bit for bit (exact arithmetic on both).
   bool bookkeepingMatches = false;
+  /// The reference's bookkeeping is the same from params one ulp away. Where
+  /// it is not, a step's largest gradient sits on the edge of overflow, where
+  /// rounding decides the skip: the candidate's may differ too.
+  bool bookkeepingSteady = true;
+  int64_t nudgedSkipped = 0; // the reference's skipped steps from params one ulp away
   /// The loss scale and skipped steps after the runs: reference, candidate.
   double referenceScale = 0, candidateScale = 0;
   int64_t referenceSkipped = 0, candidateSkipped = 0;

@@ -73,6 +73,8 @@ public:
   void shuffle(uint64_t seed);
 
 private:
+  void fillSynthetic(Executor &ex, int id, uint64_t stream);
+
   const Plan &plan_;
   std::vector<int> inputs_; // the inputs this feed fills
   bool synthetic_ = true;

@@ -158,16 +158,17 @@ TEST(BackendCheck, TheCpuAgreesWithItselfBitForBit) {
   EXPECT_TRUE(runs.stepwiseMatches);
   EXPECT_EQ(runs.reference.size(), 4u);
   EXPECT_EQ(runs.reference, runs.replayed);
-  // Params one ulp away move this small MLP's losses, by far less than the
-  // tolerance, which stays 1%.
-  EXPECT_GT(runs.referenceSpread, 0.0);
+  // Params one ulp away move this small MLP's losses by far less than the
+  // tolerance, which stays 1%, and skip no other step.
   EXPECT_LT(runs.referenceSpread, 1e-4);
   EXPECT_EQ(runs.lossAllowance, rt::kRunLossTolerance);
+  EXPECT_TRUE(runs.bookkeepingSteady);
 }
 
 // A whole run's losses may differ by 1%, or by 4 times what the reference's
 // own differ by from params one ulp away where that is more (a plan that
-// amplifies rounding): a difference beyond it fails.
+// amplifies rounding): a difference beyond it fails. Likewise the skipped
+// steps must be the reference's unless its own move with that nudge.
 TEST(BackendCheck, TheLossAllowanceFollowsTheReferencesOwnSpread) {
   EXPECT_EQ(rt::runLossAllowance(0), rt::kRunLossTolerance);
   EXPECT_EQ(rt::runLossAllowance(1e-3), rt::kRunLossTolerance);
@@ -181,6 +182,13 @@ TEST(BackendCheck, TheLossAllowanceFollowsTheReferencesOwnSpread) {
   EXPECT_TRUE(runs.ok());
   runs.maxLossRelDiff = 0.08;
   EXPECT_FALSE(runs.ok());
+  // Another skipped step fails, unless the reference's own skips move with
+  // its params one ulp away (a gradient on the edge of overflow).
+  runs.maxLossRelDiff = 0;
+  runs.bookkeepingMatches = false;
+  EXPECT_FALSE(runs.ok());
+  runs.bookkeepingSteady = false;
+  EXPECT_TRUE(runs.ok());
 }
 
 TEST(BackendCheck, AnInjectedInfSkipsTheStepAndHalvesTheScaleAlike) {

@@ -1,10 +1,12 @@
 // The runtime's seam: every kernel has a traits row and every graph op a
 // kernel; backends by name; a plan made for another target is refused; the
-// host path by buffer id; decoded step attributes; the plan's counters; the
+// host path by buffer id; synthetic data; decoded step attributes; the plan's counters; the
 // local communicator; the in-order list contract a target may decline; the
 // Runner.
 #include <algorithm>
+#include <cmath>
 #include <dlfcn.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include "compiler/GraphBuilder.h"
@@ -17,6 +19,7 @@
 #include "runtime/core/StepAttrs.h"
 #include "runtime/device/Communicator.h"
 #include "runtime/device/Registry.h"
+#include "runtime/driver/Data.h"
 #include "runtime/driver/Runner.h"
 #include "tests/unit/RuntimeTestUtil.h"
 #include "tests/unit/TestUtil.h"
@@ -150,6 +153,50 @@ TEST(Executor, MovesHostValuesByBufferIdAndChecksSizes) {
   EXPECT_THROW(ex.read(y, v, 4), rt::RuntimeError) << "a size that is not the buffer's";
   EXPECT_THROW(ex.readScalar(y), rt::RuntimeError) << "not a scalar";
   EXPECT_THROW(ex.id("z"), rt::RuntimeError);
+}
+
+// Synthetic data: standard normal floats and ids below the vocabulary,
+// each element from its own counter, so one thread or many give the same
+// batch; another batch or seed, another one.
+TEST(DataFeed, SyntheticBatchesAreNormalAndTheSameOnAnyThreads) {
+  mlir::MLIRContext ctx;
+  GraphBuilder b(ctx, "synthetic");
+  b.output(b.relu(b.input("x", {100001}), "y"));
+  b.output(b.embedding(b.input("ids", {70000}, "i32"), b.param("table", {37, 2}, Init::normal(1.0)),
+                       "e"));
+  rt::Plan plan = lowerToPlan(*b.finish());
+  rt::Executor ex(plan);
+  auto batch = [&](uint64_t seed, int64_t index) {
+    rt::DataFeed feed(plan, "synthetic", false, seed);
+    feed.fill(ex, index);
+    std::vector<float> x = ex.readF32(ex.id("x"));
+    std::vector<float> ids = ex.readF32(ex.id("ids"));
+    x.insert(x.end(), ids.begin(), ids.end());
+    return x;
+  };
+  std::vector<float> first = batch(7, 0);
+  double sum = 0, squares = 0;
+  for (int64_t i = 0; i < 100001; ++i) {
+    ASSERT_TRUE(std::isfinite(first[i])) << i;
+    sum += first[i];
+    squares += double(first[i]) * first[i];
+  }
+  EXPECT_NEAR(sum / 100001, 0.0, 0.01);
+  EXPECT_NEAR(squares / 100001, 1.0, 0.02);
+  EXPECT_NE(first[100000], 0.0f) << "the last element of an odd count is drawn too";
+  std::vector<int> counts(37);
+  for (size_t i = 100001; i < first.size(); ++i) {
+    ASSERT_TRUE(first[i] >= 0 && first[i] < 37) << first[i];
+    ++counts[(int)first[i]];
+  }
+  for (int c : counts) // 70000 / 37 = 1892 each
+    EXPECT_NEAR(c, 1892, 200);
+  int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  EXPECT_EQ(batch(7, 0), first) << "one thread fills the batch as many do";
+  omp_set_num_threads(threads);
+  EXPECT_NE(batch(7, 1), first);
+  EXPECT_NE(batch(8, 0), first);
 }
 
 TEST(StepAttrs, DecodesOnceAndNamesAWrongType) {
