@@ -228,6 +228,8 @@ check() {
     >"$logs/$name.log" 2>&1
   local rc=$?
   exits[$name]=$rc
+  # For the report's table of checks (bench/gpu/report.py).
+  printf '%s\t%s\t%s\n' "$name" "$rc" "$(($(date +%s) - t0))" >>"$logs/checks.tsv"
   [[ $rc -eq 124 ]] && echo "$name: timed out after ${AMPC_CHECK_TIMEOUT:-240} s"
   tail -n 25 "$logs/$name.log"
   echo "$name: exit $rc ($(($(date +%s) - t0)) s)"
