@@ -98,11 +98,11 @@ void injectInf(Executor &ex) {
 
 /// Every finite, nonzero element of every trainable f32 or f64 param (not
 /// the loss scale and its counters) one unit in the last place away from
-/// where it was, up or down by the parity of its
-/// index (toward zero where away would not be finite): a change of the
-/// start the size of the compute's rounding, for the reference's own spread
-/// (checkRuns). f16 and bf16 params (O2) stay: their ulp is a change of
-/// the storage's size, not the compute's.
+/// where it was, up or down by the parity of its index (toward zero where
+/// away would not be finite): a change of the start the size of the
+/// compute's rounding, for the reference's own spread (checkRuns). f16 and
+/// bf16 params (O2) stay: their ulp is a change of the storage's size, not
+/// the compute's.
 void nudgeParams(Executor &ex) {
   for (const Buffer &b : ex.plan().buffers) {
     if (b.kind != BufferKind::Param || !b.trainable ||

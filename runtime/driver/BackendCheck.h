@@ -149,7 +149,7 @@ struct RunCheck {
 /// batch 4 and 32 x 32 normalises 4 values a channel in its last stage)
 /// can move further than that from rounding alone: its reference run again
 /// from params one ulp away measures by how much, and the candidate may
-/// differ by kSpreadFactor times that (docs/cuda.md, "Checking it on a GPU").
+/// differ by kSpreadFactor times that (docs/runtime.md, "Checking a backend").
 constexpr double kRunLossTolerance = 1e-2;
 constexpr double kSpreadFactor = 4;
 double runLossAllowance(double referenceSpread);

@@ -259,9 +259,8 @@ void DataFeed::shuffle(uint64_t seed) {
 /// Synthetic input `id` of one batch, each element from its own counter in
 /// `stream` (num::mix), so the threads fill it in any order with the same
 /// values: floats standard normal (Box-Muller over pairs of elements, in
-/// f32), integers uniform below their range. A ResNet-50 batch (26M floats)
-/// took 0.6 s a step from one sequential generator; a GPU step takes 30 ms
-/// (docs/runtime.md, "ampc run").
+/// f32), integers uniform below their range: one sequential generator took
+/// 20 times a ResNet-50 GPU step (docs/benchmarks/2026-11-30-cpu.md).
 void DataFeed::fillSynthetic(Executor &ex, int id, uint64_t stream) {
   const Buffer &b = plan_.buffers[id];
   int64_t n = numElements(b.shape);
