@@ -226,13 +226,13 @@ check() {
   # A hang must not take the whole lease: each check has its own limit.
   LD_LIBRARY_PATH="$libs:${LD_LIBRARY_PATH:-}" timeout "${AMPC_CHECK_TIMEOUT:-240}" "$@" \
     >"$logs/$name.log" 2>&1
-  local rc=$?
+  local rc=$? seconds=$(($(date +%s) - t0))
   exits[$name]=$rc
   # For the report's table of checks (bench/gpu/report.py).
-  printf '%s\t%s\t%s\n' "$name" "$rc" "$(($(date +%s) - t0))" >>"$logs/checks.tsv"
+  printf '%s\t%s\t%s\n' "$name" "$rc" "$seconds" >>"$logs/checks.tsv"
   [[ $rc -eq 124 ]] && echo "$name: timed out after ${AMPC_CHECK_TIMEOUT:-240} s"
   tail -n 25 "$logs/$name.log"
-  echo "$name: exit $rc ($(($(date +%s) - t0)) s)"
+  echo "$name: exit $rc ($seconds s)"
   if [[ $rc -eq 77 && $status -eq 0 ]]; then
     status=77
   elif [[ $rc -ne 0 && $rc -ne 77 ]]; then

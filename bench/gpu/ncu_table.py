@@ -100,13 +100,24 @@ def table(rows, top=20):
     return "\n".join(lines)
 
 
+NEEDED = {"ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value"}
+
+
 def main():
-    if len(sys.argv) not in (2, 3):
+    if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and not sys.argv[2].isdigit()):
         sys.exit(__doc__)
-    with open(sys.argv[1], newline="") as f:
-        # ncu prints its own lines (==PROF==) before the header.
-        lines = [line for line in f if line.startswith('"')]
-    print(table(list(csv.DictReader(lines)), int(sys.argv[2]) if len(sys.argv) == 3 else 20))
+    path = sys.argv[1]
+    try:
+        with open(path, newline="") as f:
+            # ncu prints its own lines (==PROF==) before the header.
+            lines = [line for line in f if line.startswith('"')]
+    except OSError as e:
+        sys.exit(f"ncu_table.py: error: {path}: {e.strerror}")
+    rows = csv.DictReader(lines)
+    if not NEEDED <= set(rows.fieldnames or []):
+        sys.exit(f"ncu_table.py: error: {path}: not the CSV of `ncu --import REPORT --csv "
+                 "--page details` (no ID, Kernel Name and Metric columns)")
+    print(table(list(rows), int(sys.argv[2]) if len(sys.argv) == 3 else 20))
 
 
 if __name__ == "__main__":

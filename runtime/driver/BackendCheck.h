@@ -113,6 +113,17 @@ struct StepCheck {
 /// RuntimeError (the plan, the data, a backend that cannot run it).
 std::vector<StepCheck> checkSteps(const Plan &plan, const CheckOptions &options);
 
+/// The relative loss difference a whole run may show: errors compound
+/// through the network and the steps, so this is a sanity bound; the step
+/// check is the precise one. A plan that amplifies rounding (ResNet-18 at
+/// batch 4 and 32 x 32 normalises 4 values a channel in its last stage)
+/// can move further than that from rounding alone: its reference run again
+/// from params one ulp away measures by how much, and the candidate may
+/// differ by kSpreadFactor times that (docs/runtime.md, "Checking a backend").
+constexpr double kRunLossTolerance = 1e-2;
+constexpr double kSpreadFactor = 4;
+double runLossAllowance(double referenceSpread);
+
 struct RunCheck {
   /// The loss after each run (empty without a loss): reference, candidate
   /// queued, candidate replayed, candidate replayed again (and, not kept,
@@ -137,22 +148,14 @@ struct RunCheck {
   int64_t referenceSkipped = 0, candidateSkipped = 0;
   double maxLossRelDiff = 0;  // candidate (replayed) against the reference
   /// How far the reference's own losses move when every param starts one
-  /// ulp away (the largest relative difference), and the difference the
-  /// candidate's may show: runLossAllowance of it.
-  double referenceSpread = 0, lossAllowance = 0;
+  /// ulp away (the largest relative difference).
+  double referenceSpread = 0;
+  /// The difference the candidate's losses may show: runLossAllowance of
+  /// the spread.
+  double lossAllowance() const { return runLossAllowance(referenceSpread); }
   bool ok() const;
 };
 
-/// The relative loss difference a whole run may show: errors compound
-/// through the network and the steps, so this is a sanity bound; the step
-/// check is the precise one. A plan that amplifies rounding (ResNet-18 at
-/// batch 4 and 32 x 32 normalises 4 values a channel in its last stage)
-/// can move further than that from rounding alone: its reference run again
-/// from params one ulp away measures by how much, and the candidate may
-/// differ by kSpreadFactor times that (docs/runtime.md, "Checking a backend").
-constexpr double kRunLossTolerance = 1e-2;
-constexpr double kSpreadFactor = 4;
-double runLossAllowance(double referenceSpread);
 
 RunCheck checkRuns(const Plan &plan, const CheckOptions &options);
 

@@ -161,7 +161,7 @@ TEST(BackendCheck, TheCpuAgreesWithItselfBitForBit) {
   // Params one ulp away move this small MLP's losses by far less than the
   // tolerance, which stays 1%, and skip no other step.
   EXPECT_LT(runs.referenceSpread, 1e-4);
-  EXPECT_EQ(runs.lossAllowance, rt::kRunLossTolerance);
+  EXPECT_EQ(runs.lossAllowance(), rt::kRunLossTolerance);
   EXPECT_TRUE(runs.bookkeepingSteady);
 }
 
@@ -176,9 +176,9 @@ TEST(BackendCheck, TheLossAllowanceFollowsTheReferencesOwnSpread) {
   rt::RunCheck runs;
   runs.stepwiseMatches = runs.replayMatches = runs.deterministic = runs.bookkeepingMatches = true;
   runs.maxLossRelDiff = 0.0167; // ResNet-18's on an H200
-  runs.lossAllowance = rt::runLossAllowance(1e-4);
+  runs.referenceSpread = 1e-4;
   EXPECT_FALSE(runs.ok());
-  runs.lossAllowance = rt::runLossAllowance(0.018); // ResNet-18's own spread
+  runs.referenceSpread = 0.018; // ResNet-18's own spread
   EXPECT_TRUE(runs.ok());
   runs.maxLossRelDiff = 0.08;
   EXPECT_FALSE(runs.ok());

@@ -121,10 +121,10 @@ bool reportRuns(const Plan &plan, const CheckOptions &o) {
   std::printf("  loss %-9s %s\n", o.reference.c_str(), losses(r.reference).c_str());
   std::printf("  loss %-9s %s (max relative difference %.3g, allowed %.3g)\n",
               o.candidate.c_str(), losses(r.replayed).c_str(), r.maxLossRelDiff,
-              r.lossAllowance);
+              r.lossAllowance());
   std::printf("  loss %-9s from params one ulp away: max relative difference %.3g",
               o.reference.c_str(), r.referenceSpread);
-  if (r.lossAllowance > kRunLossTolerance)
+  if (r.lossAllowance() > kRunLossTolerance)
     std::printf(" (the allowance is %g times that)", kSpreadFactor);
   std::printf("\n");
   std::printf("  the program equals its steps run one by one (losses, params, outputs): %s\n",
