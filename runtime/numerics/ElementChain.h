@@ -50,24 +50,47 @@ AMPC_HD float roundChainValue(float v, ChainRound r) {
   return v;
 }
 
-/// Evaluates the chain for one element: slots[0, c.inputs) hold its
-/// operands widened to f32; the ops' values fill the slots after them, and
-/// output k stores slots[c.result[k]].
-AMPC_HD void evalChain(const Chain &c, float *slots) {
+/// Evaluates the chain for W elements at once: slots[s][w] is slot s of
+/// element w; slots[0, c.inputs) hold the operands widened to f32, the ops'
+/// values fill the slots after them, and output k stores slots[c.result[k]].
+/// Each op is dispatched once for the W elements, which the GPU then
+/// computes as W independent instructions (docs/cuda.md, "Elementwise
+/// chains"); each element's value is the same as on its own.
+template <int W> AMPC_HD void evalChainLanes(const Chain &c, float (*slots)[W]) {
   for (int j = 0; j < c.ops; ++j) {
     const ChainOp &o = c.op[j];
-    float a = slots[o.arg[0]], v;
+    const float *a = slots[o.arg[0]];
+    float *v = slots[c.inputs + j];
     if (o.kind == ChainKind::Binary) {
-      float b = slots[o.arg[1]];
-      v = withBinary(BinaryFn(o.fn), [a, b](auto f) { return f(a, b); });
+      const float *b = slots[o.arg[1]];
+      withBinary(BinaryFn(o.fn), [a, b, v](auto f) {
+        for (int w = 0; w < W; ++w)
+          v[w] = f(a[w], b[w]);
+        return 0;
+      });
     } else if (o.kind == ChainKind::Value) {
-      v = withUnary(UnaryFn(o.fn), o.p0, o.p1, [a](auto f) { return f.value(a); });
+      withUnary(UnaryFn(o.fn), o.p0, o.p1, [a, v](auto f) {
+        for (int w = 0; w < W; ++w)
+          v[w] = f.value(a[w]);
+        return 0;
+      });
     } else {
-      float y = slots[o.arg[1]], dy = slots[o.arg[2]];
-      v = dy * withUnary(UnaryFn(o.fn), o.p0, o.p1, [a, y](auto f) { return f.derivative(a, y); });
+      const float *y = slots[o.arg[1]], *dy = slots[o.arg[2]];
+      withUnary(UnaryFn(o.fn), o.p0, o.p1, [a, y, dy, v](auto f) {
+        for (int w = 0; w < W; ++w)
+          v[w] = dy[w] * f.derivative(a[w], y[w]);
+        return 0;
+      });
     }
-    slots[c.inputs + j] = roundChainValue(v, o.round);
+    if (o.round != ChainRound::None)
+      for (int w = 0; w < W; ++w)
+        v[w] = roundChainValue(v[w], o.round);
   }
+}
+
+/// The chain for one element: slots[0, c.inputs) hold its operands.
+AMPC_HD void evalChain(const Chain &c, float *slots) {
+  evalChainLanes<1>(c, reinterpret_cast<float(*)[1]>(slots));
 }
 
 } // namespace ampc::num

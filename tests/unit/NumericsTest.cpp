@@ -1,8 +1,9 @@
 // The shared numerics (runtime/numerics), which the CPU kernels call and the
 // CUDA kernels will call, against f64 references: every element function's
 // value and derivative, f16 rounding, the finite test and exp exhaustively
-// over the f16 values; the optimizer updates, the loss-scale rule and the
-// dropout bits against their definitions.
+// over the f16 values; the optimizer updates, the loss-scale rule, the
+// dropout bits and the index dividers against their definitions; a chain
+// evaluated four elements at once against each element on its own.
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -15,7 +16,9 @@
 #include "runtime/numerics/Erf.h"
 #include "runtime/numerics/Exp.h"
 #include "runtime/numerics/Finite.h"
+#include "runtime/numerics/ElementChain.h"
 #include "runtime/numerics/Half.h"
+#include "runtime/numerics/IntDivider.h"
 #include "runtime/numerics/LossScale.h"
 #include "runtime/numerics/Optimizers.h"
 #include "runtime/numerics/Random.h"
@@ -411,3 +414,88 @@ TEST(Numerics, DropoutBitsAreUniformKeyedAndReproducible) {
 }
 
 } // namespace
+
+TEST(Numerics, TheIndexDividerIsExactBelowTwoToTheThirtyOne) {
+  std::mt19937 gen(7);
+  std::vector<uint32_t> divisors;
+  for (uint32_t d = 1; d <= 4100; ++d)
+    divisors.push_back(d);
+  for (uint32_t s = 1; s <= 31; ++s) // powers of two and their neighbours
+    for (int64_t d : {(int64_t(1) << s) - 1, int64_t(1) << s, (int64_t(1) << s) + 1})
+      if (d <= (int64_t(1) << 31))
+        divisors.push_back((uint32_t)d);
+  for (int i = 0; i < 2000; ++i)
+    divisors.push_back(1 + gen() % 0x7FFFFFFFu);
+  const uint32_t top = 0x7FFFFFFFu; // the largest numerator it takes
+  for (uint32_t d : divisors) {
+    IntDivider<uint32_t> div(d);
+    std::vector<uint32_t> ns = {0, 1, d - 1, top, top - 1, top / d * d, top / d * d - 1};
+    for (uint32_t k : {1u, 2u, 3u, 7u, 1000u})
+      if (uint64_t(d) * k <= top)
+        for (uint32_t n : {d * k - 1, d * k, d * k + 1})
+          ns.push_back(n);
+    for (int i = 0; i < 200; ++i)
+      ns.push_back(gen() & top);
+    for (uint32_t n : ns) {
+      if (n > top)
+        continue;
+      DivMod<uint32_t> q = div.divMod(n);
+      ASSERT_EQ(q.quotient, n / d) << n << " / " << d;
+      ASSERT_EQ(q.remainder, n % d) << n << " % " << d;
+    }
+  }
+  // A whole range for the small divisors a pooling window's strides and a
+  // layer's widths are.
+  for (uint32_t d : {1u, 2u, 3u, 7u, 56u, 64u, 112u, 224u, 768u}) {
+    IntDivider<uint32_t> div(d);
+    for (uint32_t n = 0; n < 1u << 20; ++n)
+      ASSERT_EQ(div.div(n), n / d) << n << " / " << d;
+  }
+}
+
+TEST(Numerics, AChainEvaluatedFourAtOnceGivesEachElementsOwnBits) {
+  // Every function as a value and as a derivative, every binary op, each
+  // rounded to f16 or bf16 or not: one chain over two operands.
+  Chain c{};
+  c.inputs = 2;
+  auto add = [&](ChainKind kind, int fn, ChainRound round, int8_t a, int8_t b, int8_t d) {
+    ChainOp &o = c.op[c.ops++];
+    o = {kind, uint8_t(fn), round, {a, b, d}, 0.5f, 0.25f};
+    return int8_t(c.inputs + c.ops - 1);
+  };
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<float> value(-3.0f, 3.0f);
+  int functions = int(UnaryFn::Cos) + 1, binaries = int(BinaryFn::Minimum) + 1;
+  for (int fn = 0; fn < functions + binaries; ++fn)
+    for (ChainRound round : {ChainRound::None, ChainRound::F16, ChainRound::BF16}) {
+      SCOPED_TRACE(std::to_string(fn) + " " + std::to_string(int(round)));
+      c.ops = 0;
+      if (fn < functions) {
+        int8_t y = add(ChainKind::Value, fn, round, 0, -1, -1);
+        c.result[0] = add(ChainKind::Derivative, fn, round, 0, y, 1);
+        c.result[1] = y;
+      } else {
+        c.result[0] = add(ChainKind::Binary, fn - functions, round, 0, 1, -1);
+        c.result[1] = add(ChainKind::Binary, fn - functions, round, c.result[0], 0, -1);
+      }
+      c.outputs = 2;
+      for (int trial = 0; trial < 64; ++trial) {
+        float four[kChainInputs + kChainOps][4] = {};
+        float one[4][kChainInputs + kChainOps] = {};
+        for (int w = 0; w < 4; ++w)
+          for (int k = 0; k < c.inputs; ++k)
+            four[k][w] = one[w][k] = trial == 0 && w == 3 ? NAN : value(gen);
+        evalChainLanes<4>(c, four);
+        for (int w = 0; w < 4; ++w) {
+          evalChain(c, one[w]);
+          for (int k = 0; k < c.outputs; ++k) {
+            float got = four[c.result[k]][w], want = one[w][c.result[k]];
+            if (std::isnan(want)) // the host's vector code may give NaN another sign
+              ASSERT_TRUE(std::isnan(got)) << w << " " << k;
+            else
+              ASSERT_EQ(bitsOf(got), bitsOf(want)) << w << " " << k;
+          }
+        }
+      }
+    }
+}

@@ -10,7 +10,8 @@
 // to find its element. (Batch norm's f16 channels a lane at a time had a warp
 // read 64 bytes a load, one row after another.) The chunks
 // depend only on the shape, so the sums are the same bits on every run:
-//   columnSums: each lane sums its rows of the chunk in order, the block
+//   columnSums: each lane sums its rows of the chunk in order (in f32 runs
+//     of kRunRows rows added into double, where the terms are f32), the block
 //     adds its lanes in order (one partial per chunk and column), then a
 //     warp per column adds the chunks' partials in a fixed tree and hands
 //     the totals to the caller's functor (its statistics, in the same
@@ -21,6 +22,8 @@
 // CPU within the Accumulated tolerance (runtime/core/KernelTraits.h).
 #ifndef AMPC_RUNTIME_CUDA_COLUMNS_H
 #define AMPC_RUNTIME_CUDA_COLUMNS_H
+
+#include <type_traits>
 
 #include "runtime/cuda/kernels/Quads.h"
 #include "runtime/cuda/kernels/Rows.h"
@@ -73,6 +76,22 @@ struct ColumnLane {
       : ColumnLane(m, blockIdx.x, blockIdx.y, threadIdx.x) {}
 };
 
+/// Rows a lane sums in f32 before it adds them to its double sums, where
+/// its column's terms are f32 (Column::Run): a conversion to double is a
+/// quarter of an f32 operation's rate on sm_80 and sm_90, and batch norm's
+/// sums spent more issue slots on them than memory allowed (docs/cuda.md,
+/// "Column sums"). 16 f32 terms lose at most about 2^-20 of their sum.
+constexpr int kRunRows = 16;
+
+/// The type a Column's terms are summed in along a lane's rows: its `Run`,
+/// else double.
+template <typename C, typename = void> struct RunOf {
+  using type = double;
+};
+template <typename C> struct RunOf<C, std::void_t<typename C::Run>> {
+  using type = typename C::Run;
+};
+
 /// acc[w * N + i]: term i of the unit's column w.
 template <int N, int P, typename Term>
 __global__ void columnChunks(Columns m, Term term, double *partials) {
@@ -81,9 +100,24 @@ __global__ void columnChunks(Columns m, Term term, double *partials) {
   double acc[N * P] = {};
   if (at.col < m.cols) {
     auto column = term.column(at.col);
+    using Run = typename RunOf<decltype(column)>::type;
+    if constexpr (std::is_same_v<Run, double>) {
 #pragma unroll 4
-    for (int64_t row = at.row; row < at.end; row += m.depth())
-      column(row, acc);
+      for (int64_t row = at.row; row < at.end; row += m.depth())
+        column(row, acc);
+    } else {
+      for (int64_t row = at.row; row < at.end;) {
+        Run run[N * P] = {};
+        int64_t stop = row + (int64_t)kRunRows * m.depth();
+        stop = stop < at.end ? stop : at.end;
+#pragma unroll 4
+        for (; row < stop; row += m.depth())
+          column(row, run);
+#pragma unroll
+        for (int i = 0; i < N * P; ++i)
+          acc[i] += run[i];
+      }
+    }
   }
   for (int i = 0; i < N * P; ++i)
     lanes[i][threadIdx.x] = acc[i];
@@ -125,7 +159,8 @@ template <int N> int64_t columnScratch(const Columns &m) { return N * m.chunks *
 /// finish(col, totals) with totals[i] the sum of term i in column col.
 /// `Term::column(col)` gives the functor of the unit from column col on (its
 /// constants in registers), with `__device__ void operator()(int64_t row,
-/// double *acc) const` adding the N terms of each of its P (m.per) columns w in
+/// Run *acc) const` (Run: the Column's `Run`, float or, where it has none,
+/// double) adding the N terms of each of its P (m.per) columns w in
 /// row `row` to acc[w * N .. w * N + N); it only loads, so
 /// the compiler may issue the loads of several rows ahead of their sums.
 /// `Finish` has `__device__ void operator()(int64_t col, const double *totals)

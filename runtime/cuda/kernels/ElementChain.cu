@@ -2,12 +2,13 @@
 // operands (broadcast), evaluates the chain with the shared num::evalChain
 // (the CPU's code) and stores each output once. Every thread of a launch runs
 // the same program, so its branches do not diverge. Where every operand has
-// the result's shape, a thread loads the operands of several elements before
-// it evaluates any, four consecutive ones a load where every operand and
-// output allows it (Quads.h).
+// the result's shape, a thread takes four consecutive elements, a load of
+// each operand where every operand and output allows it (Quads.h), and
+// dispatches each op of the chain once for the four (num::evalChainLanes).
 #include "runtime/core/ElementChain.h"
 #include "runtime/cuda/CudaKernels.h"
 #include "runtime/cuda/kernels/Quads.h"
+#include "runtime/numerics/IntDivider.h"
 
 namespace ampc::rt::cuda {
 namespace {
@@ -33,52 +34,53 @@ __device__ void evalAndStore(const num::Chain &chain, const ChainOperands &in, i
     store(in.out[k], in.outDtype[k], i, slots[chain.result[k]]);
 }
 
-/// W elements of each operand.
-template <int W> struct Operands {
-  float v[num::kChainInputs][W];
-};
-
-/// Every operand dense: element i of each, unrolled, four a load where
-/// every operand and output allows it (Quads.h).
-__global__ void denseChainKernel(num::Chain chain, ChainOperands in, int64_t n, bool quads) {
-  quadElements<1>(
-      n, quads,
-      [&](auto w, int64_t i) {
-        Operands<decltype(w)::value> o;
+/// W consecutive elements from i (a quad-aligned unit where W is 4): each
+/// operand loaded, the chain evaluated once for the W, each output stored.
+template <int W>
+__device__ void chainUnit(const num::Chain &chain, const ChainOperands &in, int64_t i) {
+  float slots[num::kChainInputs + num::kChainOps][W];
 #pragma unroll
-        for (int k = 0; k < num::kChainInputs; ++k)
-          if (k < chain.inputs)
-            loadUnit<decltype(w)::value>(in.data[k], in.dtype[k], i, o.v[k]);
-        return o;
-      },
-      [&](auto w, int64_t i, const auto &o) {
-        constexpr int W = decltype(w)::value;
-        float results[num::kChainOutputs][W];
-#pragma unroll
-        for (int e = 0; e < W; ++e) {
-          float slots[num::kChainInputs + num::kChainOps];
-#pragma unroll
-          for (int k = 0; k < num::kChainInputs; ++k)
-            slots[k] = o.v[k][e];
-          num::evalChain(chain, slots);
-          for (int k = 0; k < chain.outputs; ++k)
-            results[k][e] = slots[chain.result[k]];
-        }
-        for (int k = 0; k < chain.outputs; ++k)
-          storeUnit<W>(in.out[k], in.outDtype[k], i, results[k]);
-      });
+  for (int k = 0; k < num::kChainInputs; ++k)
+    if (k < chain.inputs)
+      loadUnit<W>(in.data[k], in.dtype[k], i, slots[k]);
+  num::evalChainLanes<W>(chain, slots);
+  for (int k = 0; k < chain.outputs; ++k)
+    storeUnit<W>(in.out[k], in.outDtype[k], i, slots[chain.result[k]]);
 }
 
+/// Every operand dense: element i of each, a quad at a time where every
+/// operand and output allows it (Quads.h), a unit a thread. The loops are
+/// not unrolled: each copy of the chain's interpreter is the code of every
+/// element function, and copies of it are what the instruction cache
+/// cannot hold (docs/cuda.md, "Elementwise chains").
+__global__ void denseChainKernel(num::Chain chain, ChainOperands in, int64_t n, bool quads) {
+  int64_t first = blockIdx.x * (int64_t)blockDim.x + threadIdx.x,
+          step = (int64_t)gridDim.x * blockDim.x, split = quads ? n / kQuad * kQuad : 0;
+#pragma unroll 1
+  for (int64_t q = first; q < split / kQuad; q += step)
+    chainUnit<kQuad>(chain, in, q * kQuad);
+#pragma unroll 1
+  for (int64_t i = split + first; i < n; i += step)
+    chainUnit<1>(chain, in, i);
+}
+
+/// The result's dimensions as divisors (IntDivider; docs/cuda.md, "Index
+/// arithmetic").
+template <typename I> struct ChainDims {
+  num::IntDivider<I> d[kMaxRank];
+};
+
 /// Some operand broadcast: each element's offsets from its coordinates.
-__global__ void chainKernel(num::Chain chain, ChainOperands in, int64_t n) {
+template <typename I>
+__global__ void chainKernel(num::Chain chain, ChainOperands in, ChainDims<I> dims, int64_t n) {
   AMPC_GRID_STRIDE(i, n) {
     int64_t at[num::kChainInputs] = {};
-    int64_t rest = i;
+    I rest = I(i);
     for (int d = in.rank - 1; d >= 0; --d) {
-      int64_t idx = rest % in.shape[d];
-      rest /= in.shape[d];
+      num::DivMod<I> q = dims.d[d].divMod(rest);
+      rest = q.quotient;
       for (int k = 0; k < chain.inputs; ++k)
-        at[k] += idx * in.stride[k][d];
+        at[k] += int64_t(q.remainder) * in.stride[k][d];
     }
     float slots[num::kChainInputs + num::kChainOps];
     for (int k = 0; k < chain.inputs; ++k)
@@ -117,10 +119,20 @@ void elementwiseChain(LaunchContext &c) {
     for (const std::vector<TensorRef> *list : {&c.in, &c.out})
       for (const TensorRef &t : *list)
         quads &= quadAligned(t.data, t.dtype);
-    denseChainKernel<<<blocksForQuads(y.size(), quads), kThreads, 0, c.stream()>>>(
-        chain, in, y.size(), quads);
-  } else
-    chainKernel<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(chain, in, y.size());
+    denseChainKernel<<<blocksFor(quads ? y.size() / kQuad : y.size()), kThreads, 0,
+                       c.stream()>>>(chain, in, y.size(), quads);
+  } else {
+    auto launch = [&](auto dims) {
+      using I = decltype(dims.d[0].divisor);
+      for (int d = 0; d < in.rank; ++d)
+        dims.d[d] = num::IntDivider<I>(I(in.shape[d]));
+      chainKernel<<<blocksFor(y.size()), kThreads, 0, c.stream()>>>(chain, in, dims, y.size());
+    };
+    if ((uint64_t)y.size() < num::IntDivider<uint32_t>::kLimit)
+      launch(ChainDims<uint32_t>{});
+    else
+      launch(ChainDims<uint64_t>{});
+  }
   launched(c);
 }
 

@@ -1,5 +1,6 @@
 // batch_norm (training: batch statistics, moving the running ones; eval: the
-// running ones) and its backward. Every statistic is summed in double.
+// running ones) and its backward. Every statistic is summed in double (a
+// lane's runs of rows in f32 first, channels last: Columns.h).
 // Channels last (NHWC, the default), x is a [rows, channels] matrix
 // (runtime/cuda/kernels/Columns.h): one pass sums each channel's moments, the warp
 // that totals a channel's sums turns them into its statistics, and one pass
@@ -23,28 +24,29 @@ using namespace norm;
 
 /// Channels last: a channel's moments about its first element, d = x - x0:
 /// the sums of d and d^2 (forward), and of dy and dy * d (backward); P
-/// channels a lane (Columns.h).
+/// channels a lane (Columns.h), each lane's rows in f32 runs (Column::Run).
 template <int N, int P> struct ShiftedMoments {
   View x;
   Gradient dy;
   int64_t channels;
   struct Column { // the channels' shifts loaded once
+    using Run = float;
     const ShiftedMoments &m;
     int64_t ch;
-    double shift[P];
-    __device__ void operator()(int64_t r, double *acc) const {
+    float shift[P];
+    __device__ void operator()(int64_t r, float *acc) const {
       int64_t i = r * m.channels + ch;
       Floats<P> xs = loadFloats<P>(m.x.data, m.x.dtype, i), g;
       if constexpr (N == 4)
         g = m.dy.template at<P>(i);
 #pragma unroll
       for (int w = 0; w < P; ++w) {
-        double d = (double)xs.v[w] - shift[w];
+        float d = xs.v[w] - shift[w];
         acc[w * N] += d;
         acc[w * N + 1] += d * d;
         if constexpr (N == 4) {
           acc[w * N + 2] += g.v[w];
-          acc[w * N + 3] += (double)g.v[w] * d;
+          acc[w * N + 3] += g.v[w] * d;
         }
       }
     }
@@ -156,31 +158,33 @@ void batchNorm(LaunchContext &c) {
   launched(c);
 }
 
-/// Channels last, per channel: dx = k * dy + q * x + o (k = scale * inv,
-/// q = -k * inv * sumDX / rows, o = -k * (sumD / rows - mean * inv * sumDX
-/// / rows)), from the shifted moments (ShiftedMoments<4>), as the column
-/// sums finish; the scale and bias gradients are sumDX and sumD.
+/// Channels last, per channel: dx = k * dy + q * (x - x0) + o (k = scale *
+/// inv, q = -k * inv * sumDX / rows, o = q * (x0 - mean) - k * sumD / rows,
+/// x0 the channel's first element, the moments' shift), from the shifted
+/// moments (ShiftedMoments<4>), as the column sums finish; the scale and
+/// bias gradients are sumDX and sumD. The element pass computes in f32:
+/// x - x0 first, so q's term does not cancel against o.
 struct BackwardStatistics {
   View x, scale, ds, db;
   int64_t channels, rows;
   double eps;
   double *coefficients;
   __device__ void operator()(int64_t ch, const double *moments) const {
-    double mean, var;
-    momentsToStatistics(moments[0], moments[1], rows, load(x.data, x.dtype, ch), mean, var);
+    double mean, var, shift = load(x.data, x.dtype, ch);
+    momentsToStatistics(moments[0], moments[1], rows, shift, mean, var);
     // sum(dy * xhat) = inv * (sum(dy * d) - (mean - x0) * sum(dy)), d = x - x0
     double inv = 1.0 / sqrt(var + eps), sumD = moments[2];
     double sumDX = inv * (moments[3] - moments[0] / rows * sumD);
-    double k = load(scale.data, scale.dtype, ch) * inv;
+    double k = load(scale.data, scale.dtype, ch) * inv, q = -k * inv * sumDX / rows;
     coefficients[ch] = k;
-    coefficients[channels + ch] = -k * inv * sumDX / rows;
-    coefficients[2 * channels + ch] = -k * (sumD / rows - mean * inv * sumDX / rows);
+    coefficients[channels + ch] = q;
+    coefficients[2 * channels + ch] = q * (shift - mean) - k * sumD / rows;
     store(ds.data, ds.dtype, ch, (float)sumDX);
     store(db.data, db.dtype, ch, (float)sumD);
   }
 };
 
-/// Channels last: dx from x and dy, P channels a lane.
+/// Channels last: dx from x and dy, P channels a lane, in f32.
 template <int P> struct DxColumns {
   View x;
   Gradient dy;
@@ -194,7 +198,7 @@ template <int P> struct DxColumns {
     View x;
     Gradient dy;
     View dx;
-    double k[P], q[P], o[P];
+    float k[P], q[P], o[P], shift[P];
     int64_t at, channels;
     __device__ Pair load(int64_t r) const {
       int64_t i = r * channels + at;
@@ -204,17 +208,19 @@ template <int P> struct DxColumns {
       float out[P];
 #pragma unroll
       for (int w = 0; w < P; ++w)
-        out[w] = float(k[w] * v.dy.v[w] + q[w] * v.x.v[w] + o[w]);
+        out[w] = k[w] * v.dy.v[w] + q[w] * (v.x.v[w] - shift[w]) + o[w];
       storeUnit<P>(dx.data, dx.dtype, r * channels + at, out);
     }
   };
   __device__ Column column(int64_t ch) const {
-    Column c{x, dy, dx, {}, {}, {}, ch, channels};
+    Column c{x, dy, dx, {}, {}, {}, {}, ch, channels};
+    Floats<P> first = loadFloats<P>(x.data, x.dtype, ch);
 #pragma unroll
     for (int w = 0; w < P; ++w) {
-      c.k[w] = coefficients[ch + w];
-      c.q[w] = coefficients[channels + ch + w];
-      c.o[w] = coefficients[2 * channels + ch + w];
+      c.k[w] = (float)coefficients[ch + w];
+      c.q[w] = (float)coefficients[channels + ch + w];
+      c.o[w] = (float)coefficients[2 * channels + ch + w];
+      c.shift[w] = first.v[w];
     }
     return c;
   }

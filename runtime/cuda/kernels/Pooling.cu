@@ -4,7 +4,10 @@
 // sums of overlapping windows are the CPU's bits. Max pooling's backward
 // first finds each window's largest cell once (a byte per window), so the
 // gather reads a byte per covering window instead of searching it again.
+// Each element's coordinates come from its index by IntDivider's
+// multiplies, not by 64-bit divisions (docs/cuda.md, "Index arithmetic").
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/numerics/IntDivider.h"
 
 namespace ampc::rt::cuda {
 namespace {
@@ -21,6 +24,55 @@ struct Pool {
     return n_ * osn + ch * osc + y * osh + x * osw;
   }
 };
+
+/// An element's coordinates from its index in a [n, c, h, w] tensor laid
+/// out NHWC or NCHW: three divisions, innermost dimension first.
+template <typename I> struct Coordinates {
+  num::IntDivider<I> d0, d1, d2; // NHWC: c, w, h; NCHW: w, h, c
+  bool nhwc;
+  Coordinates() = default;
+  Coordinates(int64_t c, int64_t h, int64_t w, bool channelsLast)
+      : d0(divisor(channelsLast ? c : w)), d1(divisor(channelsLast ? w : h)),
+        d2(divisor(channelsLast ? h : c)), nhwc(channelsLast) {}
+  static num::IntDivider<I> divisor(int64_t d) { return num::IntDivider<I>(I(std::max<int64_t>(d, 1))); }
+  __device__ void operator()(int64_t e, int64_t &n, int64_t &ch, int64_t &y, int64_t &x) const {
+    auto a = d0.divMod(I(e));
+    auto b = d1.divMod(a.quotient);
+    auto c = d2.divMod(b.quotient);
+    n = c.quotient;
+    if (nhwc)
+      ch = a.remainder, x = b.remainder, y = c.remainder;
+    else
+      x = a.remainder, y = b.remainder, ch = c.remainder;
+  }
+};
+
+/// The divisions a pooling kernel makes: coordinates in the input and the
+/// output, and the windows' strides.
+template <typename I> struct PoolIndex {
+  Coordinates<I> in, out;
+  num::IntDivider<I> sy, sx;
+};
+
+template <typename I> PoolIndex<I> poolIndexOf(const Pool &p, bool nhwc) {
+  return {{p.c, p.h, p.w, nhwc},
+          {p.c, p.oh, p.ow, nhwc},
+          Coordinates<I>::divisor(p.sy),
+          Coordinates<I>::divisor(p.sx)};
+}
+
+/// f(PoolIndex<uint32_t>) where every index of x and y fits 31 bits, else
+/// f(PoolIndex<uint64_t>).
+template <typename F>
+void withPoolIndex(const LaunchContext &c, const Pool &p, const TensorRef &x, const TensorRef &y,
+                   F f) {
+  bool nhwc = c.attrs.getStr("layout", "NHWC") == "NHWC";
+  uint64_t limit = num::IntDivider<uint32_t>::kLimit;
+  if ((uint64_t)x.size() < limit && (uint64_t)y.size() < limit)
+    f(poolIndexOf<uint32_t>(p, nhwc));
+  else
+    f(poolIndexOf<uint64_t>(p, nhwc));
+}
 
 Pool poolOf(const LaunchContext &c, const TensorRef &x, const TensorRef &y) {
   bool nhwc = c.attrs.getStr("layout", "NHWC") == "NHWC";
@@ -76,10 +128,10 @@ __device__ int64_t cellOf(const Pool &p, int64_t iy, int64_t ix, int64_t oy, int
 /// Windows' largest cells fit a byte (kNoCell: a window with none).
 constexpr int64_t kNoCell = 255;
 
-template <bool Max> __global__ void poolKernel(View x, View y, Pool p) {
+template <bool Max, typename I> __global__ void poolKernel(View x, View y, Pool p, PoolIndex<I> at) {
   AMPC_GRID_STRIDE(e, y.size) {
-    int64_t n = e / p.osn, rest = e % p.osn;
-    int64_t ch = (rest / p.osc) % p.c, oy = (rest / p.osh) % p.oh, ox = (rest / p.osw) % p.ow;
+    int64_t n, ch, oy, ox;
+    at.out(e, n, ch, oy, ox);
     float acc = Max ? -INFINITY : 0.0f;
     int64_t count = 0;
     for (int64_t ky = 0; ky < p.kh; ++ky)
@@ -99,16 +151,19 @@ template <bool Max> void pool(LaunchContext &c) {
   Pool p = poolOf(c, c.in[0], c.out[0]);
   if (c.out[0].size() == 0)
     return;
-  poolKernel<Max><<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(
-      viewOf(c.in[0]), viewOf(c.out[0]), p);
+  withPoolIndex(c, p, c.in[0], c.out[0], [&](auto at) {
+    poolKernel<Max><<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(
+        viewOf(c.in[0]), viewOf(c.out[0]), p, at);
+  });
   launched(c);
 }
 
 /// Max pooling's backward, first pass: each window's largest cell.
-__global__ void windowCells(View x, Pool p, int64_t windows, uint8_t *cells) {
+template <typename I>
+__global__ void windowCells(View x, Pool p, PoolIndex<I> at, int64_t windows, uint8_t *cells) {
   AMPC_GRID_STRIDE(e, windows) {
-    int64_t n = e / p.osn, rest = e % p.osn;
-    int64_t ch = (rest / p.osc) % p.c, oy = (rest / p.osh) % p.oh, ox = (rest / p.osw) % p.ow;
+    int64_t n, ch, oy, ox;
+    at.out(e, n, ch, oy, ox);
     int64_t count, cell = windowBest(x, p, n, ch, oy, ox, count);
     cells[e] = uint8_t(cell < 0 ? kNoCell : cell);
   }
@@ -117,14 +172,15 @@ __global__ void windowCells(View x, Pool p, int64_t windows, uint8_t *cells) {
 /// dx of each input element: the windows covering it, in (oy, ox) order.
 /// Max pooling reads each window's largest cell from `cells` (windowCells)
 /// where given, or searches the window.
-template <bool Max>
-__global__ void poolBackwardKernel(View x, View dy, View dx, Pool p, const uint8_t *cells) {
+template <bool Max, typename I>
+__global__ void poolBackwardKernel(View x, View dy, View dx, Pool p, PoolIndex<I> at,
+                                   const uint8_t *cells) {
   AMPC_GRID_STRIDE(e, dx.size) {
-    int64_t n = e / p.sn, rest = e % p.sn;
-    int64_t ch = (rest / p.sc) % p.c, iy = (rest / p.sh) % p.h, ix = (rest / p.sw) % p.w;
+    int64_t n, ch, iy, ix;
+    at.in(e, n, ch, iy, ix);
     int64_t y0 = iy + p.pt - p.kh + 1, x0 = ix + p.pl - p.kw + 1;
-    y0 = y0 <= 0 ? 0 : (y0 + p.sy - 1) / p.sy;
-    x0 = x0 <= 0 ? 0 : (x0 + p.sx - 1) / p.sx;
+    y0 = y0 <= 0 ? 0 : (int64_t)at.sy.div(I(y0 + p.sy - 1));
+    x0 = x0 <= 0 ? 0 : (int64_t)at.sx.div(I(x0 + p.sx - 1));
     float sum = 0.0f;
     for (int64_t oy = y0; oy < p.oh && oy * p.sy - p.pt <= iy; ++oy)
       for (int64_t ox = x0; ox < p.ow && ox * p.sx - p.pl <= ix; ++ox) {
@@ -150,12 +206,14 @@ template <bool Max> void poolBackward(LaunchContext &c) {
     return;
   View x = Max ? viewOf(c.in[0]) : View{nullptr, DType::F32, 0, 0, {}};
   uint8_t *cells = nullptr;
-  if (Max && p.kh * p.kw <= kNoCell) {
+  if (Max && p.kh * p.kw <= kNoCell)
     cells = reinterpret_cast<uint8_t *>(c.device.scratch(dy.size()));
-    windowCells<<<blocksFor(dy.size()), kThreads, 0, c.stream()>>>(x, p, dy.size(), cells);
-  }
-  poolBackwardKernel<Max><<<blocksFor(dx.size()), kThreads, 0, c.stream()>>>(
-      x, viewOf(dy), viewOf(dx), p, cells);
+  withPoolIndex(c, p, dx, dy, [&](auto at) {
+    if (cells)
+      windowCells<<<blocksFor(dy.size()), kThreads, 0, c.stream()>>>(x, p, at, dy.size(), cells);
+    poolBackwardKernel<Max><<<blocksFor(dx.size()), kThreads, 0, c.stream()>>>(
+        x, viewOf(dy), viewOf(dx), p, at, cells);
+  });
   launched(c);
 }
 
