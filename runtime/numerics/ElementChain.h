@@ -66,20 +66,17 @@ template <int W> AMPC_HD void evalChainLanes(const Chain &c, float (*slots)[W]) 
       withBinary(BinaryFn(o.fn), [a, b, v](auto f) {
         for (int w = 0; w < W; ++w)
           v[w] = f(a[w], b[w]);
-        return 0;
       });
     } else if (o.kind == ChainKind::Value) {
       withUnary(UnaryFn(o.fn), o.p0, o.p1, [a, v](auto f) {
         for (int w = 0; w < W; ++w)
           v[w] = f.value(a[w]);
-        return 0;
       });
     } else {
       const float *y = slots[o.arg[1]], *dy = slots[o.arg[2]];
       withUnary(UnaryFn(o.fn), o.p0, o.p1, [a, y, dy, v](auto f) {
         for (int w = 0; w < W; ++w)
           v[w] = dy[w] * f.derivative(a[w], y[w]);
-        return 0;
       });
     }
     if (o.round != ChainRound::None)

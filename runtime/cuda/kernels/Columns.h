@@ -80,7 +80,8 @@ struct ColumnLane {
 /// its column's terms are f32 (Column::Run): a conversion to double is a
 /// quarter of an f32 operation's rate on sm_80 and sm_90, and batch norm's
 /// sums spent more issue slots on them than memory allowed (docs/cuda.md,
-/// "Column sums"). 16 f32 terms lose at most about 2^-20 of their sum.
+/// "Column sums"). A run of 16 f32 terms is off by at most about 2^-20 of
+/// the sum of their magnitudes.
 constexpr int kRunRows = 16;
 
 /// The type a Column's terms are summed in along a lane's rows: its `Run`,

@@ -33,7 +33,7 @@ template <int N, int P> struct ShiftedMoments {
     using Run = float;
     const ShiftedMoments &m;
     int64_t ch;
-    float shift[P];
+    Floats<P> shift;
     __device__ void operator()(int64_t r, float *acc) const {
       int64_t i = r * m.channels + ch;
       Floats<P> xs = loadFloats<P>(m.x.data, m.x.dtype, i), g;
@@ -41,7 +41,7 @@ template <int N, int P> struct ShiftedMoments {
         g = m.dy.template at<P>(i);
 #pragma unroll
       for (int w = 0; w < P; ++w) {
-        float d = xs.v[w] - shift[w];
+        float d = xs.v[w] - shift.v[w];
         acc[w * N] += d;
         acc[w * N + 1] += d * d;
         if constexpr (N == 4) {
@@ -52,12 +52,7 @@ template <int N, int P> struct ShiftedMoments {
     }
   };
   __device__ Column column(int64_t ch) const {
-    Column c{*this, ch, {}};
-    Floats<P> first = loadFloats<P>(x.data, x.dtype, ch);
-#pragma unroll
-    for (int w = 0; w < P; ++w)
-      c.shift[w] = first.v[w];
-    return c;
+    return {*this, ch, loadFloats<P>(x.data, x.dtype, ch)};
   }
 };
 
@@ -198,7 +193,8 @@ template <int P> struct DxColumns {
     View x;
     Gradient dy;
     View dx;
-    float k[P], q[P], o[P], shift[P];
+    float k[P], q[P], o[P];
+    Floats<P> shift;
     int64_t at, channels;
     __device__ Pair load(int64_t r) const {
       int64_t i = r * channels + at;
@@ -208,19 +204,17 @@ template <int P> struct DxColumns {
       float out[P];
 #pragma unroll
       for (int w = 0; w < P; ++w)
-        out[w] = k[w] * v.dy.v[w] + q[w] * (v.x.v[w] - shift[w]) + o[w];
+        out[w] = k[w] * v.dy.v[w] + q[w] * (v.x.v[w] - shift.v[w]) + o[w];
       storeUnit<P>(dx.data, dx.dtype, r * channels + at, out);
     }
   };
   __device__ Column column(int64_t ch) const {
-    Column c{x, dy, dx, {}, {}, {}, {}, ch, channels};
-    Floats<P> first = loadFloats<P>(x.data, x.dtype, ch);
+    Column c{x, dy, dx, {}, {}, {}, loadFloats<P>(x.data, x.dtype, ch), ch, channels};
 #pragma unroll
     for (int w = 0; w < P; ++w) {
       c.k[w] = (float)coefficients[ch + w];
       c.q[w] = (float)coefficients[channels + ch + w];
       c.o[w] = (float)coefficients[2 * channels + ch + w];
-      c.shift[w] = first.v[w];
     }
     return c;
   }

@@ -17,6 +17,7 @@ struct Pool {
   int64_t sn, sc, sh, sw;          // input strides
   int64_t osn, osc, osh, osw;      // output strides
   int64_t kh, kw, sy, sx, pt, pl;  // window, strides, top and left padding
+  bool nhwc;
   __device__ int64_t in(int64_t n_, int64_t ch, int64_t y, int64_t x) const {
     return n_ * sn + ch * sc + y * sh + x * sw;
   }
@@ -34,7 +35,9 @@ template <typename I> struct Coordinates {
   Coordinates(int64_t c, int64_t h, int64_t w, bool channelsLast)
       : d0(divisor(channelsLast ? c : w)), d1(divisor(channelsLast ? w : h)),
         d2(divisor(channelsLast ? h : c)), nhwc(channelsLast) {}
-  static num::IntDivider<I> divisor(int64_t d) { return num::IntDivider<I>(I(std::max<int64_t>(d, 1))); }
+  static num::IntDivider<I> divisor(int64_t d) {
+    return num::IntDivider<I>(I(std::max<int64_t>(d, 1)));
+  }
   __device__ void operator()(int64_t e, int64_t &n, int64_t &ch, int64_t &y, int64_t &x) const {
     auto a = d0.divMod(I(e));
     auto b = d1.divMod(a.quotient);
@@ -54,9 +57,9 @@ template <typename I> struct PoolIndex {
   num::IntDivider<I> sy, sx;
 };
 
-template <typename I> PoolIndex<I> poolIndexOf(const Pool &p, bool nhwc) {
-  return {{p.c, p.h, p.w, nhwc},
-          {p.c, p.oh, p.ow, nhwc},
+template <typename I> PoolIndex<I> poolIndexOf(const Pool &p) {
+  return {{p.c, p.h, p.w, p.nhwc},
+          {p.c, p.oh, p.ow, p.nhwc},
           Coordinates<I>::divisor(p.sy),
           Coordinates<I>::divisor(p.sx)};
 }
@@ -64,14 +67,12 @@ template <typename I> PoolIndex<I> poolIndexOf(const Pool &p, bool nhwc) {
 /// f(PoolIndex<uint32_t>) where every index of x and y fits 31 bits, else
 /// f(PoolIndex<uint64_t>).
 template <typename F>
-void withPoolIndex(const LaunchContext &c, const Pool &p, const TensorRef &x, const TensorRef &y,
-                   F f) {
-  bool nhwc = c.attrs.getStr("layout", "NHWC") == "NHWC";
+void withPoolIndex(const Pool &p, const TensorRef &x, const TensorRef &y, F f) {
   uint64_t limit = num::IntDivider<uint32_t>::kLimit;
   if ((uint64_t)x.size() < limit && (uint64_t)y.size() < limit)
-    f(poolIndexOf<uint32_t>(p, nhwc));
+    f(poolIndexOf<uint32_t>(p));
   else
-    f(poolIndexOf<uint64_t>(p, nhwc));
+    f(poolIndexOf<uint64_t>(p));
 }
 
 Pool poolOf(const LaunchContext &c, const TensorRef &x, const TensorRef &y) {
@@ -79,6 +80,7 @@ Pool poolOf(const LaunchContext &c, const TensorRef &x, const TensorRef &y) {
   std::vector<int64_t> k = c.attrs.getInts("kernel", {1, 1});
   std::vector<int64_t> st = c.attrs.getInts("strides", k), pad = c.attrs.getInts("padding", {0, 0});
   Pool p;
+  p.nhwc = nhwc;
   p.n = x.dim(0);
   p.c = nhwc ? x.dim(3) : x.dim(1);
   p.h = nhwc ? x.dim(1) : x.dim(2);
@@ -128,7 +130,8 @@ __device__ int64_t cellOf(const Pool &p, int64_t iy, int64_t ix, int64_t oy, int
 /// Windows' largest cells fit a byte (kNoCell: a window with none).
 constexpr int64_t kNoCell = 255;
 
-template <bool Max, typename I> __global__ void poolKernel(View x, View y, Pool p, PoolIndex<I> at) {
+template <bool Max, typename I>
+__global__ void poolKernel(View x, View y, Pool p, PoolIndex<I> at) {
   AMPC_GRID_STRIDE(e, y.size) {
     int64_t n, ch, oy, ox;
     at.out(e, n, ch, oy, ox);
@@ -151,7 +154,7 @@ template <bool Max> void pool(LaunchContext &c) {
   Pool p = poolOf(c, c.in[0], c.out[0]);
   if (c.out[0].size() == 0)
     return;
-  withPoolIndex(c, p, c.in[0], c.out[0], [&](auto at) {
+  withPoolIndex(p, c.in[0], c.out[0], [&](auto at) {
     poolKernel<Max><<<blocksFor(c.out[0].size()), kThreads, 0, c.stream()>>>(
         viewOf(c.in[0]), viewOf(c.out[0]), p, at);
   });
@@ -208,7 +211,7 @@ template <bool Max> void poolBackward(LaunchContext &c) {
   uint8_t *cells = nullptr;
   if (Max && p.kh * p.kw <= kNoCell)
     cells = reinterpret_cast<uint8_t *>(c.device.scratch(dy.size()));
-  withPoolIndex(c, p, dx, dy, [&](auto at) {
+  withPoolIndex(p, dx, dy, [&](auto at) {
     if (cells)
       windowCells<<<blocksFor(dy.size()), kThreads, 0, c.stream()>>>(x, p, at, dy.size(), cells);
     poolBackwardKernel<Max><<<blocksFor(dx.size()), kThreads, 0, c.stream()>>>(
