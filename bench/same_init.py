@@ -21,8 +21,11 @@ for bert, gpt2 and llama, unless --optimizer picks another (with --lr, --weight-
 --adagrad-init; lamb and lion: bench/lamb.py's and bench/lion.py's) and
 --clip-grad-norm X (clip_grad_norm_ after the unscale, its norms recorded as
 "grad_norms") and --lr-schedule one of ampc's schedules (onecycle: OneCycleLR with its
-defaults but cycle_momentum; step: StepLR; cosine and linear with warmup:
-LambdaLR); the peer then also records the rate of every step ("lrs").
+defaults but cycle_momentum; step: StepLR; polynomial without warmup or --min-lr:
+PolynomialLR; cosine_with_restarts without warmup, N cycles dividing the steps:
+CosineAnnealingWarmRestarts; the others, and these with warmup: LambdaLR of Hugging
+Face's formulas after ampc's warmup); the peer then also records the rate of every
+step ("lrs").
 --freeze P and --train-only P freeze the peer's params as ampc's flags do
 (requires_grad False), by PyTorch's names: globs that match a name or a
 module of it; --lr-scale P=F puts the params P matches (the first pattern
@@ -356,14 +359,39 @@ def schedule(args, opt):
         return torch.optim.lr_scheduler.StepLR(opt, step_size=args.lr_step_every,
                                                gamma=args.lr_gamma)
 
-    def factor(s):  # ampc's warmup, then cosine or linear decay to min_lr at `total`
+    if args.lr_schedule == "polynomial" and warmup == 0 and low == 0:
+        return torch.optim.lr_scheduler.PolynomialLR(opt, total_iters=total, power=args.lr_power)
+    cycles = args.lr_cycles
+    if args.lr_schedule == "cosine_with_restarts" and warmup == 0 and total % cycles == 0:
+        return torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=total // cycles,
+                                                                    eta_min=low)
+
+    def factor(s):  # ampc's warmup, then the decay as Hugging Face's schedulers have it
         if s < warmup:
             return (s + 1) / warmup
         pct = min((s - warmup) / (total - warmup), 1.0) if total > warmup else 1.0
+        if args.lr_schedule == "constant":
+            return 1.0
         if args.lr_schedule == "linear":
             return (lr + (low - lr) * pct) / lr
+        if args.lr_schedule == "polynomial":
+            return ((lr - low) * (1 - pct) ** args.lr_power + low) / lr
+        if args.lr_schedule == "cosine_with_restarts":
+            if pct >= 1.0:
+                return low / lr
+            return (low + (lr - low) * 0.5 * (1.0 + math.cos(math.pi * ((cycles * pct) % 1.0)))) / lr
+        if args.lr_schedule == "inverse_sqrt":
+            timescale = warmup or 10_000
+            return 1.0 / math.sqrt((s + timescale - warmup) / timescale)
+        if args.lr_schedule == "warmup_stable_decay":
+            start = max(warmup, total - args.lr_decay_steps)
+            if s < start:
+                return 1.0
+            progress = min((s - start) / (total - start), 1.0) if total > start else 1.0
+            ratio = low / lr
+            return 0.5 * (1.0 + math.cos(math.pi * progress)) * (1.0 - ratio) + ratio
         return (low + (lr - low) / 2.0 * (math.cos(math.pi * pct) + 1.0)) / lr
-    if args.lr_schedule in ("cosine", "linear"):
+    if args.lr_schedule != "constant" or warmup > 0:
         return torch.optim.lr_scheduler.LambdaLR(opt, factor)
     return None
 
@@ -388,11 +416,16 @@ def main():
     parser.add_argument("--betas", type=float, nargs=2, help="0.9 0.999, lion's 0.9 0.99")
     parser.add_argument("--eps", type=float, help="1e-8, lamb's 1e-6, adagrad's 1e-10")
     parser.add_argument("--lr-schedule", choices=("constant", "cosine", "linear", "onecycle",
-                                                  "step"), default="constant")
+                                                  "step", "polynomial", "cosine_with_restarts",
+                                                  "inverse_sqrt", "warmup_stable_decay"),
+                        default="constant")
     parser.add_argument("--warmup-steps", type=int, default=0)
     parser.add_argument("--min-lr", type=float, default=0.0)
     parser.add_argument("--lr-step-every", type=int, default=1)
     parser.add_argument("--lr-gamma", type=float, default=0.1)
+    parser.add_argument("--lr-power", type=float, default=1.0)
+    parser.add_argument("--lr-cycles", type=int, default=1)
+    parser.add_argument("--lr-decay-steps", type=int, default=0)
     parser.add_argument("--total-steps", type=int)
     parser.add_argument("--clip-grad-norm", type=float)
     parser.add_argument("--no-decay-1d", action="store_true")

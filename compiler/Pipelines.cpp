@@ -153,6 +153,9 @@ static void runTrainingPasses(ModuleOp module, const AmpSettings &amp,
   optimizer.minLr = settings.minLr;
   optimizer.lrStepEvery = settings.lrStepEvery;
   optimizer.lrGamma = settings.lrGamma;
+  optimizer.lrPower = settings.lrPower;
+  optimizer.lrCycles = settings.lrCycles;
+  optimizer.lrDecaySteps = settings.lrDecaySteps;
   optimizer.clipGradNorm = settings.clipGradNorm;
   optimizer.lrScales = settings.lrScales;
   graphPm.addPass(createGraphOptimizer(optimizer));

@@ -71,8 +71,8 @@ struct TrainSettings {
   bool nesterov = false, noDecay1d = false;
   /// The learning-rate schedule (docs/training.md, "Learning-rate schedules").
   std::string lrSchedule = "constant";
-  int64_t warmupSteps = 0, lrStepEvery = 1;
-  double minLr = 0.0, lrGamma = 0.1;
+  int64_t warmupSteps = 0, lrStepEvery = 1, lrCycles = 1, lrDecaySteps = 0;
+  double minLr = 0.0, lrGamma = 0.1, lrPower = 1.0;
   /// Gradient clipping by global norm (docs/training.md); 0: off.
   double clipGradNorm = 0.0;
   /// graph-ema: a moving average of the trained weights with this decay

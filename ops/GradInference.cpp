@@ -1,6 +1,7 @@
 // Type inference (and so verification) of the backward ops, and verifiers of
 // the training updates.
 #include "ops/InferenceUtils.h"
+#include "runtime/numerics/LrSchedule.h"
 
 using namespace mlir;
 
@@ -396,14 +397,17 @@ LogicalResult LrScheduleOp::inferTypes(Location loc, Adaptor adaptor,
   for (Value v : {adaptor.getPeak(), adaptor.getStep(), adaptor.getTotalSteps()})
     if (!isScalar(v) || !ranked(v).getElementType().isF32())
       return opError<LrScheduleOp>(loc) << "takes f32 scalars, got " << v.getType();
-  static const StringRef kinds[] = {"constant", "cosine", "linear", "onecycle", "step"};
-  if (!llvm::is_contained(kinds, adaptor.getKind()))
-    return opError<LrScheduleOp>(loc) << "kind must be constant, cosine, linear, onecycle or "
-                                         "step, got '" << adaptor.getKind() << "'";
+  num::ScheduleKind kind;
+  if (!num::scheduleKindOf(adaptor.getKind().str().c_str(), kind))
+    return opError<LrScheduleOp>(loc) << "kind must be " << num::kScheduleList << ", got '"
+                                      << adaptor.getKind() << "'";
   if (adaptor.getWarmupSteps() < 0 || adaptor.getStepEvery() < 1 ||
-      adaptor.getMinLr().convertToDouble() < 0 || adaptor.getGamma().convertToDouble() <= 0)
+      adaptor.getMinLr().convertToDouble() < 0 || adaptor.getGamma().convertToDouble() <= 0 ||
+      !(adaptor.getPower().convertToDouble() > 0) || adaptor.getCycles() < 1 ||
+      adaptor.getDecaySteps() < 0)
     return opError<LrScheduleOp>(loc)
-           << "needs warmup_steps >= 0, step_every >= 1, min_lr >= 0 and gamma > 0";
+           << "needs warmup_steps >= 0, step_every >= 1, min_lr >= 0, gamma > 0, power > 0, "
+              "cycles >= 1 and decay_steps >= 0";
   types.push_back(adaptor.getPeak().getType());
   return success();
 }

@@ -257,17 +257,27 @@ def Graph_LrScheduleOp : Graph_NodeOp<"lr_schedule", "None",
          DefaultValuedAttr<I64Attr, "0">:$warmup_steps,
          DefaultValuedAttr<F64Attr, "0.0">:$min_lr,
          DefaultValuedAttr<I64Attr, "1">:$step_every,
-         DefaultValuedAttr<F64Attr, "0.1">:$gamma),
+         DefaultValuedAttr<F64Attr, "0.1">:$gamma,
+         DefaultValuedAttr<F64Attr, "1.0">:$power,
+         DefaultValuedAttr<I64Attr, "1">:$cycles,
+         DefaultValuedAttr<I64Attr, "0">:$decay_steps),
     (outs Graph_FloatTensor:$lr), [], /*agnostic=*/0, /*infer=*/1, /*forward=*/0> {
   let summary = "The learning rate of optimizer step `step` under a schedule";
   let description = [{
     `peak` (the run's --lr), `step` (the optimizer steps taken so far, from
     0) and `total_steps` (the run's, S) are f32 scalars; the result is the
     f32 learning rate (docs/training.md, "Learning-rate schedules").
-    `kind`: `cosine` (linear warmup over `warmup_steps`, then cosine decay
-    to `min_lr` at S), `linear` (the same warmup, then a straight line to
-    `min_lr` at S), `onecycle` (PyTorch's OneCycleLR with its defaults) or
-    `step` (PyTorch's StepLR: times `gamma` every `step_every` steps).
+    `kind`: `constant` (after a linear warmup over `warmup_steps`, if
+    any), `cosine` (the same warmup, then cosine decay to `min_lr` at S),
+    `linear` (the warmup, then a straight line to `min_lr` at S),
+    `polynomial` (the warmup, then (1 - progress)^`power` from the peak to
+    `min_lr`), `cosine_with_restarts` (the warmup, then `cycles` cosine
+    decays to `min_lr`, each from the peak), `inverse_sqrt` (the warmup W,
+    then the peak times sqrt(T / (s - W + T)), T = W, or 10^4 without one),
+    `warmup_stable_decay` (the warmup, the peak, then a cosine decay to
+    `min_lr` over the last `decay_steps`), `onecycle` (PyTorch's
+    OneCycleLR with its defaults) or `step` (PyTorch's StepLR: times
+    `gamma` every `step_every` steps).
   }];
 }
 

@@ -103,7 +103,7 @@ void GraphOptimizerPass::runOnOperation() {
   graph::GradBuilder gb(b, [&](StringRef n) { return names.fresh(n); });
   std::vector<Operation *> updates;
   Value scheduleStep;
-  if (lrSchedule != "constant") {
+  if (lrSchedule != "constant" || warmupSteps > 0) {
     OpBuilder vb(ctx);
     vb.setInsertionPointToStart(&g.getBody().front());
     Value total = vb.create<graph::InputOp>(
@@ -116,6 +116,9 @@ void GraphOptimizerPass::runOnOperation() {
     attrs.set("min_lr", b.getF64FloatAttr(minLr));
     attrs.set("step_every", b.getI64IntegerAttr(lrStepEvery));
     attrs.set("gamma", b.getF64FloatAttr(lrGamma));
+    attrs.set("power", b.getF64FloatAttr(lrPower));
+    attrs.set("cycles", b.getI64IntegerAttr(lrCycles));
+    attrs.set("decay_steps", b.getI64IntegerAttr(lrDecaySteps));
     Operation *schedule =
         gb.create("lr_schedule", "lr_schedule", {lr, scheduleStep, total}, attrs);
     if (!schedule || failed(verify(schedule)))

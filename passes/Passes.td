@@ -260,14 +260,21 @@ def GraphOptimizer : Pass<"graph-optimizer", "::ampc::graph::GraphOp"> {
            "params of rank 1 or less (biases, norm scales) are not decayed (nor, under "
            "lamb, adapted)">,
     Option<"lrSchedule", "lr-schedule", "std::string", /*default=*/"\"constant\"",
-           "constant, cosine, linear, onecycle or step">,
+           "constant, cosine, linear, onecycle, step, polynomial, cosine_with_restarts, "
+           "inverse_sqrt or warmup_stable_decay">,
     Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
-           "cosine and linear: steps of linear warmup">,
+           "all but onecycle and step: steps of linear warmup">,
     Option<"minLr", "min-lr", "double", /*default=*/"0.0",
-           "cosine and linear: the rate at the last step">,
+           "cosine, linear, polynomial, cosine_with_restarts, warmup_stable_decay: the rate "
+           "at the last step">,
     Option<"lrStepEvery", "lr-step-every", "int64_t", /*default=*/"1",
            "step: steps between decays">,
     Option<"lrGamma", "lr-gamma", "double", /*default=*/"0.1", "step: the decay factor">,
+    Option<"lrPower", "lr-power", "double", /*default=*/"1.0", "polynomial: the power">,
+    Option<"lrCycles", "lr-cycles", "int64_t", /*default=*/"1",
+           "cosine_with_restarts: the cosine decays">,
+    Option<"lrDecaySteps", "lr-decay-steps", "int64_t", /*default=*/"0",
+           "warmup_stable_decay: the last steps, that decay">,
     ListOption<"lrScales", "lr-scales", "std::string",
                "PATTERN=FACTOR: the params a pattern matches (the first that does) "
                "update at FACTOR times the step's rate">,

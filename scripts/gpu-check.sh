@@ -73,7 +73,8 @@
 #               in `all`;
 #       ncu     one step of ResNet-50, BERT-base and simplenet at O1 under
 #               Nsight Compute (--profile: launches one by one), ampc's own
-#               kernels only (not cuBLASLt's or cuDNN's), their speed of
+#               kernels only (not cuBLASLt's or cuDNN's), the first launch
+#               of each launch configuration, their speed of
 #               light, occupancy, launch and warp-state sections, tabulated
 #               slowest first (bench/gpu/ncu_table.py, LOGDIR/ncu-MODEL.md):
 #               why a kernel misses the bandwidth; not in `all`;
@@ -435,7 +436,10 @@ phase_ncu() {
   local ncu=ncu m
   command -v $ncu >/dev/null || ncu=$cuda/bin/ncu
   for m in resnet50 bert simplenet; do
+    # The first launch of each configuration (kernel, grid, block) alone:
+    # ncu replays a launch several times, and BERT's step has about 600.
     check "ncu-$m" $ncu --clock-control none --kernel-name-base mangled -k regex:ampc \
+      --filter-mode per-launch-config --launch-count 1 \
       --section SpeedOfLight --section Occupancy --section LaunchStats \
       --section WarpStateStats -f -o "$logs/ncu-$m" \
       $bin/ampc-plan-run .gpu/plans/bench/$m-o1.json 1 --device cuda --lr 0.01 --profile

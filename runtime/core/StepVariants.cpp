@@ -164,25 +164,21 @@ HistoryOperands historyOperandsOf(const Step &step, const StepAttrs &attrs) {
 }
 
 num::LrSchedule lrScheduleOf(const Step &step, const StepAttrs &attrs) {
-  using K = num::ScheduleKind;
-  static const std::pair<const char *, K> kinds[] = {{"constant", K::Constant},
-                                                     {"cosine", K::Cosine},
-                                                     {"linear", K::Linear},
-                                                     {"onecycle", K::OneCycle},
-                                                     {"step", K::Step}};
   std::string name = attrs.getStr("kind", "");
   num::LrSchedule s;
-  auto kind = std::find_if(std::begin(kinds), std::end(kinds),
-                           [&](const auto &k) { return name == k.first; });
-  if (kind == std::end(kinds))
-    refuse(step, "kind must be constant, cosine, linear, onecycle or step, got '" + name + "'");
-  s.kind = kind->second;
+  if (!num::scheduleKindOf(name.c_str(), s.kind))
+    refuse(step, std::string("kind must be ") + num::kScheduleList + ", got '" + name + "'");
   s.warmup = (double)attrs.getInt("warmup_steps", 0);
   s.minLr = attrs.getF64("min_lr", 0.0);
   s.stepEvery = (double)attrs.getInt("step_every", 1);
   s.gamma = attrs.getF64("gamma", 0.1);
-  if (s.warmup < 0 || s.stepEvery < 1 || !(s.minLr >= 0) || !(s.gamma > 0))
-    refuse(step, "needs warmup_steps >= 0, step_every >= 1, min_lr >= 0 and gamma > 0");
+  s.power = attrs.getF64("power", 1.0);
+  s.cycles = (double)attrs.getInt("cycles", 1);
+  s.decaySteps = (double)attrs.getInt("decay_steps", 0);
+  if (s.warmup < 0 || s.stepEvery < 1 || !(s.minLr >= 0) || !(s.gamma > 0) || !(s.power > 0) ||
+      s.cycles < 1 || s.decaySteps < 0)
+    refuse(step, "needs warmup_steps >= 0, step_every >= 1, min_lr >= 0, gamma > 0, power > 0, "
+                 "cycles >= 1 and decay_steps >= 0");
   return s;
 }
 

@@ -31,7 +31,8 @@ const char *const kTrainingKeys[] = {
     "optimizer",  "weight_decay", "momentum",      "nesterov", "adam_betas",
     "adam_eps",   "eps",          "rmsprop_alpha", "rmsprop_centered", "adagrad_init",
     "no_decay_1d",  "lr_schedule",   "warmup_steps",
-    "min_lr",     "lr_step_every", "lr_gamma",     "clip_grad_norm", "gradient_checkpointing",
+    "min_lr",     "lr_step_every", "lr_gamma",     "lr_power",       "lr_cycles",
+    "lr_decay_steps", "clip_grad_norm", "gradient_checkpointing",
     "freeze",     "train_only",   "lr_scale",      "label_smoothing", "ignore_index",
     "class_weights", "ema_decay", "ema_warmup"};
 

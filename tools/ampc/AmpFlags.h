@@ -29,8 +29,8 @@ void applyConfig(const std::string &text, const std::string &path, AmpSettings &
 
 /// `args` with the training keys of its `--config` file (optimizer,
 /// weight_decay, momentum, nesterov, adam_betas, adam_eps, no_decay_1d,
-/// lr_schedule, warmup_steps, min_lr, lr_step_every, lr_gamma,
-/// clip_grad_norm, gradient_checkpointing, freeze, train_only, lr_scale,
+/// lr_schedule, warmup_steps, min_lr, lr_step_every, lr_gamma, lr_power,
+/// lr_cycles, lr_decay_steps, clip_grad_norm, gradient_checkpointing, freeze, train_only, lr_scale,
 /// label_smoothing, ignore_index, class_weights) as the flags of those
 /// names where the command line gives none. Throws CliError naming the
 /// config file for a value of a wrong type.

@@ -16,6 +16,7 @@
 #include "runtime/core/JsonText.h"
 #include "runtime/device/Registry.h"
 #include "runtime/driver/Metrics.h"
+#include "runtime/numerics/LrSchedule.h"
 #include "tools/ampc/AmpFlags.h"
 #include "tools/ampc/Commands.h"
 #include "tools/ampc/NumericsAdvice.h"
@@ -64,6 +65,57 @@ CrossEntropyWeighting crossEntropyWeightingFrom(const Args &args) {
 }
 
 /// The training options of `args` (a config's keys among them).
+/// Hugging Face's scheduler names that are an ampc schedule with a flag.
+static const char *scheduleHint(const std::string &name) {
+  if (name == "constant_with_warmup")
+    return ": it is constant with --warmup-steps W";
+  if (name == "cosine_with_min_lr")
+    return ": it is cosine with --min-lr M";
+  if (name == "exponential")
+    return ": ExponentialLR is step with --lr-step-every 1 --lr-gamma G";
+  return "";
+}
+
+/// --lr-schedule and the flags of its shape, each refused where the
+/// schedule has no use for it (docs/training.md, "Learning-rate schedules").
+static void readLrSchedule(const Args &args, TrainSettings &s) {
+  s.lrSchedule = args.get("lr-schedule").value_or("constant");
+  num::ScheduleKind kind;
+  if (!num::scheduleKindOf(s.lrSchedule.c_str(), kind))
+    throw UsageError(std::string("--lr-schedule must be ") + num::kScheduleList + ", got '" +
+                     s.lrSchedule + "'" + scheduleHint(s.lrSchedule));
+  using K = num::ScheduleKind;
+  bool warms = kind != K::OneCycle && kind != K::Step;
+  bool decays = warms && kind != K::Constant && kind != K::InverseSqrt;
+  struct FlagUse {
+    const char *flag;
+    bool used;
+    const char *schedules;
+  };
+  const FlagUse uses[] = {
+      {"warmup-steps", warms, "all but onecycle and step"},
+      {"min-lr", decays,
+       "cosine, linear, polynomial, cosine_with_restarts or warmup_stable_decay"},
+      {"lr-step-every", kind == K::Step, "step"},
+      {"lr-gamma", kind == K::Step, "step"},
+      {"lr-power", kind == K::Polynomial, "polynomial"},
+      {"lr-cycles", kind == K::CosineWithRestarts, "cosine_with_restarts"},
+      {"lr-decay-steps", kind == K::WarmupStableDecay, "warmup_stable_decay"}};
+  for (const FlagUse &use : uses)
+    if (args.has(use.flag) && !use.used)
+      throw UsageError(std::string("--") + use.flag + " is for --lr-schedule " + use.schedules);
+  if (kind == K::WarmupStableDecay && !args.has("lr-decay-steps"))
+    throw UsageError("--lr-schedule warmup_stable_decay decays over the last D steps: give "
+                     "--lr-decay-steps D (a tenth to a fifth of the run is usual)");
+  s.warmupSteps = args.getInt("warmup-steps", 0, 0);
+  s.minLr = args.getNumber("min-lr", 0.0, 0, 1e6);
+  s.lrStepEvery = args.getInt("lr-step-every", 1, 1);
+  s.lrGamma = args.getNumber("lr-gamma", 0.1, 1e-12, 1e6);
+  s.lrPower = args.getNumber("lr-power", 1.0, 1e-6, 1e3);
+  s.lrCycles = args.getInt("lr-cycles", 1, 1);
+  s.lrDecaySteps = args.getInt("lr-decay-steps", 0, 1);
+}
+
 static TrainSettings readTrainSettings(const Args &args) {
   TrainSettings s;
   s.lossScaling = args.get("loss-scaling").value_or("");
@@ -130,22 +182,7 @@ static TrainSettings readTrainSettings(const Args &args) {
                        "1e-6 to 1e-10 are usual");
   }
   s.noDecay1d = args.has("no-decay-1d");
-  s.lrSchedule = args.get("lr-schedule").value_or("constant");
-  static const char *schedules[] = {"constant", "cosine", "linear", "onecycle", "step"};
-  if (std::find(std::begin(schedules), std::end(schedules), s.lrSchedule) == std::end(schedules))
-    throw UsageError("--lr-schedule must be constant, cosine, linear, onecycle or step, got '" +
-                     s.lrSchedule + "'");
-  bool warms = s.lrSchedule == "cosine" || s.lrSchedule == "linear";
-  for (const char *flag : {"warmup-steps", "min-lr"})
-    if (args.has(flag) && !warms)
-      throw UsageError(std::string("--") + flag + " is for --lr-schedule cosine or linear");
-  for (const char *flag : {"lr-step-every", "lr-gamma"})
-    if (args.has(flag) && s.lrSchedule != "step")
-      throw UsageError(std::string("--") + flag + " is for --lr-schedule step");
-  s.warmupSteps = args.getInt("warmup-steps", 0, 0);
-  s.minLr = args.getNumber("min-lr", 0.0, 0, 1e6);
-  s.lrStepEvery = args.getInt("lr-step-every", 1, 1);
-  s.lrGamma = args.getNumber("lr-gamma", 0.1, 1e-12, 1e6);
+  readLrSchedule(args, s);
   s.clipGradNorm = args.getNumber("clip-grad-norm", 0.0, 1e-12, 1e30);
   s.gradientCheckpointing = args.has("gradient-checkpointing");
   if (args.has("ema-decay")) {
@@ -202,11 +239,19 @@ std::vector<OptionSpec> trainingOptionSpecs() {
           {"rmsprop-centered", false, false,
            "rmsprop: divide by the gradient's estimated variance (PyTorch's centered=True)"},
           {"adagrad-init", true, false, "adagrad: the initial sum of squares (0; Keras: 0.1)"},
-          {"lr-schedule", true, false, "constant (default), cosine, linear, onecycle or step"},
-          {"warmup-steps", true, false, "cosine, linear: steps of linear warmup (0)"},
-          {"min-lr", true, false, "cosine, linear: the rate at the last step (0)"},
+          {"lr-schedule", true, false,
+           "constant (default), cosine, linear, onecycle, step, polynomial, "
+           "cosine_with_restarts, inverse_sqrt or warmup_stable_decay"},
+          {"warmup-steps", true, false, "all but onecycle and step: steps of linear warmup (0)"},
+          {"min-lr", true, false,
+           "cosine, linear, polynomial, cosine_with_restarts, warmup_stable_decay: the rate at "
+           "the last step (0)"},
           {"lr-step-every", true, false, "step: steps between decays (1)"},
           {"lr-gamma", true, false, "step: the decay factor (0.1)"},
+          {"lr-power", true, false, "polynomial: the power of the remaining share (1: linear)"},
+          {"lr-cycles", true, false, "cosine_with_restarts: cosine decays, each from the peak (1)"},
+          {"lr-decay-steps", true, false,
+           "warmup_stable_decay: the last D steps decay to --min-lr (required)"},
           {"clip-grad-norm", true, false,
            "clips the unscaled gradients to this global L2 norm, in the finite check's pass"},
           {"ema-decay", true, false,
@@ -295,6 +340,9 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
                         {"optimizer", job.settings.optimizer},
                         {"loss-scaling", lossScalingMode(job.amp, job.settings)},
                         {"lr-schedule", job.settings.lrSchedule}};
+    // A warmup is the schedule's too (under constant, its state).
+    options.settings["warmup-steps"] =
+        job.settings.warmupSteps ? std::to_string(job.settings.warmupSteps) : "";
     // Which params have optimizer state is the checkpoint's shape too.
     options.settings["freeze"] = joinCommas(job.settings.freeze);
     options.settings["train-only"] = joinCommas(job.settings.trainOnly);

@@ -997,3 +997,21 @@ graph.graph @adagrad_epsilon {
   graph.adagrad "w.adagrad"(%w, %g, %lr, %flag, %s) {epsilon = 0.0 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i1>, tensor<8xf32>) -> ()
   graph.return
 }
+
+// -----
+
+graph.graph @lr_schedule_kind {
+  %s = graph.param "s" {init = {kind = "ones"}, trainable = false} : tensor<f32>
+  // expected-error @+1 {{kind must be constant, cosine, linear, onecycle, step, polynomial, cosine_with_restarts, inverse_sqrt or warmup_stable_decay, got 'cosinus'}}
+  %lr = graph.lr_schedule "l"(%s, %s, %s) {kind = "cosinus"} : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32>
+  graph.return %lr : tensor<f32>
+}
+
+// -----
+
+graph.graph @lr_schedule_cycles {
+  %s = graph.param "s" {init = {kind = "ones"}, trainable = false} : tensor<f32>
+  // expected-error @+1 {{cycles >= 1 and decay_steps >= 0}}
+  %lr = graph.lr_schedule "l"(%s, %s, %s) {kind = "cosine_with_restarts", cycles = 0 : i64} : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32>
+  graph.return %lr : tensor<f32>
+}
