@@ -6,6 +6,7 @@
 // whole text is one word) stays fast.
 #include "tools/ampc/BytePairEncoding.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <queue>
 #include <tuple>
@@ -77,15 +78,11 @@ BytePairEncoding::BytePairEncoding(const nlohmann::json &model) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= kMaxId)
       throw TokenizerError("model.vocab['" + token + "'] must be an id in [0, 2^31)");
     int64_t value = id.get<int64_t>();
-    if ((int64_t)tokens_.size() <= value) {
-      tokens_.resize(value + 1);
-      present_.resize(value + 1, false);
-    }
-    if (present_[value])
+    auto [at, added] = tokens_.emplace(value, token);
+    if (!added)
       throw TokenizerError("model.vocab gives id " + std::to_string(value) + " to both '" +
-                           tokens_[value] + "' and '" + token + "'");
-    tokens_[value] = token;
-    present_[value] = true;
+                           at->second + "' and '" + token + "'");
+    size_ = std::max(size_, value + 1);
     vocab_.emplace(token, value);
   }
 
@@ -112,7 +109,8 @@ BytePairEncoding::BytePairEncoding(const nlohmann::json &model) {
 }
 
 const std::string *BytePairEncoding::tokenOf(int64_t id) const {
-  return id >= 0 && id < size() && present_[id] ? &tokens_[id] : nullptr;
+  auto it = tokens_.find(id);
+  return it == tokens_.end() ? nullptr : &it->second;
 }
 
 std::optional<int64_t> BytePairEncoding::idOf(const std::string &token) const {

@@ -31,7 +31,7 @@ public:
   void encodeWord(const std::string &word, std::vector<int64_t> &ids) const;
 
   /// One more than the largest id.
-  int64_t size() const { return (int64_t)tokens_.size(); }
+  int64_t size() const { return size_; }
   /// The token of `id`, or null for an id the vocabulary skips.
   const std::string *tokenOf(int64_t id) const;
   std::optional<int64_t> idOf(const std::string &token) const;
@@ -47,8 +47,9 @@ private:
   void appendUnknown(const std::string &character, std::vector<int64_t> &symbols) const;
 
   std::unordered_map<std::string, int64_t> vocab_;
-  std::vector<std::string> tokens_;
-  std::vector<bool> present_;
+  /// By id: a map, as a malformed file may give an id far beyond its count.
+  std::unordered_map<int64_t, std::string> tokens_;
+  int64_t size_ = 0;
   std::unordered_map<uint64_t, Merge> merges_;
   std::optional<int64_t> unknown_;
   bool byteFallback_ = false, fuseUnknown_ = false, ignoreMerges_ = false;
