@@ -6,7 +6,6 @@
 #include "runtime/core/Errors.h"
 
 namespace ampc::rt {
-namespace {
 
 bool higherIsBetter(const std::string &metric) {
   return metric.size() > 8 && metric.compare(metric.size() - 8, 8, "accuracy") == 0;
@@ -22,8 +21,6 @@ std::optional<double> valueOf(const EvalRecord &e, const std::string &metric) {
   return e.emaAccuracy;
 }
 
-} // namespace
-
 bool isBestMetric(const std::string &metric) {
   return metric == "val_loss" || metric == "val_accuracy" || metric == "ema_val_loss" ||
          metric == "ema_val_accuracy";
@@ -32,17 +29,21 @@ bool isBestMetric(const std::string &metric) {
 BestTracker::BestTracker(std::string metric, int64_t patience)
     : metric_(std::move(metric)), patience_(patience) {}
 
-void BestTracker::requireAvailable(bool loss, bool accuracy, bool averages) const {
-  std::string why = metric_.rfind("ema_", 0) == 0 && !averages
+void requireMetric(const std::string &metric, bool loss, bool accuracy, bool averages) {
+  std::string why = metric.rfind("ema_", 0) == 0 && !averages
                         ? "the run keeps no weight averages (--ema-decay D)"
-                    : higherIsBetter(metric_) && !accuracy
+                    : higherIsBetter(metric) && !accuracy
                         ? "the graph has no [batch, classes] output scored on labels (track "
                           "val_loss)"
-                    : !higherIsBetter(metric_) && !loss ? "the graph has no loss"
-                                                        : "";
+                    : !higherIsBetter(metric) && !loss ? "the graph has no loss"
+                                                       : "";
   if (!why.empty())
-    throw RuntimeError("--best-metric " + metric_ + ": the validation has no " + metric_ + ": " +
+    throw RuntimeError("--best-metric " + metric + ": the validation has no " + metric + ": " +
                        why);
+}
+
+void BestTracker::requireAvailable(bool loss, bool accuracy, bool averages) const {
+  requireMetric(metric_, loss, accuracy, averages);
 }
 
 bool BestTracker::improved(const EvalRecord &e) {

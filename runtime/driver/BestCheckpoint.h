@@ -18,6 +18,13 @@ namespace ampc::rt {
 /// Whether `metric` is one a run can track: val_loss, val_accuracy,
 /// ema_val_loss or ema_val_accuracy (losses lower, accuracies higher).
 bool isBestMetric(const std::string &metric);
+/// Whether a larger value of `metric` is better (the accuracies).
+bool higherIsBetter(const std::string &metric);
+/// Evaluation `e`'s value of `metric`, if it has one.
+std::optional<double> valueOf(const EvalRecord &e, const std::string &metric);
+/// Throws RuntimeError, before a run, when its validation cannot give
+/// `metric`: it has a loss, an accuracy, the weight averages.
+void requireMetric(const std::string &metric, bool loss, bool accuracy, bool averages);
 
 struct BestRecord {
   int64_t step = 0; // the optimizer step the evaluation followed

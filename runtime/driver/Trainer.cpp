@@ -110,13 +110,19 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
   int lr = plan_.find("lr"), scale = plan_.find("loss_scale"), skipped = plan_.skippedSteps;
   if (lr < 0 || skipped < 0)
     throw RuntimeError("not a training plan: it has no lr input or finite check");
-  ex.writeScalar(lr, options_.lr);
   std::optional<BestTracker> tracker;
   if (!options_.saveBest.empty() || options_.earlyStop > 0) {
     if (validationSet(options_).empty())
       throw RuntimeError(std::string(options_.saveBest.empty() ? "--early-stop" : "--save-best") +
                          " follows the validation: give --val-data");
     tracker.emplace(options_.bestMetric, options_.earlyStop);
+  }
+  std::optional<LrPlateau> plateau;
+  if (options_.plateau) {
+    if (validationSet(options_).empty() || options_.evalEvery <= 0)
+      throw RuntimeError("--lr-schedule reduce_lr_on_plateau follows the evaluations: give "
+                         "--eval-every N and --val-data");
+    plateau.emplace(options_.bestMetric, *options_.plateau, options_.lr);
   }
 
   int64_t k = options_.accumulate, start = 0, scheduleLength = options_.lrTotalSteps;
@@ -156,12 +162,16 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
     loadParams(file, ex);
     if (tracker)
       tracker->resume(meta);
+    if (plateau)
+      plateau->resume(meta);
     start = metaInt(meta, "micro_batch", path);
     if (!scheduleLength && meta.count(kLrTotalSteps))
       scheduleLength = metaInt(meta, kLrTotalSteps, path);
     ex.writeScalar(skipped, (double)metaInt(meta, "skipped_steps", path));
     ex.setIterations(metaInt(meta, "iteration", path));
   }
+  double rate = plateau ? plateau->lr() : options_.lr; // the lr input's value
+  ex.writeScalar(lr, rate);
   int64_t skippedBefore = (int64_t)ex.readScalar(skipped);
   int64_t perEpoch = feed.batchesPerEpoch();
   int64_t micro = options_.steps > 0 ? options_.steps * k
@@ -196,6 +206,8 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
       meta["setting." + flag] = value;
     if (tracker)
       tracker->save(meta);
+    if (plateau)
+      plateau->save(meta);
     saveCheckpoint(checkpointPath(file, micro / k), ex, meta);
   };
   // An evaluation's place in the tracking: the best is saved as it comes.
@@ -210,6 +222,9 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
   if (tracker && validation)
     tracker->requireAvailable(validation->scoresLoss(), validation->scoresAccuracy(),
                               validation->scoresAverages(plan_));
+  if (plateau && validation)
+    requireMetric(options_.bestMetric, validation->scoresLoss(), validation->scoresAccuracy(),
+                  validation->scoresAverages(plan_));
   int64_t epochShuffled = -1, stepSyncs = 0, stepWaits = 0;
   for (int64_t i = start; i < end; ++i) {
     int64_t epoch = perEpoch ? i / perEpoch : 0;
@@ -231,7 +246,7 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
     if (check)
       check->afterRun(i / k + 1, i, apply, first, [&](Executor &replay) {
         feed.fill(replay, batch);
-        replay.writeScalar(lr, options_.lr);
+        replay.writeScalar(lr, rate);
         if (schedule >= 0)
           replay.writeScalar(schedule, (double)scheduleLength);
       });
@@ -252,6 +267,19 @@ TrainResult Trainer::run(const std::function<void(const TrainProgress &)> &onRep
     if (validation && evaluates) {
       result.evals.push_back(validation->run(ex, start / k + step));
       track(result.evals.back(), i + 1);
+    }
+    // Rank 0 evaluates and decides; every rank takes its rate.
+    if (evaluates && plateau) {
+      double next = rate;
+      if (validation && plateau->step(result.evals.back()))
+        next = plateau->lr();
+      if (comm && ranks > 1)
+        comm->broadcastBytes(&next, sizeof next, 0);
+      if (next != rate) {
+        rate = next;
+        ex.writeScalar(lr, rate);
+        result.lrCuts.emplace_back(start / k + step, rate);
+      }
     }
     // Rank 0 evaluates; every rank stops with it.
     bool stop = evaluates && tracker && tracker->exhausted();

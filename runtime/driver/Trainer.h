@@ -13,6 +13,7 @@
 #include "runtime/driver/BestCheckpoint.h"
 #include "runtime/driver/Data.h"
 #include "runtime/driver/History.h"
+#include "runtime/driver/LrPlateau.h"
 #include "runtime/driver/Weights.h"
 #include "runtime/driver/Validation.h"
 #include "runtime/driver/NumericsCheck.h"
@@ -67,6 +68,9 @@ struct TrainOptions {
   /// N evaluations in a row that do not.
   std::string saveBest, bestMetric = "val_loss";
   int64_t earlyStop = 0;
+  /// Cuts `lr` when `bestMetric` stops improving (LrPlateau.h); needs
+  /// evalEvery and a validation set.
+  std::optional<PlateauSettings> plateau;
   /// Diagnose non-finite values (runtime/driver/NumericsCheck.h); the plan
   /// must carry the non-finite probes.
   bool checkNumerics = false;
@@ -111,6 +115,8 @@ struct TrainResult {
   std::vector<StepRecord> history;
   /// The validations of the run, in step order (the last at its end).
   std::vector<EvalRecord> evals;
+  /// The rate cuts on a plateau: (the optimizer step after which, the rate).
+  std::vector<std::pair<int64_t, double>> lrCuts;
   /// With saveBest or earlyStop: the best evaluation (of this run and the
   /// resumed one's), and the step an early stop ended the run at (0: none).
   std::optional<BestRecord> best;

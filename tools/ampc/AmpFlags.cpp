@@ -32,7 +32,8 @@ const char *const kTrainingKeys[] = {
     "adam_eps",   "eps",          "rmsprop_alpha", "rmsprop_centered", "adagrad_init",
     "no_decay_1d",  "lr_schedule",   "warmup_steps",
     "min_lr",     "lr_step_every", "lr_gamma",     "lr_power",       "lr_cycles",
-    "lr_decay_steps", "clip_grad_norm", "gradient_checkpointing",
+    "lr_decay_steps", "plateau_patience", "plateau_factor", "plateau_threshold",
+    "plateau_cooldown", "clip_grad_norm", "gradient_checkpointing",
     "freeze",     "train_only",   "lr_scale",      "label_smoothing", "ignore_index",
     "class_weights", "ema_decay", "ema_warmup"};
 

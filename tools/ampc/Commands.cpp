@@ -166,10 +166,17 @@ static std::vector<OptionSpec> withRunOptions(const char *stepsHelp,
       {"save-best", true, false,
        "writes the training state here whenever an evaluation is the best yet (--best-metric)"},
       {"best-metric", true, false,
-       "what --save-best and --early-stop follow: val_loss (default), val_accuracy, "
-       "ema_val_loss or ema_val_accuracy"},
+       "what --save-best, --early-stop and reduce_lr_on_plateau follow: val_loss (default), "
+       "val_accuracy, ema_val_loss or ema_val_accuracy"},
       {"early-stop", true, false,
        "stops after N evaluations in a row that do not improve on the best (--eval-every)"},
+      {"plateau-patience", true, false,
+       "reduce_lr_on_plateau: evaluations without improvement the rate waits (10)"},
+      {"plateau-factor", true, false, "reduce_lr_on_plateau: the cut, a factor below 1 (0.1)"},
+      {"plateau-threshold", true, false,
+       "reduce_lr_on_plateau: the relative margin an improvement needs (1e-4)"},
+      {"plateau-cooldown", true, false,
+       "reduce_lr_on_plateau: evaluations after a cut that do not count (0)"},
       {"seed", true, false, "seed of init, shuffling, dropout and synthetic data (0)"}};
   run.insert(run.end(), specs.begin(), specs.end());
   return run;

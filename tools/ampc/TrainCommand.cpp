@@ -16,11 +16,11 @@
 #include "runtime/core/JsonText.h"
 #include "runtime/device/Registry.h"
 #include "runtime/driver/Metrics.h"
-#include "runtime/numerics/LrSchedule.h"
 #include "tools/ampc/AmpFlags.h"
 #include "tools/ampc/Commands.h"
 #include "tools/ampc/NumericsAdvice.h"
 #include "tools/ampc/Progress.h"
+#include "tools/ampc/ScheduleFlags.h"
 
 using namespace mlir;
 
@@ -65,57 +65,6 @@ CrossEntropyWeighting crossEntropyWeightingFrom(const Args &args) {
 }
 
 /// The training options of `args` (a config's keys among them).
-/// Hugging Face's scheduler names that are an ampc schedule with a flag.
-static const char *scheduleHint(const std::string &name) {
-  if (name == "constant_with_warmup")
-    return ": it is constant with --warmup-steps W";
-  if (name == "cosine_with_min_lr")
-    return ": it is cosine with --min-lr M";
-  if (name == "exponential")
-    return ": ExponentialLR is step with --lr-step-every 1 --lr-gamma G";
-  return "";
-}
-
-/// --lr-schedule and the flags of its shape, each refused where the
-/// schedule has no use for it (docs/training.md, "Learning-rate schedules").
-static void readLrSchedule(const Args &args, TrainSettings &s) {
-  s.lrSchedule = args.get("lr-schedule").value_or("constant");
-  num::ScheduleKind kind;
-  if (!num::scheduleKindOf(s.lrSchedule.c_str(), kind))
-    throw UsageError(std::string("--lr-schedule must be ") + num::kScheduleList + ", got '" +
-                     s.lrSchedule + "'" + scheduleHint(s.lrSchedule));
-  using K = num::ScheduleKind;
-  bool warms = kind != K::OneCycle && kind != K::Step;
-  bool decays = warms && kind != K::Constant && kind != K::InverseSqrt;
-  struct FlagUse {
-    const char *flag;
-    bool used;
-    const char *schedules;
-  };
-  const FlagUse uses[] = {
-      {"warmup-steps", warms, "all but onecycle and step"},
-      {"min-lr", decays,
-       "cosine, linear, polynomial, cosine_with_restarts or warmup_stable_decay"},
-      {"lr-step-every", kind == K::Step, "step"},
-      {"lr-gamma", kind == K::Step, "step"},
-      {"lr-power", kind == K::Polynomial, "polynomial"},
-      {"lr-cycles", kind == K::CosineWithRestarts, "cosine_with_restarts"},
-      {"lr-decay-steps", kind == K::WarmupStableDecay, "warmup_stable_decay"}};
-  for (const FlagUse &use : uses)
-    if (args.has(use.flag) && !use.used)
-      throw UsageError(std::string("--") + use.flag + " is for --lr-schedule " + use.schedules);
-  if (kind == K::WarmupStableDecay && !args.has("lr-decay-steps"))
-    throw UsageError("--lr-schedule warmup_stable_decay decays over the last D steps: give "
-                     "--lr-decay-steps D (a tenth to a fifth of the run is usual)");
-  s.warmupSteps = args.getInt("warmup-steps", 0, 0);
-  s.minLr = args.getNumber("min-lr", 0.0, 0, 1e6);
-  s.lrStepEvery = args.getInt("lr-step-every", 1, 1);
-  s.lrGamma = args.getNumber("lr-gamma", 0.1, 1e-12, 1e6);
-  s.lrPower = args.getNumber("lr-power", 1.0, 1e-6, 1e3);
-  s.lrCycles = args.getInt("lr-cycles", 1, 1);
-  s.lrDecaySteps = args.getInt("lr-decay-steps", 0, 1);
-}
-
 static TrainSettings readTrainSettings(const Args &args) {
   TrainSettings s;
   s.lossScaling = args.get("loss-scaling").value_or("");
@@ -241,11 +190,13 @@ std::vector<OptionSpec> trainingOptionSpecs() {
           {"adagrad-init", true, false, "adagrad: the initial sum of squares (0; Keras: 0.1)"},
           {"lr-schedule", true, false,
            "constant (default), cosine, linear, onecycle, step, polynomial, "
-           "cosine_with_restarts, inverse_sqrt or warmup_stable_decay"},
-          {"warmup-steps", true, false, "all but onecycle and step: steps of linear warmup (0)"},
+           "cosine_with_restarts, inverse_sqrt, warmup_stable_decay or reduce_lr_on_plateau "
+           "(cuts the rate when --best-metric stops improving)"},
+          {"warmup-steps", true, false,
+           "all but onecycle, step and reduce_lr_on_plateau: steps of linear warmup (0)"},
           {"min-lr", true, false,
            "cosine, linear, polynomial, cosine_with_restarts, warmup_stable_decay: the rate at "
-           "the last step (0)"},
+           "the last step; reduce_lr_on_plateau: the lowest rate (0)"},
           {"lr-step-every", true, false, "step: steps between decays (1)"},
           {"lr-gamma", true, false, "step: the decay factor (0.1)"},
           {"lr-power", true, false, "polynomial: the power of the remaining share (1: linear)"},
@@ -322,9 +273,10 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
       throw UsageError("--best-metric must be val_loss, val_accuracy, ema_val_loss or "
                        "ema_val_accuracy, got '" + options.bestMetric + "'");
     bool tracks = !options.saveBest.empty() || options.earlyStop > 0;
-    if (args.has("best-metric") && !tracks)
-      throw UsageError("--best-metric is what --save-best FILE and --early-stop N follow: give "
-                       "one");
+    if (args.has("best-metric") && !tracks &&
+        args.get("lr-schedule").value_or("") != kPlateauSchedule)
+      throw UsageError("--best-metric is what --save-best FILE, --early-stop N and --lr-schedule "
+                       "reduce_lr_on_plateau follow: give one");
     if (!options.saveBest.empty() && options.saveBest == args.getFile("checkpoint"))
       throw UsageError("--save-best and --checkpoint name the same file: the best would be "
                        "overwritten by the last; give the best another name");
@@ -332,6 +284,11 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
       throw UsageError(std::string(options.saveBest.empty() ? "--early-stop" : "--save-best") +
                        " follows the evaluations of --eval-every N: give it");
     job.settings = trainSettingsFrom(args);
+    options.plateau = plateauFrom(args);
+    if (options.plateau && !options.evalEvery)
+      throw UsageError(std::string("--lr-schedule ") + kPlateauSchedule +
+                       " cuts the rate when the evaluations of --eval-every N stop improving: "
+                       "give it");
     if (!job.printer()) // every rank compiles the same step: rank 0 alone prints it
       job.settings.printIrAfter.clear();
     job.fusions = fusionsFrom(args, &job.settings);
@@ -339,7 +296,8 @@ TrainJob compileTraining(const Args &args, ProbeOptions::Mode probeMode, MLIRCon
                         {"dtype", job.amp.dtype},
                         {"optimizer", job.settings.optimizer},
                         {"loss-scaling", lossScalingMode(job.amp, job.settings)},
-                        {"lr-schedule", job.settings.lrSchedule}};
+                        {"lr-schedule", options.plateau ? kPlateauSchedule
+                                                        : job.settings.lrSchedule}};
     // A warmup is the schedule's too (under constant, its state).
     options.settings["warmup-steps"] =
         job.settings.warmupSteps ? std::to_string(job.settings.warmupSteps) : "";
@@ -471,6 +429,9 @@ int runTrain(const Args &args) {
     std::printf("best %s: %.6g at step %lld%s\n", options.bestMetric.c_str(), result.best->value,
                 (long long)result.best->step,
                 options.saveBest.empty() ? "" : (" (" + options.saveBest + ")").c_str());
+  for (const auto &[step, rate] : result.lrCuts)
+    std::printf("lr cut to %.6g after step %lld: %s stopped improving\n", rate, (long long)step,
+                options.bestMetric.c_str());
   if (result.stoppedAt)
     std::printf("stopped early at step %lld: %s did not improve for %lld evaluations\n",
                 (long long)result.stoppedAt, options.bestMetric.c_str(),
