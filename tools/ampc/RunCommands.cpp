@@ -19,6 +19,7 @@
 #include "tools/ampc/AmpFlags.h"
 #include "tools/ampc/Commands.h"
 #include "tools/ampc/Progress.h"
+#include "tools/ampc/ScheduleFlags.h"
 
 using namespace mlir;
 
@@ -104,6 +105,11 @@ int runCompile(const Args &args) {
     if (!args.has("train"))
       return planFor(in, settings, target, fusionsFrom(args, nullptr));
     TrainSettings training = trainSettingsFrom(args);
+    if (withTrainingConfig(args).get("lr-schedule").value_or("") == kPlateauSchedule)
+      throw UsageError(std::string("--lr-schedule ") + kPlateauSchedule +
+                       " is ampc train's: it cuts the step's lr input between steps when its "
+                       "evaluations stop improving; compile a constant rate (the default) and "
+                       "give ampc-plan-run --lr");
     FusionSet fusions = fusionsFrom(args, &training);
     ProbeOptions probes;
     if (args.has("check-numerics"))
