@@ -38,9 +38,15 @@ IdxArray readIdx(const std::string &path) {
     count = v > (int64_t(1) << 31) ? v : count * v; // stays below 2^62: checked next
     ok = ok && count <= (int64_t(1) << 31);
   }
-  if (ok) {
-    a.data.resize(count);
-    ok = readAll(a.data.data(), count);
+  // The data grows a chunk at a time as it is read: a header may claim 2^31
+  // bytes that a short file does not hold, and allocating them all up front
+  // costs gigabytes (and seconds) before the truncation shows.
+  constexpr int64_t kChunk = int64_t(1) << 20;
+  while (ok && int64_t(a.data.size()) < count) {
+    size_t at = a.data.size();
+    unsigned n = unsigned(std::min(kChunk, count - int64_t(at)));
+    a.data.resize(at + n);
+    ok = readAll(a.data.data() + at, n);
   }
   gzclose(f);
   if (!ok)

@@ -287,6 +287,11 @@ def data():
     idx("short/t10k-images-idx3-ubyte.gz", [20, 28, 28], bytes(100))
     idx("short/t10k-labels-idx1-ubyte.gz", [20], bytes(20))
     case("images-truncated", [ampc, "run", mlp, "--data", f"fashion-mnist:{path('short')}"])
+    # A header that claims 2 GiB of images in a file of a hundred bytes.
+    os.makedirs(path("claims"), exist_ok=True)
+    idx("claims/t10k-images-idx3-ubyte.gz", [2739000, 28, 28], bytes(100))
+    idx("claims/t10k-labels-idx1-ubyte.gz", [2739000], bytes(20))
+    case("images-claim-2gib", [ampc, "run", mlp, "--data", f"fashion-mnist:{path('claims')}"])
 
 
 {"plans": plans, "graphs": graphs, "checkpoints": checkpoints, "options": options,
