@@ -117,27 +117,30 @@ HostTensor readTensor(const TensorProto &t, const std::string &where) {
   }
   // Typed fields: f16, bf16, bool and i32 travel in int32_data (f16/bf16 as
   // their bits), i64 in int64_data, f32 in float_data, f64 in double_data.
-  int64_t have = t.data_type() == TensorProto::FLOAT    ? t.float_data_size()
-                 : t.data_type() == TensorProto::DOUBLE ? t.double_data_size()
-                 : t.data_type() == TensorProto::INT64  ? t.int64_data_size()
-                                                        : t.int32_data_size();
-  if (have != n)
-    throw fail("holds " + std::to_string(have) + " values, the shape needs " + std::to_string(n));
-  out.data.resize(n);
+  auto count = [&](int64_t have) {
+    if (have != n)
+      throw fail("holds " + std::to_string(have) + " values, the shape needs " +
+                 std::to_string(n));
+    out.data.resize(n);
+  };
   switch (t.data_type()) {
   case TensorProto::FLOAT:
+    count(t.float_data_size());
     for (int64_t i = 0; i < n; ++i)
       out.data[i] = t.float_data(i);
     break;
   case TensorProto::DOUBLE:
+    count(t.double_data_size());
     for (int64_t i = 0; i < n; ++i)
       out.data[i] = t.double_data(i);
     break;
   case TensorProto::INT64:
+    count(t.int64_data_size());
     for (int64_t i = 0; i < n; ++i)
       out.data[i] = (double)t.int64_data(i);
     break;
   default: { // int32_data
+    count(t.int32_data_size());
     for (int64_t i = 0; i < n; ++i) {
       int32_t v = t.int32_data(i);
       if (dt == rt::DType::F16 || dt == rt::DType::BF16) {
