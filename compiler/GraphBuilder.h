@@ -163,7 +163,8 @@ public:
   /// PyTorch's cross_entropy(label_smoothing=, ignore_index=, weight=,
   /// reduction=); no ignored label by default (PyTorch's is -100).
   /// `classWeights`, f32 [C], is a const (b.constant) or a param with
-  /// trainable = false; `reduction` is "mean" or "sum".
+  /// trainable = false; `reduction` is "mean", "sum" or "none" (a loss a
+  /// row, in the labels' shape, to weigh and reduce before setLoss).
   Tensor softmaxCrossEntropy(Tensor logits, Tensor labels, llvm::StringRef name = "",
                              double labelSmoothing = 0.0,
                              std::optional<int64_t> ignoreIndex = std::nullopt,

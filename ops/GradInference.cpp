@@ -134,8 +134,14 @@ LogicalResult SoftmaxBackwardOp::inferTypes(Location loc, Adaptor adaptor,
 
 LogicalResult SoftmaxCrossEntropyBackwardOp::inferTypes(Location loc, Adaptor adaptor,
                                                         SmallVectorImpl<Type> &types) {
-  if (!isScalar(adaptor.getDloss()))
+  // dloss is the loss's: a scalar, or (reduction "none") one a row.
+  bool perRow = adaptor.getReduction() == "none";
+  if (!perRow && !isScalar(adaptor.getDloss()))
     return opError<SoftmaxCrossEntropyBackwardOp>(loc) << "dloss must be a scalar";
+  if (perRow && ranked(adaptor.getDloss()).getShape() != ranked(adaptor.getLabels()).getShape())
+    return opError<SoftmaxCrossEntropyBackwardOp>(loc)
+           << "with reduction \"none\", dloss must have the labels' shape "
+           << shapeString(ranked(adaptor.getLabels()).getShape());
   if (failed(checkCrossEntropyOptions(loc, getOperationName(),
                                       adaptor.getLabelSmoothing().convertToDouble(),
                                       adaptor.getReduction(), adaptor.getLogits(),

@@ -144,10 +144,11 @@ def Graph_SoftmaxCrossEntropyBackwardOp : Graph_GradOp<"softmax_cross_entropy_ba
     (outs Graph_FloatTensor:$dlogits)> {
   let summary = "Gradient of softmax_cross_entropy: (softmax - target) * dloss / rows";
   let description = [{
-    `dloss` is a scalar. The target, the rows counted and the class weights
-    are the forward's (its `label_smoothing`, `ignore_index`, `weight` and
-    `reduction`: with "sum" nothing divides dloss); an ignored row's
-    gradient is 0.
+    `dloss` is a scalar, or with `reduction` "none" one a row (the labels'
+    shape), each scaling its own row. The target, the rows counted and the
+    class weights are the forward's (its `label_smoothing`, `ignore_index`,
+    `weight` and `reduction`: with "sum" or "none" nothing divides dloss);
+    an ignored row's gradient is 0.
   }];
 }
 

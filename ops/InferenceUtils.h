@@ -29,15 +29,15 @@ inline std::string shapeString(ArrayRef<int64_t> shape) {
 }
 
 /// A cross entropy's `label_smoothing` must be in [0, 1], as PyTorch's, its
-/// `reduction` "mean" or "sum", and its class weights (when given) f32 `[C]`
+/// `reduction` "mean", "sum" or "none", and its class weights (when given) f32 `[C]`
 /// for logits `[..., C]`.
 inline LogicalResult checkCrossEntropyOptions(Location loc, StringRef op, double smoothing,
                                               StringRef reduction, Value logits, Value weight) {
   if (!(smoothing >= 0.0 && smoothing <= 1.0))
     return opError(loc, op) << "label_smoothing must be in [0, 1], got " << smoothing;
-  if (reduction != "mean" && reduction != "sum")
-    return opError(loc, op) << "reduction must be \"mean\" or \"sum\", got \"" << reduction
-                            << "\"";
+  if (reduction != "mean" && reduction != "sum" && reduction != "none")
+    return opError(loc, op) << "reduction must be \"mean\", \"sum\" or \"none\", got \""
+                            << reduction << "\"";
   if (!weight)
     return success();
   auto w = ranked(weight), x = ranked(logits);

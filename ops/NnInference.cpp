@@ -333,7 +333,11 @@ LogicalResult SoftmaxCrossEntropyOp::inferTypes(Location loc, Adaptor adaptor,
   Type element = logits.getElementType();
   if (element.isF16() || element.isBF16()) // computed in f32: the loss stays f32
     element = Float32Type::get(loc.getContext());
-  types.push_back(RankedTensorType::get({}, element));
+  // Reduction "none": a loss a row, in the labels' shape.
+  ArrayRef<int64_t> shape;
+  if (adaptor.getReduction() == "none")
+    shape = labels.getShape();
+  types.push_back(RankedTensorType::get(shape, element));
   return success();
 }
 

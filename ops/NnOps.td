@@ -191,10 +191,10 @@ def Graph_SoftmaxCrossEntropyOp : Graph_NodeOp<"softmax_cross_entropy", "Black",
          OptionalAttr<I64Attr>:$ignore_index,
          DefaultValuedAttr<StrAttr, "\"mean\"">:$reduction),
     (outs Graph_FloatTensor:$loss)> {
-  let summary = "Cross entropy of softmax(logits) against integer labels, mean or sum";
+  let summary = "Cross entropy of softmax(logits) against integer labels, mean, sum or per row";
   let description = [{
     `logits` is `[..., C]` and `labels` has its shape without the last
-    dimension; the result is the scalar mean over all rows. f16 or bf16
+    dimension; the result is the scalar mean over all rows (see `reduction`). f16 or bf16
     logits are widened to f32 inside (exactly) and the loss is f32, so the
     AMP pass feeds low-precision logits without an f32 copy.
 
@@ -207,7 +207,10 @@ def Graph_SoftmaxCrossEntropyOp : Graph_NodeOp<"softmax_cross_entropy", "Black",
     counts its label's weight (in the loss and in the mean's divisor), and
     the smoothing's share of class c is weighed by `weight[c]`. It stays
     f32 under AMP and has no gradient. `reduction` "sum" (PyTorch's
-    `reduction="sum"`) gives the counted rows' sum instead of their mean.
+    `reduction="sum"`) gives the counted rows' sum instead of their mean;
+    "none" gives each row's loss, in the labels' shape (0 on an ignored
+    row, its label's weight not divided out), for a graph that weighs or
+    masks rows itself before it reduces them to the loss.
   }];
   let ampExtraDecl = [{
     static bool widensOperand(unsigned index) { return index == 0; }

@@ -284,6 +284,22 @@ static Tensor predictionClassesLast(Importer &im, const OnnxImportOptions &o, co
 /// PyTorch's exporter names the weights it folds (constant folding, on by
 /// default) `onnx::Conv_26`: params that no module name matches. Says so,
 /// with the export option that keeps the names.
+/// The graph's one float scalar output, or "" when it has none or several:
+/// the loss of a model that reduces its rows' losses itself (a
+/// cross entropy without reduction, weighed or masked, then a ReduceMean).
+static std::string onlyScalarOutput(Importer &im, const onnx::GraphProto &g) {
+  std::string found;
+  for (const onnx::ValueInfoProto &v : g.output()) {
+    auto type = mlir::dyn_cast<mlir::RankedTensorType>(im.tensor(v.name()).value().getType());
+    if (!type || type.getRank() != 0 || !mlir::isa<mlir::FloatType>(type.getElementType()))
+      continue;
+    if (!found.empty())
+      return "";
+    found = v.name();
+  }
+  return found;
+}
+
 static void warnOfUnnamedParams(mlir::ModuleOp module) {
   int64_t params = 0, unnamed = 0;
   std::string first;
@@ -420,6 +436,8 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &ctx, const std::
     outputs.push_back(im.tensor(v.name()));
   for (const Tensor &t : outputs)
     im.b.output(t);
+  if (im.lossOutput.empty() && im.rowLosses)
+    im.lossOutput = onlyScalarOutput(im, g);
   if (!im.lossOutput.empty() && options.loss.empty())
     im.b.setLoss(im.tensors[im.lossOutput]);
   if (!options.loss.empty()) {

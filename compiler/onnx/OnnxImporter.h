@@ -126,6 +126,9 @@ public:
   std::vector<mlir::Operation *> removable;
   /// A loss the model computes (SoftmaxCrossEntropyLoss as a graph output).
   std::string lossOutput;
+  /// A SoftmaxCrossEntropyLoss without reduction was read: the model
+  /// reduces its rows' losses itself (its scalar output is the loss).
+  bool rowLosses = false;
   std::map<const onnx::NodeProto *, std::string> names; // unique node names
 
 private:

@@ -307,29 +307,30 @@ Tensor classWeights(Importer &im, const NodeProto &n) {
   return im.input(n, 2);
 }
 
-/// SoftmaxCrossEntropyLoss with the mean or sum reduction:
-/// softmax_cross_entropy of `scores` (with its ignore_index, which PyTorch
-/// always writes: -100, and its class weights), the graph's loss when it is
-/// a graph output. ONNX's scores are [N, C, d1, ...]: the classes move to
-/// the last axis.
+/// SoftmaxCrossEntropyLoss: softmax_cross_entropy of `scores` (with its
+/// ignore_index, which PyTorch always writes: -100, its class weights and
+/// its reduction), the graph's loss when it is a graph output and reduced.
+/// With the reduction "none" it is a loss a row, [N, d1, ...], which the
+/// graph goes on to weigh and reduce. ONNX's scores are [N, C, d1, ...]:
+/// the classes move to the last axis.
 void crossEntropyOf(Importer &im, const NodeProto &n, Tensor scores) {
   std::string reduction = im.attrString(n, "reduction", "mean");
-  if (reduction != "mean" && reduction != "sum")
+  if (reduction != "mean" && reduction != "sum" && reduction != "none")
     throw im.fail(n, "the reduction '" + reduction +
-                         "' is not supported: the loss is one value, the mean or the sum "
-                         "(PyTorch's reduction=\"mean\" or \"sum\")");
+                         "' is not one of ONNX's: 'mean', 'sum' or 'none'");
   if (scores.rank() > 2)
     scores = classesLast(im, scores, 1, n.output(0) + ".classes_last");
   Attrs a;
   if (const onnx::AttributeProto *ignore = im.attr(n, "ignore_index"))
     a.set("ignore_index", B(im).getI64IntegerAttr(ignore->i()));
-  if (reduction == "sum")
+  if (reduction != "mean")
     a.set("reduction", B(im).getStringAttr(reduction));
   std::vector<Tensor> operands = {scores, im.input(n, 1)};
   if (n.input_size() > 2 && !n.input(2).empty())
     operands.push_back(classWeights(im, n));
   im.emit(n, "softmax_cross_entropy", operands, a);
-  if (im.graphOutputs.count(n.output(0)))
+  im.rowLosses |= reduction == "none";
+  if (reduction != "none" && im.graphOutputs.count(n.output(0)))
     im.lossOutput = n.output(0);
 }
 

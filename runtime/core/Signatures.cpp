@@ -279,14 +279,31 @@ void logitsAndLabels(const StepView &s, size_t weight) {
   }
 }
 
+/// The reduction, checked: true for "none" (a loss a row, one per label).
+static bool lossPerRow(const StepView &s) {
+  std::string reduction = s.attrs.getStr("reduction", "mean");
+  s.require(reduction == "mean" || reduction == "sum" || reduction == "none",
+            "reduction must be \"mean\", \"sum\" or \"none\", got \"" + reduction + "\"");
+  return reduction == "none";
+}
+
+/// The loss (or its gradient): a float scalar, or a float a label.
+static void requireLoss(const StepView &s, const Buffer &loss, bool perRow, const char *what) {
+  if (perRow)
+    s.require(isFloat(loss.dtype) && numElements(loss.shape) == numElements(s.in(1).shape),
+              std::string(what) + " must be floats, one a label (reduction \"none\")");
+  else
+    s.require(isFloatScalar(loss), std::string(what) + " must be a float scalar");
+}
+
 void crossEntropy(const StepView &s) {
   logitsAndLabels(s, 2);
-  s.require(isFloatScalar(s.out(0)), "the loss must be a float scalar");
+  requireLoss(s, s.out(0), lossPerRow(s), "the loss");
 }
 
 void crossEntropyBackward(const StepView &s) {
   logitsAndLabels(s, 3);
-  s.require(isFloatScalar(s.in(2)), "the loss gradient must be a float scalar");
+  requireLoss(s, s.in(2), lossPerRow(s), "the loss gradient");
   s.require(isFloat(s.out(0).dtype), "the gradient must be a float tensor");
   requireShape(s, s.out(0), s.in(0).shape);
 }

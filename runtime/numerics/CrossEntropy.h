@@ -3,10 +3,14 @@
 // (1 - e) on its label plus e / C on every class, rows whose label is the
 // ignore index count for nothing, and class weights w weigh a row's terms
 // by the class each is on (the mean divides by the rows' label weights).
+// The reduction is the mean, the sum, or none: one loss a row, each row's
+// gradient scaled by its own dloss.
 // Host and device code: both backends take a row's loss and gradient from
 // here; each reads the weights (any float dtype) its own way.
 #ifndef AMPC_RUNTIME_NUMERICS_CROSSENTROPY_H
 #define AMPC_RUNTIME_NUMERICS_CROSSENTROPY_H
+
+#include <string>
 
 #include "runtime/numerics/HostDevice.h"
 
@@ -20,12 +24,17 @@ struct CrossEntropyRule {
   int64_t classes = 0;
   bool ignores = false;
   int64_t ignoreIndex = 0;
-  bool sums = false; // reduction "sum": no divisor
+  enum class Reduction { Mean, Sum, None } reduction = Reduction::Mean;
+
+  /// Reduction "none": a loss a row and a dloss a row.
+  AMPC_HD bool perRow() const { return reduction == Reduction::None; }
 
   /// What the rows' loss (and dloss, in the gradient) is divided by:
   /// `counted` (the counted rows, or their label weights) for the mean, 1
-  /// for the sum.
-  AMPC_HD double divisor(double counted) const { return sums ? 1.0 : counted; }
+  /// for the sum and for none.
+  AMPC_HD double divisor(double counted) const {
+    return reduction == Reduction::Mean ? counted : 1.0;
+  }
 
   /// The class a row's label names, kIgnoredRow, or kBadLabel.
   AMPC_HD int64_t rowLabel(int64_t label) const {
@@ -77,8 +86,8 @@ struct CrossEntropyRule {
 };
 
 /// A step's rule from its attributes (`label_smoothing`, `ignore_index`,
-/// `reduction`;
-/// a StepAttrs, host side), for a row of `classes` logits.
+/// `reduction`, which the plan's reader has checked; a StepAttrs, host
+/// side), for a row of `classes` logits.
 template <typename Attrs>
 CrossEntropyRule crossEntropyRuleOf(const Attrs &attrs, int64_t classes) {
   CrossEntropyRule rule;
@@ -86,7 +95,10 @@ CrossEntropyRule crossEntropyRuleOf(const Attrs &attrs, int64_t classes) {
   rule.classes = classes;
   rule.ignores = attrs.has("ignore_index");
   rule.ignoreIndex = attrs.getInt("ignore_index", 0);
-  rule.sums = attrs.getStr("reduction", "mean") == "sum";
+  std::string reduction = attrs.getStr("reduction", "mean");
+  rule.reduction = reduction == "sum"    ? CrossEntropyRule::Reduction::Sum
+                   : reduction == "none" ? CrossEntropyRule::Reduction::None
+                                         : CrossEntropyRule::Reduction::Mean;
   return rule;
 }
 

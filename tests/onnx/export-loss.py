@@ -11,8 +11,11 @@ over 10 AdamW steps from its start (`tokens.peer.json`), and `weighted`
 (the classifier with class weights, a buffer: cross_entropy's weight=),
 `fed` (its weights a graph input instead) and `summed` (the weighted
 classifier with reduction="sum"), with PyTorch's losses over 10 SGD steps
-from its start (`summed.peer.json`), and `unreduced` (reduction="none",
-its row losses then summed by the model).
+from its start (`summed.peer.json`), and `unreduced` (reduction="none":
+the weighted classifier's row losses, each times its sample's weight, a
+graph input, then their mean), with PyTorch's losses over 10 SGD steps
+(`unreduced.peer.json`), and `tag_rows` (the tagger's loss at each
+position, [N, T], unreduced).
 
 Usage: export-loss.py OUTDIR. Exits 77 (a skip) where PyTorch is missing."""
 import json
@@ -60,9 +63,15 @@ class Summed(Weighted):
         return F.cross_entropy(self.fc(x), labels, weight=self.class_weight, reduction="sum")
 
 
-class Unreduced(Classifier):
+class Unreduced(Weighted):
+    def forward(self, x, labels, sample_weight):
+        rows = F.cross_entropy(self.fc(x), labels, weight=self.class_weight, reduction="none")
+        return (rows * sample_weight).mean()
+
+
+class TagRows(Tagger):
     def forward(self, x, labels):
-        return F.cross_entropy(self.fc(x), labels, reduction="none").sum()
+        return F.cross_entropy(self.conv(x), labels, ignore_index=0, reduction="none")
 
 
 def export(name, model, x, labels, **more):
@@ -115,6 +124,7 @@ class Fed(Classifier):
 export("fed", Fed(), torch.randn(32, 16), labels, weight=torch.linspace(2.0, 0.2, 10))
 tags = torch.randint(0, 6, (4, 12))  # 0 is padding: about a sixth of the positions
 export("tagger", Tagger(), torch.randn(4, 8, 12), tags)
+export("tag_rows", TagRows(), torch.randn(4, 8, 12), tags)
 tokens = Tokens()
 ids, tags = torch.randint(0, 100, (8, 12)), torch.randint(0, 5, (8, 12))
 tags[:, 9:] = -100  # padding
@@ -123,7 +133,10 @@ torch.onnx.export(tokens, (ids, tags), f"{out}/tokens.onnx", input_names=["ids",
 safetensors_io.write(f"{out}/tokens.data.safetensors", {"ids": ids.numpy(), "labels": tags.numpy()})
 peer_losses("tokens", tokens, torch.optim.AdamW(tokens.parameters(), lr=1e-3, weight_decay=0.01),
             ids, tags)
-export("unreduced", Unreduced(), torch.randn(32, 16), labels)
+unreduced, x, sample_weight = Unreduced(), torch.randn(32, 16), torch.rand(32) * 2
+export("unreduced", unreduced, x, labels, sample_weight=sample_weight)
+peer_losses("unreduced", unreduced, torch.optim.SGD(unreduced.parameters(), lr=0.05), x, labels,
+            sample_weight)
 summed, x = Summed(), torch.randn(32, 16)
 export("summed", summed, x, labels)
 peer_losses("summed", summed, torch.optim.SGD(summed.parameters(), lr=0.002), x, labels)

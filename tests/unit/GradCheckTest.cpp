@@ -218,6 +218,13 @@ std::vector<GradCase> cases() {
                  return b.softmaxCrossEntropy(p(b, "logits", {3, 4}), b.constValue("labels", {3}, {3, 1, 0}, "i64"), "", 0.0, std::nullopt,
                                               b.constValue("weights", {4}, {0.5, 2.0, 1.0, 3.0}));
                }});
+  // Reduction "none": each row's loss weighed by its own factor, then
+  // summed, so every row's dloss differs; smoothing, weights, an ignored row.
+  c.push_back({"softmax_cross_entropy_per_row", [=](GraphBuilder &b) {
+                 Tensor rows = b.softmaxCrossEntropy(p(b, "logits", {2, 2, 3}), b.constValue("labels", {2, 2}, {2, -100, 0, 1}, "i64"), "", 0.3, -100,
+                                                     b.constValue("weights", {3}, {0.5, 2.0, 3.0}), "none");
+                 return b.reduceSum(b.mul(rows, b.constValue("factors", {2, 2}, {1.5, -2.0, 0.25, 3.0})));
+               }});
   c.push_back({"mse_loss", [=](GraphBuilder &b) { return b.mseLoss(p(b, "a", {3, 4}), p(b, "t", {3, 4})); }});
   c.push_back({"cast", [=](GraphBuilder &b) { return b.cast(b.cast(p(b, "x", {3, 4}), "f64"), "f32"); }});
   c.push_back({"shared_value", [=](GraphBuilder &b) {

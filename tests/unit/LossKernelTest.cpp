@@ -63,6 +63,7 @@ TEST_P(LossKernels, CrossEntropyWeighted) {
     Tensor fixed = g.constValue("w", {5}, weights), fed = g.input("fed", {5});
     g.output(g.softmaxCrossEntropy(l, y, "xent", 0.1, -100, fixed));
     g.output(g.softmaxCrossEntropy(l, y, "summed", 0.1, -100, fixed, "sum"));
+    g.output(g.softmaxCrossEntropy(l, y, "rows", 0.1, -100, fixed, "none"));
     g.output(g.softmaxCrossEntropy(l, y, "plain", 0.0, -100, fed));
     // f16 weights widened: the cast may fold into the loss, which reads them as they are.
     Tensor half = g.cast(g.input("half", {5}, "f16"), "f32", "widened");
@@ -74,6 +75,7 @@ TEST_P(LossKernels, CrossEntropyWeighted) {
   c.set("half", weights); // each exact in f16
   c.ex->run();
   double xent = 0, plain = 0, divisor = 0;
+  Vec rows(4, 0.0); // reduction="none": each row's numerator, 0 when ignored
   for (int64_t r : {0, 2, 3}) {
     double mx = -INFINITY, z = 0, smooth = 0;
     const double *x = &logits[r * 5];
@@ -84,12 +86,14 @@ TEST_P(LossKernels, CrossEntropyWeighted) {
     double lse = std::log(z) + mx, wy = weights[(int)labels[r]];
     for (int64_t k = 0; k < 5; ++k)
       smooth += weights[k] * (lse - x[k]);
-    xent += wy * 0.9 * (lse - x[(int)labels[r]]) + 0.1 / 5 * smooth;
+    rows[r] = wy * 0.9 * (lse - x[(int)labels[r]]) + 0.1 / 5 * smooth;
+    xent += rows[r];
     plain += wy * (lse - x[(int)labels[r]]);
     divisor += wy;
   }
   expectClose(c.get("xent"), {xent / divisor});
   expectClose(c.get("summed"), {xent}); // reduction="sum": no divisor
+  expectClose(c.get("rows"), rows);
   expectClose(c.get("plain"), {plain / divisor});
   EXPECT_EQ(c.get("widened_loss"), c.get("plain"));
 }

@@ -1,4 +1,5 @@
-// softmax_cross_entropy (mean or sum over the rows not ignored, integer labels,
+// softmax_cross_entropy (mean or sum over the rows not ignored, or a loss a row,
+// integer labels,
 // label smoothing, class weights; runtime/numerics/CrossEntropy.h) and
 // mse_loss, and their backward.
 #include <algorithm>
@@ -62,6 +63,8 @@ void softmaxCrossEntropy(KernelContext &c) {
   std::vector<int64_t> label = rowLabels(c, rule, labels, rows, counted);
   ClassWeights weights(c, 2, label, counted);
   const float *w = weights.w.empty() ? nullptr : weights.w.data();
+  // Reduction "none": each row's loss (0 when ignored), rounded once.
+  std::vector<double> perRow(rule.perRow() ? rows : 0);
   double total = 0;
   // Rows in parallel; a low-precision row is widened into scratch first.
 #pragma omp parallel reduction(+ : total) if (logits.size() > kParallelGrain)
@@ -84,9 +87,19 @@ void softmaxCrossEntropy(KernelContext &c) {
           logitSum += x[k];
       }
       double lse = std::log(sum) + max;
-      total += w ? rule.weightedRowLoss(lse, x[label[r]], logitSum, w[label[r]], weights.sum)
-                 : rule.rowLoss(lse, x[label[r]], logitSum);
+      double loss = w ? rule.weightedRowLoss(lse, x[label[r]], logitSum, w[label[r]], weights.sum)
+                      : rule.rowLoss(lse, x[label[r]], logitSum);
+      total += loss;
+      if (rule.perRow())
+        perRow[r] = loss;
     }
+  }
+  if (rule.perRow()) {
+    F32Out out(c.out[0]);
+    for (int64_t r = 0; r < rows; ++r)
+      out[r] = float(perRow[r]);
+    out.commit();
+    return;
   }
   double divisor = rule.divisor(weights.divisor);
   float loss = float(divisor != 0 ? total / divisor : 0.0);
@@ -114,7 +127,9 @@ void softmaxCrossEntropyBackward(KernelContext &c) {
   ClassWeights weights(c, 3, label, counted);
   const float *w = weights.w.empty() ? nullptr : weights.w.data();
   double divisor = rule.divisor(weights.divisor);
-  double factor = divisor != 0 ? scalarF32(c.in[2]) / divisor : 0.0;
+  // A row's factor: dloss over the divisor, or (reduction "none") its own dloss.
+  F32In dloss(c.in[2]);
+  double rowsFactor = rule.perRow() ? 0.0 : divisor != 0 ? dloss[0] / divisor : 0.0;
   // Rows in parallel: exp(x - max) into the f32 row, then scaled in place.
   // The weights are read into `w` first: the result may take their storage
   // (in place, one row).
@@ -129,6 +144,7 @@ void softmaxCrossEntropyBackward(KernelContext &c) {
       if (y == num::kIgnoredRow) {
         std::fill(dx, dx + classes, 0.0f);
       } else {
+        double factor = rule.perRow() ? double(dloss[r]) : rowsFactor;
         const float *x = rowF32(logits, r, classes, row);
         float max;
         double sum = expShiftedRow(x, classes, dx, max);

@@ -1,4 +1,5 @@
-// softmax_cross_entropy (mean or sum over the rows not ignored, integer labels,
+// softmax_cross_entropy (mean or sum over the rows not ignored, or a loss a row,
+// integer labels,
 // label smoothing, class weights; runtime/numerics/CrossEntropy.h) and
 // mse_loss, and their backward. A row's exponentials use the CPU's
 // vectorExp; sums are in double, in a fixed order (the same on every run),
@@ -132,7 +133,8 @@ __global__ void crossEntropyRows(View logits, View labels, View weights,
 /// each without weights), by one block in a fixed order (a bad label,
 /// reported by the rows' kernel, weighs 0); 1 for the sum.
 __device__ double countedRows(View labels, View weights, const num::CrossEntropyRule &rule) {
-  if (rule.sums || (!rule.ignores && !weights.data))
+  if (rule.reduction != num::CrossEntropyRule::Reduction::Mean ||
+      (!rule.ignores && !weights.data))
     return rule.divisor(double(labels.size));
   double n = 0; // without weights exact: fewer than 2^53 rows
   for (int64_t r = threadIdx.x; r < labels.size; r += blockDim.x) {
@@ -155,6 +157,13 @@ __global__ void meanOfRows(const double *rowLoss, View labels, View weights,
   store(loss.data, loss.dtype, 0, float(counted != 0 ? total / counted : 0.0));
 }
 
+/// Reduction "none": each row's loss, rounded once to the result's dtype.
+__global__ void lossOfRows(const double *rowLoss, View loss) {
+  for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < loss.size;
+       r += int64_t(gridDim.x) * blockDim.x)
+    store(loss.data, loss.dtype, r, float(rowLoss[r]));
+}
+
 /// Input `at`'s view, or a view without data when the step has no weights.
 View weightsOf(LaunchContext &c, size_t at) {
   return c.in.size() > at ? viewOf(c.in[at]) : View{};
@@ -169,8 +178,11 @@ void crossEntropy(LaunchContext &c) {
   if (rows)
     crossEntropyRows<<<(unsigned)std::min<int64_t>(rows, 65535), kThreads, 0, c.stream()>>>(
         viewOf(logits), viewOf(labels), weights, rule, rowLoss, c.device.errorWord(), c.index);
-  meanOfRows<<<1, kThreads, 0, c.stream()>>>(rowLoss, viewOf(labels), weights, rule,
-                                             viewOf(c.out[0]));
+  if (rule.perRow() && rows)
+    lossOfRows<<<blocksFor(rows), kThreads, 0, c.stream()>>>(rowLoss, viewOf(c.out[0]));
+  else if (!rule.perRow())
+    meanOfRows<<<1, kThreads, 0, c.stream()>>>(rowLoss, viewOf(labels), weights, rule,
+                                               viewOf(c.out[0]));
   launched(c);
 }
 
@@ -190,8 +202,9 @@ __global__ void crossEntropyBackwardRows(View logits, View labels, View dloss, V
                                          const double *factorOf, View dx,
                                          num::CrossEntropyRule rule, int32_t *error, int step) {
   int64_t rows = labels.size, classes = rule.classes;
-  double factor =
-      factorOf ? *factorOf : load(dloss.data, dloss.dtype, 0) / rule.divisor(double(rows));
+  double rowsFactor = rule.perRow() ? 0.0
+                     : factorOf      ? *factorOf
+                                     : load(dloss.data, dloss.dtype, 0) / rule.divisor(double(rows));
   double total = weights.data && rule.smoothing != 0.0 ? weightSum(weights) : 0.0;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     int64_t label = labelOf(labels, r, rule, error, step);
@@ -201,6 +214,9 @@ __global__ void crossEntropyBackwardRows(View logits, View labels, View dloss, V
       continue;
     }
     double wy = weights.data ? weightOf(weights, label) : 1.0;
+    // Reduction "none": the row's own dloss (read before the block writes:
+    // with one class the result may take dloss's storage).
+    double factor = rule.perRow() ? double(load(dloss.data, dloss.dtype, r)) : rowsFactor;
     float max;
     double sum;
     rowExp(logits, r, classes, max, sum); // synchronises the block: wy is read
@@ -232,7 +248,7 @@ void crossEntropyBackward(LaunchContext &c) {
   num::CrossEntropyRule rule = num::crossEntropyRuleOf(c.attrs, classes);
   View weights = weightsOf(c, 3);
   double *factor = nullptr;
-  if (rule.ignores || weights.data) {
+  if (!rule.perRow() && (rule.ignores || weights.data)) {
     factor = reinterpret_cast<double *>(c.device.scratch(sizeof(double)));
     crossEntropyFactor<<<1, kThreads, 0, c.stream()>>>(viewOf(c.in[1]), weights,
                                                        viewOf(c.in[2]), rule, factor);

@@ -392,9 +392,30 @@ graph.graph @xent_smoothing {
 graph.graph @xent_reduction {
   %logits = graph.input "logits" : tensor<4x10xf32>
   %labels = graph.input "labels" : tensor<4xi64>
-  // expected-error @+1 {{reduction must be "mean" or "sum", got "none"}}
+  // expected-error @+1 {{reduction must be "mean", "sum" or "none", got "max"}}
+  %y = graph.softmax_cross_entropy "y"(%logits, %labels) {reduction = "max"} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  graph.return %y : tensor<f32>
+}
+
+// -----
+
+graph.graph @xent_rows_scalar {
+  %logits = graph.input "logits" : tensor<4x10xf32>
+  %labels = graph.input "labels" : tensor<4xi64>
+  // expected-error @+1 {{result types ('tensor<f32>') differ from the inferred ('tensor<4xf32>')}}
   %y = graph.softmax_cross_entropy "y"(%logits, %labels) {reduction = "none"} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
   graph.return %y : tensor<f32>
+}
+
+// -----
+
+graph.graph @xent_rows_backward {
+  %logits = graph.input "logits" : tensor<4x10xf32>
+  %labels = graph.input "labels" : tensor<4xi64>
+  %dloss = graph.input "dloss" : tensor<f32>
+  // expected-error @+1 {{with reduction "none", dloss must have the labels' shape [4]}}
+  %dx = graph.softmax_cross_entropy_backward "dx"(%logits, %labels, %dloss) {reduction = "none"} : (tensor<4x10xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x10xf32>
+  graph.return %dx : tensor<4x10xf32>
 }
 
 // -----

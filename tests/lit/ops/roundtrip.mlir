@@ -127,6 +127,7 @@ graph.graph @movement {
 // CHECK: graph.softmax_cross_entropy "xent"(%x, %ids) : (tensor<2x3x8xf32>, tensor<2x3xi64>) -> tensor<f32>
 // CHECK: graph.softmax_cross_entropy "smoothed"(%x, %ids) {ignore_index = -100 : i64, label_smoothing = 1.000000e-01 : f64} : (tensor<2x3x8xf32>, tensor<2x3xi64>) -> tensor<f32>
 // CHECK: graph.softmax_cross_entropy "weighted"(%x, %ids, %d) : (tensor<2x3x8xf32>, tensor<2x3xi64>, tensor<8xf32>) -> tensor<f32>
+// CHECK: graph.softmax_cross_entropy "rows"(%x, %ids) {reduction = "none"} : (tensor<2x3x8xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>
 // CHECK: graph.sin "sin"(%x) : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
 // CHECK: graph.cos "cos"(%x) : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
 graph.graph @sensitive {
@@ -152,9 +153,10 @@ graph.graph @sensitive {
   %13 = graph.softmax_cross_entropy "xent"(%x, %ids) : (tensor<2x3x8xf32>, tensor<2x3xi64>) -> tensor<f32>
   %smoothed = graph.softmax_cross_entropy "smoothed"(%x, %ids) {label_smoothing = 0.1 : f64, ignore_index = -100 : i64} : (tensor<2x3x8xf32>, tensor<2x3xi64>) -> tensor<f32>
   %weighted = graph.softmax_cross_entropy "weighted"(%x, %ids, %d) : (tensor<2x3x8xf32>, tensor<2x3xi64>, tensor<8xf32>) -> tensor<f32>
+  %rows = graph.softmax_cross_entropy "rows"(%x, %ids) {reduction = "none"} : (tensor<2x3x8xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>
   %14 = graph.sin "sin"(%x) : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
   %15 = graph.cos "cos"(%x) : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
-  graph.return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %smoothed, %weighted, %14, %15 : tensor<2x4x4x8xf16>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x1xf32>, tensor<f32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>
+  graph.return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %smoothed, %weighted, %rows, %14, %15 : tensor<2x4x4x8xf16>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x1xf32>, tensor<f32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<2x3xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>
 }
 
 // CHECK-LABEL: graph.graph @precision
