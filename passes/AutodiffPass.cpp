@@ -100,7 +100,9 @@ struct GraphAutodiffPass : impl::GraphAutodiffBase<GraphAutodiffPass> {
 void GraphAutodiffPass::runOnOperation() {
   graph::GraphOp g = getOperation();
   if (!g.getLoss()) {
-    g.emitError("the graph has no loss to differentiate");
+    g.emitError("the graph has no loss to differentiate: name a float scalar as its loss "
+                "(a saved graph's \"loss\", the builder's setLoss, or `ampc import --loss` "
+                "on a model's output)");
     return signalPassFailure();
   }
   Value loss = train::findValue(g, *g.getLoss());

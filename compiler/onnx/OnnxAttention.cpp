@@ -3,7 +3,6 @@
 // as `causal`, an additive mask or fixed bias, or a masked_fill known at
 // import, as its `bias`; any other form node by node, as it is.
 #include "compiler/onnx/OnnxImporter.h"
-#include "llvm/ADT/DenseSet.h"
 #include "ops/GraphNames.h"
 #include "ops/GraphOps.h"
 
@@ -63,22 +62,6 @@ std::optional<std::vector<int64_t>> biasShape(const std::vector<int64_t> &b, int
   return shape;
 }
 
-/// Whether `v` is computed from a param: a learned bias (swin's relative
-/// positions), which needs a gradient the fused op's bias does not have.
-bool dependsOnParam(mlir::Value v) {
-  llvm::SmallVector<mlir::Value> work = {v};
-  llvm::DenseSet<mlir::Operation *> seen;
-  while (!work.empty()) {
-    mlir::Operation *op = work.pop_back_val().getDefiningOp();
-    if (!op || !seen.insert(op).second)
-      continue;
-    if (llvm::isa<graph::ParamOp>(op))
-      return true;
-    work.append(op->operand_begin(), op->operand_end());
-  }
-  return false;
-}
-
 /// A masked_fill whose condition is known at import as an additive bias of
 /// the condition's shape: the fill where it hides a score, else 0 (the
 /// fill's exp is 0 either way); nullopt for a condition known only at run
@@ -120,6 +103,8 @@ void fusedAttention(Importer &im, const NodeProto &n, const Importer::AttentionM
   std::optional<std::vector<int64_t>> biasDims;
   if (bias || maskBias) {
     if (q.rank() != m.rank || v.rank() != m.rank ||
+        // A learned bias (swin's relative positions) needs a gradient the
+        // fused op's bias does not have.
         (bias && (!graph::isFloatTensor(bias->value().getType()) || dependsOnParam(bias->value()))))
       return replay(im, m);
     // The scores [batch, heads, seq_q, seq_k] in the fused op's terms.

@@ -4,6 +4,7 @@
 #include "compiler/onnx/OnnxImport.h"
 
 #include "compiler/onnx/OnnxImporter.h"
+#include "llvm/ADT/DenseSet.h"
 #include "onnx/defs/schema.h"
 #include "compiler/Diagnostics.h"
 #include "compiler/NodeFactory.h"
@@ -284,14 +285,31 @@ static Tensor predictionClassesLast(Importer &im, const OnnxImportOptions &o, co
 /// PyTorch's exporter names the weights it folds (constant folding, on by
 /// default) `onnx::Conv_26`: params that no module name matches. Says so,
 /// with the export option that keeps the names.
-/// The graph's one float scalar output, or "" when it has none or several:
-/// the loss of a model that reduces its rows' losses itself (a
-/// cross entropy without reduction, weighed or masked, then a ReduceMean).
+bool dependsOnParam(mlir::Value v) {
+  llvm::SmallVector<mlir::Value> work = {v};
+  llvm::DenseSet<mlir::Operation *> seen;
+  while (!work.empty()) {
+    mlir::Operation *op = work.pop_back_val().getDefiningOp();
+    if (!op || !seen.insert(op).second)
+      continue;
+    if (llvm::isa<graph::ParamOp>(op))
+      return true;
+    work.append(op->operand_begin(), op->operand_end());
+  }
+  return false;
+}
+
+/// The graph's one float scalar output computed from its params, or ""
+/// when it has none or several: the loss of a model that computes its own
+/// (a binary cross entropy, a cross entropy without reduction weighed or
+/// masked, then a ReduceMean; any loss PyTorch writes out as ops).
 static std::string onlyScalarOutput(Importer &im, const onnx::GraphProto &g) {
   std::string found;
   for (const onnx::ValueInfoProto &v : g.output()) {
-    auto type = mlir::dyn_cast<mlir::RankedTensorType>(im.tensor(v.name()).value().getType());
-    if (!type || type.getRank() != 0 || !mlir::isa<mlir::FloatType>(type.getElementType()))
+    mlir::Value value = im.tensor(v.name()).value();
+    auto type = mlir::dyn_cast<mlir::RankedTensorType>(value.getType());
+    if (!type || type.getRank() != 0 || !mlir::isa<mlir::FloatType>(type.getElementType()) ||
+        !dependsOnParam(value))
       continue;
     if (!found.empty())
       return "";
@@ -436,7 +454,7 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &ctx, const std::
     outputs.push_back(im.tensor(v.name()));
   for (const Tensor &t : outputs)
     im.b.output(t);
-  if (im.lossOutput.empty() && im.rowLosses)
+  if (im.lossOutput.empty() && options.loss.empty())
     im.lossOutput = onlyScalarOutput(im, g);
   if (!im.lossOutput.empty() && options.loss.empty())
     im.b.setLoss(im.tensors[im.lossOutput]);

@@ -124,11 +124,9 @@ public:
   /// The transposes of those forms back to [N, C, D, H, W], erased after
   /// the import where nothing reads them.
   std::vector<mlir::Operation *> removable;
-  /// A loss the model computes (SoftmaxCrossEntropyLoss as a graph output).
+  /// A loss the model computes (SoftmaxCrossEntropyLoss as a graph output,
+  /// or its only float scalar output computed from params).
   std::string lossOutput;
-  /// A SoftmaxCrossEntropyLoss without reduction was read: the model
-  /// reduces its rows' losses itself (its scalar output is the loss).
-  bool rowLosses = false;
   std::map<const onnx::NodeProto *, std::string> names; // unique node names
 
 private:
@@ -176,6 +174,8 @@ inline mlir::Attribute ints(Importer &im, llvm::ArrayRef<int64_t> v) {
 /// softmax_cross_entropy reads classes: a transpose named `name`, or
 /// `scores` itself when they are last already.
 Tensor classesLast(Importer &im, Tensor scores, int64_t classes, const std::string &name);
+/// Whether `v` is computed from a param.
+bool dependsOnParam(mlir::Value v);
 /// Throws unless `t` has rank `rank`.
 void requireRank(Importer &im, const onnx::NodeProto &n, Tensor t, int64_t rank);
 /// Throws when attribute `key` is given with a value other than `allowed`.

@@ -329,7 +329,6 @@ void crossEntropyOf(Importer &im, const NodeProto &n, Tensor scores) {
   if (n.input_size() > 2 && !n.input(2).empty())
     operands.push_back(classWeights(im, n));
   im.emit(n, "softmax_cross_entropy", operands, a);
-  im.rowLosses |= reduction == "none";
   if (reduction != "none" && im.graphOutputs.count(n.output(0)))
     im.lossOutput = n.output(0);
 }

@@ -14,8 +14,10 @@ classifier with reduction="sum"), with PyTorch's losses over 10 SGD steps
 from its start (`summed.peer.json`), and `unreduced` (reduction="none":
 the weighted classifier's row losses, each times its sample's weight, a
 graph input, then their mean), with PyTorch's losses over 10 SGD steps
-(`unreduced.peer.json`), and `tag_rows` (the tagger's loss at each
-position, [N, T], unreduced).
+(`unreduced.peer.json`), `tag_rows` (the tagger's loss at each
+position, [N, T], unreduced), and `multilabel` (a binary cross entropy of
+logits against five labels a row, which PyTorch writes as ops) with
+PyTorch's losses over 10 SGD steps (`multilabel.peer.json`).
 
 Usage: export-loss.py OUTDIR. Exits 77 (a skip) where PyTorch is missing."""
 import json
@@ -72,6 +74,15 @@ class Unreduced(Weighted):
 class TagRows(Tagger):
     def forward(self, x, labels):
         return F.cross_entropy(self.conv(x), labels, ignore_index=0, reduction="none")
+
+
+class MultiLabel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 5)
+
+    def forward(self, x, labels):
+        return F.binary_cross_entropy_with_logits(self.fc(x), labels)
 
 
 def export(name, model, x, labels, **more):
@@ -140,3 +151,7 @@ peer_losses("unreduced", unreduced, torch.optim.SGD(unreduced.parameters(), lr=0
 summed, x = Summed(), torch.randn(32, 16)
 export("summed", summed, x, labels)
 peer_losses("summed", summed, torch.optim.SGD(summed.parameters(), lr=0.002), x, labels)
+multilabel, x = MultiLabel(), torch.randn(32, 16) * 4
+on = (torch.rand(32, 5) > 0.5).float()
+export("multilabel", multilabel, x, on)
+peer_losses("multilabel", multilabel, torch.optim.SGD(multilabel.parameters(), lr=0.1), x, on)
