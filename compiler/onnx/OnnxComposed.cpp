@@ -1,12 +1,13 @@
 // ONNX activations and reductions the graph dialect has no op of their own
 // for, each composed of graph ops whose gradients compose to its own
 // (docs/onnx.md, "Ops"): LeakyRelu, PRelu, Elu, Selu, Celu, Softplus,
-// Softsign, Mean, Reciprocal, ReduceSum, ReduceSumSquare, ReduceL2,
-// ReduceMax and ReduceMin. No new kernel, so
+// the Log of a sigmoid, Softsign, Mean, Reciprocal, ReduceSum,
+// ReduceSumSquare, ReduceL2, ReduceMax and ReduceMin. No new kernel, so
 // every backend runs them as it runs the ops they are made of.
 #include <cmath>
 
 #include "compiler/onnx/OnnxImporter.h"
+#include "ops/GraphOps.h"
 
 namespace ampc::onnx_import {
 
@@ -100,17 +101,73 @@ void celu(Importer &im, const NodeProto &n) {
   exponentialUnit(im, n, alpha, alpha, 1.0);
 }
 
-/// Softplus: relu(x) + log(1 + exp(-|x|)), which never overflows (the
-/// textbook log(1 + exp(x)) is inf from x = 89 in f32).
-void softplus(Importer &im, const NodeProto &n) {
-  Tensor x = im.input(n, 0);
-  Tensor a = im.emit(n, "abs", {x}, {}, part(n, "abs"), "abs");
-  Tensor e = im.emit(n, "exp", {scaled(im, n, a, -1.0, 0.0, part(n, "neg"), "neg")}, {},
-                     part(n, "exp"), "exp");
+namespace {
+
+/// softplus(x) = relu(x) + log(1 + exp(x - 2 relu(x))), into `out`: never
+/// overflows (the textbook log(1 + exp(x)) is inf from x = 89 in f32), as
+/// x - 2 relu(x) is -|x| exactly; written without abs so that the
+/// gradient at 0 is sigmoid(0) = 1/2 (abs's and relu's derivatives there
+/// are 0 each, which would make it 0).
+Tensor softplusOf(Importer &im, const NodeProto &n, Tensor x, const std::string &out) {
+  Tensor r = im.emit(n, "relu", {x}, {}, part(n, "positive"), "positive");
+  Tensor twice = scaled(im, n, r, -2.0, 0.0, part(n, "twice_positive"), "twice_positive");
+  Tensor e = im.emit(n, "exp", {im.emit(n, "add", {x, twice}, {}, part(n, "neg_abs"), "neg_abs")},
+                     {}, part(n, "exp"), "exp");
   Tensor l = im.emit(n, "log", {scaled(im, n, e, 1.0, 1.0, part(n, "one_plus"), "one_plus")},
                      {}, part(n, "log"), "log");
-  Tensor r = im.emit(n, "relu", {x}, {}, part(n, "positive"), "positive");
-  im.emit(n, "add", {r, l});
+  return im.emit(n, "add", {r, l}, {}, out, out == n.output(0) ? "" : "softplus");
+}
+
+/// The x of a sigmoid(x) value: the operand of a graph.sigmoid.
+std::optional<Tensor> sigmoidOperand(Tensor t) {
+  auto s = mlir::dyn_cast_or_null<graph::SigmoidOp>(t.value().getDefiningOp());
+  if (!s)
+    return std::nullopt;
+  return Tensor(s->getOperand(0));
+}
+
+/// Whether `t` is a const whose every element is `v`.
+bool constOf(Tensor t, double v) {
+  auto c = mlir::dyn_cast_or_null<graph::ConstOp>(t.value().getDefiningOp());
+  auto values = c ? mlir::dyn_cast<mlir::DenseFPElementsAttr>(c.getValue()) : nullptr;
+  return values && values.isSplat() && values.getSplatValue<llvm::APFloat>().convertToDouble() == v;
+}
+
+/// Marks an op the import may erase once nothing reads it.
+void mayErase(Importer &im, mlir::Operation *op) {
+  if (!llvm::is_contained(im.removable, op))
+    im.removable.push_back(op);
+}
+
+} // namespace
+
+/// Softplus: softplusOf (above).
+void softplus(Importer &im, const NodeProto &n) { softplusOf(im, n, im.input(n, 0), n.output(0)); }
+
+/// Log, where log(sigmoid(x)) and log(1 - sigmoid(x)), as PyTorch writes
+/// binary_cross_entropy_with_logits out, are -softplus(-x) and
+/// -softplus(x): the literal form is -inf, and the loss NaN, once sigmoid
+/// rounds to 0 or 1 (|x| from about 17 in f32), where PyTorch's own loss is
+/// finite (docs/onnx.md).
+void logOf(Importer &im, const NodeProto &n) {
+  Tensor in = im.input(n, 0);
+  std::optional<Tensor> x = sigmoidOperand(in);
+  bool complement = false;
+  if (auto sub = mlir::dyn_cast_or_null<graph::SubOp>(in.value().getDefiningOp());
+      !x && sub && constOf(Tensor(sub->getOperand(0)), 1.0) &&
+      sub->getResult(0).getType() == sub->getOperand(1).getType()) {
+    x = sigmoidOperand(Tensor(sub->getOperand(1)));
+    complement = x.has_value();
+    if (complement)
+      mayErase(im, sub);
+  }
+  if (!x) {
+    im.emit(n, "log", {in});
+    return;
+  }
+  mayErase(im, (complement ? in.value().getDefiningOp()->getOperand(1) : in.value()).getDefiningOp());
+  Tensor arg = complement ? *x : scaled(im, n, *x, -1.0, 0.0, part(n, "neg"), "neg");
+  scaled(im, n, softplusOf(im, n, arg, part(n, "softplus")), -1.0, 0.0, n.output(0), "");
 }
 
 /// Softsign: x / (1 + |x|).

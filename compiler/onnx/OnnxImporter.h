@@ -198,6 +198,7 @@ void elu(Importer &im, const onnx::NodeProto &n);
 void selu(Importer &im, const onnx::NodeProto &n);
 void celu(Importer &im, const onnx::NodeProto &n);
 void softplus(Importer &im, const onnx::NodeProto &n);
+void logOf(Importer &im, const onnx::NodeProto &n);
 void reciprocal(Importer &im, const onnx::NodeProto &n);
 void softsign(Importer &im, const onnx::NodeProto &n);
 void mean(Importer &im, const onnx::NodeProto &n);

@@ -369,7 +369,7 @@ const std::map<std::string, Mapping> &mappings() {
       {"Erf", unary("erf")},
       {"Sqrt", unary("sqrt")},
       {"Exp", unary("exp")},
-      {"Log", unary("log")},
+      {"Log", logOf},
       {"Sin", unary("sin")},
       {"Cos", unary("cos")},
       {"Neg", unary("neg")},

@@ -17,7 +17,9 @@ graph input, then their mean), with PyTorch's losses over 10 SGD steps
 (`unreduced.peer.json`), `tag_rows` (the tagger's loss at each
 position, [N, T], unreduced), and `multilabel` (a binary cross entropy of
 logits against five labels a row, which PyTorch writes as ops) with
-PyTorch's losses over 10 SGD steps (`multilabel.peer.json`).
+PyTorch's losses over 10 SGD steps (`multilabel.peer.json`), its logits
+in the tens, and `multilabel_zeros`, the same zero-initialised: its first
+logits are 0.
 
 Usage: export-loss.py OUTDIR. Exits 77 (a skip) where PyTorch is missing."""
 import json
@@ -77,9 +79,12 @@ class TagRows(Tagger):
 
 
 class MultiLabel(torch.nn.Module):
-    def __init__(self):
+    def __init__(self, zeros=False):
         super().__init__()
         self.fc = torch.nn.Linear(16, 5)
+        if zeros:
+            torch.nn.init.zeros_(self.fc.weight)
+            torch.nn.init.zeros_(self.fc.bias)
 
     def forward(self, x, labels):
         return F.binary_cross_entropy_with_logits(self.fc(x), labels)
@@ -151,7 +156,8 @@ peer_losses("unreduced", unreduced, torch.optim.SGD(unreduced.parameters(), lr=0
 summed, x = Summed(), torch.randn(32, 16)
 export("summed", summed, x, labels)
 peer_losses("summed", summed, torch.optim.SGD(summed.parameters(), lr=0.002), x, labels)
-multilabel, x = MultiLabel(), torch.randn(32, 16) * 4
-on = (torch.rand(32, 5) > 0.5).float()
-export("multilabel", multilabel, x, on)
-peer_losses("multilabel", multilabel, torch.optim.SGD(multilabel.parameters(), lr=0.1), x, on)
+x, on = torch.randn(32, 16) * 40, (torch.rand(32, 5) > 0.5).float()
+for name, zeros, lr in ("multilabel", False, 0.002), ("multilabel_zeros", True, 0.01):
+    multilabel = MultiLabel(zeros)
+    export(name, multilabel, x, on)
+    peer_losses(name, multilabel, torch.optim.SGD(multilabel.parameters(), lr=lr), x, on)
